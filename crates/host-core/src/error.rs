@@ -1,0 +1,228 @@
+//! Errors are data: a stable [`ErrorCode`], a human message and structured details.
+//!
+//! The codes are part of AppHost's public contract (documented in `docs/cli.md`): they are
+//! serialized as dotted snake_case strings and never change meaning once published.
+
+use serde::Serialize;
+use serde_json::Value;
+
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $text:literal => $class:ident, )*) => {
+        /// Every error AppHost can report, with its stable wire string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $( $(#[$doc])* $variant, )* }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $text,)* }
+            }
+
+            pub fn class(self) -> ErrorClass {
+                match self { $(ErrorCode::$variant => ErrorClass::$class,)* }
+            }
+        }
+    };
+}
+
+error_codes! {
+    // --- where the package comes from -------------------------------------------------------
+    SourceNotFound = "source.not_found" => Input,
+    SourceUnsupported = "source.unsupported" => Input,
+    SourceIo = "source.io" => Input,
+    SourceChanged = "source.changed" => Input,
+    // --- catalog files --------------------------------------------------------------------
+    CatalogInvalid = "catalog.invalid" => Input,
+    CatalogReleaseNotFound = "catalog.release_not_found" => NotFound,
+    CatalogAmbiguous = "catalog.ambiguous" => Usage,
+    CatalogUnsupportedUrl = "catalog.unsupported_url" => Input,
+    CatalogReleaseMismatch = "catalog.release_mismatch" => Rejected,
+    // --- package contents (folder or zip) -------------------------------------------------
+    ArchiveInvalid = "archive.invalid" => Rejected,
+    ArchivePathTraversal = "archive.path_traversal" => Rejected,
+    ArchiveAbsolutePath = "archive.absolute_path" => Rejected,
+    ArchiveInvalidName = "archive.invalid_name" => Rejected,
+    ArchiveNonUtf8Name = "archive.non_utf8_name" => Rejected,
+    ArchiveSymlink = "archive.symlink" => Rejected,
+    ArchiveHardlink = "archive.hardlink" => Rejected,
+    ArchiveSpecialFile = "archive.special_file" => Rejected,
+    ArchiveDuplicateEntry = "archive.duplicate_entry" => Rejected,
+    ArchiveCaseCollision = "archive.case_collision" => Rejected,
+    ArchiveTooManyFiles = "archive.too_many_files" => Rejected,
+    ArchiveTooLarge = "archive.too_large" => Rejected,
+    ArchiveCompressionRatio = "archive.compression_ratio" => Rejected,
+    ArchiveSizeMismatch = "archive.size_mismatch" => Rejected,
+    ArchiveEncrypted = "archive.encrypted" => Rejected,
+    ArchiveUnsupportedCompression = "archive.unsupported_compression" => Rejected,
+    ArchiveNoRoot = "archive.no_root" => Rejected,
+    // --- APP.md and layered files ---------------------------------------------------------
+    ManifestMissing = "manifest.missing" => Rejected,
+    ManifestTooLarge = "manifest.too_large" => Rejected,
+    ManifestNotUtf8 = "manifest.not_utf8" => Rejected,
+    ManifestNoFrontmatter = "manifest.no_frontmatter" => Rejected,
+    ManifestYamlSyntax = "manifest.yaml_syntax" => Rejected,
+    ManifestYamlAliasLimit = "manifest.yaml_alias_limit" => Rejected,
+    ManifestYamlDepthLimit = "manifest.yaml_depth_limit" => Rejected,
+    ManifestYamlDuplicateKey = "manifest.yaml_duplicate_key" => Rejected,
+    ManifestNotAMapping = "manifest.not_a_mapping" => Rejected,
+    ManifestMissingField = "manifest.missing_field" => Rejected,
+    ManifestInvalidField = "manifest.invalid_field" => Rejected,
+    ManifestUnknownStatus = "manifest.unknown_status" => Rejected,
+    ManifestUnknownAppType = "manifest.unknown_app_type" => Rejected,
+    ManifestUnknownEntryKind = "manifest.unknown_entry_kind" => Rejected,
+    ManifestDuplicateKey = "manifest.duplicate_key" => Rejected,
+    ManifestUnsupportedVersion = "manifest.unsupported_version" => Rejected,
+    // --- verification -----------------------------------------------------------------------
+    VerifyPackageHashMismatch = "verify.package_hash_mismatch" => Rejected,
+    VerifyManifestHashMismatch = "verify.manifest_hash_mismatch" => Rejected,
+    VerifyLockInvalid = "verify.lock_invalid" => Rejected,
+    VerifyLockMismatch = "verify.lock_mismatch" => Rejected,
+    VerifySignatureMalformed = "verify.signature_malformed" => Rejected,
+    VerifySignatureInvalid = "verify.signature_invalid" => Rejected,
+    VerifyUntrustedKey = "verify.untrusted_key" => Rejected,
+    VerifyUnsigned = "verify.unsigned" => Rejected,
+    // --- compatibility ----------------------------------------------------------------------
+    CompatRequiresUnsatisfied = "compat.requires_unsatisfied" => Rejected,
+    CompatInvalidRange = "compat.invalid_range" => Rejected,
+    CompatEndOfLife = "compat.end_of_life" => Rejected,
+    // --- lifecycle --------------------------------------------------------------------------
+    InstallConsentDeclined = "install.consent_declined" => Declined,
+    InstallConsentRequired = "install.consent_required" => Declined,
+    InstallAlreadyInstalled = "install.already_installed" => Conflict,
+    InstallVersionConflict = "install.version_conflict" => Conflict,
+    InstallNotNewer = "install.not_newer" => Conflict,
+    AppNotInstalled = "app.not_installed" => NotFound,
+    AppNameMismatch = "app.name_mismatch" => Conflict,
+    AppNoRollbackTarget = "app.no_rollback_target" => Conflict,
+    AppDataExists = "app.data_exists" => Conflict,
+    // --- the store --------------------------------------------------------------------------
+    StoreIo = "store.io" => Internal,
+    StoreDb = "store.db" => Internal,
+    StoreCorrupt = "store.corrupt" => Internal,
+    StoreSchemaMismatch = "store.schema_mismatch" => Internal,
+    ExportFailed = "export.failed" => Internal,
+    // --- trust configuration and keys -------------------------------------------------------
+    KeyInvalid = "key.invalid" => Input,
+    KeyNotFound = "key.not_found" => NotFound,
+    // --- command line -------------------------------------------------------------------------
+    CliUsage = "cli.usage" => Usage,
+    Internal = "internal" => Internal,
+}
+
+/// Coarse classes of error, each with one CLI exit code (see `docs/cli.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Bad command-line usage.
+    Usage,
+    /// The input could not be read at all (missing path, unreadable catalog).
+    Input,
+    /// The package was read and rejected (malformed, malicious, unverifiable, incompatible).
+    Rejected,
+    /// The user declined, or consent was needed and not given.
+    Declined,
+    /// The operation conflicts with the installed state.
+    Conflict,
+    /// The named app, release or key does not exist.
+    NotFound,
+    /// AppHost itself failed (I/O, database).
+    Internal,
+}
+
+impl ErrorClass {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorClass::Usage => 2,
+            ErrorClass::Input => 3,
+            ErrorClass::Rejected => 4,
+            ErrorClass::Declined => 5,
+            ErrorClass::Conflict => 6,
+            ErrorClass::NotFound => 7,
+            ErrorClass::Internal => 10,
+        }
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `{code, message, details}`: the one error shape every AppHost surface reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Value,
+}
+
+impl HostError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        HostError { code, message: message.into(), details: Value::Object(Default::default()) }
+    }
+
+    /// Adds one detail field (details is always a JSON object).
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
+        if let Value::Object(map) = &mut self.details {
+            map.insert(key.to_owned(), serde_json::to_value(value).unwrap_or(Value::Null));
+        }
+        self
+    }
+
+    pub fn io(code: ErrorCode, what: &str, path: &std::path::Path, err: std::io::Error) -> Self {
+        HostError::new(code, format!("{what} {}: {err}", path.display()))
+            .with("path", path.display().to_string())
+            .with("ioError", err.to_string())
+    }
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for HostError {}
+
+impl From<rusqlite::Error> for HostError {
+    fn from(e: rusqlite::Error) -> Self {
+        HostError::new(ErrorCode::StoreDb, format!("database error: {e}"))
+    }
+}
+
+pub type HostResult<T> = Result<T, HostError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_dotted_snake_case() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(
+                s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.'),
+                "{s} is not dotted snake_case"
+            );
+        }
+    }
+
+    #[test]
+    fn serializes_as_code_message_details() {
+        let e = HostError::new(ErrorCode::ArchivePathTraversal, "bad path").with("path", "../x");
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"code": "archive.path_traversal", "message": "bad path", "details": {"path": "../x"}})
+        );
+    }
+}

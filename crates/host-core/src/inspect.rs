@@ -1,0 +1,205 @@
+//! The install-without-executing pipeline up to the point of consent:
+//! read (hash, optionally stage) → verify → load manifest → project → readiness.
+//!
+//! Verification follows the standard's order: package and manifest hashes (against the catalog
+//! release and `runtimePackage.hash` when given, and `app.lock.json` when shipped), then the
+//! signature, then publisher trust. Any verification failure is an error; nothing about the
+//! package is trusted before it passes. Manifest field problems are collected as findings so
+//! `validate` can show them all.
+
+use serde_json::{json, Value};
+
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::hashing::{files_digest, manifest_hash, same_hash};
+use crate::limits::Limits;
+use crate::lockfile;
+use crate::manifest::{self, Manifest, Severity};
+use crate::package::pipeline::{read_package, BlobSink, ReadPackage};
+use crate::package::{PackageReader, ResolvedSource};
+use crate::profile::HostProfile;
+use crate::projection::{self, ProjectionInput};
+use crate::readiness::{self, HostState, Outcome, Report};
+use crate::signature::{self, SignatureCheck, Trust, TrustedKey};
+
+pub struct InspectOptions<'a> {
+    pub limits: Limits,
+    pub profile: &'a HostProfile,
+    pub trusted_keys: &'a [TrustedKey],
+    pub state: HostState,
+}
+
+pub struct Inspection {
+    pub source: ResolvedSource,
+    pub read: ReadPackage,
+    pub manifest: Manifest,
+    pub manifest_hash: String,
+    pub files_digest: String,
+    pub signature: SignatureCheck,
+    pub has_lock: bool,
+    pub projection: Value,
+    pub readiness: Report,
+}
+
+pub fn inspect(
+    source: &ResolvedSource,
+    opts: &InspectOptions,
+    sink: Option<&mut dyn BlobSink>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> HostResult<Inspection> {
+    let mut reader = PackageReader::open(source, &opts.limits)?;
+    let total = reader.listing().total_bytes;
+    let read = read_package(&mut reader, sink, opts.limits.max_manifest_bytes, &mut |done| progress(done, total))?;
+    let app_md = read.captured.get("APP.md").ok_or_else(|| HostError::new(ErrorCode::ManifestMissing, "the package has no APP.md"))?;
+    let mhash = manifest_hash(app_md);
+    let fdigest = files_digest(&read.files);
+
+    // 1. Hashes: the catalog pins both; runtimePackage.hash, when declared, is checked rather
+    //    than trusted (the reference CLI trusts it verbatim).
+    if let Some(release) = &source.release {
+        if !same_hash(&release.package_hash, &read.package_hash) {
+            return Err(HostError::new(ErrorCode::VerifyPackageHashMismatch, format!("the package for {}@{} does not match the catalog's packageHash", release.app_id, release.version))
+                .with("expected", &release.package_hash)
+                .with("computed", &read.package_hash));
+        }
+        if let Some(expected) = &release.manifest_hash {
+            if !same_hash(expected, &mhash) {
+                return Err(HostError::new(ErrorCode::VerifyManifestHashMismatch, "APP.md does not match the catalog's manifestHash")
+                    .with("expected", expected)
+                    .with("computed", &mhash));
+            }
+        }
+    }
+    let has_lock = match read.captured.get(crate::hashing::LOCK_FILE) {
+        Some(lock) => {
+            lockfile::verify(lock, &read.files)?;
+            true
+        }
+        None => false,
+    };
+
+    let manifest = manifest::load(&read.captured, &opts.limits)?;
+    if let Some(declared) = manifest.data.get("runtimePackage").and_then(|r| r.get("hash")).and_then(Value::as_str) {
+        if !same_hash(declared, &read.package_hash) {
+            return Err(HostError::new(ErrorCode::VerifyPackageHashMismatch, "runtimePackage.hash does not match the package contents")
+                .with("declared", declared)
+                .with("computed", &read.package_hash));
+        }
+    }
+    if let Some(release) = &source.release {
+        if release.app_id != manifest.name() || release.version != manifest.version() {
+            return Err(HostError::new(
+                ErrorCode::CatalogReleaseMismatch,
+                format!("the catalog lists {}@{} but the package is {}@{}", release.app_id, release.version, manifest.name(), manifest.version()),
+            ));
+        }
+    }
+    // 2-4. Signature and publisher trust.
+    let sig = signature::check(manifest.signature_doc.as_ref(), &mhash, &fdigest, opts.trusted_keys)?;
+
+    let projection = projection::project(&ProjectionInput { manifest: &manifest, files: &read.files, package_hash: &read.package_hash, manifest_hash: &mhash });
+    let readiness = readiness::evaluate(&manifest, &read.files, opts.profile, &opts.state);
+    Ok(Inspection {
+        source: source.clone(),
+        read,
+        manifest,
+        manifest_hash: mhash,
+        files_digest: fdigest,
+        signature: sig,
+        has_lock,
+        projection,
+        readiness,
+    })
+}
+
+impl Inspection {
+    /// Why this package may not be installed, if anything: manifest errors, an incompatible
+    /// runtime or SDK, end of life, or (outside sideload mode) a missing or untrusted signature.
+    pub fn install_blocker(&self, sideload: bool) -> Option<HostError> {
+        if let Some(e) = self.manifest.first_error() {
+            return Some(e);
+        }
+        for c in self.readiness.checks.iter().filter(|c| c.kind == "compatibility" && c.outcome == Outcome::Blocked) {
+            let code = match c.code {
+                Some("compat.end_of_life") => ErrorCode::CompatEndOfLife,
+                Some("compat.invalid_range") => ErrorCode::CompatInvalidRange,
+                _ => ErrorCode::CompatRequiresUnsatisfied,
+            };
+            let mut e = HostError::new(code, c.message.clone()).with("check", &c.key);
+            if let Some(r) = &c.remediation {
+                e = e.with("remediation", r);
+            }
+            return Some(e);
+        }
+        match (self.signature.trust, sideload) {
+            (Trust::Unsigned, false) => Some(HostError::new(
+                ErrorCode::VerifyUnsigned,
+                "the package is not signed; install it in sideload mode (--sideload) if you trust its source",
+            )),
+            (Trust::UnknownKey, false) => Some(
+                HostError::new(
+                    ErrorCode::VerifyUntrustedKey,
+                    format!(
+                        "the package is signed by {}, which is not a trusted publisher key; trust the key (apphost trust add) or install in sideload mode (--sideload)",
+                        self.signature.key_id.as_deref().unwrap_or("an unknown key")
+                    ),
+                )
+                .with("keyId", &self.signature.key_id),
+            ),
+            _ => None,
+        }
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.manifest.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+
+    /// The permission preview shown before consent.
+    pub fn permissions(&self) -> Vec<Value> {
+        self.manifest
+            .array("permissions")
+            .iter()
+            .map(|p| {
+                json!({
+                    "key": p.get("key"),
+                    "scope": p.get("scope"),
+                    "access": p.get("access"),
+                    "required": p.get("required").and_then(Value::as_bool).unwrap_or(false),
+                    "reason": p.get("reason"),
+                    "domains": p.get("domains").cloned().unwrap_or(json!([])),
+                })
+            })
+            .collect()
+    }
+
+    /// The summary `apphost inspect --json` prints.
+    pub fn summary(&self) -> Value {
+        json!({
+            "source": {
+                "kind": self.source.kind,
+                "origin": self.source.origin,
+                "uri": self.source.uri(),
+                "release": self.source.release,
+            },
+            "app": {
+                "name": self.manifest.name(),
+                "version": self.manifest.version(),
+                "displayName": self.manifest.str("displayName"),
+                "description": self.manifest.str("description"),
+                "manifestVersion": self.manifest.manifest_version,
+            },
+            "hashes": {
+                "packageHash": self.read.package_hash,
+                "manifestHash": self.manifest_hash,
+                "filesDigest": self.files_digest,
+            },
+            "trust": self.signature,
+            "lockFile": self.has_lock,
+            "files": { "count": self.read.files.len(), "bytes": self.read.total_bytes, "skipped": self.read.skipped },
+            "findings": self.manifest.findings,
+            "installable": self.install_blocker(true).is_none(),
+            "permissions": self.permissions(),
+            "projection": self.projection,
+            "readiness": self.readiness,
+        })
+    }
+}

@@ -1,0 +1,28 @@
+//! AppHost's Tauri-free core: everything between "here is a package" and "it is installed".
+//!
+//! Pipeline (no app code runs at any step): [`package`] lists and reads a source →
+//! [`hashing`] / [`lockfile`] / [`signature`] verify it → [`manifest`] loads it → [`projection`]
+//! shows what it would add → [`readiness`] says whether it can run → [`store`] installs it
+//! (content-addressed blobs + `host.db`) after consent. [`inspect`] strings the first five
+//! together.
+//!
+//! Architecture invariant: no dependency on `tauri`; projection and readiness are pure
+//! functions of their inputs (no clock, no randomness).
+
+pub mod compat;
+pub mod error;
+pub mod hashing;
+pub mod inspect;
+pub mod limits;
+pub mod lockfile;
+pub mod manifest;
+pub mod package;
+pub mod paths;
+pub mod profile;
+pub mod projection;
+pub mod readiness;
+pub mod signature;
+pub mod store;
+pub mod yaml;
+
+pub use error::{ErrorCode, HostError, HostResult};

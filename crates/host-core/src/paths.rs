@@ -1,0 +1,55 @@
+//! Where AppHost keeps its state: one data directory (`APPHOST_DATA_DIR` overrides it).
+//!
+//! ```text
+//! <data>/host.db            host state (SQLite, WAL): apps, versions, files, grants, settings, audit
+//! <data>/blobs/sha256/ab/…  installed package files, content-addressed, immutable
+//! <data>/staging/<op>/      work in progress of one mutating operation (a journal); empty when idle
+//! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
+//! <data>/lock               advisory lock held by the process mutating the store
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{ErrorCode, HostError, HostResult};
+
+pub const DATA_DIR_ENV: &str = "APPHOST_DATA_DIR";
+
+#[derive(Debug, Clone)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        DataDir { root: root.into() }
+    }
+
+    /// `$APPHOST_DATA_DIR`, else the platform data directory (`~/.local/share/apphost` on Linux).
+    pub fn from_env() -> HostResult<Self> {
+        if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
+            return Ok(DataDir::at(PathBuf::from(dir)));
+        }
+        dirs::data_dir().map(|d| DataDir::at(d.join("apphost"))).ok_or_else(|| {
+            HostError::new(ErrorCode::StoreIo, format!("no user data directory is known; set {DATA_DIR_ENV}"))
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("host.db")
+    }
+    pub fn blobs(&self) -> PathBuf {
+        self.root.join("blobs").join("sha256")
+    }
+    pub fn staging(&self) -> PathBuf {
+        self.root.join("staging")
+    }
+    pub fn apps_data(&self) -> PathBuf {
+        self.root.join("apps")
+    }
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join("lock")
+    }
+}

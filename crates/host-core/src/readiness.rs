@@ -1,0 +1,624 @@
+//! Readiness: can this app (and each of its entries) run here, and if not, what fixes it.
+//!
+//! A pure function of (manifest, files, host profile, host state): it reads declarations and
+//! host facts and never executes app code. Every check is machine-readable
+//! (`{severity, kind, key, required, message, setupAction}` plus `outcome`), so the CLI and the
+//! app center render the same facts.
+//!
+//! Status rule: `disabled` if the user disabled the app; else `blocked` if any required check is
+//! blocked; else `needs-setup` if any required check needs setup; else `ready-degraded` if any
+//! optional/recommended check failed; else `ready`. Entries get the same rule over the
+//! app-wide checks plus their own (`requiredCapabilities`, `permissions`).
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::compat::{parse_date, parse_version, split_package_spec, Range};
+use crate::hashing::FileRecord;
+use crate::manifest::Manifest;
+use crate::profile::HostProfile;
+use crate::projection::package_path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Ready,
+    ReadyDegraded,
+    NeedsSetup,
+    Blocked,
+    Disabled,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ready => "ready",
+            Status::ReadyDegraded => "ready-degraded",
+            Status::NeedsSetup => "needs-setup",
+            Status::Blocked => "blocked",
+            Status::Disabled => "disabled",
+        }
+    }
+}
+
+/// What one check concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Pass,
+    /// Worth showing; changes nothing.
+    Notice,
+    /// AppHost cannot evaluate this check (an unknown check type): shown, not blocking.
+    Unknown,
+    Degraded,
+    NeedsSetup,
+    Blocked,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupAction {
+    pub key: String,
+    pub title: String,
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    pub severity: &'static str,
+    pub kind: &'static str,
+    pub key: String,
+    pub required: bool,
+    pub outcome: Outcome,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_action: Option<SetupAction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryReadiness {
+    pub entry_key: String,
+    pub status: Status,
+    /// Keys of the checks that keep this entry from `ready`.
+    pub missing: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub ok: bool,
+    pub status: Status,
+    pub app: String,
+    pub checks: Vec<Check>,
+    pub blockers: Vec<String>,
+    pub warnings: Vec<String>,
+    pub setup_actions: Vec<SetupAction>,
+    pub entries: Vec<EntryReadiness>,
+}
+
+/// Permissions the user has granted, or a preview of a fresh install.
+#[derive(Debug, Clone)]
+pub enum Grants {
+    /// Not installed yet: required permissions are shown as granted by install consent.
+    Preview,
+    Granted(BTreeSet<String>),
+}
+
+/// Host facts readiness depends on. Today the host has no secret store, knowledge service or
+/// ToolHub, so nothing is bound; those fields exist so readiness already reads them.
+#[derive(Debug, Clone)]
+pub struct HostState {
+    pub now: jiff::Timestamp,
+    pub disabled: bool,
+    pub grants: Grants,
+    pub bound_secrets: BTreeSet<String>,
+    pub bound_knowledge: BTreeSet<String>,
+    pub available_tools: BTreeSet<String>,
+}
+
+impl HostState {
+    pub fn preview(now: jiff::Timestamp) -> Self {
+        HostState {
+            now,
+            disabled: false,
+            grants: Grants::Preview,
+            bound_secrets: BTreeSet::new(),
+            bound_knowledge: BTreeSet::new(),
+            available_tools: BTreeSet::new(),
+        }
+    }
+}
+
+struct Ctx<'a> {
+    m: &'a Manifest,
+    files: &'a [FileRecord],
+    profile: &'a HostProfile,
+    state: &'a HostState,
+    checks: Vec<Check>,
+}
+
+fn severity(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Pass | Outcome::Notice | Outcome::Unknown => "info",
+        Outcome::Degraded | Outcome::NeedsSetup => "warning",
+        Outcome::Blocked => "error",
+    }
+}
+
+impl Ctx<'_> {
+    fn push(&mut self, kind: &'static str, key: impl Into<String>, required: bool, outcome: Outcome, message: impl Into<String>) -> &mut Check {
+        self.checks.push(Check {
+            severity: severity(outcome),
+            kind,
+            key: key.into(),
+            required,
+            outcome,
+            message: message.into(),
+            code: None,
+            version: None,
+            tier: None,
+            entry: None,
+            setup_action: None,
+            remediation: None,
+        });
+        self.checks.last_mut().expect("just pushed")
+    }
+
+    fn has_path(&self, reference: &str) -> bool {
+        let p = package_path(reference);
+        let prefix = format!("{p}/");
+        self.files.iter().any(|f| f.path == p || f.path.starts_with(&prefix))
+    }
+
+    fn granted(&self, permission: &str) -> bool {
+        match &self.state.grants {
+            Grants::Granted(set) => set.contains(permission),
+            Grants::Preview => self
+                .m
+                .array("permissions")
+                .iter()
+                .any(|p| p.get("key").and_then(Value::as_str) == Some(permission) && is_required(p)),
+        }
+    }
+}
+
+fn is_required(v: &Value) -> bool {
+    matches!(v.get("required"), Some(Value::Bool(true))) || v.get("required").and_then(Value::as_str) == Some("true")
+}
+
+fn item_key(v: &Value, fallback: &str) -> String {
+    ["key", "id", "name", "template", "capability", "permission", "tool", "check"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .unwrap_or(fallback)
+        .to_owned()
+}
+
+fn action(key: &str, title: String, kind: &'static str, target: Option<String>) -> Option<SetupAction> {
+    Some(SetupAction { key: key.to_owned(), title, kind, target, description: None })
+}
+
+pub fn evaluate(m: &Manifest, files: &[FileRecord], profile: &HostProfile, state: &HostState) -> Report {
+    let mut cx = Ctx { m, files, profile, state, checks: Vec::new() };
+    compatibility(&mut cx);
+    capabilities(&mut cx);
+    package_files(&mut cx);
+    storage(&mut cx);
+    permissions(&mut cx);
+    declared_requirements(&mut cx);
+    eval_tiers(&mut cx);
+    install_modes(&mut cx);
+    finish(m, state, cx.checks)
+}
+
+fn compatibility(cx: &mut Ctx) {
+    let req = cx.m.object("requires").cloned().unwrap_or_default();
+    if let Some(lime) = req.get("lime").and_then(Value::as_object) {
+        for (name, range) in lime {
+            let range_text = range.as_str().unwrap_or_default();
+            let host_version = match name.as_str() {
+                "appRuntime" | "runtime" => Some(cx.profile.app_runtime_version.clone()),
+                "host" | "desktop" | "apphost" => Some(cx.profile.host_version.clone()),
+                _ => None,
+            };
+            let key = format!("requires.lime.{name}");
+            let Some(have) = host_version else {
+                let c = cx.push("compatibility", key, true, Outcome::Unknown, format!("AppHost does not know the runtime requirement {name:?}"));
+                c.version = Some(range_text.into());
+                continue;
+            };
+            check_range(cx, "compatibility", key, range_text, &have, "the host runtime");
+        }
+    }
+    if let Some(sdk) = req.get("sdk").and_then(Value::as_str) {
+        let (pkg, range) = split_package_spec(sdk);
+        if pkg != cx.profile.sdk_package {
+            let c = cx.push("compatibility", "requires.sdk", true, Outcome::Blocked, format!("the app needs SDK {pkg}; AppHost provides {}", cx.profile.sdk_package));
+            c.code = Some("compat.requires_unsatisfied");
+        } else {
+            let have = cx.profile.sdk_version.clone();
+            check_range(cx, "compatibility", "requires.sdk".into(), range, &have, "the SDK");
+        }
+    }
+    let now = cx.state.now;
+    if let Some(eol) = cx.m.data.get("endOfLifeAt").and_then(parse_date) {
+        if eol <= now {
+            let superseded = cx.m.data.get("supportWindow").and_then(|s| s.get("supersededBy")).and_then(Value::as_str).map(str::to_owned);
+            let c = cx.push("compatibility", "endOfLifeAt", true, Outcome::Blocked, format!("this release reached end of life on {eol}"));
+            c.code = Some("compat.end_of_life");
+            c.remediation = Some(match superseded {
+                Some(s) => format!("install {s} instead"),
+                None => "install a supported release".into(),
+            });
+        }
+    }
+    if let Some(dep) = cx.m.data.get("deprecatedAt").and_then(parse_date) {
+        if dep <= now {
+            cx.push("compatibility", "deprecatedAt", false, Outcome::Notice, format!("this release is deprecated since {dep}"));
+        }
+    }
+}
+
+fn check_range(cx: &mut Ctx, kind: &'static str, key: String, range: &str, have: &str, what: &str) {
+    match (Range::parse(range), parse_version(have)) {
+        (Ok(r), Some(v)) if r.matches(&v) => {
+            let c = cx.push(kind, key, true, Outcome::Pass, format!("{what} {have} satisfies {range}"));
+            c.version = Some(range.into());
+        }
+        (Ok(_), _) => {
+            let c = cx.push(kind, key, true, Outcome::Blocked, format!("{what} is {have}; the app needs {range}"));
+            c.code = Some("compat.requires_unsatisfied");
+            c.version = Some(range.into());
+            c.remediation = Some("install a release of the app compatible with this AppHost, or update AppHost".into());
+        }
+        (Err(e), _) => {
+            let c = cx.push(kind, key, true, Outcome::Blocked, e);
+            c.code = Some("compat.invalid_range");
+            c.version = Some(range.into());
+        }
+    }
+}
+
+fn capability_check(cx: &mut Ctx, name: &str, range: Option<&str>, required: bool, entry: Option<&str>) {
+    let key = entry.map(|e| format!("{e}:{name}")).unwrap_or_else(|| name.to_owned());
+    let miss = if required { Outcome::Blocked } else { Outcome::Degraded };
+    let (outcome, message, code) = match cx.profile.capabilities.get(name) {
+        None => (miss, format!("{name} is not a capability AppHost knows"), Some("capability.unknown")),
+        Some(info) if !info.available => (miss, format!("{name} is not available in this AppHost build yet"), Some("capability.unavailable")),
+        Some(info) => match range.map(|r| (r, Range::parse(r))) {
+            Some((r, Ok(rr))) if !parse_version(&info.version).is_some_and(|v| rr.matches(&v)) => {
+                (miss, format!("{name} is version {}; the app needs {r}", info.version), Some("compat.requires_unsatisfied"))
+            }
+            Some((_, Err(e))) => (miss, e, Some("compat.invalid_range")),
+            _ => (Outcome::Pass, format!("{name} {} is available", info.version), None),
+        },
+    };
+    let c = cx.push("capability", key, required, outcome, message);
+    c.code = code;
+    c.version = range.map(str::to_owned);
+    c.entry = entry.map(str::to_owned);
+    if outcome != Outcome::Pass {
+        c.remediation = Some(if required {
+            "update AppHost to a version that provides this capability".into()
+        } else {
+            "the app runs without it, with reduced features".into()
+        });
+    }
+}
+
+fn capabilities(cx: &mut Ctx) {
+    let mut required_names = BTreeSet::new();
+    match cx.m.data.get("requires").and_then(|r| r.get("capabilities")) {
+        Some(Value::Array(list)) => {
+            for name in list.iter().filter_map(Value::as_str) {
+                required_names.insert(name.to_owned());
+                capability_check(cx, name, None, true, None);
+            }
+        }
+        Some(Value::Object(map)) => {
+            for (name, range) in map {
+                required_names.insert(name.clone());
+                capability_check(cx, name, range.as_str(), true, None);
+            }
+        }
+        _ => {}
+    }
+    // Capabilities the app says it uses but does not require: optional.
+    if let Some(Value::Array(list)) = cx.m.data.get("capabilities") {
+        for name in list.iter().filter_map(Value::as_str) {
+            if name.starts_with("lime.") && !required_names.contains(name) {
+                capability_check(cx, name, None, false, None);
+            }
+        }
+    }
+    for e in cx.m.array("entries").to_vec() {
+        let key = item_key(&e, "entry");
+        for name in e.get("requiredCapabilities").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            capability_check(cx, name, None, true, Some(&key));
+        }
+    }
+}
+
+fn package_files(cx: &mut Ctx) {
+    if let Some(rp) = cx.m.object("runtimePackage").cloned() {
+        for (k, v) in &rp {
+            for field in ["path", "schema", "migrations"] {
+                if let Some(p) = v.get(field).and_then(Value::as_str) {
+                    let key = format!("runtimePackage.{k}.{field}");
+                    if cx.has_path(p) {
+                        cx.push("package", key, true, Outcome::Pass, format!("{p} is in the package"));
+                    } else {
+                        let c = cx.push("package", key, true, Outcome::Blocked, format!("{p} is declared but not in the package"));
+                        c.code = Some("package.missing_path");
+                    }
+                }
+            }
+        }
+    }
+    for list in ["skillRefs", "knowledgeTemplates", "toolRefs", "artifactTypes", "evals", "overlayTemplates"] {
+        for item in cx.m.array(list).to_vec() {
+            if let Some(p) = item.get("path").and_then(Value::as_str) {
+                if !cx.has_path(p) {
+                    let c = cx.push("package", format!("{list}.{}", item_key(&item, list)), false, Outcome::Notice, format!("referenced path {p} does not exist"));
+                    c.code = Some("package.missing_path");
+                }
+            }
+        }
+    }
+}
+
+fn storage(cx: &mut Ctx) {
+    let Some(s) = cx.m.object("storage").cloned() else { return };
+    let ns = s.get("namespace").and_then(Value::as_str).unwrap_or(cx.m.name()).to_owned();
+    for field in ["schema", "migrations"] {
+        if let Some(p) = s.get(field).and_then(Value::as_str) {
+            if !cx.has_path(p) {
+                let c = cx.push("storage", format!("storage.{field}"), true, Outcome::Blocked, format!("storage.{field} {p} is not in the package"));
+                c.code = Some("package.missing_path");
+            }
+        }
+    }
+    let count = s
+        .get("migrations")
+        .and_then(Value::as_str)
+        .map(|d| {
+            let prefix = format!("{}/", package_path(d));
+            cx.files.iter().filter(|f| f.path.strip_prefix(&prefix).is_some_and(|r| !r.contains('/'))).count()
+        })
+        .unwrap_or(0);
+    cx.push(
+        "storage",
+        format!("storage.namespace:{ns}"),
+        true,
+        Outcome::Pass,
+        format!("a private storage namespace {ns:?}; {count} migration(s) reviewed at install, applied on first use"),
+    );
+}
+
+fn permissions(cx: &mut Ctx) {
+    for p in cx.m.array("permissions").to_vec() {
+        let key = item_key(&p, "permission");
+        let required = is_required(&p);
+        let scope = p.get("scope").and_then(Value::as_str).unwrap_or("?").to_owned();
+        if cx.granted(&key) {
+            let how = if matches!(cx.state.grants, Grants::Preview) { "granted when you install" } else { "granted" };
+            cx.push("permission", key.clone(), required, Outcome::Pass, format!("{scope} permission {key} is {how}"));
+        } else if required {
+            let c = cx.push("permission", key.clone(), true, Outcome::NeedsSetup, format!("required {scope} permission {key} is not granted"));
+            c.setup_action = action(&key, format!("Grant {key}"), "grant-permission", Some(key.clone()));
+        } else {
+            cx.push("permission", key.clone(), false, Outcome::Notice, format!("optional {scope} permission {key} is asked for when the app needs it"));
+        }
+    }
+    // Entry-scoped permission requirements.
+    for e in cx.m.array("entries").to_vec() {
+        let ekey = item_key(&e, "entry");
+        for perm in e.get("permissions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            if !cx.granted(perm) {
+                let declared_optional = cx.m.array("permissions").iter().any(|p| p.get("key").and_then(Value::as_str) == Some(perm) && !is_required(p));
+                let outcome = if declared_optional { Outcome::Degraded } else { Outcome::NeedsSetup };
+                let c = cx.push("permission", format!("{ekey}:{perm}"), true, outcome, format!("entry {ekey} needs permission {perm}"));
+                c.entry = Some(ekey.clone());
+                c.setup_action = action(perm, format!("Grant {perm}"), "grant-permission", Some(perm.to_owned()));
+            }
+        }
+    }
+}
+
+fn declared_requirements(cx: &mut Ctx) {
+    for s in cx.m.array("secrets").to_vec() {
+        let key = item_key(&s, "secret");
+        let req = is_required(&s);
+        if cx.state.bound_secrets.contains(&key) {
+            cx.push("secret", key, req, Outcome::Pass, "secret slot is bound");
+        } else {
+            let c = cx.push("secret", key.clone(), req, if req { Outcome::NeedsSetup } else { Outcome::Notice }, format!("secret slot {key} is not bound"));
+            c.setup_action = action(&key, format!("Configure secret {key}"), "configure-secret", Some(key.clone()));
+        }
+    }
+    for k in cx.m.array("knowledgeTemplates").to_vec() {
+        let key = item_key(&k, "knowledge");
+        let req = is_required(&k);
+        if cx.state.bound_knowledge.contains(&key) {
+            cx.push("knowledge", key, req, Outcome::Pass, "knowledge is bound");
+        } else {
+            let c = cx.push("knowledge", key.clone(), req, if req { Outcome::NeedsSetup } else { Outcome::Notice }, format!("knowledge template {key} is not bound"));
+            c.setup_action = action(&key, format!("Bind knowledge {key}"), "bind-knowledge", Some(key.clone()));
+        }
+    }
+    for t in cx.m.array("toolRefs").to_vec() {
+        let key = item_key(&t, "tool");
+        let req = is_required(&t);
+        if cx.state.available_tools.contains(&key) {
+            cx.push("tool", key, req, Outcome::Pass, "tool is available");
+        } else {
+            let c = cx.push("tool", key.clone(), req, if req { Outcome::Blocked } else { Outcome::Degraded }, format!("tool {key} is not available: this AppHost has no ToolHub connection"));
+            c.code = Some("tool.unavailable");
+        }
+    }
+    for i in cx.m.array("integrations").to_vec() {
+        let key = item_key(&i, "integration");
+        let missing = i.pointer("/readiness/missing").and_then(Value::as_str).unwrap_or(if is_required(&i) { "needs-setup" } else { "optional" });
+        let outcome = match missing {
+            "blocked" => Outcome::Blocked,
+            "needs-setup" => Outcome::NeedsSetup,
+            _ => Outcome::Notice,
+        };
+        let c = cx.push("integration", key.clone(), outcome != Outcome::Notice, outcome, format!("integration {key} is not connected"));
+        if let Some(a) = i.pointer("/readiness/setupAction").and_then(Value::as_str) {
+            c.setup_action = action(&key, format!("Connect {key}"), "external", Some(a.to_owned()));
+        }
+    }
+}
+
+fn eval_tiers(cx: &mut Ctx) {
+    let Some(spec) = cx.m.readiness_spec.clone() else { return };
+    for (tier, list) in [("required", "required"), ("recommended", "recommended"), ("performance", "performance")] {
+        for item in spec.get(list).and_then(Value::as_array).into_iter().flatten() {
+            let check = item.get("check").and_then(Value::as_str).unwrap_or("?").to_owned();
+            let blocker = matches!(item.get("blocker").or_else(|| item.get("blocking")), Some(Value::Bool(true)));
+            let (passed, subject): (Option<bool>, String) = match check.as_str() {
+                "sdk_version" => {
+                    let expect = item.get("expect").and_then(Value::as_str).unwrap_or("*");
+                    let ok = Range::parse(expect.trim_start_matches('=')).ok().zip(parse_version(&cx.profile.sdk_version)).map(|(r, v)| r.matches(&v));
+                    (ok, format!("sdk {expect}"))
+                }
+                "capability_available" => {
+                    let c = item.get("capability").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    (Some(cx.profile.capabilities.get(&c).is_some_and(|i| i.available)), c)
+                }
+                "permission_granted" => {
+                    let p = item.get("permission").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    (Some(cx.granted(&p)), p)
+                }
+                "knowledge_bound" => {
+                    let t = item.get("template").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    (Some(cx.state.bound_knowledge.contains(&t)), t)
+                }
+                "tool_available" => {
+                    let t = item.get("tool").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    (Some(cx.state.available_tools.contains(&t)), t)
+                }
+                _ => (None, item_key(item, &check)),
+            };
+            let message = item.get("message").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("{check} {subject}"));
+            let outcome = match (passed, tier) {
+                (None, _) => Outcome::Unknown,
+                (Some(true), _) => Outcome::Pass,
+                (Some(false), "required") if blocker => Outcome::Blocked,
+                (Some(false), "required") => Outcome::NeedsSetup,
+                (Some(false), "recommended") => Outcome::Degraded,
+                (Some(false), _) => Outcome::Notice,
+            };
+            let required = tier == "required";
+            let c = cx.push("eval", format!("{check}:{subject}"), required, outcome, message);
+            c.tier = Some(tier);
+            if let Some(r) = item.get("remediation").and_then(Value::as_str) {
+                c.remediation = Some(r.to_owned());
+            }
+            if outcome == Outcome::Unknown {
+                c.code = Some("eval.unknown_check");
+            }
+        }
+    }
+}
+
+fn install_modes(cx: &mut Ctx) {
+    let Some(modes) = cx.m.data.get("install").and_then(|i| i.get("modes")).and_then(Value::as_array).cloned() else { return };
+    if !modes.iter().any(|m| m.as_str() == Some("in_lime")) {
+        let list = modes.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ");
+        let c = cx.push("install", "install.modes", true, Outcome::Blocked, format!("the app installs only as {list}; AppHost hosts in_lime apps"));
+        c.code = Some("install.mode_unsupported");
+    }
+}
+
+fn status_of<'a>(checks: impl Iterator<Item = &'a Check>) -> (Status, Vec<String>) {
+    let mut worst = Status::Ready;
+    let mut missing = Vec::new();
+    for c in checks {
+        let s = match (c.outcome, c.required) {
+            (Outcome::Blocked, true) => Status::Blocked,
+            (Outcome::NeedsSetup, true) => Status::NeedsSetup,
+            (Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded, _) => Status::ReadyDegraded,
+            _ => continue,
+        };
+        missing.push(c.key.clone());
+        worst = worst.max(s);
+    }
+    (worst, missing)
+}
+
+fn finish(m: &Manifest, state: &HostState, checks: Vec<Check>) -> Report {
+    let (mut status, _) = status_of(checks.iter().filter(|c| c.entry.is_none()));
+    // An app whose every entry is blocked cannot launch anything.
+    let entries: Vec<EntryReadiness> = m
+        .array("entries")
+        .iter()
+        .map(|e| {
+            let key = item_key(e, "entry");
+            let (s, missing) = status_of(checks.iter().filter(|c| c.entry.is_none() || c.entry.as_deref() == Some(key.as_str())));
+            EntryReadiness { entry_key: key, status: if state.disabled { Status::Disabled } else { s }, missing }
+        })
+        .collect();
+    if !entries.is_empty() && entries.iter().all(|e| e.status == Status::Blocked) {
+        status = Status::Blocked;
+    } else if status == Status::Ready && entries.iter().any(|e| e.status > Status::Ready) {
+        status = Status::ReadyDegraded;
+    }
+    if state.disabled {
+        status = Status::Disabled;
+    }
+    let blockers = checks.iter().filter(|c| c.outcome == Outcome::Blocked && c.required).map(|c| c.message.clone()).collect();
+    let warnings = checks
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Degraded | Outcome::Notice | Outcome::Unknown) || (c.outcome == Outcome::Blocked && !c.required))
+        .map(|c| c.message.clone())
+        .collect();
+    let mut setup_actions: Vec<SetupAction> = Vec::new();
+    for a in checks.iter().filter(|c| matches!(c.outcome, Outcome::NeedsSetup | Outcome::Degraded)).filter_map(|c| c.setup_action.clone()) {
+        if !setup_actions.iter().any(|s| s.key == a.key && s.kind == a.kind) {
+            setup_actions.push(a);
+        }
+    }
+    Report {
+        ok: status != Status::Blocked,
+        status,
+        app: m.name().to_owned(),
+        checks,
+        blockers,
+        warnings,
+        setup_actions,
+        entries,
+    }
+}
+
+impl Report {
+    /// The report as the standard's readiness result (`app-readiness.schema.json`).
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).expect("report serializes");
+        v["command"] = json!("readiness");
+        v["workspace"] = Value::Null;
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,122 @@
+//! The cleanup plan: every file and row an uninstall would remove, computed without changing
+//! anything (available before the app ever runs).
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+use serde::Serialize;
+
+use super::{app_id, Store};
+use crate::error::HostResult;
+use runtime_core::DataFile;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataMode {
+    /// Remove the package and projection; keep the app's data.
+    KeepData,
+    /// Remove everything the app owns.
+    DeleteData,
+    /// Zip the app's data to a file, then remove everything.
+    ExportThenDelete,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RowGroup {
+    pub table: &'static str,
+    pub rows: i64,
+    pub what: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobRemoval {
+    pub blob: String,
+    pub size: u64,
+    /// The package paths (`version:path`) this blob holds.
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CleanupPlan {
+    pub app: String,
+    pub mode: DataMode,
+    pub versions: Vec<String>,
+    pub rows: Vec<RowGroup>,
+    pub blobs_removed: Vec<BlobRemoval>,
+    pub blob_bytes_removed: u64,
+    /// Blobs this app shares with other installed apps: they stay.
+    pub blobs_shared: usize,
+    pub data_dir: String,
+    pub data_files_removed: Vec<DataFile>,
+    pub data_files_kept: Vec<DataFile>,
+    /// What stays on purpose.
+    pub retained: Vec<String>,
+}
+
+impl Store {
+    pub fn cleanup_plan(&self, name: &str, mode: DataMode) -> HostResult<CleanupPlan> {
+        self.app_row(name)?;
+        let versions = self.versions_of(name)?;
+        let count = |sql: &str| -> HostResult<i64> { Ok(self.conn.query_row(sql, params![name], |r| r.get(0))?) };
+        let rows = vec![
+            RowGroup { table: "apps", rows: 1, what: format!("the catalog entry of {name}") },
+            RowGroup { table: "app_versions", rows: count("SELECT COUNT(*) FROM app_versions WHERE name = ?1")?, what: "installed versions, their manifests and projections".into() },
+            RowGroup { table: "version_files", rows: count("SELECT COUNT(*) FROM version_files WHERE name = ?1")?, what: "the package file lists".into() },
+            RowGroup { table: "grants", rows: count("SELECT COUNT(*) FROM grants WHERE app = ?1")?, what: "granted permissions".into() },
+        ];
+
+        let mut mine: BTreeMap<String, BlobRemoval> = BTreeMap::new();
+        {
+            let mut stmt = self.conn.prepare("SELECT blob, size, version, path FROM version_files WHERE name = ?1 ORDER BY version, path")?;
+            let it = stmt.query_map([name], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))?;
+            for row in it {
+                let (blob, size, version, path) = row?;
+                mine.entry(blob.clone())
+                    .or_insert_with(|| BlobRemoval { blob, size: size as u64, paths: Vec::new() })
+                    .paths
+                    .push(format!("{version}:{path}"));
+            }
+        }
+        let mut shared = 0;
+        let mut removed = Vec::new();
+        for (blob, r) in mine {
+            let others: bool = self.conn.query_row(
+                "SELECT EXISTS (SELECT 1 FROM version_files WHERE blob = ?1 AND name <> ?2)",
+                params![blob, name],
+                |row| row.get(0),
+            )?;
+            if others {
+                shared += 1;
+            } else {
+                removed.push(r);
+            }
+        }
+        let data = self.app_data();
+        let id = app_id(name)?;
+        let files = data.list_files(&id).map_err(|e| crate::error::HostError::new(crate::error::ErrorCode::StoreIo, e.to_string()))?;
+        let (data_files_removed, data_files_kept) = match mode {
+            DataMode::KeepData => (Vec::new(), files),
+            _ => (files, Vec::new()),
+        };
+        let mut retained = vec![format!("host audit log entries for {name} (the host's own record of what happened)")];
+        if mode == DataMode::KeepData {
+            retained.push(format!("the app's data in {}", data.dir(&id).display()));
+        }
+        Ok(CleanupPlan {
+            app: name.to_owned(),
+            mode,
+            versions,
+            rows,
+            blob_bytes_removed: removed.iter().map(|b| b.size).sum(),
+            blobs_removed: removed,
+            blobs_shared: shared,
+            data_dir: data.dir(&id).display().to_string(),
+            data_files_removed,
+            data_files_kept,
+            retained,
+        })
+    }
+}

@@ -1,0 +1,91 @@
+//! The per-operation journal: `staging/<op>/journal.json`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{failpoint, io};
+use crate::error::HostResult;
+use crate::paths::DataDir;
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Journal {
+    pub op_id: String,
+    pub kind: String,
+    pub app: Option<String>,
+    /// Directories moved aside by this operation (`from` → `to`), undone on rollback.
+    #[serde(default)]
+    pub moves: Vec<Move>,
+    /// A temporary file outside the data directory this operation may leave behind.
+    #[serde(default)]
+    pub temp_files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Move {
+    pub from: PathBuf,
+    pub to: PathBuf,
+}
+
+/// An operation in progress: its staging folder and journal.
+pub struct Op {
+    pub dir: PathBuf,
+    pub journal: Journal,
+}
+
+impl Op {
+    pub fn begin(data: &DataDir, kind: &str, app: Option<&str>) -> HostResult<Op> {
+        let op_id = format!("{}-{}-{}", jiff::Timestamp::now().as_millisecond(), std::process::id(), kind);
+        let dir = data.staging().join(&op_id);
+        fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
+        let op = Op { dir, journal: Journal { op_id, kind: kind.into(), app: app.map(str::to_owned), ..Default::default() } };
+        op.write()?;
+        failpoint::hit("op.begin");
+        Ok(op)
+    }
+
+    /// Persists the journal (write to a temporary file, fsync, rename).
+    pub fn write(&self) -> HostResult<()> {
+        let tmp = self.dir.join("journal.json.tmp");
+        let dest = self.dir.join("journal.json");
+        let mut f = fs::File::create(&tmp).map_err(|e| io("cannot write", &tmp, e))?;
+        f.write_all(&serde_json::to_vec_pretty(&self.journal).expect("journal serializes")).map_err(|e| io("cannot write", &tmp, e))?;
+        f.sync_all().map_err(|e| io("cannot sync", &tmp, e))?;
+        fs::rename(&tmp, &dest).map_err(|e| io("cannot rename", &tmp, e))?;
+        sync_dir(&self.dir)
+    }
+
+    /// Moves `from` aside into this operation's folder, journaling it first.
+    pub fn move_aside(&mut self, from: &Path, name: &str) -> HostResult<PathBuf> {
+        let to = self.dir.join(name);
+        self.journal.moves.push(Move { from: from.to_owned(), to: to.clone() });
+        self.write()?;
+        failpoint::hit("op.move_journaled");
+        fs::rename(from, &to).map_err(|e| io("cannot move", from, e))?;
+        failpoint::hit("op.moved");
+        Ok(to)
+    }
+
+    pub fn remember_temp(&mut self, path: &Path) -> HostResult<()> {
+        self.journal.temp_files.push(path.to_owned());
+        self.write()
+    }
+
+    /// Removes the staging folder: the operation is over.
+    pub fn finish(self) -> HostResult<()> {
+        fs::remove_dir_all(&self.dir).map_err(|e| io("cannot remove", &self.dir, e))
+    }
+}
+
+pub fn read(dir: &Path) -> Option<Journal> {
+    let bytes = fs::read(dir.join("journal.json")).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+pub fn sync_dir(dir: &Path) -> HostResult<()> {
+    let f = fs::File::open(dir).map_err(|e| io("cannot open", dir, e))?;
+    f.sync_all().map_err(|e| io("cannot sync", dir, e))
+}

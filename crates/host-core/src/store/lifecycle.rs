@@ -1,0 +1,117 @@
+//! Rollback, disable/enable and uninstall.
+
+use std::path::Path;
+
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::json;
+
+use super::blobs;
+use super::cleanup::{CleanupPlan, DataMode};
+use super::journal::Op;
+use super::{app_id, audit, failpoint, now_str, AppSummary, Store};
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::profile::HostProfile;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UninstallOutcome {
+    pub plan: CleanupPlan,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exported_to: Option<String>,
+}
+
+impl Store {
+    /// Switches the active version to the previous one (and back again, if called twice).
+    /// Data is kept and no downgrade migration runs.
+    pub fn rollback(&self, name: &str) -> HostResult<AppSummary> {
+        self.require_lock()?;
+        let app = self.app_row(name)?;
+        let Some(prev) = app.previous.clone() else {
+            return Err(HostError::new(ErrorCode::AppNoRollbackTarget, format!("{name} has no previous version to roll back to")).with("app", name));
+        };
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "UPDATE apps SET active_version = ?2, previous_version = ?3, updated_at = ?4 WHERE name = ?1",
+            params![name, prev, app.active, now_str()],
+        )?;
+        audit(&tx, "rollback", Some(name), Some(&prev), &json!({"fromVersion": app.active, "toVersion": prev}))?;
+        tx.commit()?;
+        self.summary(name, &HostProfile::current())
+    }
+
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> HostResult<AppSummary> {
+        self.require_lock()?;
+        let app = self.app_row(name)?;
+        if app.enabled != enabled {
+            let tx = self.conn.unchecked_transaction()?;
+            tx.execute("UPDATE apps SET enabled = ?2, updated_at = ?3 WHERE name = ?1", params![name, enabled, now_str()])?;
+            audit(&tx, if enabled { "enable" } else { "disable" }, Some(name), Some(&app.active), &json!({}))?;
+            tx.commit()?;
+        }
+        self.summary(name, &HostProfile::current())
+    }
+
+    /// Uninstalls `name`. With `ExportThenDelete`, `export_to` receives a zip of the app's data
+    /// before anything is removed; if the export fails, nothing is removed.
+    pub fn uninstall(&self, name: &str, mode: DataMode, export_to: Option<&Path>) -> HostResult<UninstallOutcome> {
+        self.require_lock()?;
+        let plan = self.cleanup_plan(name, mode)?;
+        let id = app_id(name)?;
+        let data = self.app_data();
+        let mut op = Op::begin(&self.dir, "uninstall", Some(name))?;
+        let result = (|| -> HostResult<Option<String>> {
+            let mut exported = None;
+            if mode == DataMode::ExportThenDelete {
+                let dest = export_to.ok_or_else(|| HostError::new(ErrorCode::CliUsage, "export-then-delete needs a destination file"))?;
+                if dest.exists() {
+                    return Err(HostError::new(ErrorCode::ExportFailed, format!("{} already exists; choose a new file", dest.display())).with("path", dest.display().to_string()));
+                }
+                op.remember_temp(&runtime_core::partial_export_path(dest))?;
+                data.export_zip(&id, dest).map_err(|e| HostError::new(ErrorCode::ExportFailed, format!("export failed, nothing was removed: {e}")))?;
+                failpoint::hit("uninstall.exported");
+                exported = Some(dest.display().to_string());
+            }
+            if mode != DataMode::KeepData && data.exists(&id) {
+                op.move_aside(&data.dir(&id), "app-data")?;
+            }
+            let tx = self.conn.unchecked_transaction()?;
+            tx.execute("DELETE FROM version_files WHERE name = ?1", [name])?;
+            tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
+            tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
+            tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
+            audit(
+                &tx,
+                "uninstall",
+                Some(name),
+                None,
+                &json!({"mode": mode, "versions": plan.versions, "blobsRemoved": plan.blobs_removed.len(), "dataFilesRemoved": plan.data_files_removed.len(), "exportedTo": exported}),
+            )?;
+            tx.execute("INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, 'uninstall', ?2, ?3)", params![op.journal.op_id, name, now_str()])?;
+            failpoint::hit("uninstall.commit");
+            tx.commit()?;
+            failpoint::hit("uninstall.committed");
+            Ok(exported)
+        })();
+        let exported = match result {
+            Ok(e) => e,
+            Err(e) => {
+                // Undo anything moved, exactly as recovery would.
+                for m in op.journal.moves.iter().rev() {
+                    if m.to.exists() && !m.from.exists() {
+                        let _ = std::fs::rename(&m.to, &m.from);
+                    }
+                }
+                let _ = op.finish();
+                return Err(e);
+            }
+        };
+        let referenced = self.referenced_blobs()?;
+        blobs::gc(&self.dir.blobs(), &referenced)?;
+        let op_id = op.journal.op_id.clone();
+        op.finish()?;
+        failpoint::hit("uninstall.finished");
+        self.conn.execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+        Ok(UninstallOutcome { plan, exported_to: exported })
+    }
+}

@@ -1,0 +1,347 @@
+//! A bounded YAML 1.2 loader that produces `serde_json::Value`.
+//!
+//! Built on yaml-rust2's pull parser so that limits are enforced *while* parsing, before any
+//! expansion happens: nesting depth, and the number of nodes produced including alias expansion
+//! (a "billion laughs" document is stopped after `max_nodes`, not after it has eaten the heap).
+//! Scalars are resolved with the YAML 1.2 core schema; anything else (timestamps, for instance)
+//! stays a string, which is what the Agent App reference CLI does too. Duplicate mapping keys
+//! are an error, as the YAML spec requires.
+
+use serde_json::{Map, Number, Value};
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::TScalarStyle;
+
+#[derive(Debug, Clone, Copy)]
+pub struct YamlLimits {
+    pub max_depth: usize,
+    pub max_nodes: usize,
+}
+
+impl Default for YamlLimits {
+    fn default() -> Self {
+        YamlLimits { max_depth: 64, max_nodes: 100_000 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum YamlError {
+    Syntax { line: usize, col: usize, message: String },
+    DepthLimit { limit: usize },
+    NodeLimit { limit: usize },
+    DuplicateKey { key: String },
+    ComplexKey,
+    UnknownAnchor,
+    MultipleDocuments,
+}
+
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            YamlError::Syntax { line, col, message } => {
+                write!(f, "YAML syntax error at line {line}, column {col}: {message}")
+            }
+            YamlError::DepthLimit { limit } => write!(f, "YAML nesting deeper than {limit} levels"),
+            YamlError::NodeLimit { limit } => {
+                write!(f, "YAML expands to more than {limit} nodes (alias expansion is bounded)")
+            }
+            YamlError::DuplicateKey { key } => write!(f, "duplicate mapping key {key:?}"),
+            YamlError::ComplexKey => f.write_str("mapping keys must be scalars"),
+            YamlError::UnknownAnchor => f.write_str("alias refers to an unknown anchor"),
+            YamlError::MultipleDocuments => f.write_str("only one YAML document is allowed"),
+        }
+    }
+}
+
+enum Frame {
+    Seq { items: Vec<Value>, anchor: usize, nodes: usize, depth: usize },
+    Map { map: Map<String, Value>, key: Option<String>, anchor: usize, nodes: usize, depth: usize },
+}
+
+/// A finished node with the bookkeeping needed to bound alias expansion.
+struct Node {
+    value: Value,
+    nodes: usize,
+    depth: usize,
+}
+
+/// Parses one YAML document (an empty document is `null`).
+pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
+    let mut parser = Parser::new_from_str(text);
+    let mut stack: Vec<Frame> = Vec::new();
+    // anchor id -> (value, node count, depth); yaml-rust2 numbers anchors from 1.
+    let mut anchors: Vec<Option<Node>> = Vec::new();
+    let mut total_nodes = 0usize;
+    let mut root: Option<Value> = None;
+    let mut documents = 0usize;
+
+    loop {
+        let (event, mark) = parser.next_token().map_err(|e| {
+            // yaml-rust2 stops flow collections nested deeper than its own bound.
+            if e.info().contains("recursion limit") {
+                YamlError::DepthLimit { limit: limits.max_depth }
+            } else {
+                YamlError::Syntax { line: e.marker().line(), col: e.marker().col() + 1, message: e.info().to_owned() }
+            }
+        })?;
+        let finished: Option<(Node, usize)> = match event {
+            Event::StreamStart | Event::Nothing => None,
+            Event::StreamEnd => break,
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(YamlError::MultipleDocuments);
+                }
+                None
+            }
+            Event::DocumentEnd => None,
+            Event::Scalar(text, style, anchor, tag) => {
+                total_nodes += 1;
+                check_nodes(total_nodes, limits)?;
+                let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
+                let value = if style == TScalarStyle::Plain && !forced_str {
+                    resolve_plain(&text)
+                } else {
+                    Value::String(text)
+                };
+                Some((Node { value, nodes: 1, depth: 0 }, anchor))
+            }
+            Event::Alias(id) => {
+                let node = anchors
+                    .get(id)
+                    .and_then(|a| a.as_ref())
+                    .ok_or(YamlError::UnknownAnchor)?;
+                total_nodes = total_nodes.saturating_add(node.nodes);
+                check_nodes(total_nodes, limits)?;
+                if stack.len() + node.depth > limits.max_depth {
+                    return Err(YamlError::DepthLimit { limit: limits.max_depth });
+                }
+                Some((Node { value: node.value.clone(), nodes: node.nodes, depth: node.depth }, 0))
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                total_nodes += 1;
+                check_nodes(total_nodes, limits)?;
+                if stack.len() + 1 > limits.max_depth {
+                    return Err(YamlError::DepthLimit { limit: limits.max_depth });
+                }
+                stack.push(if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Seq { items: Vec::new(), anchor, nodes: 1, depth: 1 }
+                } else {
+                    Frame::Map { map: Map::new(), key: None, anchor, nodes: 1, depth: 1 }
+                });
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Frame::Seq { items, anchor, nodes, depth }) => {
+                    Some((Node { value: Value::Array(items), nodes, depth }, anchor))
+                }
+                Some(Frame::Map { map, anchor, nodes, depth, .. }) => {
+                    Some((Node { value: Value::Object(map), nodes, depth }, anchor))
+                }
+                None => {
+                    return Err(YamlError::Syntax {
+                        line: mark.line(),
+                        col: mark.col() + 1,
+                        message: "unbalanced collection end".into(),
+                    })
+                }
+            },
+        };
+
+        let Some((node, anchor)) = finished else { continue };
+        if anchor > 0 {
+            if anchors.len() <= anchor {
+                anchors.resize_with(anchor + 1, || None);
+            }
+            anchors[anchor] =
+                Some(Node { value: node.value.clone(), nodes: node.nodes, depth: node.depth });
+        }
+        match stack.last_mut() {
+            None => root = Some(node.value),
+            Some(Frame::Seq { items, nodes, depth, .. }) => {
+                *nodes += node.nodes;
+                *depth = (*depth).max(node.depth + 1);
+                items.push(node.value);
+            }
+            Some(Frame::Map { map, key, nodes, depth, .. }) => {
+                *nodes += node.nodes;
+                *depth = (*depth).max(node.depth + 1);
+                match key.take() {
+                    None => {
+                        let k = match node.value {
+                            Value::String(s) => s,
+                            Value::Null => "null".to_owned(),
+                            Value::Bool(b) => b.to_string(),
+                            Value::Number(n) => n.to_string(),
+                            _ => return Err(YamlError::ComplexKey),
+                        };
+                        if map.contains_key(&k) {
+                            return Err(YamlError::DuplicateKey { key: k });
+                        }
+                        *key = Some(k);
+                    }
+                    Some(k) => {
+                        map.insert(k, node.value);
+                    }
+                }
+            }
+        }
+    }
+    Ok(root.unwrap_or(Value::Null))
+}
+
+fn check_nodes(total: usize, limits: YamlLimits) -> Result<(), YamlError> {
+    if total > limits.max_nodes {
+        Err(YamlError::NodeLimit { limit: limits.max_nodes })
+    } else {
+        Ok(())
+    }
+}
+
+/// YAML 1.2 core schema resolution for plain scalars.
+fn resolve_plain(s: &str) -> Value {
+    match s {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        _ => {}
+    }
+    if let Some(n) = parse_int(s) {
+        return Value::Number(n);
+    }
+    if is_core_float(s) {
+        if let Some(n) = s.parse::<f64>().ok().and_then(Number::from_f64) {
+            return Value::Number(n);
+        }
+    }
+    // .inf / .nan have no JSON form: keep them as text.
+    Value::String(s.to_owned())
+}
+
+fn parse_int(s: &str) -> Option<Number> {
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let parsed = if let Some(oct) = s.strip_prefix("0o") {
+        i64::from_str_radix(oct, 8).ok()
+    } else if let Some(hex) = s.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()
+    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse::<i64>().ok().map(|v| if neg { -v } else { v })
+    } else {
+        None
+    };
+    parsed.map(Number::from)
+}
+
+/// `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`
+fn is_core_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_digits = i - int_start;
+    let mut frac_digits = 0;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let f = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        frac_digits = i - f;
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return false;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'-' || b[i] == b'+') {
+            i += 1;
+        }
+        let e = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == e {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(s: &str) -> Result<Value, YamlError> {
+        parse(s, YamlLimits::default())
+    }
+
+    #[test]
+    fn core_schema_scalars() {
+        let v = p("a: 1\nb: 1.5\nc: true\nd: ~\ne: '1'\nf: 2026-01-08T00:00:00Z\ng: 0.10\nh: \"0.10.0\"\ni: .inf\nj: 0x1f\n").unwrap();
+        assert_eq!(
+            v,
+            json!({"a": 1, "b": 1.5, "c": true, "d": null, "e": "1", "f": "2026-01-08T00:00:00Z",
+                   "g": 0.1, "h": "0.10.0", "i": ".inf", "j": 31})
+        );
+    }
+
+    #[test]
+    fn block_scalars_flow_maps_and_anchors_work() {
+        let v = p("x: &a {k: [1, 2]}\ny: *a\nz: |\n  line1\n  line2\n").unwrap();
+        assert_eq!(v, json!({"x": {"k": [1, 2]}, "y": {"k": [1, 2]}, "z": "line1\nline2\n"}));
+    }
+
+    #[test]
+    fn billion_laughs_is_stopped() {
+        let mut doc = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            doc.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev.as_str(); 10].join(", ")));
+        }
+        assert!(matches!(p(&doc), Err(YamlError::NodeLimit { .. })));
+    }
+
+    #[test]
+    fn deep_nesting_is_stopped_without_recursion() {
+        let doc = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert!(matches!(p(&doc), Err(YamlError::DepthLimit { .. })));
+        let block: String = (0..200).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
+        assert!(matches!(p(&block), Err(YamlError::DepthLimit { limit: 64 })));
+    }
+
+    #[test]
+    fn alias_depth_counts_toward_the_limit() {
+        let limits = YamlLimits { max_depth: 4, max_nodes: 1000 };
+        let doc = "a: &x [[[1]]]\nb: [[*x]]\n";
+        assert!(matches!(parse(doc, limits), Err(YamlError::DepthLimit { .. })));
+    }
+
+    #[test]
+    fn duplicate_keys_are_rejected() {
+        assert_eq!(p("a: 1\na: 2\n"), Err(YamlError::DuplicateKey { key: "a".into() }));
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        match p("a: [1, 2\nb: 3\n") {
+            Err(YamlError::Syntax { line, .. }) => assert!(line >= 1),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn multiple_documents_are_rejected() {
+        assert_eq!(p("a: 1\n---\nb: 2\n"), Err(YamlError::MultipleDocuments));
+    }
+
+    #[test]
+    fn empty_document_is_null() {
+        assert_eq!(p("").unwrap(), Value::Null);
+    }
+}
