@@ -18,15 +18,29 @@ pub struct Range {
 impl Range {
     pub fn parse(text: &str) -> Result<Range, String> {
         let t = text.trim();
-        if t.is_empty() || t == "*" || t.eq_ignore_ascii_case("current") || t.eq_ignore_ascii_case("latest") {
-            return Ok(Range { alternatives: Vec::new(), any: true });
+        if t.is_empty()
+            || t == "*"
+            || t.eq_ignore_ascii_case("current")
+            || t.eq_ignore_ascii_case("latest")
+        {
+            return Ok(Range {
+                alternatives: Vec::new(),
+                any: true,
+            });
         }
         let mut alternatives = Vec::new();
         for alt in t.split("||") {
-            let req = npm_to_semver(alt.trim()).ok_or_else(|| format!("{text:?} is not a version range"))?;
-            alternatives.push(VersionReq::parse(&req).map_err(|e| format!("{text:?} is not a version range: {e}"))?);
+            let req = npm_to_semver(alt.trim())
+                .ok_or_else(|| format!("{text:?} is not a version range"))?;
+            alternatives.push(
+                VersionReq::parse(&req)
+                    .map_err(|e| format!("{text:?} is not a version range: {e}"))?,
+            );
         }
-        Ok(Range { alternatives, any: false })
+        Ok(Range {
+            alternatives,
+            any: false,
+        })
     }
 
     pub fn matches(&self, v: &Version) -> bool {
@@ -61,17 +75,25 @@ fn npm_to_semver(r: &str) -> Option<String> {
     if pending.is_some() || comps.is_empty() {
         return None;
     }
-    Some(comps.iter().map(|c| c.replace(".x", ".*").replace(".X", ".*")).collect::<Vec<_>>().join(", "))
+    Some(
+        comps
+            .iter()
+            .map(|c| c.replace(".x", ".*").replace(".X", ".*"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 /// Parses a version leniently: `1.2` → `1.2.0`, leading `v` allowed.
 pub fn parse_version(text: &str) -> Option<Version> {
     let t = text.trim().strip_prefix('v').unwrap_or(text.trim());
-    Version::parse(t).ok().or_else(|| match t.matches('.').count() {
-        0 => Version::parse(&format!("{t}.0.0")).ok(),
-        1 => Version::parse(&format!("{t}.0")).ok(),
-        _ => None,
-    })
+    Version::parse(t)
+        .ok()
+        .or_else(|| match t.matches('.').count() {
+            0 => Version::parse(&format!("{t}.0.0")).ok(),
+            1 => Version::parse(&format!("{t}.0")).ok(),
+            _ => None,
+        })
 }
 
 /// Splits `@scope/pkg@^1.0.0` into (`@scope/pkg`, `^1.0.0`); a bare name has range `*`.
@@ -89,7 +111,9 @@ pub fn parse_date(v: &Value) -> Option<jiff::Timestamp> {
         return Some(ts);
     }
     let date: jiff::civil::Date = s.parse().ok()?;
-    date.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+    date.to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp())
 }
 
 #[cfg(test)]
@@ -97,7 +121,9 @@ mod tests {
     use super::*;
 
     fn m(range: &str, v: &str) -> bool {
-        Range::parse(range).unwrap().matches(&Version::parse(v).unwrap())
+        Range::parse(range)
+            .unwrap()
+            .matches(&Version::parse(v).unwrap())
     }
 
     #[test]
@@ -119,7 +145,10 @@ mod tests {
 
     #[test]
     fn package_specs() {
-        assert_eq!(split_package_spec("@lime/app-sdk@^0.3.0"), ("@lime/app-sdk", "^0.3.0"));
+        assert_eq!(
+            split_package_spec("@lime/app-sdk@^0.3.0"),
+            ("@lime/app-sdk", "^0.3.0")
+        );
         assert_eq!(split_package_spec("@lime/app-sdk"), ("@lime/app-sdk", "*"));
         assert_eq!(split_package_spec("sdk@1"), ("sdk", "1"));
     }

@@ -165,13 +165,20 @@ pub struct HostError {
 
 impl HostError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        HostError { code, message: message.into(), details: Value::Object(Default::default()) }
+        HostError {
+            code,
+            message: message.into(),
+            details: Value::Object(Default::default()),
+        }
     }
 
     /// Adds one detail field (details is always a JSON object).
     pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
         if let Value::Object(map) = &mut self.details {
-            map.insert(key.to_owned(), serde_json::to_value(value).unwrap_or(Value::Null));
+            map.insert(
+                key.to_owned(),
+                serde_json::to_value(value).unwrap_or(Value::Null),
+            );
         }
         self
     }
@@ -210,7 +217,8 @@ mod tests {
             let s = code.as_str();
             assert!(seen.insert(s), "duplicate code {s}");
             assert!(
-                s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.'),
+                s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.'),
                 "{s} is not dotted snake_case"
             );
         }

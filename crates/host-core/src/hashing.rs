@@ -120,7 +120,12 @@ mod tests {
 
     #[test]
     fn package_hash_frames_each_file_as_path_nul_content_nul() {
-        let files = [(".hidden", "h"), ("APP.md", "---\n"), ("a/b", ""), ("a-b/x", "x")];
+        let files = [
+            (".hidden", "h"),
+            ("APP.md", "---\n"),
+            ("a/b", ""),
+            ("a-b/x", "x"),
+        ];
         let mut h = PackageHasher::default();
         let mut framed = Vec::new();
         for (path, body) in files {
@@ -139,7 +144,10 @@ mod tests {
     fn hash_refs() {
         assert!(is_sha256_ref(&manifest_hash(b"x")));
         assert!(!is_sha256_ref("sha256:abc"));
-        assert!(same_hash(&format!("sha256:{}", "AB".repeat(32)), &"ab".repeat(32)));
+        assert!(same_hash(
+            &format!("sha256:{}", "AB".repeat(32)),
+            &"ab".repeat(32)
+        ));
         assert_eq!(
             manifest_hash(b""),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

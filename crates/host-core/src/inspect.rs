@@ -28,6 +28,22 @@ pub struct InspectOptions<'a> {
     pub state: HostState,
 }
 
+impl<'a> InspectOptions<'a> {
+    /// Options for previewing a package now (as if freshly installed with consent).
+    pub fn preview(
+        limits: Limits,
+        profile: &'a HostProfile,
+        trusted_keys: &'a [TrustedKey],
+    ) -> Self {
+        InspectOptions {
+            limits,
+            profile,
+            trusted_keys,
+            state: HostState::preview(jiff::Timestamp::now()),
+        }
+    }
+}
+
 pub struct Inspection {
     pub source: ResolvedSource,
     pub read: ReadPackage,
@@ -48,8 +64,16 @@ pub fn inspect(
 ) -> HostResult<Inspection> {
     let mut reader = PackageReader::open(source, &opts.limits)?;
     let total = reader.listing().total_bytes;
-    let read = read_package(&mut reader, sink, opts.limits.max_manifest_bytes, &mut |done| progress(done, total))?;
-    let app_md = read.captured.get("APP.md").ok_or_else(|| HostError::new(ErrorCode::ManifestMissing, "the package has no APP.md"))?;
+    let read = read_package(
+        &mut reader,
+        sink,
+        opts.limits.max_manifest_bytes,
+        &mut |done| progress(done, total),
+    )?;
+    let app_md = read
+        .captured
+        .get("APP.md")
+        .ok_or_else(|| HostError::new(ErrorCode::ManifestMissing, "the package has no APP.md"))?;
     let mhash = manifest_hash(app_md);
     let fdigest = files_digest(&read.files);
 
@@ -57,15 +81,24 @@ pub fn inspect(
     //    than trusted (the reference CLI trusts it verbatim).
     if let Some(release) = &source.release {
         if !same_hash(&release.package_hash, &read.package_hash) {
-            return Err(HostError::new(ErrorCode::VerifyPackageHashMismatch, format!("the package for {}@{} does not match the catalog's packageHash", release.app_id, release.version))
-                .with("expected", &release.package_hash)
-                .with("computed", &read.package_hash));
+            return Err(HostError::new(
+                ErrorCode::VerifyPackageHashMismatch,
+                format!(
+                    "the package for {}@{} does not match the catalog's packageHash",
+                    release.app_id, release.version
+                ),
+            )
+            .with("expected", &release.package_hash)
+            .with("computed", &read.package_hash));
         }
         if let Some(expected) = &release.manifest_hash {
             if !same_hash(expected, &mhash) {
-                return Err(HostError::new(ErrorCode::VerifyManifestHashMismatch, "APP.md does not match the catalog's manifestHash")
-                    .with("expected", expected)
-                    .with("computed", &mhash));
+                return Err(HostError::new(
+                    ErrorCode::VerifyManifestHashMismatch,
+                    "APP.md does not match the catalog's manifestHash",
+                )
+                .with("expected", expected)
+                .with("computed", &mhash));
             }
         }
     }
@@ -78,25 +111,49 @@ pub fn inspect(
     };
 
     let manifest = manifest::load(&read.captured, &opts.limits)?;
-    if let Some(declared) = manifest.data.get("runtimePackage").and_then(|r| r.get("hash")).and_then(Value::as_str) {
+    if let Some(declared) = manifest
+        .data
+        .get("runtimePackage")
+        .and_then(|r| r.get("hash"))
+        .and_then(Value::as_str)
+    {
         if !same_hash(declared, &read.package_hash) {
-            return Err(HostError::new(ErrorCode::VerifyPackageHashMismatch, "runtimePackage.hash does not match the package contents")
-                .with("declared", declared)
-                .with("computed", &read.package_hash));
+            return Err(HostError::new(
+                ErrorCode::VerifyPackageHashMismatch,
+                "runtimePackage.hash does not match the package contents",
+            )
+            .with("declared", declared)
+            .with("computed", &read.package_hash));
         }
     }
     if let Some(release) = &source.release {
         if release.app_id != manifest.name() || release.version != manifest.version() {
             return Err(HostError::new(
                 ErrorCode::CatalogReleaseMismatch,
-                format!("the catalog lists {}@{} but the package is {}@{}", release.app_id, release.version, manifest.name(), manifest.version()),
+                format!(
+                    "the catalog lists {}@{} but the package is {}@{}",
+                    release.app_id,
+                    release.version,
+                    manifest.name(),
+                    manifest.version()
+                ),
             ));
         }
     }
     // 2-4. Signature and publisher trust.
-    let sig = signature::check(manifest.signature_doc.as_ref(), &mhash, &fdigest, opts.trusted_keys)?;
+    let sig = signature::check(
+        manifest.signature_doc.as_ref(),
+        &mhash,
+        &fdigest,
+        opts.trusted_keys,
+    )?;
 
-    let projection = projection::project(&ProjectionInput { manifest: &manifest, files: &read.files, package_hash: &read.package_hash, manifest_hash: &mhash });
+    let projection = projection::project(&ProjectionInput {
+        manifest: &manifest,
+        files: &read.files,
+        package_hash: &read.package_hash,
+        manifest_hash: &mhash,
+    });
     let readiness = readiness::evaluate(&manifest, &read.files, opts.profile, &opts.state);
     Ok(Inspection {
         source: source.clone(),
@@ -118,7 +175,12 @@ impl Inspection {
         if let Some(e) = self.manifest.first_error() {
             return Some(e);
         }
-        for c in self.readiness.checks.iter().filter(|c| c.kind == "compatibility" && c.outcome == Outcome::Blocked) {
+        for c in self
+            .readiness
+            .checks
+            .iter()
+            .filter(|c| c.kind == "compatibility" && c.outcome == Outcome::Blocked)
+        {
             let code = match c.code {
                 Some("compat.end_of_life") => ErrorCode::CompatEndOfLife,
                 Some("compat.invalid_range") => ErrorCode::CompatInvalidRange,
@@ -150,7 +212,11 @@ impl Inspection {
     }
 
     pub fn error_count(&self) -> usize {
-        self.manifest.findings.iter().filter(|f| f.severity == Severity::Error).count()
+        self.manifest
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
     }
 
     /// The permission preview shown before consent.

@@ -36,6 +36,9 @@ impl Default for Limits {
 
 impl Limits {
     pub fn yaml(&self) -> YamlLimits {
-        YamlLimits { max_depth: self.max_yaml_depth, max_nodes: self.max_yaml_nodes }
+        YamlLimits {
+            max_depth: self.max_yaml_depth,
+            max_nodes: self.max_yaml_nodes,
+        }
     }
 }

@@ -31,7 +31,10 @@ pub fn render(files: &[FileRecord]) -> String {
 }
 
 fn invalid(why: impl std::fmt::Display) -> HostError {
-    HostError::new(ErrorCode::VerifyLockInvalid, format!("app.lock.json is invalid: {why}"))
+    HostError::new(
+        ErrorCode::VerifyLockInvalid,
+        format!("app.lock.json is invalid: {why}"),
+    )
 }
 
 /// Checks a shipped lock file against the files actually read.
@@ -43,12 +46,24 @@ pub fn verify(lock_bytes: &[u8], files: &[FileRecord]) -> HostResult<()> {
     if doc.get("algorithm").and_then(Value::as_str) != Some("sha256") {
         return Err(invalid("algorithm must be \"sha256\""));
     }
-    let listed = doc.get("files").and_then(Value::as_array).ok_or_else(|| invalid("files must be a list"))?;
+    let listed = doc
+        .get("files")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid("files must be a list"))?;
     let mut lock: std::collections::BTreeMap<&str, (u64, &str)> = Default::default();
     for item in listed {
-        let path = item.get("path").and_then(Value::as_str).ok_or_else(|| invalid("an entry has no path"))?;
-        let size = item.get("size").and_then(Value::as_u64).ok_or_else(|| invalid(format!("{path}: no size")))?;
-        let sha = item.get("sha256").and_then(Value::as_str).ok_or_else(|| invalid(format!("{path}: no sha256")))?;
+        let path = item
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("an entry has no path"))?;
+        let size = item
+            .get("size")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| invalid(format!("{path}: no size")))?;
+        let sha = item
+            .get("sha256")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(format!("{path}: no sha256")))?;
         if lock.insert(path, (size, sha)).is_some() {
             return Err(invalid(format!("{path} is listed twice")));
         }
@@ -80,7 +95,10 @@ pub fn verify(lock_bytes: &[u8], files: &[FileRecord]) -> HostResult<()> {
     }
     if let Some(d) = doc.get("filesDigest").and_then(Value::as_str) {
         if !same_hash(d, &files_digest(files)) {
-            return Err(HostError::new(ErrorCode::VerifyLockMismatch, "app.lock.json filesDigest does not match its file list"));
+            return Err(HostError::new(
+                ErrorCode::VerifyLockMismatch,
+                "app.lock.json filesDigest does not match its file list",
+            ));
         }
     }
     Ok(())
@@ -92,7 +110,11 @@ mod tests {
     use crate::hashing::sha256;
 
     fn rec(path: &str, body: &[u8]) -> FileRecord {
-        FileRecord { path: path.into(), size: body.len() as u64, sha256: sha256(body) }
+        FileRecord {
+            path: path.into(),
+            size: body.len() as u64,
+            sha256: sha256(body),
+        }
     }
 
     #[test]
@@ -110,8 +132,18 @@ mod tests {
         assert_eq!(e.code, ErrorCode::VerifyLockMismatch);
         assert_eq!(e.details["changed"][0], "a.txt");
 
-        let added = vec![rec("APP.md", b"---\n"), rec("a.txt", b"a"), rec("evil.js", b"x")];
-        assert_eq!(verify(lock.as_bytes(), &added).unwrap_err().details["notListed"][0], "evil.js");
-        assert_eq!(verify(b"{}", &files).unwrap_err().code, ErrorCode::VerifyLockInvalid);
+        let added = vec![
+            rec("APP.md", b"---\n"),
+            rec("a.txt", b"a"),
+            rec("evil.js", b"x"),
+        ];
+        assert_eq!(
+            verify(lock.as_bytes(), &added).unwrap_err().details["notListed"][0],
+            "evil.js"
+        );
+        assert_eq!(
+            verify(b"{}", &files).unwrap_err().code,
+            ErrorCode::VerifyLockInvalid
+        );
     }
 }

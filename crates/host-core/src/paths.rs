@@ -29,9 +29,14 @@ impl DataDir {
         if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
             return Ok(DataDir::at(PathBuf::from(dir)));
         }
-        dirs::data_dir().map(|d| DataDir::at(d.join("apphost"))).ok_or_else(|| {
-            HostError::new(ErrorCode::StoreIo, format!("no user data directory is known; set {DATA_DIR_ENV}"))
-        })
+        dirs::data_dir()
+            .map(|d| DataDir::at(d.join("apphost")))
+            .ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::StoreIo,
+                    format!("no user data directory is known; set {DATA_DIR_ENV}"),
+                )
+            })
     }
 
     pub fn root(&self) -> &Path {

@@ -35,9 +35,25 @@ pub struct HostProfile {
 
 /// The standard's capability namespaces (spec table plus the names the standard uses elsewhere).
 pub const KNOWN_CAPABILITIES: &[&str] = &[
-    "lime.ui", "lime.storage", "lime.files", "lime.agent", "lime.knowledge", "lime.tools", "lime.artifacts",
-    "lime.workflow", "lime.policy", "lime.evidence", "lime.secrets", "lime.cloudSession", "lime.modelSettings",
-    "lime.branding", "lime.billing", "lime.appUpdates", "lime.events", "lime.connectors", "lime.workspace",
+    "lime.ui",
+    "lime.storage",
+    "lime.files",
+    "lime.agent",
+    "lime.knowledge",
+    "lime.tools",
+    "lime.artifacts",
+    "lime.workflow",
+    "lime.policy",
+    "lime.evidence",
+    "lime.secrets",
+    "lime.cloudSession",
+    "lime.modelSettings",
+    "lime.branding",
+    "lime.billing",
+    "lime.appUpdates",
+    "lime.events",
+    "lime.connectors",
+    "lime.workspace",
 ];
 
 impl HostProfile {

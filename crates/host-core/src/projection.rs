@@ -48,16 +48,25 @@ fn with_prov(items: &[Value], prov: &Value) -> Value {
 }
 
 fn obj_or_empty(m: &Manifest, key: &str) -> Value {
-    m.data.get(key).filter(|v| v.is_object()).cloned().unwrap_or_else(|| json!({}))
+    m.data
+        .get(key)
+        .filter(|v| v.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({}))
 }
 
 fn pick(m: &Manifest, keys: &[&str]) -> Map<String, Value> {
-    keys.iter().filter_map(|k| m.data.get(*k).map(|v| (k.to_string(), v.clone()))).collect()
+    keys.iter()
+        .filter_map(|k| m.data.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect()
 }
 
 /// Normalises a package-relative reference (`./storage/migrations`) to a package path.
 pub fn package_path(reference: &str) -> String {
-    reference.trim_start_matches("./").trim_end_matches('/').to_owned()
+    reference
+        .trim_start_matches("./")
+        .trim_end_matches('/')
+        .to_owned()
 }
 
 pub fn project(input: &ProjectionInput) -> Value {
@@ -76,7 +85,17 @@ pub fn project(input: &ProjectionInput) -> Value {
         },
     );
     app.insert("presentation".into(), obj_or_empty(m, "presentation"));
-    app.extend(pick(m, &["displayName", "displayNameI18n", "shortDescription", "shortDescriptionI18n", "keywords", "categories"]));
+    app.extend(pick(
+        m,
+        &[
+            "displayName",
+            "displayNameI18n",
+            "shortDescription",
+            "shortDescriptionI18n",
+            "keywords",
+            "categories",
+        ],
+    ));
     out.insert("app".into(), Value::Object(app));
     out.insert("capabilityRequirements".into(), obj_or_empty(m, "requires"));
     out.insert("entries".into(), with_prov(m.array("entries"), &prov));
@@ -89,32 +108,64 @@ pub fn project(input: &ProjectionInput) -> Value {
     out.insert("storage".into(), storage(m, input.files, &prov));
     out.insert("services".into(), with_prov(m.array("services"), &prov));
     out.insert("workflows".into(), with_prov(m.array("workflows"), &prov));
-    out.insert("permissions".into(), with_prov(m.array("permissions"), &prov));
+    out.insert(
+        "permissions".into(),
+        with_prov(m.array("permissions"), &prov),
+    );
     out.insert("networkDomains".into(), network_domains(m));
-    out.insert("knowledgeTemplates".into(), with_prov(m.array("knowledgeTemplates"), &prov));
-    out.insert("toolRequirements".into(), with_prov(m.array("toolRefs"), &prov));
-    for key in ["artifactTypes", "evals", "events", "secrets", "overlayTemplates"] {
+    out.insert(
+        "knowledgeTemplates".into(),
+        with_prov(m.array("knowledgeTemplates"), &prov),
+    );
+    out.insert(
+        "toolRequirements".into(),
+        with_prov(m.array("toolRefs"), &prov),
+    );
+    for key in [
+        "artifactTypes",
+        "evals",
+        "events",
+        "secrets",
+        "overlayTemplates",
+    ] {
         out.insert(key.into(), with_prov(m.array(key), &prov));
     }
     out.insert("lifecycle".into(), obj_or_empty(m, "lifecycle"));
     out.insert("agentRuntime".into(), obj_or_empty(m, "agentRuntime"));
     out.insert("requirements".into(), obj_or_empty(m, "requirements"));
     out.insert("boundary".into(), obj_or_empty(m, "boundary"));
-    out.insert("integrations".into(), with_prov(m.array("integrations"), &prov));
+    out.insert(
+        "integrations".into(),
+        with_prov(m.array("integrations"), &prov),
+    );
     out.insert("operations".into(), with_prov(m.array("operations"), &prov));
     out.insert("install".into(), obj_or_empty(m, "install"));
     out.insert("installModes".into(), install_modes(m));
 
     // Optional keys from app-projection.schema.json.
     if let Some(t) = m.object("triggers") {
-        let t: Map<String, Value> = ["keywords", "scenarios"].iter().filter_map(|k| t.get(*k).map(|v| (k.to_string(), v.clone()))).collect();
+        let t: Map<String, Value> = ["keywords", "scenarios"]
+            .iter()
+            .filter_map(|k| t.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
         out.insert("triggers".into(), Value::Object(t));
     }
     if let Some(s) = m.object("skills") {
-        let s: Map<String, Value> = ["bundled", "references"].iter().filter_map(|k| s.get(*k).map(|v| (k.to_string(), v.clone()))).collect();
+        let s: Map<String, Value> = ["bundled", "references"]
+            .iter()
+            .filter_map(|k| s.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
         out.insert("skills".into(), Value::Object(s));
     }
-    for key in ["quickstart", "publisher", "supportWindow", "support", "distribution", "compliance", "i18n"] {
+    for key in [
+        "quickstart",
+        "publisher",
+        "supportWindow",
+        "support",
+        "distribution",
+        "compliance",
+        "i18n",
+    ] {
         if let Some(v) = m.data.get(key).filter(|v| v.is_object()) {
             out.insert(key.into(), v.clone());
         }
@@ -126,11 +177,29 @@ pub fn project(input: &ProjectionInput) -> Value {
         out.insert("publisher".into(), Value::Object(p));
     }
     out.extend(pick(m, &["author", "maintainers", "contributors"]));
-    let timeline = pick(m, &["createdAt", "updatedAt", "releasedAt", "deprecatedAt", "endOfLifeAt"]);
+    let timeline = pick(
+        m,
+        &[
+            "createdAt",
+            "updatedAt",
+            "releasedAt",
+            "deprecatedAt",
+            "endOfLifeAt",
+        ],
+    );
     if !timeline.is_empty() {
         out.insert("timeline".into(), Value::Object(timeline));
     }
-    let links = pick(m, &["homepage", "repository", "documentation", "issues", "changelog"]);
+    let links = pick(
+        m,
+        &[
+            "homepage",
+            "repository",
+            "documentation",
+            "issues",
+            "changelog",
+        ],
+    );
     if !links.is_empty() {
         out.insert("links".into(), Value::Object(links));
     }
@@ -180,7 +249,12 @@ fn ui_routes(m: &Manifest, prov: &Value) -> Value {
 fn network_domains(m: &Manifest) -> Value {
     let mut out: Vec<Value> = Vec::new();
     for p in m.array("permissions") {
-        for d in p.get("domains").and_then(Value::as_array).into_iter().flatten() {
+        for d in p
+            .get("domains")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(domain) = d.as_str() {
                 out.push(json!({
                     "domain": domain,
@@ -207,16 +281,25 @@ fn storage(m: &Manifest, files: &[FileRecord], prov: &Value) -> Value {
             s["namespace"] = json!(m.name());
         }
         // The migrations AppHost would apply, in order, with their hashes: shown before install.
-        let dir = s.get("migrations").and_then(Value::as_str).map(package_path);
+        let dir = s
+            .get("migrations")
+            .and_then(Value::as_str)
+            .map(package_path);
         let migrations: Vec<Value> = match dir {
             Some(dir) if !dir.is_empty() => {
                 let prefix = format!("{dir}/");
                 let mut list: Vec<&FileRecord> = files
                     .iter()
-                    .filter(|f| f.path.strip_prefix(&prefix).is_some_and(|rest| !rest.contains('/')))
+                    .filter(|f| {
+                        f.path
+                            .strip_prefix(&prefix)
+                            .is_some_and(|rest| !rest.contains('/'))
+                    })
                     .collect();
                 list.sort_by(|a, b| a.path.cmp(&b.path));
-                list.iter().map(|f| json!({"path": f.path, "size": f.size, "sha256": f.hex()})).collect()
+                list.iter()
+                    .map(|f| json!({"path": f.path, "size": f.size, "sha256": f.hex()}))
+                    .collect()
             }
             _ => Vec::new(),
         };

@@ -164,7 +164,14 @@ fn severity(o: Outcome) -> &'static str {
 }
 
 impl Ctx<'_> {
-    fn push(&mut self, kind: &'static str, key: impl Into<String>, required: bool, outcome: Outcome, message: impl Into<String>) -> &mut Check {
+    fn push(
+        &mut self,
+        kind: &'static str,
+        key: impl Into<String>,
+        required: bool,
+        outcome: Outcome,
+        message: impl Into<String>,
+    ) -> &mut Check {
         self.checks.push(Check {
             severity: severity(outcome),
             kind,
@@ -185,39 +192,71 @@ impl Ctx<'_> {
     fn has_path(&self, reference: &str) -> bool {
         let p = package_path(reference);
         let prefix = format!("{p}/");
-        self.files.iter().any(|f| f.path == p || f.path.starts_with(&prefix))
+        self.files
+            .iter()
+            .any(|f| f.path == p || f.path.starts_with(&prefix))
     }
 
     fn granted(&self, permission: &str) -> bool {
         match &self.state.grants {
             Grants::Granted(set) => set.contains(permission),
-            Grants::Preview => self
-                .m
-                .array("permissions")
-                .iter()
-                .any(|p| p.get("key").and_then(Value::as_str) == Some(permission) && is_required(p)),
+            Grants::Preview => self.m.array("permissions").iter().any(|p| {
+                p.get("key").and_then(Value::as_str) == Some(permission) && is_required(p)
+            }),
         }
     }
 }
 
 fn is_required(v: &Value) -> bool {
-    matches!(v.get("required"), Some(Value::Bool(true))) || v.get("required").and_then(Value::as_str) == Some("true")
+    matches!(v.get("required"), Some(Value::Bool(true)))
+        || v.get("required").and_then(Value::as_str) == Some("true")
 }
 
 fn item_key(v: &Value, fallback: &str) -> String {
-    ["key", "id", "name", "template", "capability", "permission", "tool", "check"]
-        .iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str))
-        .unwrap_or(fallback)
-        .to_owned()
+    [
+        "key",
+        "id",
+        "name",
+        "template",
+        "capability",
+        "permission",
+        "tool",
+        "check",
+    ]
+    .iter()
+    .find_map(|k| v.get(*k).and_then(Value::as_str))
+    .unwrap_or(fallback)
+    .to_owned()
 }
 
-fn action(key: &str, title: String, kind: &'static str, target: Option<String>) -> Option<SetupAction> {
-    Some(SetupAction { key: key.to_owned(), title, kind, target, description: None })
+fn action(
+    key: &str,
+    title: String,
+    kind: &'static str,
+    target: Option<String>,
+) -> Option<SetupAction> {
+    Some(SetupAction {
+        key: key.to_owned(),
+        title,
+        kind,
+        target,
+        description: None,
+    })
 }
 
-pub fn evaluate(m: &Manifest, files: &[FileRecord], profile: &HostProfile, state: &HostState) -> Report {
-    let mut cx = Ctx { m, files, profile, state, checks: Vec::new() };
+pub fn evaluate(
+    m: &Manifest,
+    files: &[FileRecord],
+    profile: &HostProfile,
+    state: &HostState,
+) -> Report {
+    let mut cx = Ctx {
+        m,
+        files,
+        profile,
+        state,
+        checks: Vec::new(),
+    };
     compatibility(&mut cx);
     capabilities(&mut cx);
     package_files(&mut cx);
@@ -241,28 +280,68 @@ fn compatibility(cx: &mut Ctx) {
             };
             let key = format!("requires.lime.{name}");
             let Some(have) = host_version else {
-                let c = cx.push("compatibility", key, true, Outcome::Unknown, format!("AppHost does not know the runtime requirement {name:?}"));
+                let c = cx.push(
+                    "compatibility",
+                    key,
+                    true,
+                    Outcome::Unknown,
+                    format!("AppHost does not know the runtime requirement {name:?}"),
+                );
                 c.version = Some(range_text.into());
                 continue;
             };
-            check_range(cx, "compatibility", key, range_text, &have, "the host runtime");
+            check_range(
+                cx,
+                "compatibility",
+                key,
+                range_text,
+                &have,
+                "the host runtime",
+            );
         }
     }
     if let Some(sdk) = req.get("sdk").and_then(Value::as_str) {
         let (pkg, range) = split_package_spec(sdk);
         if pkg != cx.profile.sdk_package {
-            let c = cx.push("compatibility", "requires.sdk", true, Outcome::Blocked, format!("the app needs SDK {pkg}; AppHost provides {}", cx.profile.sdk_package));
+            let c = cx.push(
+                "compatibility",
+                "requires.sdk",
+                true,
+                Outcome::Blocked,
+                format!(
+                    "the app needs SDK {pkg}; AppHost provides {}",
+                    cx.profile.sdk_package
+                ),
+            );
             c.code = Some("compat.requires_unsatisfied");
         } else {
             let have = cx.profile.sdk_version.clone();
-            check_range(cx, "compatibility", "requires.sdk".into(), range, &have, "the SDK");
+            check_range(
+                cx,
+                "compatibility",
+                "requires.sdk".into(),
+                range,
+                &have,
+                "the SDK",
+            );
         }
     }
     let now = cx.state.now;
     if let Some(eol) = cx.m.data.get("endOfLifeAt").and_then(parse_date) {
         if eol <= now {
-            let superseded = cx.m.data.get("supportWindow").and_then(|s| s.get("supersededBy")).and_then(Value::as_str).map(str::to_owned);
-            let c = cx.push("compatibility", "endOfLifeAt", true, Outcome::Blocked, format!("this release reached end of life on {eol}"));
+            let superseded =
+                cx.m.data
+                    .get("supportWindow")
+                    .and_then(|s| s.get("supersededBy"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            let c = cx.push(
+                "compatibility",
+                "endOfLifeAt",
+                true,
+                Outcome::Blocked,
+                format!("this release reached end of life on {eol}"),
+            );
             c.code = Some("compat.end_of_life");
             c.remediation = Some(match superseded {
                 Some(s) => format!("install {s} instead"),
@@ -272,7 +351,13 @@ fn compatibility(cx: &mut Ctx) {
     }
     if let Some(dep) = cx.m.data.get("deprecatedAt").and_then(parse_date) {
         if dep <= now {
-            cx.push("compatibility", "deprecatedAt", false, Outcome::Notice, format!("this release is deprecated since {dep}"));
+            cx.push(
+                "compatibility",
+                "deprecatedAt",
+                false,
+                Outcome::Notice,
+                format!("this release is deprecated since {dep}"),
+            );
         }
     }
 }
@@ -280,14 +365,29 @@ fn compatibility(cx: &mut Ctx) {
 fn check_range(cx: &mut Ctx, kind: &'static str, key: String, range: &str, have: &str, what: &str) {
     match (Range::parse(range), parse_version(have)) {
         (Ok(r), Some(v)) if r.matches(&v) => {
-            let c = cx.push(kind, key, true, Outcome::Pass, format!("{what} {have} satisfies {range}"));
+            let c = cx.push(
+                kind,
+                key,
+                true,
+                Outcome::Pass,
+                format!("{what} {have} satisfies {range}"),
+            );
             c.version = Some(range.into());
         }
         (Ok(_), _) => {
-            let c = cx.push(kind, key, true, Outcome::Blocked, format!("{what} is {have}; the app needs {range}"));
+            let c = cx.push(
+                kind,
+                key,
+                true,
+                Outcome::Blocked,
+                format!("{what} is {have}; the app needs {range}"),
+            );
             c.code = Some("compat.requires_unsatisfied");
             c.version = Some(range.into());
-            c.remediation = Some("install a release of the app compatible with this AppHost, or update AppHost".into());
+            c.remediation = Some(
+                "install a release of the app compatible with this AppHost, or update AppHost"
+                    .into(),
+            );
         }
         (Err(e), _) => {
             let c = cx.push(kind, key, true, Outcome::Blocked, e);
@@ -297,18 +397,44 @@ fn check_range(cx: &mut Ctx, kind: &'static str, key: String, range: &str, have:
     }
 }
 
-fn capability_check(cx: &mut Ctx, name: &str, range: Option<&str>, required: bool, entry: Option<&str>) {
-    let key = entry.map(|e| format!("{e}:{name}")).unwrap_or_else(|| name.to_owned());
-    let miss = if required { Outcome::Blocked } else { Outcome::Degraded };
+fn capability_check(
+    cx: &mut Ctx,
+    name: &str,
+    range: Option<&str>,
+    required: bool,
+    entry: Option<&str>,
+) {
+    let key = entry
+        .map(|e| format!("{e}:{name}"))
+        .unwrap_or_else(|| name.to_owned());
+    let miss = if required {
+        Outcome::Blocked
+    } else {
+        Outcome::Degraded
+    };
     let (outcome, message, code) = match cx.profile.capabilities.get(name) {
-        None => (miss, format!("{name} is not a capability AppHost knows"), Some("capability.unknown")),
-        Some(info) if !info.available => (miss, format!("{name} is not available in this AppHost build yet"), Some("capability.unavailable")),
+        None => (
+            miss,
+            format!("{name} is not a capability AppHost knows"),
+            Some("capability.unknown"),
+        ),
+        Some(info) if !info.available => (
+            miss,
+            format!("{name} is not available in this AppHost build yet"),
+            Some("capability.unavailable"),
+        ),
         Some(info) => match range.map(|r| (r, Range::parse(r))) {
-            Some((r, Ok(rr))) if !parse_version(&info.version).is_some_and(|v| rr.matches(&v)) => {
-                (miss, format!("{name} is version {}; the app needs {r}", info.version), Some("compat.requires_unsatisfied"))
-            }
+            Some((r, Ok(rr))) if !parse_version(&info.version).is_some_and(|v| rr.matches(&v)) => (
+                miss,
+                format!("{name} is version {}; the app needs {r}", info.version),
+                Some("compat.requires_unsatisfied"),
+            ),
             Some((_, Err(e))) => (miss, e, Some("compat.invalid_range")),
-            _ => (Outcome::Pass, format!("{name} {} is available", info.version), None),
+            _ => (
+                Outcome::Pass,
+                format!("{name} {} is available", info.version),
+                None,
+            ),
         },
     };
     let c = cx.push("capability", key, required, outcome, message);
@@ -326,7 +452,12 @@ fn capability_check(cx: &mut Ctx, name: &str, range: Option<&str>, required: boo
 
 fn capabilities(cx: &mut Ctx) {
     let mut required_names = BTreeSet::new();
-    match cx.m.data.get("requires").and_then(|r| r.get("capabilities")) {
+    match cx
+        .m
+        .data
+        .get("requires")
+        .and_then(|r| r.get("capabilities"))
+    {
         Some(Value::Array(list)) => {
             for name in list.iter().filter_map(Value::as_str) {
                 required_names.insert(name.to_owned());
@@ -351,7 +482,13 @@ fn capabilities(cx: &mut Ctx) {
     }
     for e in cx.m.array("entries").to_vec() {
         let key = item_key(&e, "entry");
-        for name in e.get("requiredCapabilities").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for name in e
+            .get("requiredCapabilities")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             capability_check(cx, name, None, true, Some(&key));
         }
     }
@@ -364,20 +501,45 @@ fn package_files(cx: &mut Ctx) {
                 if let Some(p) = v.get(field).and_then(Value::as_str) {
                     let key = format!("runtimePackage.{k}.{field}");
                     if cx.has_path(p) {
-                        cx.push("package", key, true, Outcome::Pass, format!("{p} is in the package"));
+                        cx.push(
+                            "package",
+                            key,
+                            true,
+                            Outcome::Pass,
+                            format!("{p} is in the package"),
+                        );
                     } else {
-                        let c = cx.push("package", key, true, Outcome::Blocked, format!("{p} is declared but not in the package"));
+                        let c = cx.push(
+                            "package",
+                            key,
+                            true,
+                            Outcome::Blocked,
+                            format!("{p} is declared but not in the package"),
+                        );
                         c.code = Some("package.missing_path");
                     }
                 }
             }
         }
     }
-    for list in ["skillRefs", "knowledgeTemplates", "toolRefs", "artifactTypes", "evals", "overlayTemplates"] {
+    for list in [
+        "skillRefs",
+        "knowledgeTemplates",
+        "toolRefs",
+        "artifactTypes",
+        "evals",
+        "overlayTemplates",
+    ] {
         for item in cx.m.array(list).to_vec() {
             if let Some(p) = item.get("path").and_then(Value::as_str) {
                 if !cx.has_path(p) {
-                    let c = cx.push("package", format!("{list}.{}", item_key(&item, list)), false, Outcome::Notice, format!("referenced path {p} does not exist"));
+                    let c = cx.push(
+                        "package",
+                        format!("{list}.{}", item_key(&item, list)),
+                        false,
+                        Outcome::Notice,
+                        format!("referenced path {p} does not exist"),
+                    );
                     c.code = Some("package.missing_path");
                 }
             }
@@ -386,12 +548,24 @@ fn package_files(cx: &mut Ctx) {
 }
 
 fn storage(cx: &mut Ctx) {
-    let Some(s) = cx.m.object("storage").cloned() else { return };
-    let ns = s.get("namespace").and_then(Value::as_str).unwrap_or(cx.m.name()).to_owned();
+    let Some(s) = cx.m.object("storage").cloned() else {
+        return;
+    };
+    let ns = s
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(cx.m.name())
+        .to_owned();
     for field in ["schema", "migrations"] {
         if let Some(p) = s.get(field).and_then(Value::as_str) {
             if !cx.has_path(p) {
-                let c = cx.push("storage", format!("storage.{field}"), true, Outcome::Blocked, format!("storage.{field} {p} is not in the package"));
+                let c = cx.push(
+                    "storage",
+                    format!("storage.{field}"),
+                    true,
+                    Outcome::Blocked,
+                    format!("storage.{field} {p} is not in the package"),
+                );
                 c.code = Some("package.missing_path");
             }
         }
@@ -401,7 +575,14 @@ fn storage(cx: &mut Ctx) {
         .and_then(Value::as_str)
         .map(|d| {
             let prefix = format!("{}/", package_path(d));
-            cx.files.iter().filter(|f| f.path.strip_prefix(&prefix).is_some_and(|r| !r.contains('/'))).count()
+            cx.files
+                .iter()
+                .filter(|f| {
+                    f.path
+                        .strip_prefix(&prefix)
+                        .is_some_and(|r| !r.contains('/'))
+                })
+                .count()
         })
         .unwrap_or(0);
     cx.push(
@@ -417,27 +598,82 @@ fn permissions(cx: &mut Ctx) {
     for p in cx.m.array("permissions").to_vec() {
         let key = item_key(&p, "permission");
         let required = is_required(&p);
-        let scope = p.get("scope").and_then(Value::as_str).unwrap_or("?").to_owned();
+        let scope = p
+            .get("scope")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_owned();
         if cx.granted(&key) {
-            let how = if matches!(cx.state.grants, Grants::Preview) { "granted when you install" } else { "granted" };
-            cx.push("permission", key.clone(), required, Outcome::Pass, format!("{scope} permission {key} is {how}"));
+            let how = if matches!(cx.state.grants, Grants::Preview) {
+                "granted when you install"
+            } else {
+                "granted"
+            };
+            cx.push(
+                "permission",
+                key.clone(),
+                required,
+                Outcome::Pass,
+                format!("{scope} permission {key} is {how}"),
+            );
         } else if required {
-            let c = cx.push("permission", key.clone(), true, Outcome::NeedsSetup, format!("required {scope} permission {key} is not granted"));
-            c.setup_action = action(&key, format!("Grant {key}"), "grant-permission", Some(key.clone()));
+            let c = cx.push(
+                "permission",
+                key.clone(),
+                true,
+                Outcome::NeedsSetup,
+                format!("required {scope} permission {key} is not granted"),
+            );
+            c.setup_action = action(
+                &key,
+                format!("Grant {key}"),
+                "grant-permission",
+                Some(key.clone()),
+            );
         } else {
-            cx.push("permission", key.clone(), false, Outcome::Notice, format!("optional {scope} permission {key} is asked for when the app needs it"));
+            cx.push(
+                "permission",
+                key.clone(),
+                false,
+                Outcome::Notice,
+                format!("optional {scope} permission {key} is asked for when the app needs it"),
+            );
         }
     }
     // Entry-scoped permission requirements.
     for e in cx.m.array("entries").to_vec() {
         let ekey = item_key(&e, "entry");
-        for perm in e.get("permissions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for perm in e
+            .get("permissions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             if !cx.granted(perm) {
-                let declared_optional = cx.m.array("permissions").iter().any(|p| p.get("key").and_then(Value::as_str) == Some(perm) && !is_required(p));
-                let outcome = if declared_optional { Outcome::Degraded } else { Outcome::NeedsSetup };
-                let c = cx.push("permission", format!("{ekey}:{perm}"), true, outcome, format!("entry {ekey} needs permission {perm}"));
+                let declared_optional =
+                    cx.m.array("permissions").iter().any(|p| {
+                        p.get("key").and_then(Value::as_str) == Some(perm) && !is_required(p)
+                    });
+                let outcome = if declared_optional {
+                    Outcome::Degraded
+                } else {
+                    Outcome::NeedsSetup
+                };
+                let c = cx.push(
+                    "permission",
+                    format!("{ekey}:{perm}"),
+                    true,
+                    outcome,
+                    format!("entry {ekey} needs permission {perm}"),
+                );
                 c.entry = Some(ekey.clone());
-                c.setup_action = action(perm, format!("Grant {perm}"), "grant-permission", Some(perm.to_owned()));
+                c.setup_action = action(
+                    perm,
+                    format!("Grant {perm}"),
+                    "grant-permission",
+                    Some(perm.to_owned()),
+                );
             }
         }
     }
@@ -450,8 +686,23 @@ fn declared_requirements(cx: &mut Ctx) {
         if cx.state.bound_secrets.contains(&key) {
             cx.push("secret", key, req, Outcome::Pass, "secret slot is bound");
         } else {
-            let c = cx.push("secret", key.clone(), req, if req { Outcome::NeedsSetup } else { Outcome::Notice }, format!("secret slot {key} is not bound"));
-            c.setup_action = action(&key, format!("Configure secret {key}"), "configure-secret", Some(key.clone()));
+            let c = cx.push(
+                "secret",
+                key.clone(),
+                req,
+                if req {
+                    Outcome::NeedsSetup
+                } else {
+                    Outcome::Notice
+                },
+                format!("secret slot {key} is not bound"),
+            );
+            c.setup_action = action(
+                &key,
+                format!("Configure secret {key}"),
+                "configure-secret",
+                Some(key.clone()),
+            );
         }
     }
     for k in cx.m.array("knowledgeTemplates").to_vec() {
@@ -460,8 +711,23 @@ fn declared_requirements(cx: &mut Ctx) {
         if cx.state.bound_knowledge.contains(&key) {
             cx.push("knowledge", key, req, Outcome::Pass, "knowledge is bound");
         } else {
-            let c = cx.push("knowledge", key.clone(), req, if req { Outcome::NeedsSetup } else { Outcome::Notice }, format!("knowledge template {key} is not bound"));
-            c.setup_action = action(&key, format!("Bind knowledge {key}"), "bind-knowledge", Some(key.clone()));
+            let c = cx.push(
+                "knowledge",
+                key.clone(),
+                req,
+                if req {
+                    Outcome::NeedsSetup
+                } else {
+                    Outcome::Notice
+                },
+                format!("knowledge template {key} is not bound"),
+            );
+            c.setup_action = action(
+                &key,
+                format!("Bind knowledge {key}"),
+                "bind-knowledge",
+                Some(key.clone()),
+            );
         }
     }
     for t in cx.m.array("toolRefs").to_vec() {
@@ -470,56 +736,128 @@ fn declared_requirements(cx: &mut Ctx) {
         if cx.state.available_tools.contains(&key) {
             cx.push("tool", key, req, Outcome::Pass, "tool is available");
         } else {
-            let c = cx.push("tool", key.clone(), req, if req { Outcome::Blocked } else { Outcome::Degraded }, format!("tool {key} is not available: this AppHost has no ToolHub connection"));
+            let c = cx.push(
+                "tool",
+                key.clone(),
+                req,
+                if req {
+                    Outcome::Blocked
+                } else {
+                    Outcome::Degraded
+                },
+                format!("tool {key} is not available: this AppHost has no ToolHub connection"),
+            );
             c.code = Some("tool.unavailable");
         }
     }
     for i in cx.m.array("integrations").to_vec() {
         let key = item_key(&i, "integration");
-        let missing = i.pointer("/readiness/missing").and_then(Value::as_str).unwrap_or(if is_required(&i) { "needs-setup" } else { "optional" });
+        let missing = i
+            .pointer("/readiness/missing")
+            .and_then(Value::as_str)
+            .unwrap_or(if is_required(&i) {
+                "needs-setup"
+            } else {
+                "optional"
+            });
         let outcome = match missing {
             "blocked" => Outcome::Blocked,
             "needs-setup" => Outcome::NeedsSetup,
             _ => Outcome::Notice,
         };
-        let c = cx.push("integration", key.clone(), outcome != Outcome::Notice, outcome, format!("integration {key} is not connected"));
+        let c = cx.push(
+            "integration",
+            key.clone(),
+            outcome != Outcome::Notice,
+            outcome,
+            format!("integration {key} is not connected"),
+        );
         if let Some(a) = i.pointer("/readiness/setupAction").and_then(Value::as_str) {
-            c.setup_action = action(&key, format!("Connect {key}"), "external", Some(a.to_owned()));
+            c.setup_action = action(
+                &key,
+                format!("Connect {key}"),
+                "external",
+                Some(a.to_owned()),
+            );
         }
     }
 }
 
 fn eval_tiers(cx: &mut Ctx) {
-    let Some(spec) = cx.m.readiness_spec.clone() else { return };
-    for (tier, list) in [("required", "required"), ("recommended", "recommended"), ("performance", "performance")] {
-        for item in spec.get(list).and_then(Value::as_array).into_iter().flatten() {
-            let check = item.get("check").and_then(Value::as_str).unwrap_or("?").to_owned();
-            let blocker = matches!(item.get("blocker").or_else(|| item.get("blocking")), Some(Value::Bool(true)));
+    let Some(spec) = cx.m.readiness_spec.clone() else {
+        return;
+    };
+    for (tier, list) in [
+        ("required", "required"),
+        ("recommended", "recommended"),
+        ("performance", "performance"),
+    ] {
+        for item in spec
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let check = item
+                .get("check")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned();
+            let blocker = matches!(
+                item.get("blocker").or_else(|| item.get("blocking")),
+                Some(Value::Bool(true))
+            );
             let (passed, subject): (Option<bool>, String) = match check.as_str() {
                 "sdk_version" => {
                     let expect = item.get("expect").and_then(Value::as_str).unwrap_or("*");
-                    let ok = Range::parse(expect.trim_start_matches('=')).ok().zip(parse_version(&cx.profile.sdk_version)).map(|(r, v)| r.matches(&v));
+                    let ok = Range::parse(expect.trim_start_matches('='))
+                        .ok()
+                        .zip(parse_version(&cx.profile.sdk_version))
+                        .map(|(r, v)| r.matches(&v));
                     (ok, format!("sdk {expect}"))
                 }
                 "capability_available" => {
-                    let c = item.get("capability").and_then(Value::as_str).unwrap_or("?").to_owned();
-                    (Some(cx.profile.capabilities.get(&c).is_some_and(|i| i.available)), c)
+                    let c = item
+                        .get("capability")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned();
+                    (
+                        Some(cx.profile.capabilities.get(&c).is_some_and(|i| i.available)),
+                        c,
+                    )
                 }
                 "permission_granted" => {
-                    let p = item.get("permission").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    let p = item
+                        .get("permission")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned();
                     (Some(cx.granted(&p)), p)
                 }
                 "knowledge_bound" => {
-                    let t = item.get("template").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    let t = item
+                        .get("template")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned();
                     (Some(cx.state.bound_knowledge.contains(&t)), t)
                 }
                 "tool_available" => {
-                    let t = item.get("tool").and_then(Value::as_str).unwrap_or("?").to_owned();
+                    let t = item
+                        .get("tool")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned();
                     (Some(cx.state.available_tools.contains(&t)), t)
                 }
                 _ => (None, item_key(item, &check)),
             };
-            let message = item.get("message").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("{check} {subject}"));
+            let message = item
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("{check} {subject}"));
             let outcome = match (passed, tier) {
                 (None, _) => Outcome::Unknown,
                 (Some(true), _) => Outcome::Pass,
@@ -529,7 +867,13 @@ fn eval_tiers(cx: &mut Ctx) {
                 (Some(false), _) => Outcome::Notice,
             };
             let required = tier == "required";
-            let c = cx.push("eval", format!("{check}:{subject}"), required, outcome, message);
+            let c = cx.push(
+                "eval",
+                format!("{check}:{subject}"),
+                required,
+                outcome,
+                message,
+            );
             c.tier = Some(tier);
             if let Some(r) = item.get("remediation").and_then(Value::as_str) {
                 c.remediation = Some(r.to_owned());
@@ -542,10 +886,28 @@ fn eval_tiers(cx: &mut Ctx) {
 }
 
 fn install_modes(cx: &mut Ctx) {
-    let Some(modes) = cx.m.data.get("install").and_then(|i| i.get("modes")).and_then(Value::as_array).cloned() else { return };
+    let Some(modes) =
+        cx.m.data
+            .get("install")
+            .and_then(|i| i.get("modes"))
+            .and_then(Value::as_array)
+            .cloned()
+    else {
+        return;
+    };
     if !modes.iter().any(|m| m.as_str() == Some("in_lime")) {
-        let list = modes.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ");
-        let c = cx.push("install", "install.modes", true, Outcome::Blocked, format!("the app installs only as {list}; AppHost hosts in_lime apps"));
+        let list = modes
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let c = cx.push(
+            "install",
+            "install.modes",
+            true,
+            Outcome::Blocked,
+            format!("the app installs only as {list}; AppHost hosts in_lime apps"),
+        );
         c.code = Some("install.mode_unsupported");
     }
 }
@@ -557,7 +919,9 @@ fn status_of<'a>(checks: impl Iterator<Item = &'a Check>) -> (Status, Vec<String
         let s = match (c.outcome, c.required) {
             (Outcome::Blocked, true) => Status::Blocked,
             (Outcome::NeedsSetup, true) => Status::NeedsSetup,
-            (Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded, _) => Status::ReadyDegraded,
+            (Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded, _) => {
+                Status::ReadyDegraded
+            }
             _ => continue,
         };
         missing.push(c.key.clone());
@@ -574,8 +938,16 @@ fn finish(m: &Manifest, state: &HostState, checks: Vec<Check>) -> Report {
         .iter()
         .map(|e| {
             let key = item_key(e, "entry");
-            let (s, missing) = status_of(checks.iter().filter(|c| c.entry.is_none() || c.entry.as_deref() == Some(key.as_str())));
-            EntryReadiness { entry_key: key, status: if state.disabled { Status::Disabled } else { s }, missing }
+            let (s, missing) = status_of(
+                checks
+                    .iter()
+                    .filter(|c| c.entry.is_none() || c.entry.as_deref() == Some(key.as_str())),
+            );
+            EntryReadiness {
+                entry_key: key,
+                status: if state.disabled { Status::Disabled } else { s },
+                missing,
+            }
         })
         .collect();
     if !entries.is_empty() && entries.iter().all(|e| e.status == Status::Blocked) {
@@ -586,15 +958,31 @@ fn finish(m: &Manifest, state: &HostState, checks: Vec<Check>) -> Report {
     if state.disabled {
         status = Status::Disabled;
     }
-    let blockers = checks.iter().filter(|c| c.outcome == Outcome::Blocked && c.required).map(|c| c.message.clone()).collect();
+    let blockers = checks
+        .iter()
+        .filter(|c| c.outcome == Outcome::Blocked && c.required)
+        .map(|c| c.message.clone())
+        .collect();
     let warnings = checks
         .iter()
-        .filter(|c| matches!(c.outcome, Outcome::Degraded | Outcome::Notice | Outcome::Unknown) || (c.outcome == Outcome::Blocked && !c.required))
+        .filter(|c| {
+            matches!(
+                c.outcome,
+                Outcome::Degraded | Outcome::Notice | Outcome::Unknown
+            ) || (c.outcome == Outcome::Blocked && !c.required)
+        })
         .map(|c| c.message.clone())
         .collect();
     let mut setup_actions: Vec<SetupAction> = Vec::new();
-    for a in checks.iter().filter(|c| matches!(c.outcome, Outcome::NeedsSetup | Outcome::Degraded)).filter_map(|c| c.setup_action.clone()) {
-        if !setup_actions.iter().any(|s| s.key == a.key && s.kind == a.kind) {
+    for a in checks
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::NeedsSetup | Outcome::Degraded))
+        .filter_map(|c| c.setup_action.clone())
+    {
+        if !setup_actions
+            .iter()
+            .any(|s| s.key == a.key && s.kind == a.kind)
+        {
             setup_actions.push(a);
         }
     }

@@ -42,7 +42,9 @@ impl Trust {
         }
     }
     pub fn parse(s: &str) -> Option<Trust> {
-        [Trust::Trusted, Trust::UnknownKey, Trust::Unsigned].into_iter().find(|t| t.as_str() == s)
+        [Trust::Trusted, Trust::UnknownKey, Trust::Unsigned]
+            .into_iter()
+            .find(|t| t.as_str() == s)
     }
     /// Whether installing needs sideload mode (an explicit, marked exception).
     pub fn needs_sideload(self) -> bool {
@@ -74,23 +76,40 @@ pub fn key_id(public: &VerifyingKey) -> String {
 }
 
 pub fn signed_message(manifest_hash: &str, files_digest: &str) -> Vec<u8> {
-    format!("apphost.signature.v1\nmanifestHash={manifest_hash}\nfilesDigest={files_digest}\n").into_bytes()
+    format!("apphost.signature.v1\nmanifestHash={manifest_hash}\nfilesDigest={files_digest}\n")
+        .into_bytes()
 }
 
 fn malformed(why: impl std::fmt::Display) -> HostError {
-    HostError::new(ErrorCode::VerifySignatureMalformed, format!("app.signature.yaml: {why}"))
+    HostError::new(
+        ErrorCode::VerifySignatureMalformed,
+        format!("app.signature.yaml: {why}"),
+    )
 }
 
 fn invalid(why: impl std::fmt::Display) -> HostError {
-    HostError::new(ErrorCode::VerifySignatureInvalid, format!("the package signature is not valid: {why}"))
+    HostError::new(
+        ErrorCode::VerifySignatureInvalid,
+        format!("the package signature is not valid: {why}"),
+    )
 }
 
 pub fn parse_public_key(b64: &str) -> HostResult<VerifyingKey> {
-    let bytes = B64.decode(b64.trim()).map_err(|e| HostError::new(ErrorCode::KeyInvalid, format!("public key is not base64: {e}")))?;
+    let bytes = B64.decode(b64.trim()).map_err(|e| {
+        HostError::new(
+            ErrorCode::KeyInvalid,
+            format!("public key is not base64: {e}"),
+        )
+    })?;
     let arr: [u8; 32] = bytes
         .try_into()
         .map_err(|_| HostError::new(ErrorCode::KeyInvalid, "an Ed25519 public key is 32 bytes"))?;
-    VerifyingKey::from_bytes(&arr).map_err(|e| HostError::new(ErrorCode::KeyInvalid, format!("not an Ed25519 public key: {e}")))
+    VerifyingKey::from_bytes(&arr).map_err(|e| {
+        HostError::new(
+            ErrorCode::KeyInvalid,
+            format!("not an Ed25519 public key: {e}"),
+        )
+    })
 }
 
 /// Checks the signature block (`signature` value of `app.signature.yaml`, if the file exists).
@@ -100,8 +119,14 @@ pub fn check(
     files_digest: &str,
     trusted: &[TrustedKey],
 ) -> HostResult<SignatureCheck> {
-    let unsigned = SignatureCheck { trust: Trust::Unsigned, key_id: None, signer: None };
-    let Some(doc) = signature_doc else { return Ok(unsigned) };
+    let unsigned = SignatureCheck {
+        trust: Trust::Unsigned,
+        key_id: None,
+        signer: None,
+    };
+    let Some(doc) = signature_doc else {
+        return Ok(unsigned);
+    };
     if !doc.is_object() {
         return Err(malformed("`signature` must be a mapping"));
     }
@@ -117,50 +142,88 @@ pub fn check(
             .with("computed", manifest_hash));
         }
     }
-    let Some(ed) = doc.get("ed25519") else { return Ok(unsigned) };
-    let field = |k: &str| ed.get(k).and_then(Value::as_str).ok_or_else(|| malformed(format!("signature.ed25519.{k} is missing")));
+    let Some(ed) = doc.get("ed25519") else {
+        return Ok(unsigned);
+    };
+    let field = |k: &str| {
+        ed.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| malformed(format!("signature.ed25519.{k} is missing")))
+    };
     let claimed_manifest = field("manifestHash")?;
     let claimed_files = field("filesDigest")?;
     let sig_b64 = field("signature")?;
     let claimed_key_id = ed.get("keyId").and_then(Value::as_str);
-    let sig_bytes = B64.decode(sig_b64.trim()).map_err(|e| malformed(format!("signature is not base64: {e}")))?;
-    let sig = Signature::from_slice(&sig_bytes).map_err(|_| malformed("an Ed25519 signature is 64 bytes"))?;
+    let sig_bytes = B64
+        .decode(sig_b64.trim())
+        .map_err(|e| malformed(format!("signature is not base64: {e}")))?;
+    let sig = Signature::from_slice(&sig_bytes)
+        .map_err(|_| malformed("an Ed25519 signature is 64 bytes"))?;
 
     if !same_hash(claimed_manifest, manifest_hash) {
-        return Err(invalid("it signs a different APP.md (manifestHash differs)").with("signed", claimed_manifest).with("computed", manifest_hash));
+        return Err(
+            invalid("it signs a different APP.md (manifestHash differs)")
+                .with("signed", claimed_manifest)
+                .with("computed", manifest_hash),
+        );
     }
     if !same_hash(claimed_files, files_digest) {
-        return Err(invalid("it signs a different set of files (filesDigest differs)").with("signed", claimed_files).with("computed", files_digest));
+        return Err(
+            invalid("it signs a different set of files (filesDigest differs)")
+                .with("signed", claimed_files)
+                .with("computed", files_digest),
+        );
     }
     // The key: the embedded public key, else the trusted key named by keyId.
     let key = match ed.get("publicKey").and_then(Value::as_str) {
         Some(pk) => parse_public_key(pk).map_err(|e| malformed(e.message))?,
         None => {
-            let id = claimed_key_id.ok_or_else(|| malformed("signature.ed25519 needs publicKey or keyId"))?;
+            let id = claimed_key_id
+                .ok_or_else(|| malformed("signature.ed25519 needs publicKey or keyId"))?;
             match trusted.iter().find(|k| k.key_id == id) {
                 Some(k) => parse_public_key(&k.public_key)?,
-                None => return Err(invalid(format!("key {id} is unknown and the signature does not carry its public key"))),
+                None => {
+                    return Err(invalid(format!(
+                        "key {id} is unknown and the signature does not carry its public key"
+                    )))
+                }
             }
         }
     };
     let id = key_id(&key);
     if let Some(claimed) = claimed_key_id {
         if claimed != id {
-            return Err(invalid(format!("keyId {claimed} does not belong to the embedded public key ({id})")));
+            return Err(invalid(format!(
+                "keyId {claimed} does not belong to the embedded public key ({id})"
+            )));
         }
     }
     key.verify_strict(&signed_message(manifest_hash, files_digest), &sig)
-        .map_err(|_| invalid(format!("the Ed25519 signature does not verify with key {id}")).with("keyId", &id))?;
+        .map_err(|_| {
+            invalid(format!(
+                "the Ed25519 signature does not verify with key {id}"
+            ))
+            .with("keyId", &id)
+        })?;
     match trusted.iter().find(|k| k.key_id == id) {
-        Some(k) => Ok(SignatureCheck { trust: Trust::Trusted, key_id: Some(id), signer: Some(k.name.clone()) }),
-        None => Ok(SignatureCheck { trust: Trust::UnknownKey, key_id: Some(id), signer: None }),
+        Some(k) => Ok(SignatureCheck {
+            trust: Trust::Trusted,
+            key_id: Some(id),
+            signer: Some(k.name.clone()),
+        }),
+        None => Ok(SignatureCheck {
+            trust: Trust::UnknownKey,
+            key_id: Some(id),
+            signer: None,
+        }),
     }
 }
 
 /// A new signing key from the OS random source.
 pub fn generate_key() -> HostResult<SigningKey> {
     let mut seed = [0u8; 32];
-    getrandom::fill(&mut seed).map_err(|e| HostError::new(ErrorCode::Internal, format!("no OS randomness: {e}")))?;
+    getrandom::fill(&mut seed)
+        .map_err(|e| HostError::new(ErrorCode::Internal, format!("no OS randomness: {e}")))?;
     Ok(SigningKey::from_bytes(&seed))
 }
 
@@ -184,9 +247,21 @@ pub fn parse_secret_key(doc: &Value) -> HostResult<SigningKey> {
     let b64 = doc
         .get("secretKey")
         .and_then(Value::as_str)
-        .ok_or_else(|| HostError::new(ErrorCode::KeyInvalid, "not an AppHost secret key file (no secretKey)"))?;
-    let bytes = B64.decode(b64.trim()).map_err(|e| HostError::new(ErrorCode::KeyInvalid, format!("secretKey is not base64: {e}")))?;
-    let seed: [u8; 32] = bytes.try_into().map_err(|_| HostError::new(ErrorCode::KeyInvalid, "an Ed25519 secret key is 32 bytes"))?;
+        .ok_or_else(|| {
+            HostError::new(
+                ErrorCode::KeyInvalid,
+                "not an AppHost secret key file (no secretKey)",
+            )
+        })?;
+    let bytes = B64.decode(b64.trim()).map_err(|e| {
+        HostError::new(
+            ErrorCode::KeyInvalid,
+            format!("secretKey is not base64: {e}"),
+        )
+    })?;
+    let seed: [u8; 32] = bytes
+        .try_into()
+        .map_err(|_| HostError::new(ErrorCode::KeyInvalid, "an Ed25519 secret key is 32 bytes"))?;
     Ok(SigningKey::from_bytes(&seed))
 }
 
@@ -214,7 +289,9 @@ pub fn sign_block(key: &SigningKey, manifest_hash: &str, files_digest: &str) -> 
 /// Renders `app.signature.yaml` holding just the Ed25519 block (JSON is valid YAML).
 pub fn render_signature_file(block: &Value) -> String {
     let doc = json!({ "signature": { "ed25519": block } });
-    let mut s = String::from("# AppHost package signature (see docs/package-format.md). JSON is valid YAML.\n");
+    let mut s = String::from(
+        "# AppHost package signature (see docs/package-format.md). JSON is valid YAML.\n",
+    );
     s.push_str(&serde_json::to_string_pretty(&doc).expect("JSON values always serialize"));
     s.push('\n');
     s
@@ -233,7 +310,11 @@ mod tests {
 
     fn trusted(key: &SigningKey) -> Vec<TrustedKey> {
         let vk = key.verifying_key();
-        vec![TrustedKey { key_id: key_id(&vk), public_key: B64.encode(vk.as_bytes()), name: "Acme".into() }]
+        vec![TrustedKey {
+            key_id: key_id(&vk),
+            public_key: B64.encode(vk.as_bytes()),
+            name: "Acme".into(),
+        }]
     }
 
     #[test]
@@ -255,19 +336,37 @@ mod tests {
         let block = sign_block(&key, MH, FD);
         // Different files than signed.
         let other_fd = FD.replace('2', "3");
-        assert_eq!(check(Some(&doc(block.clone())), MH, &other_fd, &[]).unwrap_err().code, ErrorCode::VerifySignatureInvalid);
+        assert_eq!(
+            check(Some(&doc(block.clone())), MH, &other_fd, &[])
+                .unwrap_err()
+                .code,
+            ErrorCode::VerifySignatureInvalid
+        );
         // Signature bytes from another key, claiming the trusted key.
         let mut forged = sign_block(&other, MH, FD);
         forged["keyId"] = block["keyId"].clone();
         forged.as_object_mut().unwrap().remove("publicKey");
-        assert_eq!(check(Some(&doc(forged)), MH, FD, &trusted(&key)).unwrap_err().code, ErrorCode::VerifySignatureInvalid);
+        assert_eq!(
+            check(Some(&doc(forged)), MH, FD, &trusted(&key))
+                .unwrap_err()
+                .code,
+            ErrorCode::VerifySignatureInvalid
+        );
         // Embedded key swapped: keyId no longer matches.
         let mut swapped = block.clone();
         swapped["publicKey"] = json!(B64.encode(other.verifying_key().as_bytes()));
-        assert_eq!(check(Some(&doc(swapped)), MH, FD, &trusted(&key)).unwrap_err().code, ErrorCode::VerifySignatureInvalid);
+        assert_eq!(
+            check(Some(&doc(swapped)), MH, FD, &trusted(&key))
+                .unwrap_err()
+                .code,
+            ErrorCode::VerifySignatureInvalid
+        );
         // Garbage.
         let mut garbage = block;
         garbage["signature"] = json!("!!!");
-        assert_eq!(check(Some(&doc(garbage)), MH, FD, &[]).unwrap_err().code, ErrorCode::VerifySignatureMalformed);
+        assert_eq!(
+            check(Some(&doc(garbage)), MH, FD, &[]).unwrap_err().code,
+            ErrorCode::VerifySignatureMalformed
+        );
     }
 }

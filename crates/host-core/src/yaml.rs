@@ -19,16 +19,29 @@ pub struct YamlLimits {
 
 impl Default for YamlLimits {
     fn default() -> Self {
-        YamlLimits { max_depth: 64, max_nodes: 100_000 }
+        YamlLimits {
+            max_depth: 64,
+            max_nodes: 100_000,
+        }
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum YamlError {
-    Syntax { line: usize, col: usize, message: String },
-    DepthLimit { limit: usize },
-    NodeLimit { limit: usize },
-    DuplicateKey { key: String },
+    Syntax {
+        line: usize,
+        col: usize,
+        message: String,
+    },
+    DepthLimit {
+        limit: usize,
+    },
+    NodeLimit {
+        limit: usize,
+    },
+    DuplicateKey {
+        key: String,
+    },
     ComplexKey,
     UnknownAnchor,
     MultipleDocuments,
@@ -38,11 +51,17 @@ impl std::fmt::Display for YamlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             YamlError::Syntax { line, col, message } => {
-                write!(f, "YAML syntax error at line {line}, column {col}: {message}")
+                write!(
+                    f,
+                    "YAML syntax error at line {line}, column {col}: {message}"
+                )
             }
             YamlError::DepthLimit { limit } => write!(f, "YAML nesting deeper than {limit} levels"),
             YamlError::NodeLimit { limit } => {
-                write!(f, "YAML expands to more than {limit} nodes (alias expansion is bounded)")
+                write!(
+                    f,
+                    "YAML expands to more than {limit} nodes (alias expansion is bounded)"
+                )
             }
             YamlError::DuplicateKey { key } => write!(f, "duplicate mapping key {key:?}"),
             YamlError::ComplexKey => f.write_str("mapping keys must be scalars"),
@@ -53,8 +72,19 @@ impl std::fmt::Display for YamlError {
 }
 
 enum Frame {
-    Seq { items: Vec<Value>, anchor: usize, nodes: usize, depth: usize },
-    Map { map: Map<String, Value>, key: Option<String>, anchor: usize, nodes: usize, depth: usize },
+    Seq {
+        items: Vec<Value>,
+        anchor: usize,
+        nodes: usize,
+        depth: usize,
+    },
+    Map {
+        map: Map<String, Value>,
+        key: Option<String>,
+        anchor: usize,
+        nodes: usize,
+        depth: usize,
+    },
 }
 
 /// A finished node with the bookkeeping needed to bound alias expansion.
@@ -78,9 +108,15 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
         let (event, mark) = parser.next_token().map_err(|e| {
             // yaml-rust2 stops flow collections nested deeper than its own bound.
             if e.info().contains("recursion limit") {
-                YamlError::DepthLimit { limit: limits.max_depth }
+                YamlError::DepthLimit {
+                    limit: limits.max_depth,
+                }
             } else {
-                YamlError::Syntax { line: e.marker().line(), col: e.marker().col() + 1, message: e.info().to_owned() }
+                YamlError::Syntax {
+                    line: e.marker().line(),
+                    col: e.marker().col() + 1,
+                    message: e.info().to_owned(),
+                }
             }
         })?;
         let finished: Option<(Node, usize)> = match event {
@@ -103,7 +139,14 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                 } else {
                     Value::String(text)
                 };
-                Some((Node { value, nodes: 1, depth: 0 }, anchor))
+                Some((
+                    Node {
+                        value,
+                        nodes: 1,
+                        depth: 0,
+                    },
+                    anchor,
+                ))
             }
             Event::Alias(id) => {
                 let node = anchors
@@ -113,30 +156,73 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                 total_nodes = total_nodes.saturating_add(node.nodes);
                 check_nodes(total_nodes, limits)?;
                 if stack.len() + node.depth > limits.max_depth {
-                    return Err(YamlError::DepthLimit { limit: limits.max_depth });
+                    return Err(YamlError::DepthLimit {
+                        limit: limits.max_depth,
+                    });
                 }
-                Some((Node { value: node.value.clone(), nodes: node.nodes, depth: node.depth }, 0))
+                Some((
+                    Node {
+                        value: node.value.clone(),
+                        nodes: node.nodes,
+                        depth: node.depth,
+                    },
+                    0,
+                ))
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 total_nodes += 1;
                 check_nodes(total_nodes, limits)?;
                 if stack.len() + 1 > limits.max_depth {
-                    return Err(YamlError::DepthLimit { limit: limits.max_depth });
+                    return Err(YamlError::DepthLimit {
+                        limit: limits.max_depth,
+                    });
                 }
                 stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Seq { items: Vec::new(), anchor, nodes: 1, depth: 1 }
+                    Frame::Seq {
+                        items: Vec::new(),
+                        anchor,
+                        nodes: 1,
+                        depth: 1,
+                    }
                 } else {
-                    Frame::Map { map: Map::new(), key: None, anchor, nodes: 1, depth: 1 }
+                    Frame::Map {
+                        map: Map::new(),
+                        key: None,
+                        anchor,
+                        nodes: 1,
+                        depth: 1,
+                    }
                 });
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq { items, anchor, nodes, depth }) => {
-                    Some((Node { value: Value::Array(items), nodes, depth }, anchor))
-                }
-                Some(Frame::Map { map, anchor, nodes, depth, .. }) => {
-                    Some((Node { value: Value::Object(map), nodes, depth }, anchor))
-                }
+                Some(Frame::Seq {
+                    items,
+                    anchor,
+                    nodes,
+                    depth,
+                }) => Some((
+                    Node {
+                        value: Value::Array(items),
+                        nodes,
+                        depth,
+                    },
+                    anchor,
+                )),
+                Some(Frame::Map {
+                    map,
+                    anchor,
+                    nodes,
+                    depth,
+                    ..
+                }) => Some((
+                    Node {
+                        value: Value::Object(map),
+                        nodes,
+                        depth,
+                    },
+                    anchor,
+                )),
                 None => {
                     return Err(YamlError::Syntax {
                         line: mark.line(),
@@ -147,22 +233,38 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
             },
         };
 
-        let Some((node, anchor)) = finished else { continue };
+        let Some((node, anchor)) = finished else {
+            continue;
+        };
         if anchor > 0 {
             if anchors.len() <= anchor {
                 anchors.resize_with(anchor + 1, || None);
             }
-            anchors[anchor] =
-                Some(Node { value: node.value.clone(), nodes: node.nodes, depth: node.depth });
+            anchors[anchor] = Some(Node {
+                value: node.value.clone(),
+                nodes: node.nodes,
+                depth: node.depth,
+            });
         }
         match stack.last_mut() {
             None => root = Some(node.value),
-            Some(Frame::Seq { items, nodes, depth, .. }) => {
+            Some(Frame::Seq {
+                items,
+                nodes,
+                depth,
+                ..
+            }) => {
                 *nodes += node.nodes;
                 *depth = (*depth).max(node.depth + 1);
                 items.push(node.value);
             }
-            Some(Frame::Map { map, key, nodes, depth, .. }) => {
+            Some(Frame::Map {
+                map,
+                key,
+                nodes,
+                depth,
+                ..
+            }) => {
                 *nodes += node.nodes;
                 *depth = (*depth).max(node.depth + 1);
                 match key.take() {
@@ -191,7 +293,9 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
 
 fn check_nodes(total: usize, limits: YamlLimits) -> Result<(), YamlError> {
     if total > limits.max_nodes {
-        Err(YamlError::NodeLimit { limit: limits.max_nodes })
+        Err(YamlError::NodeLimit {
+            limit: limits.max_nodes,
+        })
     } else {
         Ok(())
     }
@@ -294,7 +398,10 @@ mod tests {
     #[test]
     fn block_scalars_flow_maps_and_anchors_work() {
         let v = p("x: &a {k: [1, 2]}\ny: *a\nz: |\n  line1\n  line2\n").unwrap();
-        assert_eq!(v, json!({"x": {"k": [1, 2]}, "y": {"k": [1, 2]}, "z": "line1\nline2\n"}));
+        assert_eq!(
+            v,
+            json!({"x": {"k": [1, 2]}, "y": {"k": [1, 2]}, "z": "line1\nline2\n"})
+        );
     }
 
     #[test]
@@ -302,7 +409,10 @@ mod tests {
         let mut doc = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..10 {
             let prev = format!("*a{}", i - 1);
-            doc.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev.as_str(); 10].join(", ")));
+            doc.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                vec![prev.as_str(); 10].join(", ")
+            ));
         }
         assert!(matches!(p(&doc), Err(YamlError::NodeLimit { .. })));
     }
@@ -311,20 +421,34 @@ mod tests {
     fn deep_nesting_is_stopped_without_recursion() {
         let doc = "[".repeat(100_000) + &"]".repeat(100_000);
         assert!(matches!(p(&doc), Err(YamlError::DepthLimit { .. })));
-        let block: String = (0..200).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
-        assert!(matches!(p(&block), Err(YamlError::DepthLimit { limit: 64 })));
+        let block: String = (0..200)
+            .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+            .collect();
+        assert!(matches!(
+            p(&block),
+            Err(YamlError::DepthLimit { limit: 64 })
+        ));
     }
 
     #[test]
     fn alias_depth_counts_toward_the_limit() {
-        let limits = YamlLimits { max_depth: 4, max_nodes: 1000 };
+        let limits = YamlLimits {
+            max_depth: 4,
+            max_nodes: 1000,
+        };
         let doc = "a: &x [[[1]]]\nb: [[*x]]\n";
-        assert!(matches!(parse(doc, limits), Err(YamlError::DepthLimit { .. })));
+        assert!(matches!(
+            parse(doc, limits),
+            Err(YamlError::DepthLimit { .. })
+        ));
     }
 
     #[test]
     fn duplicate_keys_are_rejected() {
-        assert_eq!(p("a: 1\na: 2\n"), Err(YamlError::DuplicateKey { key: "a".into() }));
+        assert_eq!(
+            p("a: 1\na: 2\n"),
+            Err(YamlError::DuplicateKey { key: "a".into() })
+        );
     }
 
     #[test]

@@ -21,7 +21,10 @@ pub enum AppDataError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> AppDataError + '_ {
-    move |source| AppDataError::Io { path: path.to_owned(), source }
+    move |source| AppDataError::Io {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 /// One file in an app's data area, with its path relative to the app's directory ('/' separated).
@@ -89,7 +92,8 @@ impl AppDataStore {
                 message: e.to_string(),
             };
             for f in &files {
-                zip.start_file(format!("{}/{}", app.as_str(), f.path), opts).map_err(zerr)?;
+                zip.start_file(format!("{}/{}", app.as_str(), f.path), opts)
+                    .map_err(zerr)?;
                 let src = dir.join(&f.path);
                 let mut input = fs::File::open(&src).map_err(io_err(&src))?;
                 io::copy(&mut input, &mut zip).map_err(io_err(&src))?;
@@ -108,10 +112,15 @@ impl AppDataStore {
 
 /// The temporary file [`AppDataStore::export_zip`] writes before renaming it to `dest`.
 pub fn partial_export_path(dest: &Path) -> PathBuf {
-    let parent = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     parent.join(format!(
         ".{}.partial",
-        dest.file_name().and_then(|n| n.to_str()).unwrap_or("export.zip")
+        dest.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("export.zip")
     ))
 }
 
@@ -121,7 +130,11 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<DataFile>) -> Result<(), AppData
         let path = entry.path();
         let ft = entry.file_type().map_err(io_err(&path))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        let rel = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
         if ft.is_symlink() {
             return Err(AppDataError::Symlink(path));
         } else if ft.is_dir() {
@@ -169,6 +182,9 @@ mod tests {
     fn listing_a_missing_app_is_empty() {
         let tmp = tempfile::tempdir().unwrap();
         let store = AppDataStore::new(tmp.path());
-        assert!(store.list_files(&AppId::new("none").unwrap()).unwrap().is_empty());
+        assert!(store
+            .list_files(&AppId::new("none").unwrap())
+            .unwrap()
+            .is_empty());
     }
 }

@@ -59,7 +59,18 @@ mod tests {
 
     #[test]
     fn rejects_names_that_could_escape_a_directory() {
-        for bad in ["", ".", "..", ".hidden", "a/b", "a\\b", "A", "-a", "é", &"a".repeat(65)] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            ".hidden",
+            "a/b",
+            "a\\b",
+            "A",
+            "-a",
+            "é",
+            &"a".repeat(65),
+        ] {
             assert!(AppId::new(bad).is_err(), "{bad:?}");
         }
     }

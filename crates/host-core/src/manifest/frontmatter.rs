@@ -16,8 +16,11 @@ pub struct Split {
 pub fn split(raw: &[u8]) -> HostResult<Split> {
     let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     let text = std::str::from_utf8(raw).map_err(|e| {
-        HostError::new(ErrorCode::ManifestNotUtf8, format!("APP.md is not valid UTF-8 (at byte {})", e.valid_up_to()))
-            .with("byteOffset", e.valid_up_to())
+        HostError::new(
+            ErrorCode::ManifestNotUtf8,
+            format!("APP.md is not valid UTF-8 (at byte {})", e.valid_up_to()),
+        )
+        .with("byteOffset", e.valid_up_to())
     })?;
     let text = text.replace("\r\n", "\n");
     let mut lines = text.split_inclusive('\n');
@@ -34,7 +37,11 @@ pub fn split(raw: &[u8]) -> HostResult<Split> {
         consumed += line.len();
         let t = line.trim_end();
         if t == "---" || t == "..." {
-            return Ok(Split { yaml, body: text[consumed..].to_owned(), yaml_first_line: 2 });
+            return Ok(Split {
+                yaml,
+                body: text[consumed..].to_owned(),
+                yaml_first_line: 2,
+            });
         }
         yaml.push_str(line);
     }
@@ -57,9 +64,18 @@ mod tests {
 
     #[test]
     fn rejects_missing_or_unclosed_frontmatter() {
-        assert_eq!(split(b"# no frontmatter").err().unwrap().code, ErrorCode::ManifestNoFrontmatter);
-        assert_eq!(split(b"---\nname: a\n").err().unwrap().code, ErrorCode::ManifestNoFrontmatter);
-        assert_eq!(split(b"---\xff\n---\n").err().unwrap().code, ErrorCode::ManifestNotUtf8);
+        assert_eq!(
+            split(b"# no frontmatter").err().unwrap().code,
+            ErrorCode::ManifestNoFrontmatter
+        );
+        assert_eq!(
+            split(b"---\nname: a\n").err().unwrap().code,
+            ErrorCode::ManifestNoFrontmatter
+        );
+        assert_eq!(
+            split(b"---\xff\n---\n").err().unwrap().code,
+            ErrorCode::ManifestNotUtf8
+        );
     }
 
     #[test]

@@ -19,19 +19,44 @@ use crate::limits::Limits;
 
 /// (file, top-level key in the file, manifest key, keyed-array merge)
 const LAYERS: &[(&str, Option<&str>, &str, bool)] = &[
-    ("app.capabilities.yaml", Some("capabilities"), "capabilities", false),
+    (
+        "app.capabilities.yaml",
+        Some("capabilities"),
+        "capabilities",
+        false,
+    ),
     ("app.entries.yaml", Some("entries"), "entries", true),
-    ("app.permissions.yaml", Some("permissions"), "permissions", true),
+    (
+        "app.permissions.yaml",
+        Some("permissions"),
+        "permissions",
+        true,
+    ),
     ("app.permissions.yaml", Some("policy"), "policy", false),
     ("app.errors.yaml", Some("errors"), "errors", false),
     ("app.i18n.yaml", Some("i18n"), "i18n", false),
     // The reference CLI: `agentRuntime` key, else the whole file is the agentRuntime object.
-    ("app.runtime.yaml", Some("agentRuntime"), "agentRuntime", false),
+    (
+        "app.runtime.yaml",
+        Some("agentRuntime"),
+        "agentRuntime",
+        false,
+    ),
     // The reference CLI projects the whole file object for these two.
     ("app.requirements.yaml", None, "requirements", false),
     ("app.boundary.yaml", None, "boundary", false),
-    ("app.integrations.yaml", Some("integrations"), "integrations", true),
-    ("app.operations.yaml", Some("operations"), "operations", true),
+    (
+        "app.integrations.yaml",
+        Some("integrations"),
+        "integrations",
+        true,
+    ),
+    (
+        "app.operations.yaml",
+        Some("operations"),
+        "operations",
+        true,
+    ),
     ("app.install.yaml", Some("install"), "install", false),
 ];
 
@@ -50,7 +75,13 @@ pub(super) fn load(
     limits: &Limits,
     findings: &mut Vec<Finding>,
 ) -> HostResult<Layers> {
-    let mut out = Layers { values: Vec::new(), readiness: None, health: None, signature: None, files: Vec::new() };
+    let mut out = Layers {
+        values: Vec::new(),
+        readiness: None,
+        health: None,
+        signature: None,
+        files: Vec::new(),
+    };
     let mut parsed: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
     for (path, bytes) in captured {
         let is_layer = LAYERS.iter().any(|l| l.0 == path) || SPECIAL.contains(&path.as_str());
@@ -58,7 +89,10 @@ pub(super) fn load(
         if is_layer || is_eval {
             parsed.insert(path.as_str(), parse_mapping(path, bytes, limits)?);
             out.files.push(path.clone());
-        } else if !path.contains('/') && path.starts_with("app.") && (path.ends_with(".yaml") || path.ends_with(".yml")) {
+        } else if !path.contains('/')
+            && path.starts_with("app.")
+            && (path.ends_with(".yaml") || path.ends_with(".yml"))
+        {
             findings.push(Finding::warning(
                 "manifest.unknown_layered_file",
                 path.clone(),
@@ -74,7 +108,9 @@ pub(super) fn load(
     }
 
     for (file, file_key, manifest_key, keyed) in LAYERS {
-        let Some(doc) = parsed.get(file) else { continue };
+        let Some(doc) = parsed.get(file) else {
+            continue;
+        };
         let value = match file_key {
             None => Some(Value::Object(doc.clone())),
             Some(k) => match doc.get(*k) {
@@ -89,7 +125,11 @@ pub(super) fn load(
     }
     // Keys in layered files that no rule reads.
     for (file, doc) in &parsed {
-        let known: Vec<&str> = LAYERS.iter().filter(|l| l.0 == *file).filter_map(|l| l.1).collect();
+        let known: Vec<&str> = LAYERS
+            .iter()
+            .filter(|l| l.0 == *file)
+            .filter_map(|l| l.1)
+            .collect();
         if known.is_empty() || *file == "app.runtime.yaml" {
             continue;
         }
@@ -104,9 +144,15 @@ pub(super) fn load(
             }
         }
     }
-    out.readiness = parsed.get("evals/readiness.yaml").map(|d| d.get("readiness").cloned().unwrap_or(Value::Null));
-    out.health = parsed.get("evals/health.yaml").map(|d| d.get("health").cloned().unwrap_or(Value::Null));
-    out.signature = parsed.get("app.signature.yaml").map(|d| d.get("signature").cloned().unwrap_or(Value::Null));
+    out.readiness = parsed
+        .get("evals/readiness.yaml")
+        .map(|d| d.get("readiness").cloned().unwrap_or(Value::Null));
+    out.health = parsed
+        .get("evals/health.yaml")
+        .map(|d| d.get("health").cloned().unwrap_or(Value::Null));
+    out.signature = parsed
+        .get("app.signature.yaml")
+        .map(|d| d.get("signature").cloned().unwrap_or(Value::Null));
     Ok(out)
 }
 
@@ -129,11 +175,15 @@ pub(super) fn merge(
                 let mut merged = ly.clone();
                 for item in fm {
                     match key_of(item) {
-                        Some(k) => match ly.iter().find(|l| key_of(l).as_deref() == Some(k.as_str())) {
-                            Some(l) if l != item => findings.push(conflict(file, &format!("{key}[{k}]"))),
-                            Some(_) => {}
-                            None => merged.push(item.clone()),
-                        },
+                        Some(k) => {
+                            match ly.iter().find(|l| key_of(l).as_deref() == Some(k.as_str())) {
+                                Some(l) if l != item => {
+                                    findings.push(conflict(file, &format!("{key}[{k}]")))
+                                }
+                                Some(_) => {}
+                                None => merged.push(item.clone()),
+                            }
+                        }
                         None => merged.push(item.clone()),
                     }
                 }

@@ -46,10 +46,24 @@ pub struct Finding {
 
 impl Finding {
     pub fn error(code: ErrorCode, path: impl Into<String>, message: impl Into<String>) -> Self {
-        Finding { severity: Severity::Error, code: code.as_str(), path: path.into(), message: message.into() }
+        Finding {
+            severity: Severity::Error,
+            code: code.as_str(),
+            path: path.into(),
+            message: message.into(),
+        }
     }
-    pub fn warning(code: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
-        Finding { severity: Severity::Warning, code, path: path.into(), message: message.into() }
+    pub fn warning(
+        code: &'static str,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            code,
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -85,7 +99,11 @@ impl Manifest {
     }
     /// An array field, or empty when absent or not an array.
     pub fn array(&self, key: &str) -> &[Value] {
-        self.data.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+        self.data
+            .get(key)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
     pub fn object(&self, key: &str) -> Option<&Map<String, Value>> {
         self.data.get(key).and_then(Value::as_object)
@@ -95,8 +113,15 @@ impl Manifest {
     }
     /// The first error as a [`HostError`] carrying every finding in its details.
     pub fn first_error(&self) -> Option<HostError> {
-        let first = self.findings.iter().find(|f| f.severity == Severity::Error)?;
-        let code = ErrorCode::ALL.iter().copied().find(|c| c.as_str() == first.code).unwrap_or(ErrorCode::ManifestInvalidField);
+        let first = self
+            .findings
+            .iter()
+            .find(|f| f.severity == Severity::Error)?;
+        let code = ErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == first.code)
+            .unwrap_or(ErrorCode::ManifestInvalidField);
         Some(
             HostError::new(code, format!("{} ({})", first.message, first.path))
                 .with("path", &first.path)
@@ -116,14 +141,29 @@ pub(crate) fn yaml_error(file: &str, e: YamlError) -> HostError {
 }
 
 /// Parses a YAML file that must hold a mapping.
-pub(crate) fn parse_mapping(file: &str, text: &[u8], limits: &Limits) -> HostResult<Map<String, Value>> {
+pub(crate) fn parse_mapping(
+    file: &str,
+    text: &[u8],
+    limits: &Limits,
+) -> HostResult<Map<String, Value>> {
     let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-    let text = std::str::from_utf8(text)
-        .map_err(|_| HostError::new(ErrorCode::ManifestNotUtf8, format!("{file} is not valid UTF-8")).with("file", file))?;
-    match yaml::parse(&text.replace("\r\n", "\n"), limits.yaml()).map_err(|e| yaml_error(file, e))? {
+    let text = std::str::from_utf8(text).map_err(|_| {
+        HostError::new(
+            ErrorCode::ManifestNotUtf8,
+            format!("{file} is not valid UTF-8"),
+        )
+        .with("file", file)
+    })?;
+    match yaml::parse(&text.replace("\r\n", "\n"), limits.yaml())
+        .map_err(|e| yaml_error(file, e))?
+    {
         Value::Object(m) => Ok(m),
         Value::Null => Ok(Map::new()),
-        _ => Err(HostError::new(ErrorCode::ManifestNotAMapping, format!("{file} must be a YAML mapping")).with("file", file)),
+        _ => Err(HostError::new(
+            ErrorCode::ManifestNotAMapping,
+            format!("{file} must be a YAML mapping"),
+        )
+        .with("file", file)),
     }
 }
 
@@ -140,8 +180,11 @@ pub fn load(captured: &BTreeMap<String, Vec<u8>>, limits: &Limits) -> HostResult
         Ok(Value::Object(m)) => m,
         Ok(Value::Null) => Map::new(),
         Ok(_) => {
-            return Err(HostError::new(ErrorCode::ManifestNotAMapping, "the APP.md frontmatter must be a YAML mapping")
-                .with("file", "APP.md"))
+            return Err(HostError::new(
+                ErrorCode::ManifestNotAMapping,
+                "the APP.md frontmatter must be a YAML mapping",
+            )
+            .with("file", "APP.md"))
         }
         Err(e) => {
             let mut err = yaml_error("APP.md", e.clone());

@@ -3,7 +3,10 @@ use std::collections::BTreeMap;
 use super::*;
 
 fn pkg(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
-    files.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect()
+    files
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+        .collect()
 }
 
 const GOOD: &str = "---\nname: demo\ndescription: A demo.\nversion: 1.0.0\nstatus: ready\nappType: agent-app\nmanifestVersion: \"0.10.0\"\nx-custom: {deep: [1, 2]}\nentries:\n  - {key: home, kind: page, title: Home, route: /}\n---\n# Demo\n";
@@ -36,14 +39,21 @@ fn missing_and_unknown_fields_are_errors_with_their_own_codes() {
     assert!(c.contains(&"manifest.unsupported_version"));
     assert!(c.contains(&"manifest.unknown_entry_kind"));
     assert!(m.has_errors());
-    assert_eq!(m.first_error().unwrap().code, ErrorCode::ManifestMissingField);
+    assert_eq!(
+        m.first_error().unwrap().code,
+        ErrorCode::ManifestMissingField
+    );
 }
 
 #[test]
 fn unquoted_manifest_version_is_explained() {
     let text = GOOD.replace("\"0.10.0\"", "0.10");
     let m = load(&pkg(&[("APP.md", &text)]), &Limits::default()).unwrap();
-    let f = m.findings.iter().find(|f| f.code == "manifest.invalid_field").unwrap();
+    let f = m
+        .findings
+        .iter()
+        .find(|f| f.code == "manifest.invalid_field")
+        .unwrap();
     assert!(f.message.contains("quoted"), "{}", f.message);
 }
 
@@ -63,19 +73,40 @@ fn layered_file_wins_and_the_conflict_is_a_warning() {
     assert_eq!(entries[0]["title"], "Start");
     assert_eq!(m.data["install"]["modes"][0], "in_lime");
     assert_eq!(codes(&m), vec!["manifest.layered_conflict"]);
-    assert_eq!(m.layered_files, vec!["app.entries.yaml", "app.install.yaml"]);
+    assert_eq!(
+        m.layered_files,
+        vec!["app.entries.yaml", "app.install.yaml"]
+    );
 }
 
 #[test]
 fn yaml_limits_have_their_own_codes() {
     let bomb = format!(
         "---\nname: a\na0: &a0 [x,x,x,x,x,x,x,x,x,x]\n{}---\n",
-        (1..8).map(|i| format!("a{i}: &a{i} [{}]\n", vec![format!("*a{}", i - 1); 10].join(","))).collect::<String>()
+        (1..8)
+            .map(|i| format!(
+                "a{i}: &a{i} [{}]\n",
+                vec![format!("*a{}", i - 1); 10].join(",")
+            ))
+            .collect::<String>()
     );
-    assert_eq!(load(&pkg(&[("APP.md", &bomb)]), &Limits::default()).unwrap_err().code, ErrorCode::ManifestYamlAliasLimit);
+    assert_eq!(
+        load(&pkg(&[("APP.md", &bomb)]), &Limits::default())
+            .unwrap_err()
+            .code,
+        ErrorCode::ManifestYamlAliasLimit
+    );
     let deep = format!("---\nname: {}{}\n---\n", "[".repeat(200), "]".repeat(200));
-    assert_eq!(load(&pkg(&[("APP.md", &deep)]), &Limits::default()).unwrap_err().code, ErrorCode::ManifestYamlDepthLimit);
-    let bad_layer = pkg(&[("APP.md", GOOD), ("app.permissions.yaml", "permissions: [\n")]);
+    assert_eq!(
+        load(&pkg(&[("APP.md", &deep)]), &Limits::default())
+            .unwrap_err()
+            .code,
+        ErrorCode::ManifestYamlDepthLimit
+    );
+    let bad_layer = pkg(&[
+        ("APP.md", GOOD),
+        ("app.permissions.yaml", "permissions: [\n"),
+    ]);
     let e = load(&bad_layer, &Limits::default()).unwrap_err();
     assert_eq!(e.code, ErrorCode::ManifestYamlSyntax);
     assert_eq!(e.details["file"], "app.permissions.yaml");
@@ -83,7 +114,10 @@ fn yaml_limits_have_their_own_codes() {
 
 #[test]
 fn duplicate_entry_keys_are_rejected() {
-    let text = GOOD.replace("entries:\n", "entries:\n  - {key: home, kind: settings, title: Again}\n");
+    let text = GOOD.replace(
+        "entries:\n",
+        "entries:\n  - {key: home, kind: settings, title: Again}\n",
+    );
     let m = load(&pkg(&[("APP.md", &text)]), &Limits::default()).unwrap();
     assert!(codes(&m).contains(&"manifest.duplicate_key"));
 }

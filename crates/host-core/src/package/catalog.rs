@@ -41,12 +41,16 @@ pub struct Catalog {
 }
 
 fn invalid(path: &Path, why: impl std::fmt::Display) -> HostError {
-    HostError::new(ErrorCode::CatalogInvalid, format!("catalog {} is invalid: {why}", path.display()))
-        .with("path", path.display().to_string())
+    HostError::new(
+        ErrorCode::CatalogInvalid,
+        format!("catalog {} is invalid: {why}", path.display()),
+    )
+    .with("path", path.display().to_string())
 }
 
 pub fn load(path: &Path) -> HostResult<Catalog> {
-    let bytes = std::fs::read(path).map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read catalog", path, e))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read catalog", path, e))?;
     if bytes.len() > 16 * 1024 * 1024 {
         return Err(invalid(path, "larger than 16 MiB"));
     }
@@ -55,7 +59,12 @@ pub fn load(path: &Path) -> HostResult<Catalog> {
         Value::Array(a) => a,
         Value::Object(o) => match o.get("releases") {
             Some(Value::Array(a)) => a,
-            _ => return Err(invalid(path, "expected an object with a \"releases\" array")),
+            _ => {
+                return Err(invalid(
+                    path,
+                    "expected an object with a \"releases\" array",
+                ))
+            }
         },
         _ => return Err(invalid(path, "expected an array of releases")),
     };
@@ -74,12 +83,20 @@ pub fn load(path: &Path) -> HostResult<Catalog> {
         let package_url = field("packageUrl")?;
         let package_hash = field("packageHash")?;
         if !crate::hashing::is_sha256_ref(&package_hash) {
-            return Err(invalid(path, format!("release {i} packageHash is not sha256:<64 hex>")));
+            return Err(invalid(
+                path,
+                format!("release {i} packageHash is not sha256:<64 hex>"),
+            ));
         }
         let manifest_hash = match item.get("manifestHash") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if crate::hashing::is_sha256_ref(s) => Some(s.clone()),
-            Some(_) => return Err(invalid(path, format!("release {i} manifestHash is not sha256:<64 hex>"))),
+            Some(_) => {
+                return Err(invalid(
+                    path,
+                    format!("release {i} manifestHash is not sha256:<64 hex>"),
+                ))
+            }
         };
         let package_path = package_location(base, &package_url)?;
         releases.push(CatalogRelease {
@@ -92,7 +109,10 @@ pub fn load(path: &Path) -> HostResult<Catalog> {
             catalog: path.display().to_string(),
         });
     }
-    Ok(Catalog { path: path.to_owned(), releases })
+    Ok(Catalog {
+        path: path.to_owned(),
+        releases,
+    })
 }
 
 fn package_location(base: &Path, url: &str) -> HostResult<PathBuf> {
@@ -100,8 +120,11 @@ fn package_location(base: &Path, url: &str) -> HostResult<PathBuf> {
         // file:///abs/path or file://localhost/abs/path
         let rest = rest.strip_prefix("localhost").unwrap_or(rest);
         if !rest.starts_with('/') {
-            return Err(HostError::new(ErrorCode::CatalogUnsupportedUrl, format!("{url} is not a local file URL"))
-                .with("packageUrl", url));
+            return Err(HostError::new(
+                ErrorCode::CatalogUnsupportedUrl,
+                format!("{url} is not a local file URL"),
+            )
+            .with("packageUrl", url));
         }
         return Ok(PathBuf::from(percent_decode(rest)?));
     }
@@ -121,10 +144,17 @@ fn percent_decode(s: &str) -> HostResult<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-            let v = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| {
-                HostError::new(ErrorCode::CatalogUnsupportedUrl, format!("bad percent-escape in {s}"))
-            })?;
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            let v = hex
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| {
+                    HostError::new(
+                        ErrorCode::CatalogUnsupportedUrl,
+                        format!("bad percent-escape in {s}"),
+                    )
+                })?;
             out.push(v);
             i += 3;
         } else {
@@ -132,8 +162,12 @@ fn percent_decode(s: &str) -> HostResult<String> {
             i += 1;
         }
     }
-    String::from_utf8(out)
-        .map_err(|_| HostError::new(ErrorCode::CatalogUnsupportedUrl, format!("{s} is not UTF-8 once decoded")))
+    String::from_utf8(out).map_err(|_| {
+        HostError::new(
+            ErrorCode::CatalogUnsupportedUrl,
+            format!("{s} is not UTF-8 once decoded"),
+        )
+    })
 }
 
 impl Catalog {
@@ -147,12 +181,18 @@ impl Catalog {
             (Some(a), _) => a.as_str(),
             (None, [only]) => only,
             (None, []) => {
-                return Err(HostError::new(ErrorCode::CatalogReleaseNotFound, "the catalog lists no releases"))
+                return Err(HostError::new(
+                    ErrorCode::CatalogReleaseNotFound,
+                    "the catalog lists no releases",
+                ))
             }
             (None, many) => {
                 return Err(HostError::new(
                     ErrorCode::CatalogAmbiguous,
-                    format!("the catalog lists several apps ({}); choose one with --app", many.join(", ")),
+                    format!(
+                        "the catalog lists several apps ({}); choose one with --app",
+                        many.join(", ")
+                    ),
                 )
                 .with("apps", many))
             }
@@ -164,7 +204,10 @@ impl Catalog {
             .filter(|r| sel.version.as_ref().is_none_or(|v| &r.version == v))
             .collect();
         let best = candidates.iter().copied().max_by(|a, b| {
-            match (semver::Version::parse(&a.version), semver::Version::parse(&b.version)) {
+            match (
+                semver::Version::parse(&a.version),
+                semver::Version::parse(&b.version),
+            ) {
                 (Ok(x), Ok(y)) => x.cmp(&y),
                 _ => std::cmp::Ordering::Less,
             }
@@ -174,7 +217,10 @@ impl Catalog {
                 ErrorCode::CatalogReleaseNotFound,
                 format!(
                     "the catalog has no release of {app}{}",
-                    sel.version.as_ref().map(|v| format!("@{v}")).unwrap_or_default()
+                    sel.version
+                        .as_ref()
+                        .map(|v| format!("@{v}"))
+                        .unwrap_or_default()
                 ),
             )
             .with("app", app)
@@ -208,7 +254,12 @@ mod tests {
         let r = c.select(&CatalogSelect::default()).unwrap();
         assert_eq!(r.version, "1.10.0");
         assert_eq!(r.package_path, PathBuf::from("/opt/a b.zip"));
-        let r = c.select(&CatalogSelect { app: None, version: Some("1.2.0".into()) }).unwrap();
+        let r = c
+            .select(&CatalogSelect {
+                app: None,
+                version: Some("1.2.0".into()),
+            })
+            .unwrap();
         assert_eq!(r.package_path, tmp.path().join("a-1.2.0.zip"));
     }
 
@@ -219,7 +270,9 @@ mod tests {
         assert_eq!(bad("{"), ErrorCode::CatalogInvalid);
         assert_eq!(bad(r#"[{"appId":"a"}]"#), ErrorCode::CatalogInvalid);
         assert_eq!(
-            bad(&format!(r#"[{{"appId":"a","version":"1","packageUrl":"https://x/a.zip","packageHash":"{H}"}}]"#)),
+            bad(&format!(
+                r#"[{{"appId":"a","version":"1","packageUrl":"https://x/a.zip","packageHash":"{H}"}}]"#
+            )),
             ErrorCode::CatalogUnsupportedUrl
         );
         let two = load(&write(
@@ -229,8 +282,17 @@ mod tests {
             ),
         ))
         .unwrap();
-        assert_eq!(two.select(&CatalogSelect::default()).unwrap_err().code, ErrorCode::CatalogAmbiguous);
-        let sel = CatalogSelect { app: Some("c".into()), version: None };
-        assert_eq!(two.select(&sel).unwrap_err().code, ErrorCode::CatalogReleaseNotFound);
+        assert_eq!(
+            two.select(&CatalogSelect::default()).unwrap_err().code,
+            ErrorCode::CatalogAmbiguous
+        );
+        let sel = CatalogSelect {
+            app: Some("c".into()),
+            version: None,
+        };
+        assert_eq!(
+            two.select(&sel).unwrap_err().code,
+            ErrorCode::CatalogReleaseNotFound
+        );
     }
 }

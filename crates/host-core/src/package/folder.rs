@@ -14,7 +14,11 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::Limits;
 
 pub(super) fn list(root: &Path, limits: &Limits) -> HostResult<Listing> {
-    let mut listing = Listing { entries: Vec::new(), skipped: Vec::new(), total_bytes: 0 };
+    let mut listing = Listing {
+        entries: Vec::new(),
+        skipped: Vec::new(),
+        total_bytes: 0,
+    };
     let mut budget = Budget::new(limits);
     // Explicit stack: untrusted folders may be arbitrarily deep.
     let mut stack = vec![(root.to_path_buf(), String::new())];
@@ -22,8 +26,8 @@ pub(super) fn list(root: &Path, limits: &Limits) -> HostResult<Listing> {
         let read = fs::read_dir(&dir)
             .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read folder", &dir, e))?;
         for item in read {
-            let item =
-                item.map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read folder", &dir, e))?;
+            let item = item
+                .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read folder", &dir, e))?;
             let abs = item.path();
             let name = item.file_name().into_string().map_err(|raw| {
                 HostError::new(
@@ -32,7 +36,11 @@ pub(super) fn list(root: &Path, limits: &Limits) -> HostResult<Listing> {
                 )
                 .with("name", raw.to_string_lossy())
             })?;
-            let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            let rel = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
             path::validate(&rel)?;
             let meta = fs::symlink_metadata(&abs)
                 .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot stat", &abs, e))?;
@@ -62,7 +70,10 @@ pub(super) fn list(root: &Path, limits: &Limits) -> HostResult<Listing> {
             if meta.nlink() > 1 {
                 return Err(HostError::new(
                     ErrorCode::ArchiveHardlink,
-                    format!("{rel:?} is a hard link ({} links); packages may not contain links", meta.nlink()),
+                    format!(
+                        "{rel:?} is a hard link ({} links); packages may not contain links",
+                        meta.nlink()
+                    ),
                 )
                 .with("path", rel));
             }
@@ -70,7 +81,11 @@ pub(super) fn list(root: &Path, limits: &Limits) -> HostResult<Listing> {
             listing.entries.push(Entry {
                 path: rel,
                 size: meta.len(),
-                loc: Loc::File { abs, dev: meta.dev(), ino: meta.ino() },
+                loc: Loc::File {
+                    abs,
+                    dev: meta.dev(),
+                    ino: meta.ino(),
+                },
             });
         }
     }
@@ -79,8 +94,8 @@ pub(super) fn list(root: &Path, limits: &Limits) -> HostResult<Listing> {
 }
 
 pub(super) fn open_checked(abs: &Path, dev: u64, ino: u64) -> HostResult<fs::File> {
-    let file =
-        fs::File::open(abs).map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot open", abs, e))?;
+    let file = fs::File::open(abs)
+        .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot open", abs, e))?;
     let meta = file
         .metadata()
         .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot stat", abs, e))?;

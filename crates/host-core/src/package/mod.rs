@@ -84,7 +84,10 @@ impl PackageReader {
             (Loc::File { abs, dev, ino }, _) => Box::new(folder::open_checked(abs, *dev, *ino)?),
             (Loc::Zip { index }, Backend::Zip(zip)) => zip.open_entry(*index, &entry.path)?,
             (Loc::Zip { .. }, Backend::Folder) => {
-                return Err(HostError::new(ErrorCode::Internal, "zip entry on a folder source"))
+                return Err(HostError::new(
+                    ErrorCode::Internal,
+                    "zip entry on a folder source",
+                ))
             }
         };
         let path = entry.path.clone();
@@ -147,7 +150,9 @@ fn finish_listing(listing: &mut Listing, limits: &Limits) -> HostResult<()> {
             .with("limit", limits.max_manifest_bytes));
         }
     }
-    listing.entries.sort_by(|a, b| path::cli_order(&a.path, &b.path));
+    listing
+        .entries
+        .sort_by(|a, b| path::cli_order(&a.path, &b.path));
     Ok(())
 }
 
@@ -160,7 +165,11 @@ struct Budget<'a> {
 
 impl<'a> Budget<'a> {
     fn new(limits: &'a Limits) -> Self {
-        Budget { limits, files: 0, bytes: 0 }
+        Budget {
+            limits,
+            files: 0,
+            bytes: 0,
+        }
     }
 
     fn add(&mut self, path: &str, size: u64) -> HostResult<()> {

@@ -21,16 +21,25 @@ pub fn validate(raw: &str) -> HostResult<()> {
         return fail(ErrorCode::ArchiveAbsolutePath, "is absolute");
     }
     if raw.split(['/', '\\']).any(|c| c == "..") {
-        return fail(ErrorCode::ArchivePathTraversal, "escapes the package root (..)");
+        return fail(
+            ErrorCode::ArchivePathTraversal,
+            "escapes the package root (..)",
+        );
     }
     if raw.contains('\\') {
         return fail(ErrorCode::ArchiveInvalidName, "contains a backslash");
     }
     if raw.chars().any(|c| c.is_control()) {
-        return fail(ErrorCode::ArchiveInvalidName, "contains a control character");
+        return fail(
+            ErrorCode::ArchiveInvalidName,
+            "contains a control character",
+        );
     }
     if raw.split('/').any(|c| c.is_empty() || c == ".") {
-        return fail(ErrorCode::ArchiveInvalidName, "has an empty or '.' component");
+        return fail(
+            ErrorCode::ArchiveInvalidName,
+            "has an empty or '.' component",
+        );
     }
     Ok(())
 }
@@ -144,11 +153,26 @@ mod tests {
 
     #[test]
     fn collisions() {
-        assert_eq!(code(check_collisions(["a/B", "a/b"])), Some("archive.case_collision"));
-        assert_eq!(code(check_collisions(["Docs/a", "docs/b"])), Some("archive.case_collision"));
-        assert_eq!(code(check_collisions(["x", "x"])), Some("archive.duplicate_entry"));
-        assert_eq!(code(check_collisions(["x", "x/y"])), Some("archive.duplicate_entry"));
-        assert_eq!(code(check_collisions(["x/y", "x"])), Some("archive.duplicate_entry"));
+        assert_eq!(
+            code(check_collisions(["a/B", "a/b"])),
+            Some("archive.case_collision")
+        );
+        assert_eq!(
+            code(check_collisions(["Docs/a", "docs/b"])),
+            Some("archive.case_collision")
+        );
+        assert_eq!(
+            code(check_collisions(["x", "x"])),
+            Some("archive.duplicate_entry")
+        );
+        assert_eq!(
+            code(check_collisions(["x", "x/y"])),
+            Some("archive.duplicate_entry")
+        );
+        assert_eq!(
+            code(check_collisions(["x/y", "x"])),
+            Some("archive.duplicate_entry")
+        );
         assert_eq!(code(check_collisions(["x/y", "x/z", "APP.md"])), None);
     }
 }

@@ -52,7 +52,10 @@ pub fn is_captured(path: &str) -> bool {
     if !path.contains('/') && path.starts_with("app.") {
         return path.ends_with(".yaml") || path.ends_with(".yml");
     }
-    matches!(path, "evals/readiness.yaml" | "evals/health.yaml" | "storage/schema.json")
+    matches!(
+        path,
+        "evals/readiness.yaml" | "evals/health.yaml" | "storage/schema.json"
+    )
 }
 
 enum Msg {
@@ -68,8 +71,12 @@ pub fn read_package(
     max_captured_bytes: u64,
     progress: &mut dyn FnMut(u64),
 ) -> HostResult<ReadPackage> {
-    let entries: Vec<(String, u64)> =
-        reader.listing().entries.iter().map(|e| (e.path.clone(), e.size)).collect();
+    let entries: Vec<(String, u64)> = reader
+        .listing()
+        .entries
+        .iter()
+        .map(|e| (e.path.clone(), e.size))
+        .collect();
     for (path, size) in &entries {
         if is_captured(path) && *size > max_captured_bytes {
             return Err(HostError::new(
@@ -86,7 +93,9 @@ pub fn read_package(
     let (tx, rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
     let (pool_tx, pool_rx) = mpsc::channel::<Vec<u8>>();
     for _ in 0..IN_FLIGHT + 2 {
-        pool_tx.send(Vec::with_capacity(CHUNK)).expect("pool receiver is alive");
+        pool_tx
+            .send(Vec::with_capacity(CHUNK))
+            .expect("pool receiver is alive");
     }
 
     std::thread::scope(|scope| {
@@ -127,7 +136,8 @@ pub fn read_package(
             let worker_gone =
                 || HostError::new(ErrorCode::Internal, "the hashing worker stopped early");
             for (i, (path, size)) in entries.iter().enumerate() {
-                tx.send(Msg::Begin(path.clone(), *size)).map_err(|_| worker_gone())?;
+                tx.send(Msg::Begin(path.clone(), *size))
+                    .map_err(|_| worker_gone())?;
                 let mut hasher = FileHasher::default();
                 let capture = is_captured(path);
                 let mut kept = Vec::new();
@@ -149,17 +159,30 @@ pub fn read_package(
                 if capture {
                     captured.insert(path.clone(), kept);
                 }
-                files.push(FileRecord { path: path.clone(), size: *size, sha256: sha });
+                files.push(FileRecord {
+                    path: path.clone(),
+                    size: *size,
+                    sha256: sha,
+                });
             }
             Ok((files, captured))
         })();
         drop(tx);
-        let worker_result = worker
-            .join()
-            .unwrap_or_else(|_| Err(HostError::new(ErrorCode::Internal, "the hashing worker panicked")));
+        let worker_result = worker.join().unwrap_or_else(|_| {
+            Err(HostError::new(
+                ErrorCode::Internal,
+                "the hashing worker panicked",
+            ))
+        });
         // A sink error explains a read-side "worker stopped" error, so report it first.
         let package_hash = worker_result?;
         let (files, captured) = read_result?;
-        Ok(ReadPackage { files, package_hash, captured, skipped, total_bytes })
+        Ok(ReadPackage {
+            files,
+            package_hash,
+            captured,
+            skipped,
+            total_bytes,
+        })
     })
 }

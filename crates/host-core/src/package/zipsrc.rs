@@ -26,8 +26,11 @@ const S_IFDIR: u32 = 0o040000;
 const S_IFLNK: u32 = 0o120000;
 
 fn invalid(path: &Path, e: impl std::fmt::Display) -> HostError {
-    HostError::new(ErrorCode::ArchiveInvalid, format!("{} is not a readable zip archive: {e}", path.display()))
-        .with("path", path.display().to_string())
+    HostError::new(
+        ErrorCode::ArchiveInvalid,
+        format!("{} is not a readable zip archive: {e}", path.display()),
+    )
+    .with("path", path.display().to_string())
 }
 
 pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, ZipBackend)> {
@@ -47,15 +50,22 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
         let entry = archive.by_index_data(i).map_err(|e| invalid(zip_path, e))?;
         let name = std::str::from_utf8(entry.name_raw())
             .map_err(|_| {
-                HostError::new(ErrorCode::ArchiveNonUtf8Name, "a zip entry name is not valid UTF-8")
-                    .with("name", String::from_utf8_lossy(entry.name_raw()))
+                HostError::new(
+                    ErrorCode::ArchiveNonUtf8Name,
+                    "a zip entry name is not valid UTF-8",
+                )
+                .with("name", String::from_utf8_lossy(entry.name_raw()))
             })?
             .to_owned();
         raw.push((i, name));
     }
     let prefix = find_root(&raw)?;
 
-    let mut listing = Listing { entries: Vec::new(), skipped: Vec::new(), total_bytes: 0 };
+    let mut listing = Listing {
+        entries: Vec::new(),
+        skipped: Vec::new(),
+        total_bytes: 0,
+    };
     let mut budget = Budget::new(limits);
     for (i, name) in &raw {
         if name.starts_with("__MACOSX/") {
@@ -77,7 +87,9 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
         if rel.is_empty() {
             continue; // the root folder itself
         }
-        let entry = archive.by_index_data(*i).map_err(|e| invalid(zip_path, e))?;
+        let entry = archive
+            .by_index_data(*i)
+            .map_err(|e| invalid(zip_path, e))?;
         let kind = entry.unix_mode().map(|m| m & S_IFMT).filter(|&k| k != 0);
         match kind {
             Some(S_IFLNK) => {
@@ -114,7 +126,9 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
             other => {
                 return Err(HostError::new(
                     ErrorCode::ArchiveUnsupportedCompression,
-                    format!("{rel:?} uses compression {other:?}; only stored and deflate are accepted"),
+                    format!(
+                        "{rel:?} uses compression {other:?}; only stored and deflate are accepted"
+                    ),
                 )
                 .with("path", rel))
             }
@@ -136,7 +150,11 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
             .with("compressedSize", compressed));
         }
         budget.add(rel, size)?;
-        listing.entries.push(Entry { path: rel.to_owned(), size, loc: Loc::Zip { index: *i } });
+        listing.entries.push(Entry {
+            path: rel.to_owned(),
+            size,
+            loc: Loc::Zip { index: *i },
+        });
     }
     listing.total_bytes = budget.bytes;
     Ok((listing, ZipBackend { archive }))
@@ -145,7 +163,11 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
 /// `""` when `APP.md` is at the root, `"<dir>/"` when everything sits under one folder that
 /// holds `APP.md`.
 fn find_root(raw: &[(usize, String)]) -> HostResult<String> {
-    let names = || raw.iter().map(|(_, n)| n.as_str()).filter(|n| !n.starts_with("__MACOSX/"));
+    let names = || {
+        raw.iter()
+            .map(|(_, n)| n.as_str())
+            .filter(|n| !n.starts_with("__MACOSX/"))
+    };
     if names().any(|n| n == "APP.md") {
         return Ok(String::new());
     }
@@ -165,8 +187,11 @@ fn find_root(raw: &[(usize, String)]) -> HostResult<String> {
 impl ZipBackend {
     pub(super) fn open_entry(&mut self, index: usize, rel: &str) -> HostResult<Box<dyn Read + '_>> {
         let file = self.archive.by_index(index).map_err(|e| {
-            HostError::new(ErrorCode::ArchiveInvalid, format!("cannot read {rel:?} from the zip: {e}"))
-                .with("path", rel)
+            HostError::new(
+                ErrorCode::ArchiveInvalid,
+                format!("cannot read {rel:?} from the zip: {e}"),
+            )
+            .with("path", rel)
         })?;
         Ok(Box::new(file))
     }

@@ -8,12 +8,23 @@ fn manifest(front: &str, extra: &[(&str, &str)]) -> (Manifest, Vec<FileRecord>) 
     let app_md = format!("---\nname: demo\ndescription: d\nversion: 1.0.0\nstatus: ready\nappType: agent-app\nmanifestVersion: \"0.10.0\"\n{front}---\n");
     let mut captured = BTreeMap::new();
     captured.insert("APP.md".to_string(), app_md.into_bytes());
-    let mut files = vec![FileRecord { path: "APP.md".into(), size: 1, sha256: sha256(b"") }];
+    let mut files = vec![FileRecord {
+        path: "APP.md".into(),
+        size: 1,
+        sha256: sha256(b""),
+    }];
     for (p, c) in extra {
         captured.insert(p.to_string(), c.as_bytes().to_vec());
-        files.push(FileRecord { path: p.to_string(), size: c.len() as u64, sha256: sha256(c.as_bytes()) });
+        files.push(FileRecord {
+            path: p.to_string(),
+            size: c.len() as u64,
+            sha256: sha256(c.as_bytes()),
+        });
     }
-    (crate::manifest::load(&captured, &Limits::default()).unwrap(), files)
+    (
+        crate::manifest::load(&captured, &Limits::default()).unwrap(),
+        files,
+    )
 }
 
 fn now() -> jiff::Timestamp {
@@ -35,28 +46,66 @@ fn an_app_with_no_requirements_is_ready() {
 #[test]
 fn unavailable_capabilities_block_and_say_why() {
     let front = "requires:\n  capabilities: [lime.storage]\n";
-    let r = run(front, &[], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        front,
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Blocked);
     let c = r.checks.iter().find(|c| c.kind == "capability").unwrap();
     assert_eq!(c.code, Some("capability.unavailable"));
     assert_eq!(c.severity, "error");
-    let r = run(front, &[], &HostProfile::all_available(), &HostState::preview(now()));
+    let r = run(
+        front,
+        &[],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Ready);
-    let r = run("requires:\n  capabilities: {lime.storage: \"^2.0.0\"}\n", &[], &HostProfile::all_available(), &HostState::preview(now()));
+    let r = run(
+        "requires:\n  capabilities: {lime.storage: \"^2.0.0\"}\n",
+        &[],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Blocked);
-    let r = run("requires:\n  capabilities: [lime.teleport]\n", &[], &HostProfile::all_available(), &HostState::preview(now()));
+    let r = run(
+        "requires:\n  capabilities: [lime.teleport]\n",
+        &[],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.checks[0].code, Some("capability.unknown"));
 }
 
 #[test]
 fn runtime_range_and_end_of_life() {
-    let r = run("requires:\n  lime: {appRuntime: \">=2.0.0\"}\n", &[], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        "requires:\n  lime: {appRuntime: \">=2.0.0\"}\n",
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Blocked);
     assert_eq!(r.checks[0].code, Some("compat.requires_unsatisfied"));
-    let r = run("endOfLifeAt: \"2026-01-01\"\nsupportWindow: {supersededBy: demo@2}\n", &[], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        "endOfLifeAt: \"2026-01-01\"\nsupportWindow: {supersededBy: demo@2}\n",
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Blocked);
-    assert_eq!(r.checks[0].remediation.as_deref(), Some("install demo@2 instead"));
-    let r = run("deprecatedAt: \"2026-01-01\"\n", &[], &HostProfile::current(), &HostState::preview(now()));
+    assert_eq!(
+        r.checks[0].remediation.as_deref(),
+        Some("install demo@2 instead")
+    );
+    let r = run(
+        "deprecatedAt: \"2026-01-01\"\n",
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Ready);
     assert_eq!(r.warnings.len(), 1);
 }
@@ -65,51 +114,109 @@ fn runtime_range_and_end_of_life() {
 fn permissions_secrets_and_entries() {
     let front = "permissions:\n  - {key: files, scope: filesystem, access: read, required: true}\n  - {key: net, scope: network, access: read, required: false}\nsecrets:\n  - {key: token, required: true}\nentries:\n  - {key: a, kind: page, title: A, route: /a, permissions: [files]}\n  - {key: b, kind: page, title: B, route: /b, permissions: [net]}\n";
     // Preview: required permissions count as granted on consent; the secret still needs setup.
-    let r = run(front, &[], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        front,
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::NeedsSetup);
-    assert_eq!(r.setup_actions.iter().map(|a| a.kind).collect::<Vec<_>>(), vec!["grant-permission", "configure-secret"]);
+    assert_eq!(
+        r.setup_actions.iter().map(|a| a.kind).collect::<Vec<_>>(),
+        vec!["grant-permission", "configure-secret"]
+    );
     // Installed with nothing granted: entry a needs setup, entry b is degraded (optional perm).
     let mut st = HostState::preview(now());
     st.grants = Grants::Granted(Default::default());
     st.bound_secrets.insert("token".into());
     let r = run(front, &[], &HostProfile::current(), &st);
     assert_eq!(r.status, Status::NeedsSetup);
-    let by_key: BTreeMap<_, _> = r.entries.iter().map(|e| (e.entry_key.as_str(), e.status)).collect();
+    let by_key: BTreeMap<_, _> = r
+        .entries
+        .iter()
+        .map(|e| (e.entry_key.as_str(), e.status))
+        .collect();
     assert_eq!(by_key["a"], Status::NeedsSetup);
     assert_eq!(by_key["b"], Status::NeedsSetup); // "files" is required app-wide, so b needs it too
     st.grants = Grants::Granted(["files".to_string()].into());
     let r = run(front, &[], &HostProfile::current(), &st);
-    let by_key: BTreeMap<_, _> = r.entries.iter().map(|e| (e.entry_key.as_str(), e.status)).collect();
+    let by_key: BTreeMap<_, _> = r
+        .entries
+        .iter()
+        .map(|e| (e.entry_key.as_str(), e.status))
+        .collect();
     assert_eq!(by_key["a"], Status::Ready);
     assert_eq!(by_key["b"], Status::ReadyDegraded);
     assert_eq!(r.status, Status::ReadyDegraded);
     st.disabled = true;
-    assert_eq!(run(front, &[], &HostProfile::current(), &st).status, Status::Disabled);
+    assert_eq!(
+        run(front, &[], &HostProfile::current(), &st).status,
+        Status::Disabled
+    );
 }
 
 #[test]
 fn eval_tiers_map_to_states() {
     let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.agent, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
-    let r = run("", &[("evals/readiness.yaml", evals)], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        "",
+        &[("evals/readiness.yaml", evals)],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Blocked);
     let tiers: Vec<_> = r.checks.iter().map(|c| (c.tier, c.outcome)).collect();
-    assert_eq!(tiers, vec![(Some("required"), Outcome::Blocked), (Some("recommended"), Outcome::Degraded), (Some("performance"), Outcome::Unknown)]);
-    let r = run("", &[("evals/readiness.yaml", evals)], &HostProfile::all_available(), &HostState::preview(now()));
+    assert_eq!(
+        tiers,
+        vec![
+            (Some("required"), Outcome::Blocked),
+            (Some("recommended"), Outcome::Degraded),
+            (Some("performance"), Outcome::Unknown)
+        ]
+    );
+    let r = run(
+        "",
+        &[("evals/readiness.yaml", evals)],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::ReadyDegraded);
 }
 
 #[test]
 fn missing_package_paths_block() {
-    let r = run("runtimePackage:\n  ui: {path: ./dist/ui}\n", &[], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        "runtimePackage:\n  ui: {path: ./dist/ui}\n",
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Blocked);
-    let r = run("runtimePackage:\n  ui: {path: ./dist/ui}\n", &[("dist/ui/index.html", "<p>")], &HostProfile::current(), &HostState::preview(now()));
+    let r = run(
+        "runtimePackage:\n  ui: {path: ./dist/ui}\n",
+        &[("dist/ui/index.html", "<p>")],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
     assert_eq!(r.status, Status::Ready);
 }
 
 #[test]
 fn readiness_is_deterministic() {
     let front = "requires:\n  capabilities: [lime.storage, lime.ui]\nsecrets:\n  - {key: s, required: true}\n";
-    let a = serde_json::to_string(&run(front, &[], &HostProfile::current(), &HostState::preview(now()))).unwrap();
-    let b = serde_json::to_string(&run(front, &[], &HostProfile::current(), &HostState::preview(now()))).unwrap();
+    let a = serde_json::to_string(&run(
+        front,
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    ))
+    .unwrap();
+    let b = serde_json::to_string(&run(
+        front,
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    ))
+    .unwrap();
     assert_eq!(a, b);
 }

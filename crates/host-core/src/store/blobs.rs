@@ -42,7 +42,13 @@ pub struct StagingSink {
 impl StagingSink {
     pub fn new(dir: PathBuf, store_blobs: PathBuf) -> HostResult<Self> {
         fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
-        Ok(StagingSink { dir, store_blobs, current: None, counter: 0, staged: BTreeSet::new() })
+        Ok(StagingSink {
+            dir,
+            store_blobs,
+            current: None,
+            counter: 0,
+            staged: BTreeSet::new(),
+        })
     }
 
     /// Blobs written to staging that the store did not have yet.
@@ -65,12 +71,18 @@ impl BlobSink for StagingSink {
     }
 
     fn write(&mut self, data: &[u8]) -> HostResult<()> {
-        let (file, tmp) = self.current.as_mut().ok_or_else(|| HostError::new(ErrorCode::Internal, "write before begin"))?;
+        let (file, tmp) = self
+            .current
+            .as_mut()
+            .ok_or_else(|| HostError::new(ErrorCode::Internal, "write before begin"))?;
         file.write_all(data).map_err(|e| io("cannot write", tmp, e))
     }
 
     fn end(&mut self, sha256: &Sha256Bytes) -> HostResult<()> {
-        let (file, tmp) = self.current.take().ok_or_else(|| HostError::new(ErrorCode::Internal, "end before begin"))?;
+        let (file, tmp) = self
+            .current
+            .take()
+            .ok_or_else(|| HostError::new(ErrorCode::Internal, "end before begin"))?;
         drop(file);
         let hex = hex::encode(sha256);
         if self.staged.contains(&hex) || blob_path(&self.store_blobs, &hex).exists() {
@@ -86,7 +98,11 @@ impl BlobSink for StagingSink {
 }
 
 /// Moves staged blobs into the store. Idempotent: a blob already present is left as it is.
-pub fn promote(staging_blobs: &Path, store_blobs: &Path, staged: &BTreeSet<String>) -> HostResult<()> {
+pub fn promote(
+    staging_blobs: &Path,
+    store_blobs: &Path,
+    staged: &BTreeSet<String>,
+) -> HostResult<()> {
     let mut made_dirs = HashSet::new();
     for hex in staged {
         let dest = blob_path(store_blobs, hex);
@@ -98,7 +114,9 @@ pub fn promote(staging_blobs: &Path, store_blobs: &Path, staged: &BTreeSet<Strin
         if dest.exists() {
             continue;
         }
-        let mut perms = fs::metadata(&src).map_err(|e| io("cannot stat", &src, e))?.permissions();
+        let mut perms = fs::metadata(&src)
+            .map_err(|e| io("cannot stat", &src, e))?
+            .permissions();
         perms.set_mode(0o444);
         fs::set_permissions(&src, perms).map_err(|e| io("cannot chmod", &src, e))?;
         fs::rename(&src, &dest).map_err(|e| io("cannot move blob into the store", &src, e))?;
@@ -111,7 +129,9 @@ pub fn promote(staging_blobs: &Path, store_blobs: &Path, staged: &BTreeSet<Strin
 pub fn scan(store_blobs: &Path) -> HostResult<(BTreeSet<String>, Vec<PathBuf>)> {
     let mut blobs = BTreeSet::new();
     let mut strays = Vec::new();
-    let Ok(shards) = fs::read_dir(store_blobs) else { return Ok((blobs, strays)) };
+    let Ok(shards) = fs::read_dir(store_blobs) else {
+        return Ok((blobs, strays));
+    };
     for shard in shards {
         let shard = shard.map_err(|e| io("cannot read", store_blobs, e))?;
         let shard_path = shard.path();
@@ -122,7 +142,9 @@ pub fn scan(store_blobs: &Path) -> HostResult<(BTreeSet<String>, Vec<PathBuf>)> 
         for item in fs::read_dir(&shard_path).map_err(|e| io("cannot read", &shard_path, e))? {
             let item = item.map_err(|e| io("cannot read", &shard_path, e))?;
             let name = item.file_name().to_string_lossy().into_owned();
-            let valid = name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit()) && name.starts_with(&*shard.file_name().to_string_lossy());
+            let valid = name.len() == 64
+                && name.bytes().all(|b| b.is_ascii_hexdigit())
+                && name.starts_with(&*shard.file_name().to_string_lossy());
             if valid && item.path().is_file() {
                 blobs.insert(name);
             } else {
@@ -144,7 +166,11 @@ pub fn gc(store_blobs: &Path, referenced: &HashSet<String>) -> HostResult<Vec<St
         removed.push(hex);
     }
     for p in strays {
-        let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
+        let _ = if p.is_dir() {
+            fs::remove_dir_all(&p)
+        } else {
+            fs::remove_file(&p)
+        };
         removed.push(p.display().to_string());
     }
     Ok(removed)

@@ -60,22 +60,51 @@ impl Store {
     pub fn cleanup_plan(&self, name: &str, mode: DataMode) -> HostResult<CleanupPlan> {
         self.app_row(name)?;
         let versions = self.versions_of(name)?;
-        let count = |sql: &str| -> HostResult<i64> { Ok(self.conn.query_row(sql, params![name], |r| r.get(0))?) };
+        let count = |sql: &str| -> HostResult<i64> {
+            Ok(self.conn.query_row(sql, params![name], |r| r.get(0))?)
+        };
         let rows = vec![
-            RowGroup { table: "apps", rows: 1, what: format!("the catalog entry of {name}") },
-            RowGroup { table: "app_versions", rows: count("SELECT COUNT(*) FROM app_versions WHERE name = ?1")?, what: "installed versions, their manifests and projections".into() },
-            RowGroup { table: "version_files", rows: count("SELECT COUNT(*) FROM version_files WHERE name = ?1")?, what: "the package file lists".into() },
-            RowGroup { table: "grants", rows: count("SELECT COUNT(*) FROM grants WHERE app = ?1")?, what: "granted permissions".into() },
+            RowGroup {
+                table: "apps",
+                rows: 1,
+                what: format!("the catalog entry of {name}"),
+            },
+            RowGroup {
+                table: "app_versions",
+                rows: count("SELECT COUNT(*) FROM app_versions WHERE name = ?1")?,
+                what: "installed versions, their manifests and projections".into(),
+            },
+            RowGroup {
+                table: "version_files",
+                rows: count("SELECT COUNT(*) FROM version_files WHERE name = ?1")?,
+                what: "the package file lists".into(),
+            },
+            RowGroup {
+                table: "grants",
+                rows: count("SELECT COUNT(*) FROM grants WHERE app = ?1")?,
+                what: "granted permissions".into(),
+            },
         ];
 
         let mut mine: BTreeMap<String, BlobRemoval> = BTreeMap::new();
         {
             let mut stmt = self.conn.prepare("SELECT blob, size, version, path FROM version_files WHERE name = ?1 ORDER BY version, path")?;
-            let it = stmt.query_map([name], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))?;
+            let it = stmt.query_map([name], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?;
             for row in it {
                 let (blob, size, version, path) = row?;
                 mine.entry(blob.clone())
-                    .or_insert_with(|| BlobRemoval { blob, size: size as u64, paths: Vec::new() })
+                    .or_insert_with(|| BlobRemoval {
+                        blob,
+                        size: size as u64,
+                        paths: Vec::new(),
+                    })
                     .paths
                     .push(format!("{version}:{path}"));
             }
@@ -96,12 +125,16 @@ impl Store {
         }
         let data = self.app_data();
         let id = app_id(name)?;
-        let files = data.list_files(&id).map_err(|e| crate::error::HostError::new(crate::error::ErrorCode::StoreIo, e.to_string()))?;
+        let files = data.list_files(&id).map_err(|e| {
+            crate::error::HostError::new(crate::error::ErrorCode::StoreIo, e.to_string())
+        })?;
         let (data_files_removed, data_files_kept) = match mode {
             DataMode::KeepData => (Vec::new(), files),
             _ => (files, Vec::new()),
         };
-        let mut retained = vec![format!("host audit log entries for {name} (the host's own record of what happened)")];
+        let mut retained = vec![format!(
+            "host audit log entries for {name} (the host's own record of what happened)"
+        )];
         if mode == DataMode::KeepData {
             retained.push(format!("the app's data in {}", data.dir(&id).display()));
         }

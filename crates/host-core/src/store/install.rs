@@ -69,7 +69,9 @@ impl Staged {
 }
 
 fn perm_map(list: &[Value]) -> BTreeMap<String, &Value> {
-    list.iter().filter_map(|p| Some((p.get("key")?.as_str()?.to_owned(), p))).collect()
+    list.iter()
+        .filter_map(|p| Some((p.get("key")?.as_str()?.to_owned(), p)))
+        .collect()
 }
 
 fn is_required(p: &Value) -> bool {
@@ -79,7 +81,12 @@ fn is_required(p: &Value) -> bool {
 impl Store {
     /// Reads the package into this operation's staging area. Nothing in the store changes; on
     /// any error the staging area is removed.
-    pub fn stage(&self, source: &ResolvedSource, opts: &InspectOptions, progress: &mut dyn FnMut(u64, u64)) -> HostResult<Staged> {
+    pub fn stage(
+        &self,
+        source: &ResolvedSource,
+        opts: &InspectOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> HostResult<Staged> {
         self.require_lock()?;
         let op = Op::begin(&self.dir, "install", None)?;
         let result = (|| {
@@ -88,7 +95,11 @@ impl Store {
             Ok((sink, inspection))
         })();
         match result {
-            Ok((sink, inspection)) => Ok(Staged { op, sink, inspection }),
+            Ok((sink, inspection)) => Ok(Staged {
+                op,
+                sink,
+                inspection,
+            }),
             Err(e) => {
                 let _ = op.finish();
                 Err(e)
@@ -97,7 +108,12 @@ impl Store {
     }
 
     /// Decides what installing `staged` would do, or why it may not.
-    pub fn plan(&self, staged: &Staged, mode: InstallMode, sideload: bool) -> HostResult<InstallPlan> {
+    pub fn plan(
+        &self,
+        staged: &Staged,
+        mode: InstallMode,
+        sideload: bool,
+    ) -> HostResult<InstallPlan> {
         let insp = &staged.inspection;
         if let Some(e) = insp.install_blocker(sideload) {
             return Err(e);
@@ -219,13 +235,26 @@ impl Store {
     }
 
     /// Installs a planned package. `consented` must include every key in `plan.needs_consent`.
-    pub fn commit(&self, staged: Staged, plan: &InstallPlan, consented: &BTreeSet<String>) -> HostResult<AppSummary> {
+    pub fn commit(
+        &self,
+        staged: Staged,
+        plan: &InstallPlan,
+        consented: &BTreeSet<String>,
+    ) -> HostResult<AppSummary> {
         self.require_lock()?;
         if let Some(missing) = plan.needs_consent.iter().find(|k| !consented.contains(*k)) {
             let _ = staged.abort();
-            return Err(HostError::new(ErrorCode::InstallConsentRequired, format!("permission {missing} was not consented to")).with("permission", missing));
+            return Err(HostError::new(
+                ErrorCode::InstallConsentRequired,
+                format!("permission {missing} was not consented to"),
+            )
+            .with("permission", missing));
         }
-        let Staged { mut op, sink, inspection: insp } = staged;
+        let Staged {
+            mut op,
+            sink,
+            inspection: insp,
+        } = staged;
         op.journal.kind = match plan.mode {
             InstallMode::Install => "install".into(),
             InstallMode::Update => "update".into(),
@@ -288,17 +317,28 @@ impl Store {
             }
         }
         for old in &plan.prunes {
-            tx.execute("DELETE FROM app_versions WHERE name = ?1 AND version = ?2", params![name, old])?;
+            tx.execute(
+                "DELETE FROM app_versions WHERE name = ?1 AND version = ?2",
+                params![name, old],
+            )?;
         }
         // Grants: drop permissions the new version no longer declares, add the consented ones.
-        let declared: BTreeSet<String> = plan.permissions.iter().filter(|p| p.change != "removed").map(|p| p.key.clone()).collect();
+        let declared: BTreeSet<String> = plan
+            .permissions
+            .iter()
+            .filter(|p| p.change != "removed")
+            .map(|p| p.key.clone())
+            .collect();
         let existing: Vec<String> = {
             let mut stmt = tx.prepare("SELECT permission FROM grants WHERE app = ?1")?;
             let rows = stmt.query_map([name], |r| r.get::<_, String>(0))?;
             rows.collect::<Result<_, _>>()?
         };
         for g in existing.iter().filter(|g| !declared.contains(*g)) {
-            tx.execute("DELETE FROM grants WHERE app = ?1 AND permission = ?2", params![name, g])?;
+            tx.execute(
+                "DELETE FROM grants WHERE app = ?1 AND permission = ?2",
+                params![name, g],
+            )?;
         }
         for key in consented.iter().filter(|k| declared.contains(*k)) {
             tx.execute(
@@ -327,7 +367,10 @@ impl Store {
                 "pruned": plan.prunes,
             }),
         )?;
-        tx.execute("INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, ?2, ?3, ?4)", params![op.journal.op_id, action, name, now])?;
+        tx.execute(
+            "INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, ?2, ?3, ?4)",
+            params![op.journal.op_id, action, name, now],
+        )?;
         failpoint::hit("install.commit");
         tx.commit()?;
         failpoint::hit("install.committed");
@@ -339,7 +382,8 @@ impl Store {
         let op_id = op.journal.op_id.clone();
         op.finish()?;
         failpoint::hit("install.finished");
-        self.conn.execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+        self.conn
+            .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
         self.summary(name, &HostProfile::current())
     }
 }

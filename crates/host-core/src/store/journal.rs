@@ -38,10 +38,23 @@ pub struct Op {
 
 impl Op {
     pub fn begin(data: &DataDir, kind: &str, app: Option<&str>) -> HostResult<Op> {
-        let op_id = format!("{}-{}-{}", jiff::Timestamp::now().as_millisecond(), std::process::id(), kind);
+        let op_id = format!(
+            "{}-{}-{}",
+            jiff::Timestamp::now().as_millisecond(),
+            std::process::id(),
+            kind
+        );
         let dir = data.staging().join(&op_id);
         fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
-        let op = Op { dir, journal: Journal { op_id, kind: kind.into(), app: app.map(str::to_owned), ..Default::default() } };
+        let op = Op {
+            dir,
+            journal: Journal {
+                op_id,
+                kind: kind.into(),
+                app: app.map(str::to_owned),
+                ..Default::default()
+            },
+        };
         op.write()?;
         failpoint::hit("op.begin");
         Ok(op)
@@ -52,7 +65,8 @@ impl Op {
         let tmp = self.dir.join("journal.json.tmp");
         let dest = self.dir.join("journal.json");
         let mut f = fs::File::create(&tmp).map_err(|e| io("cannot write", &tmp, e))?;
-        f.write_all(&serde_json::to_vec_pretty(&self.journal).expect("journal serializes")).map_err(|e| io("cannot write", &tmp, e))?;
+        f.write_all(&serde_json::to_vec_pretty(&self.journal).expect("journal serializes"))
+            .map_err(|e| io("cannot write", &tmp, e))?;
         f.sync_all().map_err(|e| io("cannot sync", &tmp, e))?;
         fs::rename(&tmp, &dest).map_err(|e| io("cannot rename", &tmp, e))?;
         sync_dir(&self.dir)
@@ -61,7 +75,10 @@ impl Op {
     /// Moves `from` aside into this operation's folder, journaling it first.
     pub fn move_aside(&mut self, from: &Path, name: &str) -> HostResult<PathBuf> {
         let to = self.dir.join(name);
-        self.journal.moves.push(Move { from: from.to_owned(), to: to.clone() });
+        self.journal.moves.push(Move {
+            from: from.to_owned(),
+            to: to.clone(),
+        });
         self.write()?;
         failpoint::hit("op.move_journaled");
         fs::rename(from, &to).map_err(|e| io("cannot move", from, e))?;

@@ -28,14 +28,24 @@ impl Store {
         self.require_lock()?;
         let app = self.app_row(name)?;
         let Some(prev) = app.previous.clone() else {
-            return Err(HostError::new(ErrorCode::AppNoRollbackTarget, format!("{name} has no previous version to roll back to")).with("app", name));
+            return Err(HostError::new(
+                ErrorCode::AppNoRollbackTarget,
+                format!("{name} has no previous version to roll back to"),
+            )
+            .with("app", name));
         };
         let tx = self.conn.unchecked_transaction()?;
         tx.execute(
             "UPDATE apps SET active_version = ?2, previous_version = ?3, updated_at = ?4 WHERE name = ?1",
             params![name, prev, app.active, now_str()],
         )?;
-        audit(&tx, "rollback", Some(name), Some(&prev), &json!({"fromVersion": app.active, "toVersion": prev}))?;
+        audit(
+            &tx,
+            "rollback",
+            Some(name),
+            Some(&prev),
+            &json!({"fromVersion": app.active, "toVersion": prev}),
+        )?;
         tx.commit()?;
         self.summary(name, &HostProfile::current())
     }
@@ -45,8 +55,17 @@ impl Store {
         let app = self.app_row(name)?;
         if app.enabled != enabled {
             let tx = self.conn.unchecked_transaction()?;
-            tx.execute("UPDATE apps SET enabled = ?2, updated_at = ?3 WHERE name = ?1", params![name, enabled, now_str()])?;
-            audit(&tx, if enabled { "enable" } else { "disable" }, Some(name), Some(&app.active), &json!({}))?;
+            tx.execute(
+                "UPDATE apps SET enabled = ?2, updated_at = ?3 WHERE name = ?1",
+                params![name, enabled, now_str()],
+            )?;
+            audit(
+                &tx,
+                if enabled { "enable" } else { "disable" },
+                Some(name),
+                Some(&app.active),
+                &json!({}),
+            )?;
             tx.commit()?;
         }
         self.summary(name, &HostProfile::current())
@@ -54,7 +73,12 @@ impl Store {
 
     /// Uninstalls `name`. With `ExportThenDelete`, `export_to` receives a zip of the app's data
     /// before anything is removed; if the export fails, nothing is removed.
-    pub fn uninstall(&self, name: &str, mode: DataMode, export_to: Option<&Path>) -> HostResult<UninstallOutcome> {
+    pub fn uninstall(
+        &self,
+        name: &str,
+        mode: DataMode,
+        export_to: Option<&Path>,
+    ) -> HostResult<UninstallOutcome> {
         self.require_lock()?;
         let plan = self.cleanup_plan(name, mode)?;
         let id = app_id(name)?;
@@ -63,12 +87,26 @@ impl Store {
         let result = (|| -> HostResult<Option<String>> {
             let mut exported = None;
             if mode == DataMode::ExportThenDelete {
-                let dest = export_to.ok_or_else(|| HostError::new(ErrorCode::CliUsage, "export-then-delete needs a destination file"))?;
+                let dest = export_to.ok_or_else(|| {
+                    HostError::new(
+                        ErrorCode::CliUsage,
+                        "export-then-delete needs a destination file",
+                    )
+                })?;
                 if dest.exists() {
-                    return Err(HostError::new(ErrorCode::ExportFailed, format!("{} already exists; choose a new file", dest.display())).with("path", dest.display().to_string()));
+                    return Err(HostError::new(
+                        ErrorCode::ExportFailed,
+                        format!("{} already exists; choose a new file", dest.display()),
+                    )
+                    .with("path", dest.display().to_string()));
                 }
                 op.remember_temp(&runtime_core::partial_export_path(dest))?;
-                data.export_zip(&id, dest).map_err(|e| HostError::new(ErrorCode::ExportFailed, format!("export failed, nothing was removed: {e}")))?;
+                data.export_zip(&id, dest).map_err(|e| {
+                    HostError::new(
+                        ErrorCode::ExportFailed,
+                        format!("export failed, nothing was removed: {e}"),
+                    )
+                })?;
                 failpoint::hit("uninstall.exported");
                 exported = Some(dest.display().to_string());
             }
@@ -87,7 +125,10 @@ impl Store {
                 None,
                 &json!({"mode": mode, "versions": plan.versions, "blobsRemoved": plan.blobs_removed.len(), "dataFilesRemoved": plan.data_files_removed.len(), "exportedTo": exported}),
             )?;
-            tx.execute("INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, 'uninstall', ?2, ?3)", params![op.journal.op_id, name, now_str()])?;
+            tx.execute(
+                "INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, 'uninstall', ?2, ?3)",
+                params![op.journal.op_id, name, now_str()],
+            )?;
             failpoint::hit("uninstall.commit");
             tx.commit()?;
             failpoint::hit("uninstall.committed");
@@ -111,7 +152,11 @@ impl Store {
         let op_id = op.journal.op_id.clone();
         op.finish()?;
         failpoint::hit("uninstall.finished");
-        self.conn.execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
-        Ok(UninstallOutcome { plan, exported_to: exported })
+        self.conn
+            .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+        Ok(UninstallOutcome {
+            plan,
+            exported_to: exported,
+        })
     }
 }

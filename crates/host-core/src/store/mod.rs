@@ -79,9 +79,14 @@ fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> HostError {
 impl Store {
     /// Opens the store for reading (creating it if needed). Does not take the lock.
     pub fn open(dir: &DataDir) -> HostResult<Store> {
-        fs::create_dir_all(dir.root()).map_err(|e| io("cannot create data directory", dir.root(), e))?;
+        fs::create_dir_all(dir.root())
+            .map_err(|e| io("cannot create data directory", dir.root(), e))?;
         let conn = schema::open(&dir.db_path())?;
-        Ok(Store { dir: dir.clone(), conn, lock: None })
+        Ok(Store {
+            dir: dir.clone(),
+            conn,
+            lock: None,
+        })
     }
 
     /// Opens the store for changes: takes the exclusive lock (waiting for another AppHost
@@ -113,19 +118,32 @@ impl Store {
         if self.lock.is_some() {
             Ok(())
         } else {
-            Err(HostError::new(ErrorCode::Internal, "the store must be opened with open_locked to change it"))
+            Err(HostError::new(
+                ErrorCode::Internal,
+                "the store must be opened with open_locked to change it",
+            ))
         }
     }
 
     pub(crate) fn referenced_blobs(&self) -> HostResult<HashSet<String>> {
-        let mut stmt = self.conn.prepare("SELECT DISTINCT blob FROM version_files")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT blob FROM version_files")?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     pub fn trusted_keys(&self) -> HostResult<Vec<TrustedKey>> {
-        let mut stmt = self.conn.prepare("SELECT key_id, public_key, name FROM trusted_keys ORDER BY key_id")?;
-        let rows = stmt.query_map([], |r| Ok(TrustedKey { key_id: r.get(0)?, public_key: r.get(1)?, name: r.get(2)? }))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key_id, public_key, name FROM trusted_keys ORDER BY key_id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok(TrustedKey {
+                key_id: r.get(0)?,
+                public_key: r.get(1)?,
+                name: r.get(2)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -137,7 +155,13 @@ impl Store {
              ON CONFLICT (key_id) DO UPDATE SET name = excluded.name",
             params![key.key_id, key.public_key, key.name, now_str()],
         )?;
-        audit(&tx, "trust.add", None, None, &serde_json::json!({"keyId": key.key_id, "name": key.name}))?;
+        audit(
+            &tx,
+            "trust.add",
+            None,
+            None,
+            &serde_json::json!({"keyId": key.key_id, "name": key.name}),
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -146,9 +170,18 @@ impl Store {
         self.require_lock()?;
         let tx = self.conn.unchecked_transaction()?;
         if tx.execute("DELETE FROM trusted_keys WHERE key_id = ?1", [key_id])? == 0 {
-            return Err(HostError::new(ErrorCode::KeyNotFound, format!("no trusted key {key_id}")).with("keyId", key_id));
+            return Err(
+                HostError::new(ErrorCode::KeyNotFound, format!("no trusted key {key_id}"))
+                    .with("keyId", key_id),
+            );
         }
-        audit(&tx, "trust.remove", None, None, &serde_json::json!({"keyId": key_id}))?;
+        audit(
+            &tx,
+            "trust.remove",
+            None,
+            None,
+            &serde_json::json!({"keyId": key_id}),
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -188,26 +221,48 @@ impl Store {
     }
 
     fn versions_of(&self, name: &str) -> HostResult<Vec<String>> {
-        let mut stmt = self.conn.prepare("SELECT version FROM app_versions WHERE name = ?1 ORDER BY installed_at, version")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT version FROM app_versions WHERE name = ?1 ORDER BY installed_at, version",
+        )?;
         let rows = stmt.query_map([name], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     fn grants_of(&self, name: &str) -> HostResult<BTreeSet<String>> {
-        let mut stmt = self.conn.prepare("SELECT permission FROM grants WHERE app = ?1")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT permission FROM grants WHERE app = ?1")?;
         let rows = stmt.query_map([name], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    fn file_records(&self, name: &str, version: &str) -> HostResult<Vec<crate::hashing::FileRecord>> {
-        let mut stmt = self.conn.prepare("SELECT path, size, blob FROM version_files WHERE name = ?1 AND version = ?2")?;
-        let rows = stmt.query_map(params![name, version], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?;
+    fn file_records(
+        &self,
+        name: &str,
+        version: &str,
+    ) -> HostResult<Vec<crate::hashing::FileRecord>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT path, size, blob FROM version_files WHERE name = ?1 AND version = ?2",
+        )?;
+        let rows = stmt.query_map(params![name, version], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
         let mut out = Vec::new();
         for row in rows {
             let (path, size, blob) = row?;
             let mut sha = [0u8; 32];
-            hex::decode_to_slice(&blob, &mut sha).map_err(|_| HostError::new(ErrorCode::StoreCorrupt, format!("bad blob id {blob}")))?;
-            out.push(crate::hashing::FileRecord { path, size: size as u64, sha256: sha });
+            hex::decode_to_slice(&blob, &mut sha).map_err(|_| {
+                HostError::new(ErrorCode::StoreCorrupt, format!("bad blob id {blob}"))
+            })?;
+            out.push(crate::hashing::FileRecord {
+                path,
+                size: size as u64,
+                sha256: sha,
+            });
         }
         out.sort_by(|a, b| crate::package::path::cli_order(&a.path, &b.path));
         Ok(out)
@@ -233,7 +288,12 @@ impl Store {
     pub fn projection(&self, name: &str) -> HostResult<Value> {
         let app = self.app_row(name)?;
         let row = self.version_row(name, &app.active)?;
-        serde_json::from_str(&row.projection_json).map_err(|e| HostError::new(ErrorCode::StoreCorrupt, format!("stored projection of {name}: {e}")))
+        serde_json::from_str(&row.projection_json).map_err(|e| {
+            HostError::new(
+                ErrorCode::StoreCorrupt,
+                format!("stored projection of {name}: {e}"),
+            )
+        })
     }
 
     pub fn summary(&self, name: &str, profile: &HostProfile) -> HostResult<AppSummary> {
@@ -261,7 +321,10 @@ impl Store {
     /// Every installed app, by name.
     pub fn list_apps(&self) -> HostResult<Vec<AppSummary>> {
         let profile = HostProfile::current();
-        self.app_names()?.iter().map(|n| self.summary(n, &profile)).collect()
+        self.app_names()?
+            .iter()
+            .map(|n| self.summary(n, &profile))
+            .collect()
     }
 
     /// The audit log, newest first (optionally for one app).
@@ -300,7 +363,13 @@ struct VersionRow {
     projection_json: String,
 }
 
-pub(crate) fn audit(conn: &Connection, action: &str, app: Option<&str>, version: Option<&str>, details: &Value) -> HostResult<()> {
+pub(crate) fn audit(
+    conn: &Connection,
+    action: &str,
+    app: Option<&str>,
+    version: Option<&str>,
+    details: &Value,
+) -> HostResult<()> {
     conn.execute(
         "INSERT INTO audit_log (at, action, app, version, details) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![now_str(), action, app, version, details.to_string()],
@@ -323,26 +392,44 @@ pub(crate) fn manifest_to_json(m: &Manifest) -> Value {
 }
 
 fn stored_manifest(json: &str) -> HostResult<Manifest> {
-    let v: Value = serde_json::from_str(json).map_err(|e| HostError::new(ErrorCode::StoreCorrupt, format!("stored manifest: {e}")))?;
+    let v: Value = serde_json::from_str(json)
+        .map_err(|e| HostError::new(ErrorCode::StoreCorrupt, format!("stored manifest: {e}")))?;
     let opt = |k: &str| v.get(k).filter(|x| !x.is_null()).cloned();
     Ok(Manifest {
-        data: v.get("data").and_then(Value::as_object).cloned().unwrap_or_default(),
-        body: v.get("body").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        data: v
+            .get("data")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        body: v
+            .get("body")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
         readiness_spec: opt("readinessSpec"),
         health_spec: opt("healthSpec"),
         signature_doc: opt("signature"),
         layered_files: v
             .get("layeredFiles")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default(),
-        manifest_version: v.get("manifestVersion").and_then(Value::as_str).unwrap_or("0.4.0").to_owned(),
+        manifest_version: v
+            .get("manifestVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("0.4.0")
+            .to_owned(),
         findings: Vec::new(),
     })
 }
 
 pub(crate) fn app_id(name: &str) -> HostResult<AppId> {
-    AppId::new(name).map_err(|e| HostError::new(ErrorCode::CliUsage, e.to_string()).with("app", name))
+    AppId::new(name)
+        .map_err(|e| HostError::new(ErrorCode::CliUsage, e.to_string()).with("app", name))
 }
 
 pub(crate) fn staging_root(dir: &DataDir) -> PathBuf {

@@ -26,18 +26,28 @@ pub(super) fn recover(store: &Store) -> HostResult<Vec<Recovered>> {
     };
     let had_leftovers = !entries.is_empty();
     for dir in entries {
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let j = journal::read(&dir).unwrap_or(journal::Journal { op_id: name.clone(), kind: "unknown".into(), ..Default::default() });
-        let committed: bool = store
-            .conn
-            .query_row("SELECT EXISTS (SELECT 1 FROM ops WHERE op_id = ?1)", [&j.op_id], |r| r.get(0))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let j = journal::read(&dir).unwrap_or(journal::Journal {
+            op_id: name.clone(),
+            kind: "unknown".into(),
+            ..Default::default()
+        });
+        let committed: bool = store.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM ops WHERE op_id = ?1)",
+            [&j.op_id],
+            |r| r.get(0),
+        )?;
         if !committed {
             for m in j.moves.iter().rev() {
                 if m.to.exists() && !m.from.exists() {
                     if let Some(parent) = m.from.parent() {
                         let _ = fs::create_dir_all(parent);
                     }
-                    fs::rename(&m.to, &m.from).map_err(|e| super::io("cannot restore", &m.to, e))?;
+                    fs::rename(&m.to, &m.from)
+                        .map_err(|e| super::io("cannot restore", &m.to, e))?;
                 }
             }
         }
@@ -49,9 +59,20 @@ pub(super) fn recover(store: &Store) -> HostResult<Vec<Recovered>> {
         } else {
             fs::remove_file(&dir).map_err(|e| super::io("cannot remove", &dir, e))?;
         }
-        store.conn.execute("DELETE FROM ops WHERE op_id = ?1", [&j.op_id])?;
+        store
+            .conn
+            .execute("DELETE FROM ops WHERE op_id = ?1", [&j.op_id])?;
         tracing::info!(op = %j.op_id, committed, "recovered an interrupted operation");
-        out.push(Recovered { op_id: j.op_id, kind: j.kind, app: j.app, action: if committed { "rolled-forward" } else { "rolled-back" } });
+        out.push(Recovered {
+            op_id: j.op_id,
+            kind: j.kind,
+            app: j.app,
+            action: if committed {
+                "rolled-forward"
+            } else {
+                "rolled-back"
+            },
+        });
     }
     // Operation markers whose staging folder is gone are finished.
     store.conn.execute("DELETE FROM ops", [])?;

@@ -78,8 +78,12 @@ CREATE TABLE ops (
 "#;
 
 pub fn open(path: &std::path::Path) -> HostResult<Connection> {
-    let conn = Connection::open(path)
-        .map_err(|e| HostError::new(ErrorCode::StoreDb, format!("cannot open {}: {e}", path.display())))?;
+    let conn = Connection::open(path).map_err(|e| {
+        HostError::new(
+            ErrorCode::StoreDb,
+            format!("cannot open {}: {e}", path.display()),
+        )
+    })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
@@ -100,7 +104,10 @@ pub fn open(path: &std::path::Path) -> HostResult<Connection> {
         other => {
             return Err(HostError::new(
                 ErrorCode::StoreSchemaMismatch,
-                format!("{} has schema version {other}; this AppHost understands {SCHEMA_VERSION}", path.display()),
+                format!(
+                    "{} has schema version {other}; this AppHost understands {SCHEMA_VERSION}",
+                    path.display()
+                ),
             ))
         }
     }

@@ -1,0 +1,161 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "apphost",
+    version,
+    about = "AppHost installs and runs Agent Apps. Without a subcommand it opens the desktop window.",
+    after_help = "Exit codes and error codes: docs/cli.md. Data directory: $APPHOST_DATA_DIR or ~/.local/share/apphost."
+)]
+pub struct Cli {
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Use this data directory (overrides $APPHOST_DATA_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SourceArgs {
+    /// A package folder (with APP.md), a .zip of one, or a catalog .json.
+    pub source: PathBuf,
+    /// With a catalog: the app to pick (needed when the catalog lists several).
+    #[arg(long)]
+    pub app: Option<String>,
+    /// With a catalog: the version to pick (default: the highest).
+    #[arg(long = "release", value_name = "VERSION")]
+    pub release: Option<String>,
+    /// Most files a package may hold.
+    #[arg(long, value_name = "N")]
+    pub max_files: Option<usize>,
+    /// Most bytes a package may unpack to.
+    #[arg(long, value_name = "BYTES")]
+    pub max_unpacked_bytes: Option<u64>,
+    /// Largest APP.md (and layered file) accepted, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub max_manifest_bytes: Option<u64>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Consent without asking (for scripts): grants the permissions the package requires.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Allow a package that is unsigned or signed by a key this host does not trust.
+    /// It is marked as sideloaded wherever it is shown.
+    #[arg(long)]
+    pub sideload: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a package: parse, hash and validate it without installing.
+    Validate(SourceArgs),
+    /// Show what a package would add (projection, readiness, permissions) without installing.
+    Inspect(SourceArgs),
+    /// Install a package after showing what it adds and asking for consent.
+    Install(InstallArgs),
+    /// List installed apps.
+    List,
+    /// Install a newer version of an installed app (shows the permission diff, asks again).
+    Update(InstallArgs),
+    /// Switch an app back to its previous version (data is kept; no downgrade migration runs).
+    Rollback { app: String },
+    /// Hide an app's entries without removing anything.
+    Disable { app: String },
+    /// Show a disabled app's entries again.
+    Enable { app: String },
+    /// Remove an app: choose what happens to its data.
+    Uninstall(UninstallArgs),
+    /// Check the store: database, files on disk, and (unless --quick) every file's hash.
+    Verify {
+        /// Only this app.
+        app: Option<String>,
+        /// Check presence and sizes only; do not rehash file contents.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// List every file and row an uninstall would remove (changes nothing).
+    CleanupPlan {
+        app: String,
+        /// Plan an uninstall that deletes the app's data (default: keeps it).
+        #[arg(long)]
+        delete_data: bool,
+    },
+    /// Show the readiness of an installed app, with setup actions.
+    Readiness { app: String },
+    /// Show the host's audit log.
+    Audit {
+        app: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Write app.lock.json (the per-file SHA-256 list) into a package folder.
+    Lock { dir: PathBuf },
+    /// Write app.lock.json and an Ed25519 app.signature.yaml into a package folder.
+    Sign {
+        dir: PathBuf,
+        /// A secret key file made by `apphost keygen`.
+        #[arg(long)]
+        key: PathBuf,
+    },
+    /// Create an Ed25519 signing key (secret key file; prints the public key).
+    Keygen {
+        /// Where to write the secret key file (created with mode 0600; must not exist).
+        #[arg(long)]
+        out: PathBuf,
+        /// A name for the key (shown when packages it signs are installed).
+        #[arg(long, default_value = "publisher")]
+        name: String,
+    },
+    /// Manage the publisher keys this host trusts.
+    #[command(subcommand)]
+    Trust(TrustCommand),
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct DataChoice {
+    /// Remove the package and projection; keep the app's data for a later reinstall.
+    #[arg(long)]
+    pub keep_data: bool,
+    /// Remove everything the app owns, its data included.
+    #[arg(long)]
+    pub delete_data: bool,
+    /// Zip the app's data to PATH, then remove everything.
+    #[arg(long, value_name = "PATH")]
+    pub export: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    pub app: String,
+    #[command(flatten)]
+    pub data: DataChoice,
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TrustCommand {
+    /// Trust a publisher key (a public key file from `apphost keygen`, or the key itself).
+    Add {
+        key_file: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List trusted keys.
+    List,
+    /// Stop trusting a key.
+    Remove { key_id: String },
+}

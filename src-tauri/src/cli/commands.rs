@@ -1,0 +1,455 @@
+//! One function per command: call host-core, then render.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::args::{Cli, Command, DataChoice, InstallArgs, SourceArgs, TrustCommand};
+use super::output::{self, Progress};
+use super::prompt;
+use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::inspect::{inspect, InspectOptions};
+use host_core::limits::Limits;
+use host_core::package::catalog::CatalogSelect;
+use host_core::package::source::resolve;
+use host_core::paths::DataDir;
+use host_core::profile::HostProfile;
+use host_core::signature::{self, TrustedKey};
+use host_core::store::{DataMode, InstallMode, Store};
+
+pub fn dispatch(cli: Cli) -> HostResult<i32> {
+    let dir = match &cli.data_dir {
+        Some(d) => DataDir::at(d),
+        None => DataDir::from_env()?,
+    };
+    let json = cli.json;
+    match cli.command {
+        Command::Validate(a) => validate(&dir, &a, json),
+        Command::Inspect(a) => inspect_cmd(&dir, &a, json),
+        Command::Install(a) => install(&dir, &a, InstallMode::Install, json),
+        Command::Update(a) => install(&dir, &a, InstallMode::Update, json),
+        Command::List => {
+            let apps = Store::open(&dir)?.list_apps()?;
+            output::list(&apps, json);
+            Ok(0)
+        }
+        Command::Rollback { app } => {
+            let (store, _) = Store::open_locked(&dir)?;
+            let s = store.rollback(&app)?;
+            output::done(
+                json,
+                &format!("{} rolled back to {}", s.name, s.active_version),
+                &serde_json::to_value(&s).unwrap_or_default(),
+            );
+            Ok(0)
+        }
+        Command::Disable { app } => set_enabled(&dir, &app, false, json),
+        Command::Enable { app } => set_enabled(&dir, &app, true, json),
+        Command::Uninstall(a) => uninstall(&dir, &a.app, &a.data, a.yes, json),
+        Command::Verify { app, quick } => {
+            let (store, recovered) = Store::open_locked(&dir)?;
+            let report = store.verify(app.as_deref(), !quick, recovered)?;
+            output::verify(&report, json);
+            Ok(if report.ok { 0 } else { 1 })
+        }
+        Command::CleanupPlan { app, delete_data } => {
+            let store = Store::open(&dir)?;
+            let plan = store.cleanup_plan(
+                &app,
+                if delete_data {
+                    DataMode::DeleteData
+                } else {
+                    DataMode::KeepData
+                },
+            )?;
+            output::cleanup_plan(&plan, json);
+            Ok(0)
+        }
+        Command::Readiness { app } => {
+            let store = Store::open(&dir)?;
+            let report = store.readiness(&app, &HostProfile::current())?;
+            output::readiness(&report, json);
+            Ok(0)
+        }
+        Command::Audit { app, limit } => {
+            let rows = Store::open(&dir)?.audit_log(app.as_deref(), limit)?;
+            output::audit(&rows, json);
+            Ok(0)
+        }
+        Command::Lock { dir: pkg } => lock(&pkg, None, json),
+        Command::Sign { dir: pkg, key } => lock(&pkg, Some(&key), json),
+        Command::Keygen { out, name } => keygen(&out, &name, json),
+        Command::Trust(t) => trust(&dir, t, json),
+    }
+}
+
+fn limits(a: &SourceArgs) -> Limits {
+    let mut l = Limits::default();
+    if let Some(v) = a.max_files {
+        l.max_files = v;
+    }
+    if let Some(v) = a.max_unpacked_bytes {
+        l.max_unpacked_bytes = v;
+    }
+    if let Some(v) = a.max_manifest_bytes {
+        l.max_manifest_bytes = v;
+    }
+    l
+}
+
+fn select(a: &SourceArgs) -> CatalogSelect {
+    CatalogSelect {
+        app: a.app.clone(),
+        version: a.release.clone(),
+    }
+}
+
+/// Trusted keys from the store if it exists (inspecting must not create a data directory).
+fn trusted_keys(dir: &DataDir) -> HostResult<Vec<TrustedKey>> {
+    if dir.db_path().exists() {
+        Store::open(dir)?.trusted_keys()
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
+    let source = resolve(&a.source, &select(a))?;
+    let keys = trusted_keys(dir)?;
+    let profile = HostProfile::current();
+    let opts = InspectOptions::preview(limits(a), &profile, &keys);
+    let mut progress = Progress::new("Reading", json);
+    let result = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
+    progress.finish();
+    let report = match result {
+        Ok(insp) => {
+            let ok = insp.error_count() == 0;
+            let blocker = insp.install_blocker(true);
+            json!({
+                "ok": ok && blocker.is_none(),
+                "status": if !ok || blocker.is_some() { "failed" } else if insp.manifest.findings.is_empty() { "passed" } else { "needs-review" },
+                "command": "validate",
+                "app": insp.manifest.name(),
+                "version": insp.manifest.version(),
+                "findings": insp.manifest.findings,
+                "error": blocker.filter(|_| ok),
+                "trust": insp.signature,
+                "manifestHash": insp.manifest_hash,
+                "packageHash": insp.read.package_hash,
+                "filesDigest": insp.files_digest,
+            })
+        }
+        Err(e) if matches!(e.code.class(), host_core::error::ErrorClass::Rejected) => json!({
+            "ok": false, "status": "failed", "command": "validate",
+            "findings": [{"severity": "error", "code": e.code.as_str(), "path": e.details.get("path").cloned().unwrap_or(json!("package")), "message": e.message}],
+            "error": e,
+        }),
+        Err(e) => return Err(e),
+    };
+    output::validate(&report, json);
+    Ok(if report["ok"] == json!(true) { 0 } else { 1 })
+}
+
+fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
+    let source = resolve(&a.source, &select(a))?;
+    let keys = trusted_keys(dir)?;
+    let profile = HostProfile::current();
+    let opts = InspectOptions::preview(limits(a), &profile, &keys);
+    let mut progress = Progress::new("Reading", json);
+    let insp = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
+    progress.finish();
+    let insp = insp?;
+    output::inspection(&insp, json);
+    Ok(0)
+}
+
+fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> HostResult<i32> {
+    let source = resolve(&a.source.source, &select(&a.source))?;
+    let (store, recovered) = Store::open_locked(dir)?;
+    for r in &recovered {
+        output::note(
+            json,
+            &format!("recovered an interrupted {} ({})", r.kind, r.action),
+        );
+    }
+    let keys = store.trusted_keys()?;
+    let profile = HostProfile::current();
+    let opts = InspectOptions::preview(limits(&a.source), &profile, &keys);
+    let mut progress = Progress::new(
+        if mode == InstallMode::Install {
+            "Installing"
+        } else {
+            "Updating"
+        },
+        json,
+    );
+    let staged = store.stage(&source, &opts, &mut |d, t| progress.update(d, t));
+    progress.finish();
+    let staged = staged?;
+    let plan = match store.plan(&staged, mode, a.sideload) {
+        Ok(p) => p,
+        Err(e) => {
+            staged.abort()?;
+            return Err(e);
+        }
+    };
+    if !json {
+        output::inspection(&staged.inspection, false);
+        output::plan(&plan);
+    }
+    let consented = if a.yes {
+        true
+    } else if prompt::interactive() {
+        prompt::confirm(&prompt::consent_question(&plan))?
+    } else {
+        staged.abort()?;
+        return Err(HostError::new(
+            ErrorCode::InstallConsentRequired,
+            "installing needs your consent: run on a terminal to be asked, or pass --yes to consent in a script",
+        )
+        .with("plan", &plan));
+    };
+    if !consented {
+        staged.abort()?;
+        return Err(HostError::new(
+            ErrorCode::InstallConsentDeclined,
+            "not installed: you declined",
+        ));
+    }
+    let grants: BTreeSet<String> = plan.needs_consent.iter().cloned().collect();
+    let summary = store.commit(staged, &plan, &grants)?;
+    let verb = if mode == InstallMode::Install {
+        "installed"
+    } else {
+        "updated to"
+    };
+    let mut text = format!("{} {verb} {}", summary.name, summary.active_version);
+    if summary.sideloaded {
+        text.push_str(&format!(" (sideloaded, {})", summary.trust));
+    }
+    text.push_str(&format!(" — readiness: {}", summary.readiness));
+    output::done(json, &text, &json!({"app": summary, "plan": plan}));
+    Ok(0)
+}
+
+fn set_enabled(dir: &DataDir, app: &str, enabled: bool, json: bool) -> HostResult<i32> {
+    let (store, _) = Store::open_locked(dir)?;
+    let s = store.set_enabled(app, enabled)?;
+    output::done(
+        json,
+        &format!(
+            "{} {}",
+            s.name,
+            if enabled { "enabled" } else { "disabled" }
+        ),
+        &serde_json::to_value(&s).unwrap_or_default(),
+    );
+    Ok(0)
+}
+
+fn uninstall(
+    dir: &DataDir,
+    app: &str,
+    data: &DataChoice,
+    yes: bool,
+    json: bool,
+) -> HostResult<i32> {
+    let mode = if data.keep_data {
+        DataMode::KeepData
+    } else if data.delete_data {
+        DataMode::DeleteData
+    } else {
+        DataMode::ExportThenDelete
+    };
+    let (store, _) = Store::open_locked(dir)?;
+    if !yes {
+        let plan = store.cleanup_plan(app, mode)?;
+        if !prompt::interactive() {
+            return Err(HostError::new(
+                ErrorCode::InstallConsentRequired,
+                "uninstalling needs confirmation: run on a terminal, or pass --yes",
+            )
+            .with("plan", &plan));
+        }
+        if !json {
+            output::cleanup_plan(&plan, false);
+        }
+        if !prompt::confirm(&format!("Uninstall {app}?"))? {
+            return Err(HostError::new(
+                ErrorCode::InstallConsentDeclined,
+                "nothing was removed",
+            ));
+        }
+    }
+    let outcome = store.uninstall(app, mode, data.export.as_deref())?;
+    let mut text = format!(
+        "{app} uninstalled: {} version(s), {} file(s) removed",
+        outcome.plan.versions.len(),
+        outcome.plan.blobs_removed.len()
+    );
+    match mode {
+        DataMode::KeepData => text.push_str(&format!("; data kept in {}", outcome.plan.data_dir)),
+        _ => text.push_str(&format!(
+            "; {} data file(s) deleted",
+            outcome.plan.data_files_removed.len()
+        )),
+    }
+    if let Some(e) = &outcome.exported_to {
+        text.push_str(&format!("; data exported to {e}"));
+    }
+    output::done(
+        json,
+        &text,
+        &serde_json::to_value(&outcome).unwrap_or_default(),
+    );
+    Ok(0)
+}
+
+fn read_json_file(path: &Path) -> HostResult<Value> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read", path, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        HostError::new(
+            ErrorCode::KeyInvalid,
+            format!("{} is not a key file: {e}", path.display()),
+        )
+    })
+}
+
+/// `apphost lock` and `apphost sign`: hash the folder, write app.lock.json (and the signature).
+fn lock(pkg: &Path, key: Option<&Path>, json: bool) -> HostResult<i32> {
+    let signing = key
+        .map(|k| read_json_file(k).and_then(|d| signature::parse_secret_key(&d)))
+        .transpose()?;
+    let source = resolve(pkg, &CatalogSelect::default())?;
+    if source.kind != host_core::package::SourceKind::Folder {
+        return Err(HostError::new(
+            ErrorCode::SourceUnsupported,
+            "lock and sign work on a package folder",
+        ));
+    }
+    let profile = HostProfile::current();
+    let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
+    let mut reader = host_core::package::PackageReader::open(&source, &opts.limits)?;
+    let read = host_core::package::pipeline::read_package(
+        &mut reader,
+        None,
+        opts.limits.max_manifest_bytes,
+        &mut |_| {},
+    )?;
+    let lock_text = host_core::lockfile::render(&read.files);
+    let write = |name: &str, text: &str| -> HostResult<()> {
+        let p = source.path.join(name);
+        std::fs::write(&p, text)
+            .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot write", &p, e))
+    };
+    write(host_core::hashing::LOCK_FILE, &lock_text)?;
+    let mhash = host_core::hashing::manifest_hash(
+        read.captured
+            .get("APP.md")
+            .map(Vec::as_slice)
+            .unwrap_or_default(),
+    );
+    let digest = host_core::hashing::files_digest(&read.files);
+    let mut result = json!({"lockFile": source.path.join(host_core::hashing::LOCK_FILE), "files": read.files.len(), "manifestHash": mhash, "filesDigest": digest});
+    if let Some(k) = signing {
+        let block = signature::sign_block(&k, &mhash, &digest);
+        write(
+            host_core::hashing::SIGNATURE_FILE,
+            &signature::render_signature_file(&block),
+        )?;
+        result["signatureFile"] = json!(source.path.join(host_core::hashing::SIGNATURE_FILE));
+        result["keyId"] = block["keyId"].clone();
+    }
+    let text = match result.get("keyId") {
+        Some(k) => format!(
+            "wrote app.lock.json ({} files) and app.signature.yaml (key {})",
+            read.files.len(),
+            k.as_str().unwrap_or("")
+        ),
+        None => format!("wrote app.lock.json ({} files)", read.files.len()),
+    };
+    output::done(json, &text, &result);
+    Ok(0)
+}
+
+fn keygen(out: &Path, name: &str, json: bool) -> HostResult<i32> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let key = signature::generate_key()?;
+    let secret = signature::secret_key_json(&key, name);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(out)
+        .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot create key file", out, e))?;
+    f.write_all(
+        serde_json::to_string_pretty(&secret)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+    .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot write", out, e))?;
+    let public = signature::public_key_json(&key.verifying_key(), name);
+    let pub_path = out.with_extension("pub.json");
+    std::fs::write(
+        &pub_path,
+        serde_json::to_string_pretty(&public).unwrap_or_default(),
+    )
+    .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot write", &pub_path, e))?;
+    output::done(
+        json,
+        &format!(
+            "wrote secret key {} and public key {} ({})",
+            out.display(),
+            pub_path.display(),
+            public["keyId"].as_str().unwrap_or("")
+        ),
+        &json!({"secretKeyFile": out, "publicKeyFile": pub_path, "keyId": public["keyId"], "publicKey": public["publicKey"]}),
+    );
+    Ok(0)
+}
+
+fn trust(dir: &DataDir, cmd: TrustCommand, json: bool) -> HostResult<i32> {
+    match cmd {
+        TrustCommand::List => {
+            let keys = Store::open(dir)?.trusted_keys()?;
+            output::trusted(&keys, json);
+        }
+        TrustCommand::Add { key_file, name } => {
+            let (vk, file_name) = match read_json_file(&key_file) {
+                Ok(doc) => signature::parse_public_key_doc(&doc)?,
+                Err(_) => {
+                    let text = std::fs::read_to_string(&key_file).map_err(|e| {
+                        HostError::io(ErrorCode::SourceIo, "cannot read", &key_file, e)
+                    })?;
+                    (signature::parse_public_key(&text)?, None)
+                }
+            };
+            let doc = signature::public_key_json(&vk, "");
+            let key = TrustedKey {
+                key_id: doc["keyId"].as_str().unwrap_or_default().to_owned(),
+                public_key: doc["publicKey"].as_str().unwrap_or_default().to_owned(),
+                name: name.or(file_name).unwrap_or_else(|| "publisher".into()),
+            };
+            let (store, _) = Store::open_locked(dir)?;
+            store.add_trusted_key(&key)?;
+            output::done(
+                json,
+                &format!("trusting {} ({})", key.key_id, key.name),
+                &serde_json::to_value(&key).unwrap_or_default(),
+            );
+        }
+        TrustCommand::Remove { key_id } => {
+            let (store, _) = Store::open_locked(dir)?;
+            store.remove_trusted_key(&key_id)?;
+            output::done(
+                json,
+                &format!("no longer trusting {key_id}"),
+                &json!({"keyId": key_id}),
+            );
+        }
+    }
+    Ok(0)
+}

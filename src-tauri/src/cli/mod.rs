@@ -1,0 +1,66 @@
+//! The `apphost` command line. Every command takes `--json`; errors are `{code, message,
+//! details}` and map to documented exit codes (`docs/cli.md`).
+//!
+//! Architecture invariant: no domain logic here. Commands parse arguments, call host-core,
+//! ask for consent on a terminal, and render results.
+
+mod args;
+mod commands;
+mod output;
+mod prompt;
+
+use std::ffi::OsString;
+
+use clap::Parser;
+
+pub use args::Cli;
+use host_core::error::{ErrorCode, HostError};
+
+/// Runs the CLI with `argv` (including the program name) and returns the exit code.
+pub fn run(argv: Vec<OsString>) -> i32 {
+    let json_requested = argv.iter().any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                };
+            }
+            let err = HostError::new(ErrorCode::CliUsage, e.to_string().trim().to_owned());
+            if json_requested {
+                output::print_error(&err, true);
+            } else {
+                let _ = e.print();
+            }
+            return 2;
+        }
+    };
+    init_tracing();
+    let json = cli.json;
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            output::print_error(&err, json);
+            err.code.class().exit_code()
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("APPHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

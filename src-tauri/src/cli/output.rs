@@ -1,0 +1,487 @@
+//! Rendering: JSON on stdout with `--json`, readable text otherwise. Progress and prompts go to
+//! stderr so stdout stays parseable.
+
+use std::io::IsTerminal;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use host_core::error::HostError;
+use host_core::inspect::Inspection;
+use host_core::readiness::{Outcome, Report};
+use host_core::signature::{Trust, TrustedKey};
+use host_core::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
+
+fn print_json(v: &impl Serialize) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into())
+    );
+}
+
+pub fn print_error(err: &HostError, json: bool) {
+    if json {
+        eprintln!(
+            "{}",
+            serde_json::to_string(&serde_json::json!({ "error": err })).unwrap_or_default()
+        );
+    } else {
+        eprintln!("error[{}]: {}", err.code, err.message);
+        if let Some(r) = err.details.get("remediation").and_then(Value::as_str) {
+            eprintln!("  hint: {r}");
+        }
+        if let Some(Value::Array(findings)) = err.details.get("findings") {
+            for f in findings.iter().filter(|f| f["severity"] == "error") {
+                eprintln!(
+                    "  - {} ({}): {}",
+                    f["code"].as_str().unwrap_or(""),
+                    f["path"].as_str().unwrap_or(""),
+                    f["message"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+}
+
+pub fn note(json: bool, text: &str) {
+    if !json {
+        eprintln!("note: {text}");
+    }
+}
+
+pub fn done(json: bool, text: &str, value: &Value) {
+    if json {
+        print_json(value);
+    } else {
+        println!("{text}");
+    }
+}
+
+/// A progress bar on a terminal; silent otherwise.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    label: &'static str,
+}
+
+impl Progress {
+    pub fn new(label: &'static str, json: bool) -> Self {
+        let _ = json;
+        Progress { bar: None, label }
+    }
+
+    pub fn update(&mut self, done: u64, total: u64) {
+        if self.bar.is_none() && total >= 8 * 1024 * 1024 && std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(total);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{msg} {bar:40} {bytes}/{total_bytes} {bytes_per_sec}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.set_message(self.label);
+            self.bar = Some(bar);
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn trust_label(t: Trust) -> &'static str {
+    match t {
+        Trust::Trusted => "signed by a trusted publisher",
+        Trust::UnknownKey => "SIGNED BY AN UNKNOWN KEY — installs only in sideload mode",
+        Trust::Unsigned => "UNSIGNED — installs only in sideload mode",
+    }
+}
+
+pub fn list(apps: &[AppSummary], json: bool) {
+    if json {
+        print_json(&apps);
+        return;
+    }
+    if apps.is_empty() {
+        println!("No apps installed. Install one with: apphost install <package>");
+        return;
+    }
+    for a in apps {
+        let mut flags = Vec::new();
+        if !a.enabled {
+            flags.push("disabled".to_owned());
+        }
+        if a.sideloaded {
+            flags.push(format!("sideloaded, {}", a.trust));
+        }
+        let flags = if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", flags.join("; "))
+        };
+        println!(
+            "{:<28} {:<12} {:<15}{}",
+            a.name, a.active_version, a.readiness, flags
+        );
+        if let Some(d) = &a.display_name {
+            println!("    {d}");
+        }
+    }
+}
+
+fn check_symbol(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Pass => "ok",
+        Outcome::Notice => "note",
+        Outcome::Unknown => "??",
+        Outcome::Degraded => "degraded",
+        Outcome::NeedsSetup => "setup",
+        Outcome::Blocked => "BLOCKED",
+    }
+}
+
+fn readiness_text(r: &Report) {
+    println!("Readiness: {}", r.status.as_str());
+    for c in r.checks.iter().filter(|c| c.outcome != Outcome::Pass) {
+        let entry = c
+            .entry
+            .as_deref()
+            .map(|e| format!(" [{e}]"))
+            .unwrap_or_default();
+        println!(
+            "  {:<9} {} {}{}: {}",
+            check_symbol(c.outcome),
+            c.kind,
+            c.key,
+            entry,
+            c.message
+        );
+        if let Some(r) = &c.remediation {
+            println!("            fix: {r}");
+        }
+    }
+    let passed = r
+        .checks
+        .iter()
+        .filter(|c| c.outcome == Outcome::Pass)
+        .count();
+    if passed > 0 {
+        println!("  ({passed} check(s) passed)");
+    }
+    for a in &r.setup_actions {
+        println!("  setup: {} ({})", a.title, a.kind);
+    }
+    if !r.entries.is_empty() {
+        let e: Vec<String> = r
+            .entries
+            .iter()
+            .map(|e| format!("{}={}", e.entry_key, e.status.as_str()))
+            .collect();
+        println!("  entries: {}", e.join(", "));
+    }
+}
+
+pub fn readiness(r: &Report, json: bool) {
+    if json {
+        print_json(&r.to_json());
+    } else {
+        readiness_text(r);
+    }
+}
+
+pub fn inspection(i: &Inspection, json: bool) {
+    if json {
+        print_json(&i.summary());
+        return;
+    }
+    let m = &i.manifest;
+    println!(
+        "{} {}{}",
+        m.name(),
+        m.version(),
+        m.str("displayName")
+            .map(|d| format!(" — {d}"))
+            .unwrap_or_default()
+    );
+    println!("  {}", m.str("description").unwrap_or_default());
+    println!("Source:    {} {}", i.source.origin, i.source.path.display());
+    println!(
+        "Trust:     {}{}",
+        trust_label(i.signature.trust),
+        i.signature
+            .key_id
+            .as_deref()
+            .map(|k| format!(" ({k})"))
+            .unwrap_or_default()
+    );
+    println!(
+        "Package:   {} files, {} bytes, {}",
+        i.read.files.len(),
+        i.read.total_bytes,
+        i.read.package_hash
+    );
+    println!(
+        "Manifest:  {} (manifestVersion {})",
+        i.manifest_hash, m.manifest_version
+    );
+    let p = &i.projection;
+    println!("Would add:");
+    for e in p["entries"].as_array().into_iter().flatten() {
+        let binding = ["route", "panel", "command", "workflow", "persona"]
+            .iter()
+            .find_map(|k| e[*k].as_str())
+            .unwrap_or("");
+        println!(
+            "  entry      {} ({} {binding}) {}",
+            e["key"].as_str().unwrap_or("?"),
+            e["kind"].as_str().unwrap_or("?"),
+            e["title"].as_str().unwrap_or("")
+        );
+    }
+    for perm in i.permissions() {
+        let req = if perm["required"] == Value::Bool(true) {
+            "required"
+        } else {
+            "optional"
+        };
+        let domains: Vec<&str> = perm["domains"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let domains = if domains.is_empty() {
+            String::new()
+        } else {
+            format!(" — domains: {}", domains.join(", "))
+        };
+        println!(
+            "  permission {} [{req}] {} {}{domains}{}",
+            perm["key"].as_str().unwrap_or("?"),
+            perm["scope"].as_str().unwrap_or("?"),
+            perm["access"].as_str().unwrap_or(""),
+            perm["reason"]
+                .as_str()
+                .map(|r| format!(" — {r}"))
+                .unwrap_or_default()
+        );
+    }
+    let storage = &p["storage"];
+    if let Some(ns) = storage["namespace"].as_str() {
+        let migrations: Vec<&str> = storage["plannedMigrations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["path"].as_str())
+            .collect();
+        println!(
+            "  storage    namespace {ns}; migrations: {}",
+            if migrations.is_empty() {
+                "none".into()
+            } else {
+                migrations.join(", ")
+            }
+        );
+    }
+    for (key, label) in [
+        ("services", "service"),
+        ("workflows", "workflow"),
+        ("knowledgeTemplates", "knowledge"),
+        ("toolRequirements", "tool"),
+        ("secrets", "secret"),
+        ("artifactTypes", "artifact"),
+    ] {
+        for item in p[key].as_array().into_iter().flatten() {
+            println!(
+                "  {label:<10} {}",
+                item["key"].as_str().or(item["id"].as_str()).unwrap_or("?")
+            );
+        }
+    }
+    println!(
+        "  install    modes: {}",
+        p["installModes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    readiness_text(&i.readiness);
+    let warnings: Vec<_> = m
+        .findings
+        .iter()
+        .filter(|f| f.severity != host_core::manifest::Severity::Error)
+        .collect();
+    let errors: Vec<_> = m
+        .findings
+        .iter()
+        .filter(|f| f.severity == host_core::manifest::Severity::Error)
+        .collect();
+    for f in errors.iter().chain(warnings.iter()) {
+        println!("  {:?}: {} ({}) {}", f.severity, f.code, f.path, f.message);
+    }
+    if let Some(e) = i.install_blocker(true) {
+        println!("Cannot be installed: {e}");
+    }
+}
+
+pub fn plan(p: &InstallPlan) {
+    if let Some(from) = &p.from_version {
+        println!("Update {} {} -> {}", p.app, from, p.version);
+    }
+    let changed: Vec<_> = p
+        .permissions
+        .iter()
+        .filter(|c| c.change != "unchanged")
+        .collect();
+    if p.from_version.is_some() {
+        if changed.is_empty() {
+            println!("Permissions: unchanged");
+        }
+        for c in changed {
+            println!(
+                "  permission {} {} ({})",
+                c.change,
+                c.key,
+                if c.required { "required" } else { "optional" }
+            );
+        }
+    }
+    if p.existing_data {
+        println!(
+            "Data from an earlier install of {} will be used again.",
+            p.app
+        );
+    }
+    if !p.prunes.is_empty() {
+        println!("Removes old version(s): {}", p.prunes.join(", "));
+    }
+}
+
+pub fn validate(report: &Value, json: bool) {
+    if json {
+        print_json(report);
+        return;
+    }
+    println!(
+        "{} {}: {}",
+        report["app"].as_str().unwrap_or("package"),
+        report["version"].as_str().unwrap_or(""),
+        report["status"].as_str().unwrap_or("")
+    );
+    for f in report["findings"].as_array().into_iter().flatten() {
+        println!(
+            "  {}: {} ({}) {}",
+            f["severity"].as_str().unwrap_or(""),
+            f["code"].as_str().unwrap_or(""),
+            f["path"].as_str().unwrap_or(""),
+            f["message"].as_str().unwrap_or("")
+        );
+    }
+    if let Some(e) = report["error"].as_object() {
+        println!(
+            "  error: {}: {}",
+            e["code"].as_str().unwrap_or(""),
+            e["message"].as_str().unwrap_or("")
+        );
+    }
+    if let Some(h) = report["packageHash"].as_str() {
+        println!(
+            "  packageHash  {h}\n  manifestHash {}",
+            report["manifestHash"].as_str().unwrap_or("")
+        );
+    }
+}
+
+pub fn verify(r: &VerifyReport, json: bool) {
+    if json {
+        print_json(r);
+        return;
+    }
+    for rec in &r.recovered {
+        println!(
+            "recovered: {} {} ({})",
+            rec.kind,
+            rec.app.as_deref().unwrap_or(""),
+            rec.action
+        );
+    }
+    println!(
+        "{} app(s), {} version(s), {} file(s) checked, {} bytes rehashed",
+        r.apps, r.versions, r.blobs, r.bytes_hashed
+    );
+    if r.ok {
+        println!("store is consistent");
+    }
+    for p in &r.problems {
+        println!("  problem {}: {}", p.code, p.message);
+    }
+}
+
+pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
+    if json {
+        print_json(p);
+        return;
+    }
+    println!("Uninstalling {} ({:?}) would remove:", p.app, p.mode);
+    for r in &p.rows {
+        println!("  host.db {:<14} {:>6} row(s)  {}", r.table, r.rows, r.what);
+    }
+    println!(
+        "  {} package file(s), {} bytes (versions {}):",
+        p.blobs_removed.len(),
+        p.blob_bytes_removed,
+        p.versions.join(", ")
+    );
+    for b in &p.blobs_removed {
+        println!(
+            "    blobs/sha256/{}/{}  {}",
+            &b.blob[..2],
+            b.blob,
+            b.paths.join(", ")
+        );
+    }
+    if p.blobs_shared > 0 {
+        println!("  ({} file(s) shared with other apps stay)", p.blobs_shared);
+    }
+    for f in &p.data_files_removed {
+        println!("  data {}/{} ({} bytes)", p.data_dir, f.path, f.size);
+    }
+    for r in &p.retained {
+        println!("Kept: {r}");
+    }
+}
+
+pub fn audit(rows: &[Value], json: bool) {
+    if json {
+        print_json(&rows);
+        return;
+    }
+    for r in rows {
+        println!(
+            "{} {:<10} {} {}",
+            r["at"].as_str().unwrap_or(""),
+            r["action"].as_str().unwrap_or(""),
+            r["app"].as_str().unwrap_or("-"),
+            r["version"].as_str().unwrap_or("")
+        );
+    }
+}
+
+pub fn trusted(keys: &[TrustedKey], json: bool) {
+    if json {
+        print_json(&keys);
+        return;
+    }
+    if keys.is_empty() {
+        println!("No trusted publisher keys. Add one with: apphost trust add <key.pub.json>");
+    }
+    for k in keys {
+        println!("{}  {}", k.key_id, k.name);
+    }
+}
