@@ -93,9 +93,7 @@ error_codes! {
     InstallVersionConflict = "install.version_conflict" => Conflict,
     InstallNotNewer = "install.not_newer" => Conflict,
     AppNotInstalled = "app.not_installed" => NotFound,
-    AppNameMismatch = "app.name_mismatch" => Conflict,
     AppNoRollbackTarget = "app.no_rollback_target" => Conflict,
-    AppDataExists = "app.data_exists" => Conflict,
     // --- the store --------------------------------------------------------------------------
     StoreIo = "store.io" => Internal,
     StoreDb = "store.db" => Internal,

@@ -132,7 +132,10 @@ pub fn check(
     }
     // The standard's sigstore block: its manifest hash must match when it is not a placeholder.
     if let Some(h) = doc.pointer("/manifest/hash").and_then(Value::as_str) {
-        let placeholder = h.trim_start_matches("sha256:").bytes().all(|b| b == b'0');
+        // Templates ship placeholders ("REPLACE_WITH_REAL_SHA256", all zeros): not a claim.
+        let hex = h.strip_prefix("sha256:").unwrap_or(h);
+        let is_hash = hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+        let placeholder = !is_hash || hex.bytes().all(|b| b == b'0');
         if !placeholder && !same_hash(h, manifest_hash) {
             return Err(HostError::new(
                 ErrorCode::VerifyManifestHashMismatch,
@@ -327,6 +330,18 @@ mod tests {
         let c = check(Some(&doc(block)), MH, FD, &[]).unwrap();
         assert_eq!(c.trust, Trust::UnknownKey);
         assert_eq!(check(None, MH, FD, &[]).unwrap().trust, Trust::Unsigned);
+    }
+
+    #[test]
+    fn the_standard_sigstore_block_is_checked_only_when_it_holds_a_real_hash() {
+        for placeholder in ["REPLACE_WITH_REAL_SHA256", &"0".repeat(64)] {
+            let d = json!({"manifest": {"algorithm": "sha256", "hash": placeholder}});
+            assert_eq!(check(Some(&d), MH, FD, &[]).unwrap().trust, Trust::Unsigned);
+        }
+        let d = json!({"manifest": {"hash": "3".repeat(64)}});
+        assert_eq!(check(Some(&d), MH, FD, &[]).unwrap_err().code, ErrorCode::VerifyManifestHashMismatch);
+        let d = json!({"manifest": {"hash": MH.trim_start_matches("sha256:")}});
+        assert_eq!(check(Some(&d), MH, FD, &[]).unwrap().trust, Trust::Unsigned);
     }
 
     #[test]

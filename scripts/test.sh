@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The full test suite (the README's test command; CI runs it through .ci/run).
+# Installs what it needs first (scripts/setup.sh), then: formatting, lints, TypeScript checks,
+# every Rust test (unit, contract, adversarial, crash-safety, CLI), and the desktop end-to-end
+# test that drives the real app through WebDriver under Xvfb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/apphost-target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+export RUST_BACKTRACE=1
+
+step() { printf '\n==> %s\n' "$*"; }
+started=$(date +%s)
+
+step "setup (system packages, npm dependencies, tauri-driver)"
+bash scripts/setup.sh
+
+step "host UI: build and typecheck (TypeScript strict)"
+npm run --silent build
+npm run --silent typecheck
+if npm run --silent 2>/dev/null | grep -q '^  test$'; then
+  npm test --silent
+fi
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy --all-targets -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test (unit, contract, adversarial, crash-safety, CLI)"
+cargo test --workspace --locked
+
+step "desktop end-to-end (WebDriver + Xvfb)"
+cargo build --locked --bin apphost
+APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" bash scripts/e2e.sh
+
+printf '\nAll tests passed in %ss.\n' "$(( $(date +%s) - started ))"
