@@ -175,12 +175,12 @@ impl Inspection {
         if let Some(e) = self.manifest.first_error() {
             return Some(e);
         }
-        for c in self
+        let blocked = self
             .readiness
             .checks
             .iter()
-            .filter(|c| c.kind == "compatibility" && c.outcome == Outcome::Blocked)
-        {
+            .find(|c| c.kind == "compatibility" && c.outcome == Outcome::Blocked);
+        if let Some(c) = blocked {
             let code = match c.code {
                 Some("compat.end_of_life") => ErrorCode::CompatEndOfLife,
                 Some("compat.invalid_range") => ErrorCode::CompatInvalidRange,

@@ -339,7 +339,10 @@ mod tests {
             assert_eq!(check(Some(&d), MH, FD, &[]).unwrap().trust, Trust::Unsigned);
         }
         let d = json!({"manifest": {"hash": "3".repeat(64)}});
-        assert_eq!(check(Some(&d), MH, FD, &[]).unwrap_err().code, ErrorCode::VerifyManifestHashMismatch);
+        assert_eq!(
+            check(Some(&d), MH, FD, &[]).unwrap_err().code,
+            ErrorCode::VerifyManifestHashMismatch
+        );
         let d = json!({"manifest": {"hash": MH.trim_start_matches("sha256:")}});
         assert_eq!(check(Some(&d), MH, FD, &[]).unwrap().trust, Trust::Unsigned);
     }

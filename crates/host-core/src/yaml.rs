@@ -411,7 +411,7 @@ mod tests {
             let prev = format!("*a{}", i - 1);
             doc.push_str(&format!(
                 "a{i}: &a{i} [{}]\n",
-                vec![prev.as_str(); 10].join(", ")
+                [prev.as_str(); 10].join(", ")
             ));
         }
         assert!(matches!(p(&doc), Err(YamlError::NodeLimit { .. })));

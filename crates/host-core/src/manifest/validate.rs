@@ -72,7 +72,7 @@ pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> Stri
         m,
         "name",
         f,
-        |s| runtime_core::ids::is_valid_app_name(s),
+        runtime_core::ids::is_valid_app_name,
         "must match ^[a-z0-9][a-z0-9-_.]*$ (1..64 characters)",
     );
     required_string(

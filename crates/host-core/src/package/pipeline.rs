@@ -58,6 +58,9 @@ pub fn is_captured(path: &str) -> bool {
     )
 }
 
+/// What the reading thread produces: the file records and the captured metadata files.
+type ReadSide = (Vec<FileRecord>, BTreeMap<String, Vec<u8>>);
+
 enum Msg {
     Begin(String, u64),
     Data(Vec<u8>),
@@ -128,7 +131,7 @@ pub fn read_package(
             Ok(pkg.finish())
         });
 
-        let read_result = (|| -> HostResult<(Vec<FileRecord>, BTreeMap<String, Vec<u8>>)> {
+        let read_result = (|| -> HostResult<ReadSide> {
             let mut files = Vec::with_capacity(entries.len());
             let mut captured = BTreeMap::new();
             let mut done: u64 = 0;
