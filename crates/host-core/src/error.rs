@@ -105,6 +105,7 @@ error_codes! {
     KeyNotFound = "key.not_found" => NotFound,
     // --- command line -------------------------------------------------------------------------
     CliUsage = "cli.usage" => Usage,
+    SettingInvalid = "setting.invalid" => Usage,
     Internal = "internal" => Internal,
 }
 

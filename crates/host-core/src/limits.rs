@@ -34,7 +34,38 @@ impl Default for Limits {
     }
 }
 
+/// Settings keys (in `host.db`) that override the default limits.
+pub const SETTING_KEYS: &[&str] = &[
+    "limits.maxFiles",
+    "limits.maxUnpackedBytes",
+    "limits.maxManifestBytes",
+    "limits.maxCompressionRatio",
+];
+
 impl Limits {
+    /// Applies one setting; `Err` names what is wrong with it.
+    pub fn apply_setting(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let n: u64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("{key} must be a positive integer, not {value:?}"))?;
+        match key {
+            "limits.maxFiles" => self.max_files = n as usize,
+            "limits.maxUnpackedBytes" => self.max_unpacked_bytes = n,
+            "limits.maxManifestBytes" => self.max_manifest_bytes = n,
+            "limits.maxCompressionRatio" => self.max_compression_ratio = n,
+            _ => {
+                return Err(format!(
+                    "unknown setting {key:?}; known settings: {}",
+                    SETTING_KEYS.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
     pub fn yaml(&self) -> YamlLimits {
         YamlLimits {
             max_depth: self.max_yaml_depth,

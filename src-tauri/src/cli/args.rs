@@ -117,6 +117,16 @@ pub enum Command {
         #[arg(long, default_value = "publisher")]
         name: String,
     },
+    /// Show or change host settings (limits for untrusted packages).
+    Config {
+        /// A setting key, e.g. limits.maxFiles (omit to list every setting).
+        key: Option<String>,
+        /// The new value (omit to show the key).
+        value: Option<String>,
+        /// Remove the setting (back to the default).
+        #[arg(long, conflicts_with = "value")]
+        unset: bool,
+    },
     /// Manage the publisher keys this host trusts.
     #[command(subcommand)]
     Trust(TrustCommand),

@@ -81,11 +81,17 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Sign { dir: pkg, key } => lock(&pkg, Some(&key), json),
         Command::Keygen { out, name } => keygen(&out, &name, json),
         Command::Trust(t) => trust(&dir, t, json),
+        Command::Config { key, value, unset } => config(&dir, key, value, unset, json),
     }
 }
 
-fn limits(a: &SourceArgs) -> Limits {
-    let mut l = Limits::default();
+/// Limits in effect: defaults, then the host's settings, then command-line flags.
+fn limits(dir: &DataDir, a: &SourceArgs) -> HostResult<Limits> {
+    let mut l = if dir.db_path().exists() {
+        Store::open(dir)?.limits()?
+    } else {
+        Limits::default()
+    };
     if let Some(v) = a.max_files {
         l.max_files = v;
     }
@@ -95,7 +101,7 @@ fn limits(a: &SourceArgs) -> Limits {
     if let Some(v) = a.max_manifest_bytes {
         l.max_manifest_bytes = v;
     }
-    l
+    Ok(l)
 }
 
 fn select(a: &SourceArgs) -> CatalogSelect {
@@ -118,7 +124,7 @@ fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     let source = resolve(&a.source, &select(a))?;
     let keys = trusted_keys(dir)?;
     let profile = HostProfile::current();
-    let opts = InspectOptions::preview(limits(a), &profile, &keys);
+    let opts = InspectOptions::preview(limits(dir, a)?, &profile, &keys);
     let mut progress = Progress::new("Reading", json);
     let result = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
     progress.finish();
@@ -155,7 +161,7 @@ fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     let source = resolve(&a.source, &select(a))?;
     let keys = trusted_keys(dir)?;
     let profile = HostProfile::current();
-    let opts = InspectOptions::preview(limits(a), &profile, &keys);
+    let opts = InspectOptions::preview(limits(dir, a)?, &profile, &keys);
     let mut progress = Progress::new("Reading", json);
     let insp = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
     progress.finish();
@@ -175,7 +181,7 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
     }
     let keys = store.trusted_keys()?;
     let profile = HostProfile::current();
-    let opts = InspectOptions::preview(limits(&a.source), &profile, &keys);
+    let opts = InspectOptions::preview(limits(dir, &a.source)?, &profile, &keys);
     let mut progress = Progress::new(
         if mode == InstallMode::Install {
             "Installing"
@@ -450,6 +456,66 @@ fn trust(dir: &DataDir, cmd: TrustCommand, json: bool) -> HostResult<i32> {
                 &json!({"keyId": key_id}),
             );
         }
+    }
+    Ok(0)
+}
+
+fn config(
+    dir: &DataDir,
+    key: Option<String>,
+    value: Option<String>,
+    unset: bool,
+    json: bool,
+) -> HostResult<i32> {
+    match (key, value, unset) {
+        (Some(k), Some(v), _) => {
+            let (store, _) = Store::open_locked(dir)?;
+            store.set_setting(&k, Some(&v))?;
+            output::done(json, &format!("{k} = {v}"), &json!({"key": k, "value": v}));
+        }
+        (Some(k), None, true) => {
+            let (store, _) = Store::open_locked(dir)?;
+            store.set_setting(&k, None)?;
+            output::done(
+                json,
+                &format!("{k} reset to its default"),
+                &json!({"key": k, "value": null}),
+            );
+        }
+        (key, None, _) => {
+            let store = Store::open(dir)?;
+            let stored = store.settings()?;
+            let effective = store.limits()?;
+            let all = json!({
+                "limits.maxFiles": effective.max_files,
+                "limits.maxUnpackedBytes": effective.max_unpacked_bytes,
+                "limits.maxManifestBytes": effective.max_manifest_bytes,
+                "limits.maxCompressionRatio": effective.max_compression_ratio,
+            });
+            let shown: Value = match &key {
+                Some(k) => {
+                    let v = all.get(k).cloned().ok_or_else(|| {
+                        HostError::new(ErrorCode::SettingInvalid, format!("unknown setting {k:?}"))
+                            .with("key", k)
+                    })?;
+                    json!({ k.clone(): v })
+                }
+                None => all,
+            };
+            if json {
+                output::done(true, "", &shown);
+            } else {
+                for (k, v) in shown.as_object().into_iter().flatten() {
+                    let origin = if stored.contains_key(k) {
+                        "set"
+                    } else {
+                        "default"
+                    };
+                    println!("{k} = {v} ({origin})");
+                }
+            }
+        }
+        (None, Some(_), _) => unreachable!("clap requires a key before a value"),
     }
     Ok(0)
 }

@@ -186,6 +186,61 @@ impl Store {
         Ok(())
     }
 
+    /// Every stored setting, by key.
+    pub fn settings(&self) -> HostResult<std::collections::BTreeMap<String, String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM settings ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Stores a setting after checking it (`None` removes it).
+    pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
+        self.require_lock()?;
+        let check = |v: &str| {
+            crate::limits::Limits::default()
+                .apply_setting(key, v)
+                .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key))
+        };
+        let tx = self.conn.unchecked_transaction()?;
+        match value {
+            Some(v) => {
+                check(v)?;
+                tx.execute(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![key, v.trim()],
+                )?;
+            }
+            None => {
+                check("1")?;
+                tx.execute("DELETE FROM settings WHERE key = ?1", [key])?;
+            }
+        }
+        audit(
+            &tx,
+            "setting",
+            None,
+            None,
+            &serde_json::json!({"key": key, "value": value}),
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The limits in effect: defaults overridden by stored settings.
+    pub fn limits(&self) -> HostResult<crate::limits::Limits> {
+        let mut limits = crate::limits::Limits::default();
+        for (k, v) in self.settings()? {
+            if k.starts_with("limits.") {
+                limits
+                    .apply_setting(&k, &v)
+                    .map_err(|m| HostError::new(ErrorCode::StoreCorrupt, m).with("key", k))?;
+            }
+        }
+        Ok(limits)
+    }
+
     pub fn app_names(&self) -> HostResult<Vec<String>> {
         let mut stmt = self.conn.prepare("SELECT name FROM apps ORDER BY name")?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
