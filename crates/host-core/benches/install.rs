@@ -313,7 +313,6 @@ struct Phases {
     /// Our own `syncfs` between stage and commit (only in the split variant).
     flush: Duration,
     commit: Duration,
-    uninstall: Duration,
 }
 
 impl Phases {
@@ -322,14 +321,17 @@ impl Phases {
     }
 }
 
-/// One full install into a fresh data dir, then an uninstall (timed apart) and removal.
+/// One full install into a fresh data dir (left in place: deleting 5,000 files just before the
+/// next timed install would measure the file system's inode reuse, see `docs/benchmarks.md`).
 fn install_once(
     source: &ResolvedSource,
     data_root: &Path,
     split_flush: bool,
     expect_files: usize,
 ) -> R<Phases> {
-    let _ = fs::remove_dir_all(data_root);
+    if data_root.exists() {
+        return Err(format!("{} exists already", data_root.display()).into());
+    }
     let dir = DataDir::at(data_root);
     let mut ph = Phases::default();
 
@@ -357,7 +359,7 @@ fn install_once(
 
     let t = Instant::now();
     let consent: BTreeSet<String> = plan.needs_consent.iter().cloned().collect();
-    let summary = store.commit(staged, &plan, &consent)?;
+    store.commit(staged, &plan, &consent)?;
     ph.commit = t.elapsed();
     if plan.new_blobs < expect_files {
         return Err(format!(
@@ -366,16 +368,38 @@ fn install_once(
         )
         .into());
     }
-
-    let t = Instant::now();
-    store.uninstall(&summary.name, host_core::store::DataMode::DeleteData, None)?;
-    ph.uninstall = t.elapsed();
-    drop(store);
-    fs::remove_dir_all(data_root)?;
-    // Let the deletes reach the disk before the next timed step.
-    let d = File::open(data_root.parent().ok_or("no parent")?)?;
-    rustix::fs::syncfs(&d)?;
     Ok(ph)
+}
+
+/// Uninstalls the app installed in `data_root` (deleting its data and its blobs).
+fn uninstall_once(data_root: &Path) -> R<Duration> {
+    let dir = DataDir::at(data_root);
+    let (store, _) = Store::open_locked(&dir)?;
+    let names = store.app_names()?;
+    let t = Instant::now();
+    for name in names {
+        store.uninstall(&name, host_core::store::DataMode::DeleteData, None)?;
+    }
+    Ok(t.elapsed())
+}
+
+/// CPU seconds used so far: (this process, its waited-for children), from /proc/self/stat.
+fn cpu_times(tick: f64) -> (f64, f64) {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // utime, stime, cutime, cstime are fields 14-17; `rest` starts at field 3.
+    let g = |i: usize| f.get(i - 3).copied().unwrap_or(0.0) / tick;
+    (g(14) + g(15), g(16) + g(17))
+}
+
+fn sync_dir(p: &Path) -> R<()> {
+    rustix::fs::syncfs(File::open(p)?)?;
+    Ok(())
 }
 
 fn inspect_once(source: &ResolvedSource) -> R<Duration> {
@@ -446,11 +470,6 @@ fn write_fsync(dir: &Path, bytes: u64) -> R<(Duration, Duration)> {
 // ---------------------------------------------------------------------------------------------
 // Reporting
 
-struct Series {
-    name: String,
-    secs: Vec<f64>,
-}
-
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
@@ -473,12 +492,35 @@ fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
+/// The mount holding `dir`: (device, type, options), from /proc/mounts (longest prefix).
+fn mount_of(dir: &Path) -> (String, String, String) {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let mut best: Option<(usize, (String, String, String))> = None;
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 4 || !dir.starts_with(f[1]) {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(l, _)| f[1].len() >= *l) {
+            best = Some((f[1].len(), (f[0].into(), f[2].into(), f[3].into())));
+        }
+    }
+    best.map(|b| b.1).unwrap_or_default()
+}
+
+fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
 fn machine(bench_dir: &Path) -> Vec<(String, String)> {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |k: &str| {
         cpuinfo
             .lines()
-            .find(|l| l.starts_with(k))
+            .find(|l| l.split(':').next().map(str::trim) == Some(k))
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_owned())
             .unwrap_or_else(|| "?".into())
@@ -491,33 +533,29 @@ fn machine(bench_dir: &Path) -> Vec<(String, String)> {
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_owned())
         .unwrap_or_else(|_| "?".into());
-    let fs_type = Command::new("stat")
-        .args(["-f", "-c", "%T"])
-        .arg(bench_dir)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_else(|_| "?".into());
-    let device = Command::new("df")
-        .args(["--output=source"])
-        .arg(bench_dir)
-        .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .nth(1)
-                .unwrap_or("?")
-                .trim()
-                .to_owned()
+    let (device, fs_type, options) = mount_of(bench_dir);
+    // ext4 without a journal shows `<none>` here; it changes how inodes are allocated.
+    let journal = Path::new(&device)
+        .file_name()
+        .and_then(|d| {
+            fs::read_to_string(Path::new("/sys/fs/ext4").join(d).join("journal_task")).ok()
         })
-        .unwrap_or_else(|_| "?".into());
+        .map(|j| {
+            let j = j.trim().to_owned();
+            if j == "<none>" {
+                "none (no journal)".to_owned()
+            } else {
+                j
+            }
+        });
     let mem = fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
             m.lines()
                 .next()
-                .map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_owned())
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
         })
-        .and_then(|kb| kb.parse::<u64>().ok())
         .map(|kb| format!("{:.1} GiB", kb as f64 / 1024.0 / 1024.0))
         .unwrap_or_else(|| "?".into());
     let openssl = Command::new("openssl")
@@ -525,8 +563,16 @@ fn machine(bench_dir: &Path) -> Vec<(String, String)> {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_else(|_| "?".into());
-    vec![
-        ("cpu".into(), field("model name")),
+    let mut out = vec![
+        (
+            "cpu".into(),
+            format!(
+                "{} (family {}, model {})",
+                field("model name"),
+                field("cpu family"),
+                field("model")
+            ),
+        ),
         (
             "sha_ni flag".into(),
             if has("sha_ni") { "yes" } else { "no" }.into(),
@@ -536,14 +582,38 @@ fn machine(bench_dir: &Path) -> Vec<(String, String)> {
         ("kernel".into(), kernel),
         (
             "filesystem".into(),
-            format!("{fs_type} on {device} ({})", bench_dir.display()),
+            format!("{fs_type} on {device} ({options})"),
         ),
+        ("bench dir".into(), bench_dir.display().to_string()),
         ("openssl".into(), openssl),
-    ]
+    ];
+    if let Some(j) = journal {
+        out.push(("ext4 journal".into(), j));
+    }
+    out.push(("load average".into(), loadavg()));
+    out
+}
+
+#[derive(Default)]
+struct Table {
+    wall: BTreeMap<&'static str, Vec<f64>>,
+    cpu: BTreeMap<&'static str, Vec<f64>>,
+    ratio: BTreeMap<&'static str, Vec<f64>>,
+    phases: BTreeMap<&'static str, Vec<Phases>>,
+}
+
+impl Table {
+    fn add(&mut self, name: &'static str, wall: f64, cpu: f64, base: Option<f64>) {
+        self.wall.entry(name).or_default().push(wall);
+        self.cpu.entry(name).or_default().push(cpu);
+        if let Some(b) = base {
+            self.ratio.entry(name).or_default().push(b / wall);
+        }
+    }
 }
 
 fn main() -> R<()> {
-    // `cargo bench` passes `--bench`; a name filter is accepted and ignored.
+    // `cargo bench` passes `--bench`; arguments are ignored.
     let reps: usize = env_or("APPHOST_BENCH_REPS", 5).max(1);
     let total_mb: u64 = env_or("APPHOST_BENCH_MB", 200);
     let nfiles: usize = env_or("APPHOST_BENCH_FILES", 5000).max(1);
@@ -557,10 +627,16 @@ fn main() -> R<()> {
         .tempdir_in(&parent)?;
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/packages/good/hello-app");
+    let tick: f64 = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0);
 
     println!("== AppHost install benchmark ==");
     for (k, v) in machine(work.path()) {
-        println!("{k:>12}: {v}");
+        println!("{k:>13}: {v}");
     }
 
     let pkg = work.path().join("bench-app");
@@ -580,25 +656,20 @@ fn main() -> R<()> {
     );
     let mut zips = Vec::new();
     if with_zip {
-        for (label, deflate) in [("zip (stored)", false), ("zip (deflated)", true)] {
+        for (label, deflate) in [("stored", false), ("deflated", true)] {
             let t = Instant::now();
-            let name = if deflate {
-                "deflated.zip"
-            } else {
-                "stored.zip"
-            };
-            let dest = work.path().join(name);
+            let dest = work.path().join(format!("{label}.zip"));
             let size = write_zip(&pkg, &files, &dest, deflate)?;
             println!(
-                "{label}: {:.1} MB on disk (built in {:.1} s)",
+                "zip ({label}): {:.1} MB on disk (built in {:.1} s)",
                 size as f64 / 1e6,
                 t.elapsed().as_secs_f64()
             );
             zips.push((label, dest));
         }
     }
-    // Everything the bench will read is written; flush it so the timed runs start quiet.
-    rustix::fs::syncfs(File::open(work.path())?)?;
+    // Everything the bench reads is written; flush it so the timed runs start quiet.
+    sync_dir(work.path())?;
     warm(&files)?;
     for (_, z) in &zips {
         warm(std::slice::from_ref(z))?;
@@ -611,84 +682,96 @@ fn main() -> R<()> {
         .map(|(l, p)| Ok((*l, resolve(p, &sel)?)))
         .collect::<R<_>>()?;
     let small = resolve(&fixture, &sel)?;
-    let data_root = work.path().join("data");
+    let data = |name: String| work.path().join(name);
 
     // Warm-up: one of each, untimed (page cache, allocator, first-run costs).
     openssl_files(&files)?;
-    install_once(&folder, &data_root, false, nfiles)?;
+    install_once(&folder, &data("data-warmup".into()), false, nfiles)?;
     inspect_once(&folder)?;
+    sync_dir(work.path())?;
 
-    let mut series: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    let mut phases: BTreeMap<&str, Vec<Phases>> = BTreeMap::new();
-    let mut ratios: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut tab = Table::default();
+    let mut installed: Vec<PathBuf> = Vec::new();
     for rep in 0..reps {
         eprint!("rep {}/{reps}…\r", rep + 1);
+        let c0 = cpu_times(tick);
         let base = openssl_files(&files)?.as_secs_f64();
-        series
-            .entry("openssl dgst (file list)")
-            .or_default()
-            .push(base);
-        series
-            .entry("cat | openssl dgst")
-            .or_default()
-            .push(cat_openssl(&files)?.as_secs_f64());
-        series
-            .entry("sha2 read+hash, 1 thread")
-            .or_default()
-            .push(sha2_files(&files)?.as_secs_f64());
+        let c1 = cpu_times(tick);
+        tab.add("openssl dgst (file list)", base, c1.1 - c0.1, None);
+        let w = cat_openssl(&files)?.as_secs_f64();
+        let c2 = cpu_times(tick);
+        tab.add("cat | openssl dgst", w, c2.1 - c1.1, None);
+        let w = sha2_files(&files)?.as_secs_f64();
+        let c3 = cpu_times(tick);
+        tab.add("sha2 read+hash, 1 thread", w, c3.0 - c2.0, Some(base));
 
-        let mut installs: Vec<(&str, &ResolvedSource, bool)> = vec![
-            ("install folder", &folder, false),
-            ("install folder (split flush)", &folder, true),
-        ];
+        let w = inspect_once(&folder)?.as_secs_f64();
+        let c4 = cpu_times(tick);
+        tab.add("inspect folder (no staging)", w, c4.0 - c3.0, Some(base));
         for (label, src) in &zip_sources {
-            installs.push((
-                if label.contains("deflated") {
-                    "install zip (deflated)"
-                } else {
-                    "install zip (stored)"
-                },
-                src,
-                false,
-            ));
-        }
-        for (name, src, split) in installs {
-            let ph = install_once(src, &data_root, split, nfiles)?;
-            let total = ph.install_total().as_secs_f64();
-            series.entry(name).or_default().push(total);
-            ratios.entry(name).or_default().push(base / total);
-            phases.entry(name).or_default().push(ph);
-        }
-
-        let t = inspect_once(&folder)?.as_secs_f64();
-        series
-            .entry("inspect folder (no staging)")
-            .or_default()
-            .push(t);
-        ratios
-            .entry("inspect folder (no staging)")
-            .or_default()
-            .push(base / t);
-        for (label, src) in &zip_sources {
-            let t = inspect_once(src)?.as_secs_f64();
-            let name = if label.contains("deflated") {
+            let c = cpu_times(tick);
+            let w = inspect_once(src)?.as_secs_f64();
+            let name = if *label == "deflated" {
                 "inspect zip (deflated)"
             } else {
                 "inspect zip (stored)"
             };
-            series.entry(name).or_default().push(t);
+            tab.add(name, w, cpu_times(tick).0 - c.0, Some(base));
+        }
+
+        let mut installs: Vec<(&'static str, &ResolvedSource, bool)> = vec![
+            ("install folder", &folder, false),
+            ("install folder (split flush)", &folder, true),
+        ];
+        for (label, src) in &zip_sources {
+            let name = if *label == "deflated" {
+                "install zip (deflated)"
+            } else {
+                "install zip (stored)"
+            };
+            installs.push((name, src, false));
+        }
+        for (k, (name, src, split)) in installs.into_iter().enumerate() {
+            let root = data(format!("data-{rep}-{k}"));
+            let c = cpu_times(tick);
+            let ph = install_once(src, &root, split, nfiles)?;
+            let cpu = cpu_times(tick).0 - c.0;
+            tab.add(name, ph.install_total().as_secs_f64(), cpu, Some(base));
+            tab.phases.entry(name).or_default().push(ph);
+            installed.push(root);
         }
     }
     eprintln!();
 
+    // Churn, after every timed repetition above: uninstall a store, then at once install into
+    // a fresh data dir (what `update` + garbage collection followed by an install looks like).
+    let churn = reps.min(3);
+    let mut uninstall_t = Vec::new();
+    for (i, root) in installed.iter().take(churn).enumerate() {
+        uninstall_t.push(uninstall_once(root)?.as_secs_f64());
+        let c = cpu_times(tick);
+        let ph = install_once(&folder, &data(format!("data-churn-{i}")), false, nfiles)?;
+        let cpu = cpu_times(tick).0 - c.0;
+        tab.add(
+            "install right after an uninstall",
+            ph.install_total().as_secs_f64(),
+            cpu,
+            None,
+        );
+        tab.phases
+            .entry("install right after an uninstall")
+            .or_default()
+            .push(ph);
+    }
+
     let mb = bytes as f64 / 1e6;
     println!(
-        "\n-- throughput over {mb:.1} MB ({} files); median [min … max] of {reps} --",
+        "\n-- {mb:.1} MB in {} files; median [min … max] of {reps} (churn: {churn}); cpu = user+sys seconds of the process(es) --",
         files.len()
     );
     println!(
-        "{:<34} {:>9} {:>9} {:>9} {:>10}",
-        "measurement", "median s", "min s", "max s", "MB/s (med)"
+        "{:<34} {:>9} {:>8} {:>8} {:>10} {:>7}",
+        "measurement", "median s", "min s", "max s", "MB/s (med)", "cpu s"
     );
     let order = [
         "openssl dgst (file list)",
@@ -701,70 +784,72 @@ fn main() -> R<()> {
         "install folder (split flush)",
         "install zip (stored)",
         "install zip (deflated)",
+        "install right after an uninstall",
     ];
-    let mut all: Vec<Series> = Vec::new();
     for name in order {
-        if let Some(v) = series.get(name) {
-            all.push(Series {
-                name: name.into(),
-                secs: v.clone(),
-            });
-        }
-    }
-    for s in &all {
-        let m = median(&s.secs);
+        let Some(v) = tab.wall.get(name) else {
+            continue;
+        };
+        let m = median(v);
         println!(
-            "{:<34} {:>9.3} {:>9.3} {:>9.3} {:>10.0}",
-            s.name,
+            "{:<34} {:>9.3} {:>8.3} {:>8.3} {:>10.0} {:>7.2}",
+            name,
             m,
-            min(&s.secs),
-            max(&s.secs),
-            mb / m
+            min(v),
+            max(v),
+            mb / m,
+            median(&tab.cpu[name])
         );
     }
 
-    println!("\n-- ratio: openssl-file-list time / measured time, paired per rep (target for install: >= 0.70) --");
+    println!(
+        "\n-- ratio = openssl-file-list time / measured time, paired per rep (install target: >= 0.70) --"
+    );
     for name in order {
-        if let Some(r) = ratios.get(name) {
-            let m = median(r);
-            println!(
-                "{:<34} median {:.2}  [min {:.2} … max {:.2}]  {}",
-                name,
-                m,
-                min(r),
-                max(r),
-                if name.starts_with("install") {
-                    if m >= 0.7 {
-                        "meets 0.70"
-                    } else {
-                        "BELOW 0.70"
-                    }
-                } else {
-                    ""
-                }
-            );
-        }
+        let Some(r) = tab.ratio.get(name) else {
+            continue;
+        };
+        let m = median(r);
+        let verdict = match (name.starts_with("install"), m >= 0.7) {
+            (true, true) => "meets 0.70",
+            (true, false) => "BELOW 0.70",
+            _ => "",
+        };
+        println!(
+            "{:<34} median {:.2}  [min {:.2} … max {:.2}]  {verdict}",
+            name,
+            m,
+            min(r),
+            max(r)
+        );
     }
 
-    println!(
-        "\n-- install phases, median seconds (open / stage / plan / flush / commit / uninstall) --"
-    );
-    for (name, list) in &phases {
+    println!("\n-- install phases, median seconds --");
+    for name in order {
+        let Some(list) = tab.phases.get(name) else {
+            continue;
+        };
         let col = |f: fn(&Phases) -> Duration| {
             median(&list.iter().map(|p| f(p).as_secs_f64()).collect::<Vec<_>>())
         };
         println!(
-            "{:<34} open {:.3}  stage {:.3}  plan {:.3}  flush {:.3}  commit {:.3}  | uninstall {:.3}",
+            "{:<34} open {:.3}  stage {:.3}  plan {:.3}  flush {:.3}  commit {:.3}",
             name,
             col(|p| p.open),
             col(|p| p.stage),
             col(|p| p.plan),
             col(|p| p.flush),
             col(|p| p.commit),
-            col(|p| p.uninstall),
         );
     }
-    println!("(flush = our own syncfs after stage, only in the split variant; there `commit` is what is left: promote, the second syncfs, SQLite)");
+    println!("(flush: our own syncfs between stage and commit, split variant only; commit is then promote + its second syncfs + SQLite)");
+    println!(
+        "uninstall (DeleteData, {} files): median {:.3} s [min {:.3} … max {:.3}]",
+        files.len(),
+        median(&uninstall_t),
+        min(&uninstall_t),
+        max(&uninstall_t)
+    );
 
     // Small package inspect: many calls, per-call figures.
     let n = 200;
@@ -812,5 +897,6 @@ fn main() -> R<()> {
         median(&s),
         mb / median(&s)
     );
+    println!("load average at the end: {}", loadavg());
     Ok(())
 }

@@ -126,6 +126,10 @@ fn error_schema_lists_exactly_the_error_codes() {
 fn every_error_code_is_documented_in_docs_cli_md() {
     let doc = std::fs::read_to_string(repo_root().join("docs/cli.md")).unwrap();
     for code in host_core::error::ErrorCode::ALL {
-        assert!(doc.contains(&format!("| `{}` |", code.as_str())), "{} is missing from docs/cli.md", code.as_str());
+        assert!(
+            doc.contains(&format!("| `{}` |", code.as_str())),
+            "{} is missing from docs/cli.md",
+            code.as_str()
+        );
     }
 }

@@ -511,7 +511,7 @@ fn config(
                     } else {
                         "default"
                     };
-                    println!("{k} = {v} ({origin})");
+                    out_line!("{k} = {v} ({origin})");
                 }
             }
         }

@@ -4,6 +4,22 @@
 //! Architecture invariant: no domain logic here. Commands parse arguments, call host-core,
 //! ask for consent on a terminal, and render results.
 
+/// `println!` that never panics: a closed pipe (`apphost list --json | head`) is not an error.
+macro_rules! out_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics.
+macro_rules! err_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod args;
 mod commands;
 mod output;

@@ -13,7 +13,7 @@ use host_core::signature::{Trust, TrustedKey};
 use host_core::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
 
 fn print_json(v: &impl Serialize) {
-    println!(
+    out_line!(
         "{}",
         serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into())
     );
@@ -21,18 +21,18 @@ fn print_json(v: &impl Serialize) {
 
 pub fn print_error(err: &HostError, json: bool) {
     if json {
-        eprintln!(
+        err_line!(
             "{}",
             serde_json::to_string(&serde_json::json!({ "error": err })).unwrap_or_default()
         );
     } else {
-        eprintln!("error[{}]: {}", err.code, err.message);
+        err_line!("error[{}]: {}", err.code, err.message);
         if let Some(r) = err.details.get("remediation").and_then(Value::as_str) {
-            eprintln!("  hint: {r}");
+            err_line!("  hint: {r}");
         }
         if let Some(Value::Array(findings)) = err.details.get("findings") {
             for f in findings.iter().filter(|f| f["severity"] == "error") {
-                eprintln!(
+                err_line!(
                     "  - {} ({}): {}",
                     f["code"].as_str().unwrap_or(""),
                     f["path"].as_str().unwrap_or(""),
@@ -45,7 +45,7 @@ pub fn print_error(err: &HostError, json: bool) {
 
 pub fn note(json: bool, text: &str) {
     if !json {
-        eprintln!("note: {text}");
+        err_line!("note: {text}");
     }
 }
 
@@ -53,7 +53,7 @@ pub fn done(json: bool, text: &str, value: &Value) {
     if json {
         print_json(value);
     } else {
-        println!("{text}");
+        out_line!("{text}");
     }
 }
 
@@ -106,7 +106,7 @@ pub fn list(apps: &[AppSummary], json: bool) {
         return;
     }
     if apps.is_empty() {
-        println!("No apps installed. Install one with: apphost install <package>");
+        out_line!("No apps installed. Install one with: apphost install <package>");
         return;
     }
     for a in apps {
@@ -122,12 +122,15 @@ pub fn list(apps: &[AppSummary], json: bool) {
         } else {
             format!(" [{}]", flags.join("; "))
         };
-        println!(
+        out_line!(
             "{:<28} {:<12} {:<15}{}",
-            a.name, a.active_version, a.readiness, flags
+            a.name,
+            a.active_version,
+            a.readiness,
+            flags
         );
         if let Some(d) = &a.display_name {
-            println!("    {d}");
+            out_line!("    {d}");
         }
     }
 }
@@ -144,14 +147,14 @@ fn check_symbol(o: Outcome) -> &'static str {
 }
 
 fn readiness_text(r: &Report) {
-    println!("Readiness: {}", r.status.as_str());
+    out_line!("Readiness: {}", r.status.as_str());
     for c in r.checks.iter().filter(|c| c.outcome != Outcome::Pass) {
         let entry = c
             .entry
             .as_deref()
             .map(|e| format!(" [{e}]"))
             .unwrap_or_default();
-        println!(
+        out_line!(
             "  {:<9} {} {}{}: {}",
             check_symbol(c.outcome),
             c.kind,
@@ -160,7 +163,7 @@ fn readiness_text(r: &Report) {
             c.message
         );
         if let Some(r) = &c.remediation {
-            println!("            fix: {r}");
+            out_line!("            fix: {r}");
         }
     }
     let passed = r
@@ -169,10 +172,10 @@ fn readiness_text(r: &Report) {
         .filter(|c| c.outcome == Outcome::Pass)
         .count();
     if passed > 0 {
-        println!("  ({passed} check(s) passed)");
+        out_line!("  ({passed} check(s) passed)");
     }
     for a in &r.setup_actions {
-        println!("  setup: {} ({})", a.title, a.kind);
+        out_line!("  setup: {} ({})", a.title, a.kind);
     }
     if !r.entries.is_empty() {
         let e: Vec<String> = r
@@ -180,7 +183,7 @@ fn readiness_text(r: &Report) {
             .iter()
             .map(|e| format!("{}={}", e.entry_key, e.status.as_str()))
             .collect();
-        println!("  entries: {}", e.join(", "));
+        out_line!("  entries: {}", e.join(", "));
     }
 }
 
@@ -198,7 +201,7 @@ pub fn inspection(i: &Inspection, json: bool) {
         return;
     }
     let m = &i.manifest;
-    println!(
+    out_line!(
         "{} {}{}",
         m.name(),
         m.version(),
@@ -206,9 +209,9 @@ pub fn inspection(i: &Inspection, json: bool) {
             .map(|d| format!(" — {d}"))
             .unwrap_or_default()
     );
-    println!("  {}", m.str("description").unwrap_or_default());
-    println!("Source:    {} {}", i.source.origin, i.source.path.display());
-    println!(
+    out_line!("  {}", m.str("description").unwrap_or_default());
+    out_line!("Source:    {} {}", i.source.origin, i.source.path.display());
+    out_line!(
         "Trust:     {}{}",
         trust_label(i.signature.trust),
         i.signature
@@ -217,24 +220,25 @@ pub fn inspection(i: &Inspection, json: bool) {
             .map(|k| format!(" ({k})"))
             .unwrap_or_default()
     );
-    println!(
+    out_line!(
         "Package:   {} files, {} bytes, {}",
         i.read.files.len(),
         i.read.total_bytes,
         i.read.package_hash
     );
-    println!(
+    out_line!(
         "Manifest:  {} (manifestVersion {})",
-        i.manifest_hash, m.manifest_version
+        i.manifest_hash,
+        m.manifest_version
     );
     let p = &i.projection;
-    println!("Would add:");
+    out_line!("Would add:");
     for e in p["entries"].as_array().into_iter().flatten() {
         let binding = ["route", "panel", "command", "workflow", "persona"]
             .iter()
             .find_map(|k| e[*k].as_str())
             .unwrap_or("");
-        println!(
+        out_line!(
             "  entry      {} ({} {binding}) {}",
             e["key"].as_str().unwrap_or("?"),
             e["kind"].as_str().unwrap_or("?"),
@@ -258,7 +262,7 @@ pub fn inspection(i: &Inspection, json: bool) {
         } else {
             format!(" — domains: {}", domains.join(", "))
         };
-        println!(
+        out_line!(
             "  permission {} [{req}] {} {}{domains}{}",
             perm["key"].as_str().unwrap_or("?"),
             perm["scope"].as_str().unwrap_or("?"),
@@ -277,7 +281,7 @@ pub fn inspection(i: &Inspection, json: bool) {
             .flatten()
             .filter_map(|m| m["path"].as_str())
             .collect();
-        println!(
+        out_line!(
             "  storage    namespace {ns}; migrations: {}",
             if migrations.is_empty() {
                 "none".into()
@@ -295,13 +299,13 @@ pub fn inspection(i: &Inspection, json: bool) {
         ("artifactTypes", "artifact"),
     ] {
         for item in p[key].as_array().into_iter().flatten() {
-            println!(
+            out_line!(
                 "  {label:<10} {}",
                 item["key"].as_str().or(item["id"].as_str()).unwrap_or("?")
             );
         }
     }
-    println!(
+    out_line!(
         "  install    modes: {}",
         p["installModes"]
             .as_array()
@@ -323,16 +327,16 @@ pub fn inspection(i: &Inspection, json: bool) {
         .filter(|f| f.severity == host_core::manifest::Severity::Error)
         .collect();
     for f in errors.iter().chain(warnings.iter()) {
-        println!("  {:?}: {} ({}) {}", f.severity, f.code, f.path, f.message);
+        out_line!("  {:?}: {} ({}) {}", f.severity, f.code, f.path, f.message);
     }
     if let Some(e) = i.install_blocker(true) {
-        println!("Cannot be installed: {e}");
+        out_line!("Cannot be installed: {e}");
     }
 }
 
 pub fn plan(p: &InstallPlan) {
     if let Some(from) = &p.from_version {
-        println!("Update {} {} -> {}", p.app, from, p.version);
+        out_line!("Update {} {} -> {}", p.app, from, p.version);
     }
     let changed: Vec<_> = p
         .permissions
@@ -341,10 +345,10 @@ pub fn plan(p: &InstallPlan) {
         .collect();
     if p.from_version.is_some() {
         if changed.is_empty() {
-            println!("Permissions: unchanged");
+            out_line!("Permissions: unchanged");
         }
         for c in changed {
-            println!(
+            out_line!(
                 "  permission {} {} ({})",
                 c.change,
                 c.key,
@@ -353,13 +357,13 @@ pub fn plan(p: &InstallPlan) {
         }
     }
     if p.existing_data {
-        println!(
+        out_line!(
             "Data from an earlier install of {} will be used again.",
             p.app
         );
     }
     if !p.prunes.is_empty() {
-        println!("Removes old version(s): {}", p.prunes.join(", "));
+        out_line!("Removes old version(s): {}", p.prunes.join(", "));
     }
 }
 
@@ -368,14 +372,14 @@ pub fn validate(report: &Value, json: bool) {
         print_json(report);
         return;
     }
-    println!(
+    out_line!(
         "{} {}: {}",
         report["app"].as_str().unwrap_or("package"),
         report["version"].as_str().unwrap_or(""),
         report["status"].as_str().unwrap_or("")
     );
     for f in report["findings"].as_array().into_iter().flatten() {
-        println!(
+        out_line!(
             "  {}: {} ({}) {}",
             f["severity"].as_str().unwrap_or(""),
             f["code"].as_str().unwrap_or(""),
@@ -384,14 +388,14 @@ pub fn validate(report: &Value, json: bool) {
         );
     }
     if let Some(e) = report["error"].as_object() {
-        println!(
+        out_line!(
             "  error: {}: {}",
             e["code"].as_str().unwrap_or(""),
             e["message"].as_str().unwrap_or("")
         );
     }
     if let Some(h) = report["packageHash"].as_str() {
-        println!(
+        out_line!(
             "  packageHash  {h}\n  manifestHash {}",
             report["manifestHash"].as_str().unwrap_or("")
         );
@@ -404,22 +408,25 @@ pub fn verify(r: &VerifyReport, json: bool) {
         return;
     }
     for rec in &r.recovered {
-        println!(
+        out_line!(
             "recovered: {} {} ({})",
             rec.kind,
             rec.app.as_deref().unwrap_or(""),
             rec.action
         );
     }
-    println!(
+    out_line!(
         "{} app(s), {} version(s), {} file(s) checked, {} bytes rehashed",
-        r.apps, r.versions, r.blobs, r.bytes_hashed
+        r.apps,
+        r.versions,
+        r.blobs,
+        r.bytes_hashed
     );
     if r.ok {
-        println!("store is consistent");
+        out_line!("store is consistent");
     }
     for p in &r.problems {
-        println!("  problem {}: {}", p.code, p.message);
+        out_line!("  problem {}: {}", p.code, p.message);
     }
 }
 
@@ -428,18 +435,18 @@ pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
         print_json(p);
         return;
     }
-    println!("Uninstalling {} ({:?}) would remove:", p.app, p.mode);
+    out_line!("Uninstalling {} ({:?}) would remove:", p.app, p.mode);
     for r in &p.rows {
-        println!("  host.db {:<14} {:>6} row(s)  {}", r.table, r.rows, r.what);
+        out_line!("  host.db {:<14} {:>6} row(s)  {}", r.table, r.rows, r.what);
     }
-    println!(
+    out_line!(
         "  {} package file(s), {} bytes (versions {}):",
         p.blobs_removed.len(),
         p.blob_bytes_removed,
         p.versions.join(", ")
     );
     for b in &p.blobs_removed {
-        println!(
+        out_line!(
             "    blobs/sha256/{}/{}  {}",
             &b.blob[..2],
             b.blob,
@@ -447,13 +454,13 @@ pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
         );
     }
     if p.blobs_shared > 0 {
-        println!("  ({} file(s) shared with other apps stay)", p.blobs_shared);
+        out_line!("  ({} file(s) shared with other apps stay)", p.blobs_shared);
     }
     for f in &p.data_files_removed {
-        println!("  data {}/{} ({} bytes)", p.data_dir, f.path, f.size);
+        out_line!("  data {}/{} ({} bytes)", p.data_dir, f.path, f.size);
     }
     for r in &p.retained {
-        println!("Kept: {r}");
+        out_line!("Kept: {r}");
     }
 }
 
@@ -463,7 +470,7 @@ pub fn audit(rows: &[Value], json: bool) {
         return;
     }
     for r in rows {
-        println!(
+        out_line!(
             "{} {:<10} {} {}",
             r["at"].as_str().unwrap_or(""),
             r["action"].as_str().unwrap_or(""),
@@ -479,9 +486,9 @@ pub fn trusted(keys: &[TrustedKey], json: bool) {
         return;
     }
     if keys.is_empty() {
-        println!("No trusted publisher keys. Add one with: apphost trust add <key.pub.json>");
+        out_line!("No trusted publisher keys. Add one with: apphost trust add <key.pub.json>");
     }
     for k in keys {
-        println!("{}  {}", k.key_id, k.name);
+        out_line!("{}  {}", k.key_id, k.name);
     }
 }

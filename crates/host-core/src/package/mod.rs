@@ -98,6 +98,9 @@ impl PackageReader {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                    return Err(size_mismatch(&path, expected, got.max(expected + 1)))
+                }
                 Err(e) => {
                     return Err(HostError::new(
                         ErrorCode::ArchiveInvalid,

@@ -74,7 +74,8 @@ pub fn cli_order(a: &str, b: &str) -> Ordering {
 }
 
 /// Checks a set of file paths for exact duplicates, file/directory clashes and names that
-/// differ only by case (which would collide on case-insensitive file systems).
+/// differ only by case or Unicode normalization form (`é` precomposed or decomposed): such
+/// names collide on case-insensitive or normalization-insensitive file systems (macOS, Windows).
 pub fn check_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> HostResult<()> {
     // folded prefix -> (original prefix, is_file)
     let mut seen: HashMap<String, (&'a str, bool)> = HashMap::new();
@@ -85,7 +86,7 @@ pub fn check_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> HostRes
             end += comp.len() + usize::from(i > 0);
             let prefix = &path[..end];
             let is_file = i + 1 == comps.len();
-            let folded = prefix.to_lowercase();
+            let folded = fold(prefix);
             match seen.get(&folded) {
                 None => {
                     seen.insert(folded, (prefix, is_file));
@@ -116,6 +117,12 @@ pub fn check_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> HostRes
         }
     }
     Ok(())
+}
+
+/// Case- and normalization-insensitive form of a path (NFC, then lowercase).
+fn fold(path: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    path.nfc().collect::<String>().to_lowercase()
 }
 
 #[cfg(test)]
@@ -174,5 +181,9 @@ mod tests {
             Some("archive.duplicate_entry")
         );
         assert_eq!(code(check_collisions(["x/y", "x/z", "APP.md"])), None);
+        assert_eq!(
+            code(check_collisions(["caf\u{e9}.txt", "cafe\u{301}.txt"])),
+            Some("archive.case_collision")
+        );
     }
 }

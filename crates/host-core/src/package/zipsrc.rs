@@ -68,15 +68,19 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
     };
     let mut budget = Budget::new(limits);
     for (i, name) in &raw {
+        let is_dir_name = name.ends_with('/');
+        let trimmed = name.trim_end_matches('/');
+        // Validate every name first, skipped ones included: "../evil" must be a traversal
+        // error even outside the root folder, and "__MACOSX/../x" is not metadata.
+        path::validate(trimmed)?;
         if name.starts_with("__MACOSX/") {
             listing.skipped.push(name.clone());
             continue;
         }
-        let is_dir_name = name.ends_with('/');
-        let trimmed = name.trim_end_matches('/');
-        // Validate the whole name first: "../evil" must be a traversal error even though it
-        // is outside the root folder.
-        path::validate(trimmed)?;
+        // The directory entry of the top-level folder itself (`zip -r` writes one).
+        if is_dir_name && format!("{trimmed}/") == prefix {
+            continue;
+        }
         let Some(rel) = trimmed.strip_prefix(prefix.as_str()) else {
             return Err(HostError::new(
                 ErrorCode::ArchiveNoRoot,
@@ -85,7 +89,7 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
             .with("path", name));
         };
         if rel.is_empty() {
-            continue; // the root folder itself
+            continue;
         }
         let entry = archive
             .by_index_data(*i)
@@ -193,6 +197,26 @@ impl ZipBackend {
             )
             .with("path", rel)
         })?;
-        Ok(Box::new(file))
+        Ok(Box::new(SizeErrors { inner: file }))
+    }
+}
+
+/// The zip crate stops an entry that inflates past its declared size with an `InvalidData`
+/// error of its own; report that as the size mismatch it is (AppHost's own byte count in
+/// `read_entry` catches the same lie when the crate does not).
+struct SizeErrors<R> {
+    inner: R,
+}
+
+impl<R: Read> Read for SizeErrors<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            let msg = e.to_string();
+            if e.kind() == std::io::ErrorKind::InvalidData && msg.contains("declared") {
+                std::io::Error::new(std::io::ErrorKind::FileTooLarge, msg)
+            } else {
+                e
+            }
+        })
     }
 }
