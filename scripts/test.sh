@@ -18,9 +18,7 @@ bash scripts/setup.sh
 step "host UI: build and typecheck (TypeScript strict)"
 npm run --silent build
 npm run --silent typecheck
-if npm run --silent 2>/dev/null | grep -q '^  test$'; then
-  npm test --silent
-fi
+npm test --silent
 
 step "cargo fmt --check"
 cargo fmt --all --check

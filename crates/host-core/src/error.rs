@@ -106,6 +106,9 @@ error_codes! {
     // --- command line -------------------------------------------------------------------------
     CliUsage = "cli.usage" => Usage,
     SettingInvalid = "setting.invalid" => Usage,
+    // --- desktop IPC ---------------------------------------------------------------------------
+    /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
+    IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
     Internal = "internal" => Internal,
 }
 

@@ -1,0 +1,158 @@
+//! The desktop window: the only module that names `tauri`.
+//!
+//! [`run`] opens one window, `main`, that loads the host UI (`ui-host/dist`, embedded at build
+//! time) and serves the Tauri commands in [`commands`]. Every command goes through
+//! [`guard::host_ui_only`], which refuses calls from any page that is not the host UI itself.
+
+mod commands;
+mod guard;
+
+use std::any::Any;
+use std::ffi::OsString;
+use std::panic::AssertUnwindSafe;
+
+/// Opens the AppHost window and blocks until it closes. Returns the process exit code.
+///
+/// Without a display it does not try to open a window: it prints how to use the CLI instead and
+/// returns 1.
+pub fn run() -> i32 {
+    if !display_available(|key| std::env::var_os(key)) {
+        eprint!("{NO_DISPLAY_HELP}{CLI_HINT}");
+        return 1;
+    }
+    init_logging();
+
+    let builder =
+        tauri::Builder::default().invoke_handler(guard::host_ui_only(tauri::generate_handler![
+            commands::list_apps
+        ]));
+    match build_quietly(builder, tauri::generate_context!()) {
+        Ok(app) => app.run_return(|_app, _event| {}),
+        Err(error) => {
+            eprintln!("apphost: could not open the desktop window: {error}");
+            eprint!("{CLI_HINT}");
+            1
+        }
+    }
+}
+
+/// Builds the app, turning a failure to reach the display into an error instead of a panic.
+///
+/// tao panics ("Failed to initialize gtk backend!") when `DISPLAY` is set but the X server cannot
+/// be reached (a stale `DISPLAY` over ssh, a stopped Xvfb). The default panic hook is silenced
+/// for the duration so the user sees one line instead of a backtrace.
+fn build_quietly(
+    builder: tauri::Builder<tauri::Wry>,
+    context: tauri::Context<tauri::Wry>,
+) -> Result<tauri::App<tauri::Wry>, String> {
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(AssertUnwindSafe(move || builder.build(context)));
+    std::panic::set_hook(previous_hook);
+    match result {
+        Ok(Ok(app)) => Ok(app),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(payload) => Err(format!(
+            "cannot use the display {} ({})",
+            display_name(),
+            panic_text(payload.as_ref())
+        )),
+    }
+}
+
+/// `DISPLAY` (or `WAYLAND_DISPLAY`) as the user set it, for messages.
+fn display_name() -> String {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .find_map(|key| std::env::var(key).ok().filter(|value| !value.is_empty()))
+        .map_or_else(|| "(none)".to_owned(), |value| format!("{value:?}"))
+}
+
+fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "the window system could not be initialised".to_owned()
+    }
+}
+
+const NO_DISPLAY_HELP: &str = "\
+apphost: no display found (neither DISPLAY nor WAYLAND_DISPLAY is set), so the desktop window \
+cannot open.
+";
+
+const CLI_HINT: &str = "\
+Use the command line instead:
+  apphost --help              list every command
+  apphost list                show the installed apps
+  apphost inspect <package>   check a package before installing it
+";
+
+/// Whether a graphical session is reachable, judged from the environment only.
+///
+/// On Linux and the BSDs GTK needs `DISPLAY` (X11) or `WAYLAND_DISPLAY`; elsewhere the OS always
+/// has a desktop.
+fn display_available(var: impl Fn(&str) -> Option<OsString>) -> bool {
+    if cfg!(any(
+        target_os = "linux",
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "openbsd",
+        target_os = "netbsd"
+    )) {
+        ["DISPLAY", "WAYLAND_DISPLAY"]
+            .iter()
+            .any(|key| var(key).is_some_and(|value| !value.is_empty()))
+    } else {
+        true
+    }
+}
+
+/// Logs go to stderr, `warn` and above unless `RUST_LOG` says otherwise. Harmless if the
+/// process already installed a subscriber.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let pairs: Vec<(String, OsString)> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+            .collect();
+        move |key| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn display_needs_x11_or_wayland() {
+        assert!(!display_available(env(&[])));
+        assert!(!display_available(env(&[("DISPLAY", "")])));
+        assert!(!display_available(env(&[("WAYLAND_DISPLAY", "")])));
+        assert!(display_available(env(&[("DISPLAY", ":0")])));
+        assert!(display_available(env(&[("WAYLAND_DISPLAY", "wayland-0")])));
+    }
+
+    #[test]
+    fn no_display_message_points_to_the_cli() {
+        let text = format!("{NO_DISPLAY_HELP}{CLI_HINT}");
+        for needle in [
+            "no display",
+            "apphost --help",
+            "apphost list",
+            "apphost inspect <package>",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in {text}");
+        }
+    }
+}
