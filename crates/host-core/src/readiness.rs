@@ -679,77 +679,80 @@ fn permissions(cx: &mut Ctx) {
     }
 }
 
+/// One kind of declared slot the host must bind (secret, knowledge) or provide (tool).
+struct Slot {
+    list: &'static str,
+    kind: &'static str,
+    /// Outcome when a required / an optional slot is missing.
+    missing: (Outcome, Outcome),
+    missing_message: &'static str,
+    code: Option<&'static str>,
+    /// Setup action kind and title verb, when the user can fix it.
+    fix: Option<(&'static str, &'static str)>,
+}
+
+fn slot_checks(cx: &mut Ctx, slot: Slot, present: &BTreeSet<String>) {
+    for item in cx.m.array(slot.list).to_vec() {
+        let key = item_key(&item, slot.kind);
+        let req = is_required(&item);
+        if present.contains(&key) {
+            cx.push(
+                slot.kind,
+                key,
+                req,
+                Outcome::Pass,
+                format!("{} is ready", slot.kind),
+            );
+            continue;
+        }
+        let outcome = if req { slot.missing.0 } else { slot.missing.1 };
+        let message = format!("{} {key} {}", slot.kind, slot.missing_message);
+        let c = cx.push(slot.kind, key.clone(), req, outcome, message);
+        c.code = slot.code;
+        if let Some((kind, verb)) = slot.fix {
+            c.setup_action = action(&key, format!("{verb} {key}"), kind, Some(key.clone()));
+        }
+    }
+}
+
 fn declared_requirements(cx: &mut Ctx) {
-    for s in cx.m.array("secrets").to_vec() {
-        let key = item_key(&s, "secret");
-        let req = is_required(&s);
-        if cx.state.bound_secrets.contains(&key) {
-            cx.push("secret", key, req, Outcome::Pass, "secret slot is bound");
-        } else {
-            let c = cx.push(
-                "secret",
-                key.clone(),
-                req,
-                if req {
-                    Outcome::NeedsSetup
-                } else {
-                    Outcome::Notice
-                },
-                format!("secret slot {key} is not bound"),
-            );
-            c.setup_action = action(
-                &key,
-                format!("Configure secret {key}"),
-                "configure-secret",
-                Some(key.clone()),
-            );
-        }
-    }
-    for k in cx.m.array("knowledgeTemplates").to_vec() {
-        let key = item_key(&k, "knowledge");
-        let req = is_required(&k);
-        if cx.state.bound_knowledge.contains(&key) {
-            cx.push("knowledge", key, req, Outcome::Pass, "knowledge is bound");
-        } else {
-            let c = cx.push(
-                "knowledge",
-                key.clone(),
-                req,
-                if req {
-                    Outcome::NeedsSetup
-                } else {
-                    Outcome::Notice
-                },
-                format!("knowledge template {key} is not bound"),
-            );
-            c.setup_action = action(
-                &key,
-                format!("Bind knowledge {key}"),
-                "bind-knowledge",
-                Some(key.clone()),
-            );
-        }
-    }
-    for t in cx.m.array("toolRefs").to_vec() {
-        let key = item_key(&t, "tool");
-        let req = is_required(&t);
-        if cx.state.available_tools.contains(&key) {
-            cx.push("tool", key, req, Outcome::Pass, "tool is available");
-        } else {
-            let c = cx.push(
-                "tool",
-                key.clone(),
-                req,
-                if req {
-                    Outcome::Blocked
-                } else {
-                    Outcome::Degraded
-                },
-                format!("tool {key} is not available: this AppHost has no ToolHub connection"),
-            );
-            c.code = Some("tool.unavailable");
-        }
-    }
+    let state = cx.state;
+    slot_checks(
+        cx,
+        Slot {
+            list: "secrets",
+            kind: "secret",
+            missing: (Outcome::NeedsSetup, Outcome::Notice),
+            missing_message: "is not bound",
+            code: None,
+            fix: Some(("configure-secret", "Configure secret")),
+        },
+        &state.bound_secrets,
+    );
+    slot_checks(
+        cx,
+        Slot {
+            list: "knowledgeTemplates",
+            kind: "knowledge",
+            missing: (Outcome::NeedsSetup, Outcome::Notice),
+            missing_message: "is not bound",
+            code: None,
+            fix: Some(("bind-knowledge", "Bind knowledge")),
+        },
+        &state.bound_knowledge,
+    );
+    slot_checks(
+        cx,
+        Slot {
+            list: "toolRefs",
+            kind: "tool",
+            missing: (Outcome::Blocked, Outcome::Degraded),
+            missing_message: "is not available: this AppHost has no ToolHub connection",
+            code: Some("tool.unavailable"),
+            fix: None,
+        },
+        &state.available_tools,
+    );
     for i in cx.m.array("integrations").to_vec() {
         let key = item_key(&i, "integration");
         let missing = i
