@@ -20,8 +20,12 @@ pub struct DataDir {
 }
 
 impl DataDir {
+    /// The data directory at `root`, made absolute (journals record absolute paths, and
+    /// recovery may run from another working directory).
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        DataDir { root: root.into() }
+        let root = root.into();
+        let root = std::path::absolute(&root).unwrap_or(root);
+        DataDir { root }
     }
 
     /// `$APPHOST_DATA_DIR`, else the platform data directory (`~/.local/share/apphost` on Linux).

@@ -250,6 +250,23 @@ impl Store {
             )
             .with("permission", missing));
         }
+        let name = plan.app.clone();
+        match self.commit_staged(staged, plan, consented) {
+            Ok(()) => self.summary(&name, &HostProfile::current()),
+            Err(e) => {
+                // Undo whatever got done, exactly as recovery would after a crash here.
+                let _ = super::recovery::recover(self);
+                Err(e)
+            }
+        }
+    }
+
+    fn commit_staged(
+        &self,
+        staged: Staged,
+        plan: &InstallPlan,
+        consented: &BTreeSet<String>,
+    ) -> HostResult<()> {
         let Staged {
             mut op,
             sink,
@@ -384,6 +401,6 @@ impl Store {
         failpoint::hit("install.finished");
         self.conn
             .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
-        self.summary(name, &HostProfile::current())
+        Ok(())
     }
 }

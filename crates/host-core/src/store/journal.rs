@@ -19,9 +19,13 @@ pub struct Journal {
     /// Directories moved aside by this operation (`from` → `to`), undone on rollback.
     #[serde(default)]
     pub moves: Vec<Move>,
-    /// A temporary file outside the data directory this operation may leave behind.
+    /// Temporary files (possibly outside the data directory) this operation may leave behind:
+    /// removed by recovery whatever the outcome.
     #[serde(default)]
     pub temp_files: Vec<PathBuf>,
+    /// Files this operation creates for the user (an export): removed if it rolls back.
+    #[serde(default)]
+    pub rollback_files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,6 +78,7 @@ impl Op {
 
     /// Moves `from` aside into this operation's folder, journaling it first.
     pub fn move_aside(&mut self, from: &Path, name: &str) -> HostResult<PathBuf> {
+        debug_assert!(from.is_absolute(), "journaled paths are absolute");
         let to = self.dir.join(name);
         self.journal.moves.push(Move {
             from: from.to_owned(),
@@ -86,14 +91,22 @@ impl Op {
         Ok(to)
     }
 
-    pub fn remember_temp(&mut self, path: &Path) -> HostResult<()> {
-        self.journal.temp_files.push(path.to_owned());
+    /// Journals a file this operation will create (`temp`: always removed by recovery;
+    /// otherwise removed only if the operation rolls back). Paths must be absolute: recovery
+    /// may run from another working directory.
+    pub fn remember_file(&mut self, path: &Path, temp: bool) -> HostResult<()> {
+        debug_assert!(path.is_absolute(), "journaled paths are absolute");
+        if temp {
+            self.journal.temp_files.push(path.to_owned());
+        } else {
+            self.journal.rollback_files.push(path.to_owned());
+        }
         self.write()
     }
 
-    /// Removes the staging folder: the operation is over.
+    /// Retires the staging folder: the operation is over.
     pub fn finish(self) -> HostResult<()> {
-        fs::remove_dir_all(&self.dir).map_err(|e| io("cannot remove", &self.dir, e))
+        super::recovery::retire(&self.dir)
     }
 }
 

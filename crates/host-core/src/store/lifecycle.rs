@@ -93,6 +93,8 @@ impl Store {
                         "export-then-delete needs a destination file",
                     )
                 })?;
+                let dest =
+                    std::path::absolute(dest).map_err(|e| super::io("cannot resolve", dest, e))?;
                 if dest.exists() {
                     return Err(HostError::new(
                         ErrorCode::ExportFailed,
@@ -100,8 +102,9 @@ impl Store {
                     )
                     .with("path", dest.display().to_string()));
                 }
-                op.remember_temp(&runtime_core::partial_export_path(dest))?;
-                data.export_zip(&id, dest).map_err(|e| {
+                op.remember_file(&runtime_core::partial_export_path(&dest), true)?;
+                op.remember_file(&dest, false)?;
+                data.export_zip(&id, &dest).map_err(|e| {
                     HostError::new(
                         ErrorCode::ExportFailed,
                         format!("export failed, nothing was removed: {e}"),
@@ -137,13 +140,9 @@ impl Store {
         let exported = match result {
             Ok(e) => e,
             Err(e) => {
-                // Undo anything moved, exactly as recovery would.
-                for m in op.journal.moves.iter().rev() {
-                    if m.to.exists() && !m.from.exists() {
-                        let _ = std::fs::rename(&m.to, &m.from);
-                    }
-                }
-                let _ = op.finish();
+                // Undo everything, exactly as recovery would after a crash here.
+                drop(op);
+                let _ = super::recovery::recover(self);
                 return Err(e);
             }
         };

@@ -1,0 +1,871 @@
+//! The app lifecycle end to end through the real `apphost` binary: install, list, update,
+//! rollback, disable/enable, cleanup plans, uninstall (keep / delete / export data), signatures
+//! and trust, catalogs, and command-line errors. Outputs are read with `--json`; exit codes are
+//! those of `ErrorClass::exit_code` (docs/cli.md). Every test uses its own data directories.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_apphost");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/packages/good")
+        .join(name)
+}
+
+fn fx(name: &str) -> String {
+    fixture(name).to_str().unwrap().to_owned()
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The `{"error": {...}}` line `--json` prints on stderr.
+fn error_json(out: &Output) -> Value {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("{\"error\""))
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v["error"].clone())
+        .unwrap_or_else(|| panic!("no error JSON on stderr: {}", describe(out)))
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for entry in fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Every regular file under `dir`: relative path → contents (empty if `dir` is absent).
+fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out
+}
+
+fn strs(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// One data directory (and a scratch folder beside it) and the commands run against it.
+struct Host {
+    tmp: TempDir,
+    data: PathBuf,
+}
+
+impl Host {
+    fn new() -> Host {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        Host { tmp, data }
+    }
+
+    /// A scratch path outside the data directory.
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .arg("--json")
+            .arg("--data-dir")
+            .arg(&self.data)
+            .args(args)
+            .env_remove("APPHOST_CRASH_AT")
+            .env_remove("APPHOST_DATA_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run apphost")
+    }
+
+    /// Runs a command that must succeed; returns its JSON output.
+    fn ok(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "apphost {args:?}: {}",
+            describe(&out)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("apphost {args:?}: bad JSON ({e}): {}", describe(&out)))
+    }
+
+    /// Runs a command that must fail with `code` and `exit`; returns the error object.
+    fn fails(&self, args: &[&str], code: &str, exit: i32) -> Value {
+        let out = self.run(args);
+        let err = error_json(&out);
+        assert_eq!(err["code"], code, "apphost {args:?}: {}", describe(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(exit),
+            "apphost {args:?}: {}",
+            describe(&out)
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "apphost {args:?} printed on stdout: {}",
+            describe(&out)
+        );
+        err
+    }
+
+    fn install(&self, pkg: &str) -> Value {
+        self.ok(&["install", pkg, "--yes", "--sideload"])
+    }
+
+    fn list(&self) -> Vec<Value> {
+        self.ok(&["list"])
+            .as_array()
+            .expect("list prints an array")
+            .clone()
+    }
+
+    fn app(&self, name: &str) -> Value {
+        self.list()
+            .into_iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not listed"))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.list()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// `verify` must be clean; returns its report.
+    fn verify_clean(&self, app: Option<&str>) -> Value {
+        let mut args = vec!["verify"];
+        args.extend(app);
+        let v = self.ok(&args);
+        assert_eq!(v["ok"], true, "verify: {v:#}");
+        assert_eq!(v["problems"], json!([]), "verify: {v:#}");
+        v
+    }
+
+    /// Names of the blob files on disk.
+    fn blobs(&self) -> BTreeSet<String> {
+        files_under(&self.data.join("blobs"))
+            .into_keys()
+            .map(|p| p.rsplit('/').next().unwrap().to_owned())
+            .collect()
+    }
+
+    fn app_data_dir(&self, app: &str) -> PathBuf {
+        self.data.join("apps").join(app)
+    }
+
+    /// Files an app might have written into its data directory.
+    fn write_app_data(&self, app: &str) -> BTreeMap<String, Vec<u8>> {
+        let dir = self.app_data_dir(app);
+        fs::create_dir_all(dir.join("attachments")).unwrap();
+        fs::write(
+            dir.join("notes.db"),
+            b"SQLite format 3\0 pretend".repeat(100),
+        )
+        .unwrap();
+        fs::write(dir.join("settings.json"), br#"{"theme":"dark"}"#).unwrap();
+        fs::write(
+            dir.join("attachments/photo.bin"),
+            (0..=255u8).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        files_under(&dir)
+    }
+}
+
+/// A copy of a fixture in `dir`, with `edit` applied.
+fn variant(dir: &Path, from: &str, edit: impl FnOnce(&Path)) -> String {
+    copy_dir(&fixture(from), dir);
+    edit(dir);
+    dir.to_str().unwrap().to_owned()
+}
+
+fn set_version(pkg: &Path, version: &str) {
+    let app_md = pkg.join("APP.md");
+    let text = fs::read_to_string(&app_md).unwrap();
+    let line = text.lines().find(|l| l.starts_with("version: ")).unwrap();
+    fs::write(
+        &app_md,
+        text.replacen(line, &format!("version: {version}"), 1),
+    )
+    .unwrap();
+}
+
+fn append(path: &Path, text: &str) {
+    let mut s = fs::read_to_string(path).unwrap();
+    s.push_str(text);
+    fs::write(path, s).unwrap();
+}
+
+fn permission<'a>(plan: &'a Value, key: &str) -> &'a Value {
+    plan["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == key)
+        .unwrap_or_else(|| panic!("no permission {key} in {plan:#}"))
+}
+
+#[test]
+fn install_lists_the_app_and_refuses_duplicates_and_missing_consent() {
+    let h = Host::new();
+    let out = h.install(&fx("hello-app"));
+    assert_eq!(out["app"]["name"], "hello-app");
+    assert_eq!(out["app"]["activeVersion"], "1.0.0");
+    assert_eq!(out["plan"]["mode"], "install");
+    assert_eq!(strs(&out["plan"]["needsConsent"]), ["notes_storage"]);
+    assert_eq!(out["plan"]["existingData"], false);
+
+    let list = h.list();
+    assert_eq!(list.len(), 1, "{list:#?}");
+    let a = &list[0];
+    assert_eq!(a["name"], "hello-app");
+    assert_eq!(a["activeVersion"], "1.0.0");
+    assert_eq!(a["previousVersion"], Value::Null);
+    assert_eq!(strs(&a["versions"]), ["1.0.0"]);
+    assert_eq!(a["enabled"], true);
+    assert_eq!(a["trust"], "unsigned");
+    assert_eq!(a["sideloaded"], true);
+
+    let err = h.fails(
+        &["install", &fx("hello-app"), "--yes", "--sideload"],
+        "install.already_installed",
+        6,
+    );
+    assert_eq!(err["details"]["installedVersion"], "1.0.0");
+    assert_eq!(h.list(), list, "a refused install changed the list");
+
+    // Without --yes and without a terminal: refused, and nothing is installed.
+    let fresh = Host::new();
+    let err = fresh.fails(
+        &["install", &fx("hello-app"), "--sideload"],
+        "install.consent_required",
+        5,
+    );
+    assert_eq!(
+        err["details"]["plan"]["app"], "hello-app",
+        "the plan is in the error"
+    );
+    assert_eq!(fresh.list(), Vec::<Value>::new());
+    assert!(fresh.blobs().is_empty(), "blobs left: {:?}", fresh.blobs());
+    let v = fresh.verify_clean(None);
+    assert_eq!(v["apps"], 0);
+    assert_eq!(fs::read_dir(fresh.data.join("staging")).unwrap().count(), 0);
+}
+
+#[test]
+fn update_shows_the_permission_diff_and_enforces_versions() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+
+    // Without consent: the plan with the permission diff, and nothing changes.
+    let err = h.fails(
+        &["update", &fx("hello-app-v2"), "--sideload"],
+        "install.consent_required",
+        5,
+    );
+    let plan = &err["details"]["plan"];
+    assert_eq!(plan["mode"], "update");
+    assert_eq!(plan["fromVersion"], "1.0.0");
+    assert_eq!(plan["version"], "1.1.0");
+    assert_eq!(permission(plan, "notes_files")["change"], "added");
+    assert_eq!(permission(plan, "notes_files")["required"], true);
+    assert_eq!(permission(plan, "notes_storage")["change"], "unchanged");
+    assert_eq!(permission(plan, "sync_notes")["change"], "unchanged");
+    assert_eq!(strs(&plan["needsConsent"]), ["notes_files"]);
+    assert_eq!(h.app("hello-app")["activeVersion"], "1.0.0");
+
+    let out = h.ok(&["update", &fx("hello-app-v2"), "--yes", "--sideload"]);
+    assert_eq!(out["plan"], *plan, "the plan consented to is the one shown");
+    assert_eq!(out["app"]["activeVersion"], "1.1.0");
+    let a = h.app("hello-app");
+    assert_eq!(a["activeVersion"], "1.1.0");
+    assert_eq!(a["previousVersion"], "1.0.0");
+    assert_eq!(strs(&a["versions"]), ["1.0.0", "1.1.0"]);
+    let list = h.list();
+
+    h.fails(
+        &["update", &fx("hello-app-v2"), "--yes", "--sideload"],
+        "install.already_installed",
+        6,
+    );
+    h.fails(
+        &["update", &fx("hello-app"), "--yes", "--sideload"],
+        "install.already_installed",
+        6,
+    );
+    // Different contents under the same version number.
+    let other = variant(&h.path("other-1.1.0"), "hello-app-v2", |p| {
+        append(&p.join("dist/ui/index.html"), "<!-- rebuilt -->\n")
+    });
+    let err = h.fails(
+        &["update", &other, "--yes", "--sideload"],
+        "install.version_conflict",
+        6,
+    );
+    assert_ne!(
+        err["details"]["installedPackageHash"],
+        err["details"]["newPackageHash"]
+    );
+    let older = variant(&h.path("older"), "hello-app", |p| set_version(p, "0.9.0"));
+    h.fails(
+        &["update", &older, "--yes", "--sideload"],
+        "install.not_newer",
+        6,
+    );
+    let nv = fx("notes-viewer");
+    h.fails(
+        &["update", &nv, "--yes", "--sideload"],
+        "app.not_installed",
+        7,
+    );
+
+    assert_eq!(h.list(), list, "a refused update changed the list");
+    h.verify_clean(None);
+}
+
+#[test]
+fn rollback_switches_between_the_two_versions() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    h.ok(&["update", &fx("hello-app-v2"), "--yes", "--sideload"]);
+
+    let out = h.ok(&["rollback", "hello-app"]);
+    assert_eq!(out["activeVersion"], "1.0.0");
+    assert_eq!(out["previousVersion"], "1.1.0");
+    let a = h.app("hello-app");
+    assert_eq!(a["activeVersion"], "1.0.0");
+    assert_eq!(a["previousVersion"], "1.1.0");
+    assert_eq!(strs(&a["versions"]), ["1.0.0", "1.1.0"]);
+
+    let out = h.ok(&["rollback", "hello-app"]);
+    assert_eq!(out["activeVersion"], "1.1.0");
+    assert_eq!(out["previousVersion"], "1.0.0");
+    let a = h.app("hello-app");
+    assert_eq!(a["activeVersion"], "1.1.0");
+    assert_eq!(a["previousVersion"], "1.0.0");
+
+    h.install(&fx("notes-viewer"));
+    let err = h.fails(&["rollback", "notes-viewer"], "app.no_rollback_target", 6);
+    assert_eq!(err["details"]["app"], "notes-viewer");
+    assert_eq!(h.app("notes-viewer")["activeVersion"], "1.0.0");
+    h.verify_clean(None);
+}
+
+#[test]
+fn disable_and_enable() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    let readiness = h.app("hello-app")["readiness"].clone();
+    assert_ne!(readiness, "disabled");
+
+    let out = h.ok(&["disable", "hello-app"]);
+    assert_eq!(out["enabled"], false);
+    let a = h.app("hello-app");
+    assert_eq!(a["enabled"], false);
+    assert_eq!(a["readiness"], "disabled");
+
+    let out = h.ok(&["enable", "hello-app"]);
+    assert_eq!(out["enabled"], true);
+    let a = h.app("hello-app");
+    assert_eq!(a["enabled"], true);
+    assert_eq!(a["readiness"], readiness);
+}
+
+/// The blobs of a cleanup plan: `version:path` → blob id.
+fn planned_blobs(plan: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for b in plan["blobsRemoved"].as_array().unwrap() {
+        let blob = b["blob"].as_str().unwrap().to_owned();
+        assert!(!b["paths"].as_array().unwrap().is_empty(), "{b}");
+        for p in strs(&b["paths"]) {
+            assert!(
+                out.insert(p, blob.clone()).is_none(),
+                "path listed twice: {plan:#}"
+            );
+        }
+    }
+    out
+}
+
+fn rows(plan: &Value) -> BTreeMap<String, i64> {
+    plan["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["table"].as_str().unwrap().to_owned(),
+                r["rows"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn data_file_paths(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn cleanup_plan_lists_everything_and_shared_blobs_survive_uninstall() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    h.install(&fx("notes-viewer"));
+    let data = h.write_app_data("hello-app");
+    let data_paths: Vec<String> = data.keys().cloned().collect();
+    let list = h.list();
+    let blobs_before = h.blobs();
+    assert_eq!(
+        blobs_before.len(),
+        8,
+        "6 + 6 package files, 4 of them identical"
+    );
+
+    let keep = h.ok(&["cleanup-plan", "hello-app"]);
+    assert_eq!(keep["app"], "hello-app");
+    assert_eq!(keep["mode"], "keep-data");
+    assert_eq!(strs(&keep["versions"]), ["1.0.0"]);
+    let expected_rows: BTreeMap<String, i64> = [
+        ("apps", 1),
+        ("app_versions", 1),
+        ("version_files", 6),
+        ("grants", 1),
+    ]
+    .into_iter()
+    .map(|(t, n)| (t.to_owned(), n))
+    .collect();
+    assert_eq!(rows(&keep), expected_rows);
+    // Only the files hello-app does not share with notes-viewer go.
+    let removed = planned_blobs(&keep);
+    assert_eq!(
+        removed.keys().collect::<Vec<_>>(),
+        ["1.0.0:APP.md", "1.0.0:storage/schema.json"]
+    );
+    assert_eq!(keep["blobsShared"], 4);
+    for b in keep["blobsRemoved"].as_array().unwrap() {
+        let id = b["blob"].as_str().unwrap();
+        let file = h.data.join("blobs/sha256").join(&id[..2]).join(id);
+        assert_eq!(
+            fs::metadata(&file).unwrap().len(),
+            b["size"].as_u64().unwrap(),
+            "{b}"
+        );
+    }
+    let bytes: u64 = keep["blobsRemoved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["size"].as_u64().unwrap())
+        .sum();
+    assert_eq!(keep["blobBytesRemoved"], bytes);
+    assert_eq!(
+        keep["dataDir"],
+        h.app_data_dir("hello-app").to_str().unwrap()
+    );
+    assert_eq!(keep["dataFilesRemoved"], json!([]));
+    assert_eq!(data_file_paths(&keep["dataFilesKept"]), data_paths);
+
+    let delete = h.ok(&["cleanup-plan", "hello-app", "--delete-data"]);
+    assert_eq!(delete["mode"], "delete-data");
+    assert_eq!(rows(&delete), expected_rows);
+    assert_eq!(planned_blobs(&delete), removed);
+    assert_eq!(delete["dataFilesKept"], json!([]));
+    assert_eq!(data_file_paths(&delete["dataFilesRemoved"]), data_paths);
+    for f in delete["dataFilesRemoved"].as_array().unwrap() {
+        let content = &data[f["path"].as_str().unwrap()];
+        assert_eq!(f["size"], content.len() as u64, "{f}");
+    }
+
+    let viewer = h.ok(&["cleanup-plan", "notes-viewer"]);
+    assert_eq!(
+        planned_blobs(&viewer).keys().collect::<Vec<_>>(),
+        ["1.0.0:APP.md", "1.0.0:storage/schema.json"]
+    );
+    assert_eq!(viewer["blobsShared"], 4);
+
+    // Planning changes nothing.
+    assert_eq!(h.list(), list);
+    assert_eq!(h.blobs(), blobs_before);
+    assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
+
+    let out = h.ok(&["uninstall", "hello-app", "--delete-data", "--yes"]);
+    assert_eq!(planned_blobs(&out["plan"]), removed);
+    assert_eq!(h.names(), ["notes-viewer"]);
+    let removed_ids: BTreeSet<String> = removed.values().cloned().collect();
+    let expected: BTreeSet<String> = blobs_before.difference(&removed_ids).cloned().collect();
+    assert_eq!(
+        h.blobs(),
+        expected,
+        "exactly the unshared blobs were removed"
+    );
+    assert!(!h.app_data_dir("hello-app").exists());
+    let v = h.verify_clean(Some("notes-viewer"));
+    assert_eq!(v["blobs"], 6);
+    h.verify_clean(None);
+}
+
+/// The entries of a zip and their contents (read with Python's zipfile).
+fn zip_contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import json, sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             assert z.testzip() is None\n\
+             print(json.dumps({n: list(z.read(n)) for n in z.namelist()}))",
+        )
+        .arg(path)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        path.display(),
+        describe(&out)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Files named like interrupted writes in `dir` (not recursive).
+fn partials(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial") || n.starts_with("tmp-"))
+        .collect()
+}
+
+#[test]
+fn uninstall_keeps_deletes_or_exports_the_data() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    let data = h.write_app_data("hello-app");
+
+    // Without another app every package file goes, each listed with its path.
+    let plan = h.ok(&["cleanup-plan", "hello-app"]);
+    assert_eq!(
+        planned_blobs(&plan).keys().collect::<Vec<_>>(),
+        [
+            "1.0.0:APP.md",
+            "1.0.0:app.permissions.yaml",
+            "1.0.0:dist/ui/index.html",
+            "1.0.0:evals/readiness.yaml",
+            "1.0.0:storage/migrations/001_init.sql",
+            "1.0.0:storage/schema.json",
+        ]
+    );
+    assert_eq!(plan["blobsShared"], 0);
+
+    // No --yes and no terminal: nothing is removed.
+    let err = h.fails(
+        &["uninstall", "hello-app", "--keep-data"],
+        "install.consent_required",
+        5,
+    );
+    assert_eq!(err["details"]["plan"]["app"], "hello-app");
+    assert_eq!(h.names(), ["hello-app"]);
+
+    let out = h.ok(&["uninstall", "hello-app", "--keep-data", "--yes"]);
+    assert_eq!(out["plan"]["mode"], "keep-data");
+    assert_eq!(h.list(), Vec::<Value>::new());
+    assert!(h.blobs().is_empty(), "{:?}", h.blobs());
+    assert_eq!(files_under(&h.app_data_dir("hello-app")), data, "data kept");
+    h.verify_clean(None);
+
+    let out = h.install(&fx("hello-app"));
+    assert_eq!(out["plan"]["existingData"], true);
+    assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
+
+    h.ok(&["uninstall", "hello-app", "--delete-data", "--yes"]);
+    assert_eq!(h.list(), Vec::<Value>::new());
+    assert!(!h.app_data_dir("hello-app").exists(), "data deleted");
+    h.verify_clean(None);
+
+    let out = h.install(&fx("hello-app"));
+    assert_eq!(out["plan"]["existingData"], false);
+    let data = h.write_app_data("hello-app");
+
+    // Exporting onto an existing file fails and removes nothing.
+    let exports = h.path("exports");
+    fs::create_dir_all(&exports).unwrap();
+    let taken = exports.join("taken.zip");
+    fs::write(&taken, b"someone else's file").unwrap();
+    let err = h.fails(
+        &[
+            "uninstall",
+            "hello-app",
+            "--export",
+            taken.to_str().unwrap(),
+            "--yes",
+        ],
+        "export.failed",
+        10,
+    );
+    assert_eq!(err["details"]["path"], taken.to_str().unwrap());
+    assert_eq!(fs::read(&taken).unwrap(), b"someone else's file");
+    assert_eq!(h.names(), ["hello-app"]);
+    assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
+    assert!(partials(&exports).is_empty(), "{:?}", partials(&exports));
+    h.verify_clean(None);
+
+    let zip = exports.join("hello-app-data.zip");
+    let out = h.ok(&[
+        "uninstall",
+        "hello-app",
+        "--export",
+        zip.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(out["exportedTo"], zip.to_str().unwrap());
+    assert_eq!(out["plan"]["mode"], "export-then-delete");
+    let expected: BTreeMap<String, Vec<u8>> = data
+        .iter()
+        .map(|(p, c)| (format!("hello-app/{p}"), c.clone()))
+        .collect();
+    assert_eq!(zip_contents(&zip), expected);
+    assert!(
+        !h.app_data_dir("hello-app").exists(),
+        "data deleted after the export"
+    );
+    assert_eq!(h.list(), Vec::<Value>::new());
+    assert!(partials(&exports).is_empty(), "{:?}", partials(&exports));
+    h.verify_clean(None);
+}
+
+#[test]
+fn signatures_and_trusted_keys() {
+    let h = Host::new();
+    let key = h.path("k.json");
+    let out = h.ok(&["keygen", "--out", key.to_str().unwrap()]);
+    let key_id = out["keyId"].as_str().unwrap().to_owned();
+    let public = h.path("k.pub.json");
+    assert_eq!(out["publicKeyFile"], public.to_str().unwrap());
+    assert!(public.exists());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let pkg = h.path("signed-hello-app");
+    copy_dir(&fixture("hello-app"), &pkg);
+    let pkg_s = pkg.to_str().unwrap();
+    let out = h.ok(&["sign", pkg_s, "--key", key.to_str().unwrap()]);
+    assert_eq!(out["keyId"], key_id);
+    assert!(pkg.join("app.signature.yaml").exists() && pkg.join("app.lock.json").exists());
+
+    // Signed by a key this host does not trust: only in sideload mode.
+    let err = h.fails(&["install", pkg_s, "--yes"], "verify.untrusted_key", 4);
+    assert_eq!(err["details"]["keyId"], key_id);
+    assert_eq!(h.list(), Vec::<Value>::new());
+    let other = Host::new();
+    let out = other.ok(&["install", pkg_s, "--yes", "--sideload"]);
+    assert_eq!(out["app"]["trust"], "unknown-key");
+    assert_eq!(out["app"]["sideloaded"], true);
+    // Unsigned: only in sideload mode.
+    other.fails(
+        &["install", &fx("notes-viewer"), "--yes"],
+        "verify.unsigned",
+        4,
+    );
+
+    let out = h.ok(&["trust", "add", public.to_str().unwrap()]);
+    assert_eq!(out["keyId"], key_id);
+    let keys = h.ok(&["trust", "list"]);
+    assert_eq!(keys.as_array().unwrap().len(), 1);
+    assert_eq!(keys[0]["keyId"], key_id);
+
+    let out = h.ok(&["install", pkg_s, "--yes"]);
+    assert_eq!(out["app"]["trust"], "trusted");
+    assert_eq!(out["app"]["sideloaded"], false);
+    let a = h.app("hello-app");
+    assert_eq!(a["trust"], "trusted");
+    assert_eq!(a["sideloaded"], false);
+
+    // Tampering with a signed package is refused even with --sideload and a trusted key.
+    // One changed file no longer matches app.lock.json (checked before the signature)…
+    let tampered = h.path("tampered");
+    copy_dir(&pkg, &tampered);
+    append(
+        &tampered.join("dist/ui/index.html"),
+        "<script>steal()</script>\n",
+    );
+    let t = tampered.to_str().unwrap();
+    let err = other.fails(
+        &["install", t, "--yes", "--sideload"],
+        "verify.lock_mismatch",
+        4,
+    );
+    assert_eq!(strs(&err["details"]["changed"]), ["dist/ui/index.html"]);
+    // …and with the lock rewritten to match, the signature no longer does.
+    other.ok(&["lock", t]);
+    other.fails(
+        &["install", t, "--yes", "--sideload"],
+        "verify.signature_invalid",
+        4,
+    );
+    h.fails(
+        &["install", t, "--yes", "--sideload"],
+        "verify.signature_invalid",
+        4,
+    );
+    // An edited APP.md (lock rewritten too): the signature covers the manifest.
+    let forged = h.path("forged");
+    copy_dir(&pkg, &forged);
+    append(&forged.join("APP.md"), "\nInstall me.\n");
+    let f = forged.to_str().unwrap();
+    other.ok(&["lock", f]);
+    let err = other.fails(
+        &["install", f, "--yes", "--sideload"],
+        "verify.signature_invalid",
+        4,
+    );
+    assert!(
+        err["message"].as_str().unwrap().contains("manifestHash"),
+        "{err}"
+    );
+
+    assert_eq!(h.list().len(), 1);
+    assert_eq!(h.app("hello-app")["trust"], "trusted");
+    assert_eq!(other.names(), ["hello-app"]);
+    assert_eq!(other.app("hello-app")["trust"], "unknown-key");
+    h.verify_clean(None);
+    other.verify_clean(None);
+}
+
+#[test]
+fn catalog_picks_a_release() {
+    let h = Host::new();
+    let hash = |pkg: &str| -> String {
+        let v = h.ok(&["validate", &fx(pkg)]);
+        assert_eq!(v["ok"], true, "{v:#}");
+        v["packageHash"].as_str().unwrap().to_owned()
+    };
+    let releases = json!({"releases": [
+        {"appId": "hello-app", "version": "1.0.0", "packageUrl": fx("hello-app"),
+         "packageHash": hash("hello-app")},
+        {"appId": "hello-app", "version": "1.1.0", "packageUrl": fx("hello-app-v2"),
+         "packageHash": hash("hello-app-v2")},
+    ]});
+    let catalog = h.path("catalog.json");
+    fs::write(&catalog, serde_json::to_vec_pretty(&releases).unwrap()).unwrap();
+    let c = catalog.to_str().unwrap();
+
+    let out = h.ok(&["install", c, "--yes", "--sideload"]);
+    assert_eq!(out["app"]["activeVersion"], "1.1.0");
+    assert_eq!(h.app("hello-app")["activeVersion"], "1.1.0");
+
+    let pinned = Host::new();
+    let out = pinned.ok(&["install", c, "--release", "1.0.0", "--yes", "--sideload"]);
+    assert_eq!(out["app"]["activeVersion"], "1.0.0");
+    assert_eq!(strs(&pinned.app("hello-app")["versions"]), ["1.0.0"]);
+
+    let none = Host::new();
+    none.fails(
+        &["install", c, "--app", "nope", "--yes", "--sideload"],
+        "catalog.release_not_found",
+        7,
+    );
+    none.fails(
+        &["install", c, "--release", "9.9.9", "--yes", "--sideload"],
+        "catalog.release_not_found",
+        7,
+    );
+    // The catalog pins the package: a package that does not match its hash is refused.
+    let wrong = json!([{"appId": "hello-app", "version": "1.0.0", "packageUrl": fx("hello-app"),
+                        "packageHash": hash("hello-app-v2")}]);
+    let wrong_path = h.path("wrong.json");
+    fs::write(&wrong_path, serde_json::to_vec(&wrong).unwrap()).unwrap();
+    none.fails(
+        &[
+            "install",
+            wrong_path.to_str().unwrap(),
+            "--yes",
+            "--sideload",
+        ],
+        "verify.package_hash_mismatch",
+        4,
+    );
+    assert_eq!(none.list(), Vec::<Value>::new());
+}
+
+#[test]
+fn usage_errors_and_an_empty_store() {
+    let h = Host::new();
+    assert_eq!(h.ok(&["list"]), json!([]));
+    h.fails(&["rollback", "nope"], "app.not_installed", 7);
+
+    let err = h.fails(&["uninstall", "x"], "cli.usage", 2);
+    assert!(
+        err["message"].as_str().unwrap().contains("--keep-data"),
+        "{err}"
+    );
+    h.fails(&["frobnicate"], "cli.usage", 2);
+    h.fails(
+        &["uninstall", "x", "--keep-data", "--delete-data"],
+        "cli.usage",
+        2,
+    );
+
+    // Without --json the usage error is clap's text, still exit 2.
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&h.data)
+        .args(["uninstall", "x"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Usage:") && !stderr.contains("\"error\""),
+        "{stderr}"
+    );
+}
