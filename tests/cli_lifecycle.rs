@@ -185,12 +185,20 @@ impl Host {
         v
     }
 
-    /// Names of the blob files on disk.
+    /// The blobs the store holds (as a clean `verify` reports them: no orphans on disk).
     fn blobs(&self) -> BTreeSet<String> {
-        files_under(&self.data.join("blobs"))
-            .into_keys()
-            .map(|p| p.rsplit('/').next().unwrap().to_owned())
+        let v = self.verify_clean(None);
+        v["storedBlobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b.as_str().unwrap().to_owned())
             .collect()
+    }
+
+    /// Pack files on disk.
+    fn pack_files(&self) -> BTreeSet<String> {
+        files_under(&self.data.join("packs")).into_keys().collect()
     }
 
     fn app_data_dir(&self, app: &str) -> PathBuf {
@@ -490,14 +498,10 @@ fn cleanup_plan_lists_everything_and_shared_blobs_survive_uninstall() {
     );
     assert_eq!(keep["blobsShared"], 4);
     for b in keep["blobsRemoved"].as_array().unwrap() {
-        let id = b["blob"].as_str().unwrap();
-        let file = h.data.join("blobs/sha256").join(&id[..2]).join(id);
-        assert_eq!(
-            fs::metadata(&file).unwrap().len(),
-            b["size"].as_u64().unwrap(),
-            "{b}"
-        );
+        assert!(blobs_before.contains(b["blob"].as_str().unwrap()), "{b}");
     }
+    // hello-app's pack also holds the files notes-viewer shares: it stays.
+    assert_eq!(keep["packFilesRemoved"], json!([]));
     let bytes: u64 = keep["blobsRemoved"]
         .as_array()
         .unwrap()
@@ -602,6 +606,25 @@ fn uninstall_keeps_deletes_or_exports_the_data() {
         ]
     );
     assert_eq!(plan["blobsShared"], 0);
+    let packs_before = h.pack_files();
+    assert_eq!(packs_before.len(), 1, "one install writes one pack");
+    let planned_packs: BTreeSet<String> = plan["packFilesRemoved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            Path::new(p["file"].as_str().unwrap())
+                .strip_prefix(h.data.join("packs"))
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        planned_packs, packs_before,
+        "the plan names the pack file it deletes"
+    );
 
     // No --yes and no terminal: nothing is removed.
     let err = h.fails(
@@ -616,6 +639,7 @@ fn uninstall_keeps_deletes_or_exports_the_data() {
     assert_eq!(out["plan"]["mode"], "keep-data");
     assert_eq!(h.list(), Vec::<Value>::new());
     assert!(h.blobs().is_empty(), "{:?}", h.blobs());
+    assert!(h.pack_files().is_empty(), "{:?}", h.pack_files());
     assert_eq!(files_under(&h.app_data_dir("hello-app")), data, "data kept");
     h.verify_clean(None);
 

@@ -820,26 +820,34 @@ fn blob_tampered_after_install_is_caught_by_verify() {
     let v = sb.run_ok(&data, &[os("verify")]).json_stdout();
     assert_eq!(v["ok"], true, "{v:#}");
 
-    // The blob of dist/ui/index.html is named by its SHA-256.
+    // The content of dist/ui/index.html sits, whole, inside the app's pack file.
     let rel = "dist/ui/index.html";
     let original = fs::read(hello_app().join(rel)).unwrap();
-    let id = sha256_hex(&original);
-    let blob = data.join("blobs/sha256").join(&id[..2]).join(&id);
-    let meta = fs::metadata(&blob).unwrap_or_else(|e| panic!("{}: {e}", blob.display()));
+    let packs: Vec<PathBuf> = fs::read_dir(data.join("packs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(packs.len(), 1, "one install, one pack: {packs:?}");
+    let pack = &packs[0];
+    let meta = fs::metadata(pack).unwrap();
     assert_eq!(
         meta.permissions().mode() & 0o777,
         0o444,
-        "blobs are read-only"
+        "packs are read-only"
     );
+    let mut bytes = fs::read(pack).unwrap();
+    let at = bytes
+        .windows(original.len())
+        .position(|w| w == original.as_slice())
+        .expect("the file's bytes are in the pack");
 
     // Same size, different content.
     let mut perms = meta.permissions();
     perms.set_mode(0o644);
-    fs::set_permissions(&blob, perms).unwrap();
-    let mut tampered = original.clone();
-    let at = tampered.len() / 2;
-    tampered[at] ^= 0x20;
-    fs::write(&blob, &tampered).unwrap();
+    fs::set_permissions(pack, perms).unwrap();
+    bytes[at + original.len() / 2] ^= 0x20;
+    fs::write(pack, &bytes).unwrap();
+    let tampered = bytes.clone();
 
     let problem = |report: &Value, code: &str| -> Option<Value> {
         report["problems"]
@@ -866,18 +874,31 @@ fn blob_tampered_after_install_is_caught_by_verify() {
         "verify changed the store"
     );
 
-    // A size change is caught without rehashing.
-    tampered.extend_from_slice(b"<script>evil()</script>\n");
-    fs::write(&blob, &tampered).unwrap();
+    // A size change is caught without rehashing: the pack no longer has its recorded size, and
+    // every file in it is reported by app and path.
+    let mut grown = tampered;
+    grown.extend_from_slice(b"<script>evil()</script>\n");
+    fs::write(pack, &grown).unwrap();
     for args in [&["verify", "--quick"][..], &["verify"][..]] {
         let args: Vec<&OsStr> = args.iter().map(|a| os(a)).collect();
         let r = sb.run(&data, &args);
         assert_eq!(r.status, 1, "{} must fail: {}", r.what, r.stdout);
         let report = r.json_stdout();
-        let p = problem(&report, "blob.size_mismatch")
-            .unwrap_or_else(|| panic!("{}: no blob.size_mismatch: {report:#}", r.what));
-        assert_eq!(p["app"], "hello-app", "{p}");
-        assert!(p["path"].as_str().is_some_and(|s| s.ends_with(rel)), "{p}");
+        problem(&report, "pack.size_mismatch")
+            .unwrap_or_else(|| panic!("{}: no pack.size_mismatch: {report:#}", r.what));
+        let damaged: Vec<&Value> = report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["code"] == "blob.missing" && p["app"] == "hello-app")
+            .collect();
+        assert!(
+            damaged
+                .iter()
+                .any(|p| p["path"].as_str().is_some_and(|s| s.ends_with(rel))),
+            "{}: {report:#}",
+            r.what
+        );
     }
     let left = sb.leftovers();
     assert!(left.is_empty(), "left behind: {left:?}");

@@ -10,9 +10,10 @@
 //!   hashes it: the same read+hash work the install's per-file content address needs), and for
 //!   reference `cat <every file> | openssl dgst -sha256` (one stream, like the packageHash);
 //! - install of the folder through the public API (`Store::open_locked` → `stage` → `plan`
-//!   (sideload) → `commit`) into a fresh data dir on the same file system, with a phase
-//!   breakdown; a second install per repetition calls `syncfs` itself between `stage` and
-//!   `commit` to split the durable flush from the rest of `commit`;
+//!   (sideload) → `commit`, durable: the pack is fsynced before the commit) into a fresh data
+//!   dir on the same file system, with a phase breakdown; each timed install starts after a
+//!   `syncfs`, so earlier runs' write-back does not compete with it, and is uninstalled (timed
+//!   separately) afterwards;
 //! - the same install from a stored and from a deflated `.zip` of the package;
 //! - `inspect` (no staging) of the big package and of `fixtures/packages/good/hello-app`;
 //! - context: in-process single-thread read+sha2 over the same files, in-memory sha2 vs
@@ -192,7 +193,7 @@ fn generate(root: &Path, fixture: &Path, total: u64, files: usize) -> R<u64> {
         root.join("APP.md"),
         app_md.replacen("name: hello-app", "name: bench-app", 1),
     )?;
-    let mut rng = Rng(0x5EED_A99_0057_2026);
+    let mut rng = Rng(0x05EE_DA99_0057_2026);
     let mean = (total / files as u64).max(1);
     let mut buf = Vec::new();
     let mut written = 0u64;
@@ -310,25 +311,17 @@ struct Phases {
     open: Duration,
     stage: Duration,
     plan: Duration,
-    /// Our own `syncfs` between stage and commit (only in the split variant).
-    flush: Duration,
     commit: Duration,
 }
 
 impl Phases {
     fn install_total(&self) -> Duration {
-        self.open + self.stage + self.plan + self.flush + self.commit
+        self.open + self.stage + self.plan + self.commit
     }
 }
 
-/// One full install into a fresh data dir (left in place: deleting 5,000 files just before the
-/// next timed install would measure the file system's inode reuse, see `docs/benchmarks.md`).
-fn install_once(
-    source: &ResolvedSource,
-    data_root: &Path,
-    split_flush: bool,
-    expect_files: usize,
-) -> R<Phases> {
+/// One full install into a fresh data dir.
+fn install_once(source: &ResolvedSource, data_root: &Path, expect_files: usize) -> R<Phases> {
     if data_root.exists() {
         return Err(format!("{} exists already", data_root.display()).into());
     }
@@ -349,13 +342,6 @@ fn install_once(
     let t = Instant::now();
     let plan = store.plan(&staged, InstallMode::Install, true)?;
     ph.plan = t.elapsed();
-
-    if split_flush {
-        let t = Instant::now();
-        let d = File::open(dir.staging())?;
-        rustix::fs::syncfs(&d)?;
-        ph.flush = t.elapsed();
-    }
 
     let t = Instant::now();
     let consent: BTreeSet<String> = plan.needs_consent.iter().cloned().collect();
@@ -686,12 +672,12 @@ fn main() -> R<()> {
 
     // Warm-up: one of each, untimed (page cache, allocator, first-run costs).
     openssl_files(&files)?;
-    install_once(&folder, &data("data-warmup".into()), false, nfiles)?;
+    install_once(&folder, &data("data-warmup".into()), nfiles)?;
     inspect_once(&folder)?;
     sync_dir(work.path())?;
 
     let mut tab = Table::default();
-    let mut installed: Vec<PathBuf> = Vec::new();
+    let mut uninstall_t = Vec::new();
     for rep in 0..reps {
         eprint!("rep {}/{reps}…\r", rep + 1);
         let c0 = cpu_times(tick);
@@ -719,54 +705,33 @@ fn main() -> R<()> {
             tab.add(name, w, cpu_times(tick).0 - c.0, Some(base));
         }
 
-        let mut installs: Vec<(&'static str, &ResolvedSource, bool)> = vec![
-            ("install folder", &folder, false),
-            ("install folder (split flush)", &folder, true),
-        ];
+        let mut installs: Vec<(&'static str, &ResolvedSource)> = vec![("install folder", &folder)];
         for (label, src) in &zip_sources {
             let name = if *label == "deflated" {
                 "install zip (deflated)"
             } else {
                 "install zip (stored)"
             };
-            installs.push((name, src, false));
+            installs.push((name, src));
         }
-        for (k, (name, src, split)) in installs.into_iter().enumerate() {
+        for (k, (name, src)) in installs.into_iter().enumerate() {
             let root = data(format!("data-{rep}-{k}"));
+            // Each timed install starts on a quiet disk: earlier runs' write-back is done.
+            sync_dir(work.path())?;
             let c = cpu_times(tick);
-            let ph = install_once(src, &root, split, nfiles)?;
+            let ph = install_once(src, &root, nfiles)?;
             let cpu = cpu_times(tick).0 - c.0;
             tab.add(name, ph.install_total().as_secs_f64(), cpu, Some(base));
             tab.phases.entry(name).or_default().push(ph);
-            installed.push(root);
+            uninstall_t.push(uninstall_once(&root)?.as_secs_f64());
+            fs::remove_dir_all(&root)?;
         }
     }
     eprintln!();
 
-    // Churn, after every timed repetition above: uninstall a store, then at once install into
-    // a fresh data dir (what `update` + garbage collection followed by an install looks like).
-    let churn = reps.min(3);
-    let mut uninstall_t = Vec::new();
-    for (i, root) in installed.iter().take(churn).enumerate() {
-        uninstall_t.push(uninstall_once(root)?.as_secs_f64());
-        let c = cpu_times(tick);
-        let ph = install_once(&folder, &data(format!("data-churn-{i}")), false, nfiles)?;
-        let cpu = cpu_times(tick).0 - c.0;
-        tab.add(
-            "install right after an uninstall",
-            ph.install_total().as_secs_f64(),
-            cpu,
-            None,
-        );
-        tab.phases
-            .entry("install right after an uninstall")
-            .or_default()
-            .push(ph);
-    }
-
     let mb = bytes as f64 / 1e6;
     println!(
-        "\n-- {mb:.1} MB in {} files; median [min … max] of {reps} (churn: {churn}); cpu = user+sys seconds of the process(es) --",
+        "\n-- {mb:.1} MB in {} files; median [min … max] of {reps}; cpu = user+sys seconds of the process(es) --",
         files.len()
     );
     println!(
@@ -781,10 +746,8 @@ fn main() -> R<()> {
         "inspect zip (stored)",
         "inspect zip (deflated)",
         "install folder",
-        "install folder (split flush)",
         "install zip (stored)",
         "install zip (deflated)",
-        "install right after an uninstall",
     ];
     for name in order {
         let Some(v) = tab.wall.get(name) else {
@@ -833,16 +796,15 @@ fn main() -> R<()> {
             median(&list.iter().map(|p| f(p).as_secs_f64()).collect::<Vec<_>>())
         };
         println!(
-            "{:<34} open {:.3}  stage {:.3}  plan {:.3}  flush {:.3}  commit {:.3}",
+            "{:<34} open {:.3}  stage {:.3}  plan {:.3}  commit {:.3}",
             name,
             col(|p| p.open),
             col(|p| p.stage),
             col(|p| p.plan),
-            col(|p| p.flush),
             col(|p| p.commit),
         );
     }
-    println!("(flush: our own syncfs between stage and commit, split variant only; commit is then promote + its second syncfs + SQLite)");
+    println!("(stage: read, hash, write the pack; commit: fsync the pack, place it, one SQLite transaction)");
     println!(
         "uninstall (DeleteData, {} files): median {:.3} s [min {:.3} … max {:.3}]",
         files.len(),

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! <data>/host.db            host state (SQLite, WAL): apps, versions, files, grants, settings, audit
-//! <data>/blobs/sha256/ab/…  installed package files, content-addressed, immutable
+//! <data>/packs/<id>.pack    installed package files: content-addressed blobs inside immutable packs
 //! <data>/staging/<op>/      work in progress of one mutating operation (a journal); empty when idle
 //! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
 //! <data>/lock               advisory lock held by the process mutating the store
@@ -49,8 +49,8 @@ impl DataDir {
     pub fn db_path(&self) -> PathBuf {
         self.root.join("host.db")
     }
-    pub fn blobs(&self) -> PathBuf {
-        self.root.join("blobs").join("sha256")
+    pub fn packs(&self) -> PathBuf {
+        self.root.join("packs")
     }
     pub fn staging(&self) -> PathBuf {
         self.root.join("staging")

@@ -446,12 +446,10 @@ pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
         p.versions.join(", ")
     );
     for b in &p.blobs_removed {
-        out_line!(
-            "    blobs/sha256/{}/{}  {}",
-            &b.blob[..2],
-            b.blob,
-            b.paths.join(", ")
-        );
+        out_line!("    sha256:{}  {}", b.blob, b.paths.join(", "));
+    }
+    for f in &p.pack_files_removed {
+        out_line!("  pack file {} ({} bytes)", f.file, f.size);
     }
     if p.blobs_shared > 0 {
         out_line!("  ({} file(s) shared with other apps stay)", p.blobs_shared);

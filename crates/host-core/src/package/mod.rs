@@ -71,16 +71,11 @@ impl PackageReader {
         &self.listing
     }
 
-    /// Reads entry `i` in full through `f`, chunk by chunk, checking that exactly the listed
-    /// number of bytes arrives (a file that changed since listing is an error).
-    pub fn read_entry(
-        &mut self,
-        i: usize,
-        buf: &mut [u8],
-        mut f: impl FnMut(&[u8]) -> HostResult<()>,
-    ) -> HostResult<()> {
+    /// Opens entry `i` for reading. The reader checks that exactly the listed number of bytes
+    /// arrives (a file that changed since listing, or a zip that lies about sizes, is an error).
+    pub fn entry(&mut self, i: usize) -> HostResult<EntryReader<'_>> {
         let entry = &self.listing.entries[i];
-        let mut reader: Box<dyn Read + '_> = match (&entry.loc, &mut self.backend) {
+        let inner: Box<dyn Read + '_> = match (&entry.loc, &mut self.backend) {
             (Loc::File { abs, dev, ino }, _) => Box::new(folder::open_checked(abs, *dev, *ino)?),
             (Loc::Zip { index }, Backend::Zip(zip)) => zip.open_entry(*index, &entry.path)?,
             (Loc::Zip { .. }, Backend::Folder) => {
@@ -90,33 +85,60 @@ impl PackageReader {
                 ))
             }
         };
-        let path = entry.path.clone();
-        let expected = entry.size;
-        let mut got: u64 = 0;
-        loop {
-            let n = match reader.read(buf) {
+        Ok(EntryReader {
+            inner,
+            path: entry.path.clone(),
+            expected: entry.size,
+            got: 0,
+        })
+    }
+}
+
+/// Reads one listed entry, enforcing its listed size.
+pub struct EntryReader<'a> {
+    inner: Box<dyn Read + 'a>,
+    path: String,
+    expected: u64,
+    got: u64,
+}
+
+impl EntryReader<'_> {
+    /// Fills `buf` from the entry; returns how many bytes were read (less than `buf.len()`
+    /// only at the end of the entry).
+    pub fn fill(&mut self, buf: &mut [u8]) -> HostResult<usize> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.inner.read(&mut buf[filled..]) {
                 Ok(0) => break,
-                Ok(n) => n,
+                Ok(n) => {
+                    filled += n;
+                    self.got += n as u64;
+                    if self.got > self.expected {
+                        return Err(size_mismatch(&self.path, self.expected, self.got));
+                    }
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
-                    return Err(size_mismatch(&path, expected, got.max(expected + 1)))
+                    return Err(size_mismatch(&self.path, self.expected, self.expected + 1))
                 }
                 Err(e) => {
                     return Err(HostError::new(
                         ErrorCode::ArchiveInvalid,
-                        format!("cannot read {path:?}: {e}"),
+                        format!("cannot read {:?}: {e}", self.path),
                     )
-                    .with("path", &path))
+                    .with("path", &self.path))
                 }
-            };
-            got += n as u64;
-            if got > expected {
-                return Err(size_mismatch(&path, expected, got));
             }
-            f(&buf[..n])?;
         }
-        if got != expected {
-            return Err(size_mismatch(&path, expected, got));
+        Ok(filled)
+    }
+
+    /// Checks that the entry is exactly as long as listed.
+    pub fn finish(mut self) -> HostResult<()> {
+        let mut probe = [0u8; 1];
+        self.fill(&mut probe)?;
+        if self.got != self.expected {
+            return Err(size_mismatch(&self.path, self.expected, self.got));
         }
         Ok(())
     }

@@ -40,6 +40,14 @@ pub struct BlobRemoval {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+pub struct PackRemoval {
+    pub pack: String,
+    pub file: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CleanupPlan {
     pub app: String,
     pub mode: DataMode,
@@ -49,6 +57,9 @@ pub struct CleanupPlan {
     pub blob_bytes_removed: u64,
     /// Blobs this app shares with other installed apps: they stay.
     pub blobs_shared: usize,
+    /// Pack files deleted because nothing else lives in them (`packs/<id>.pack`). Packs that
+    /// keep other apps' blobs stay (and are compacted when mostly garbage).
+    pub pack_files_removed: Vec<PackRemoval>,
     pub data_dir: String,
     pub data_files_removed: Vec<DataFile>,
     pub data_files_kept: Vec<DataFile>,
@@ -143,6 +154,7 @@ impl Store {
             mode,
             versions,
             rows,
+            pack_files_removed: self.packs_freed(&removed)?,
             blob_bytes_removed: removed.iter().map(|b| b.size).sum(),
             blobs_removed: removed,
             blobs_shared: shared,
@@ -151,5 +163,32 @@ impl Store {
             data_files_kept,
             retained,
         })
+    }
+}
+
+impl Store {
+    /// Packs all of whose blobs are in `removed`.
+    fn packs_freed(&self, removed: &[BlobRemoval]) -> HostResult<Vec<PackRemoval>> {
+        let gone: std::collections::HashSet<&str> =
+            removed.iter().map(|b| b.blob.as_str()).collect();
+        let mut stmt = self.conn.prepare("SELECT p.id, p.size, b.sha256 FROM packs p JOIN blobs b ON b.pack = p.id ORDER BY p.id")?;
+        let rows: Vec<(String, i64, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut by_pack: BTreeMap<String, (u64, bool)> = BTreeMap::new();
+        for (pack, size, sha) in rows {
+            let e = by_pack.entry(pack).or_insert((size as u64, true));
+            e.1 &= gone.contains(sha.as_str());
+        }
+        let dir = self.dir.packs();
+        Ok(by_pack
+            .into_iter()
+            .filter(|(_, (_, all_gone))| *all_gone)
+            .map(|(pack, (size, _))| PackRemoval {
+                file: super::packs::pack_path(&dir, &pack).display().to_string(),
+                pack,
+                size,
+            })
+            .collect())
     }
 }

@@ -2,13 +2,14 @@
 //! which permissions need consent) → commit (after consent) or abort.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
 
 use rusqlite::params;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::blobs::{self, StagingSink};
 use super::journal::Op;
+use super::packs::{self, PackSink};
 use super::{audit, failpoint, manifest_to_json, now_str, AppSummary, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::inspect::{inspect, InspectOptions, Inspection};
@@ -25,7 +26,7 @@ pub enum InstallMode {
 /// A package read into staging, not yet installed.
 pub struct Staged {
     op: Op,
-    sink: StagingSink,
+    sink: PackSink,
     pub inspection: Inspection,
 }
 
@@ -90,7 +91,8 @@ impl Store {
         self.require_lock()?;
         let op = Op::begin(&self.dir, "install", None)?;
         let result = (|| {
-            let mut sink = StagingSink::new(op.dir.join("blobs"), self.dir.blobs())?;
+            let known = packs::known_blobs(&self.conn)?;
+            let mut sink = PackSink::new(op.dir.join("pack"), known)?;
             let inspection = inspect(source, opts, Some(&mut sink), progress)?;
             Ok((sink, inspection))
         })();
@@ -211,13 +213,7 @@ impl Store {
             Some(active) => versions.iter().filter(|v| *v != active).cloned().collect(),
             None => Vec::new(),
         };
-        let new_bytes = insp
-            .read
-            .files
-            .iter()
-            .filter(|f| staged.sink.staged().contains(&f.hex()))
-            .map(|f| f.size)
-            .sum();
+        let new_bytes = staged.sink.entries().iter().map(|e| e.size).sum();
         Ok(InstallPlan {
             mode,
             app: name.clone(),
@@ -229,7 +225,7 @@ impl Store {
             needs_consent,
             existing_data: self.app_data().exists(&super::app_id(&name)?),
             prunes,
-            new_blobs: staged.sink.staged().len(),
+            new_blobs: staged.sink.entries().len(),
             new_bytes,
         })
     }
@@ -279,13 +275,21 @@ impl Store {
         op.journal.app = Some(plan.app.clone());
         op.write()?;
 
-        // Durable staged content, then into the store.
-        blobs::sync_fs(sink.dir())?;
-        blobs::promote(sink.dir(), &self.dir.blobs(), sink.staged())?;
-        if !sink.staged().is_empty() {
-            blobs::sync_fs(&self.dir.blobs())?;
+        // Durable staged content, then into the store (one rename).
+        let mut sink = sink;
+        let pack_size = sink.finish()?;
+        let pack_id = op.journal.op_id.clone();
+        if pack_size > 0 {
+            let packs_dir = self.dir.packs();
+            fs::create_dir_all(&packs_dir)
+                .map_err(|e| super::io("cannot create", &packs_dir, e))?;
+            let dest = packs::pack_path(&packs_dir, &pack_id);
+            packs::seal(sink.path())?;
+            fs::rename(sink.path(), &dest)
+                .map_err(|e| super::io("cannot place pack", sink.path(), e))?;
+            super::journal::sync_dir(&packs_dir)?;
+            failpoint::hit("install.pack_placed");
         }
-        failpoint::hit("install.before_commit");
 
         let now = now_str();
         let name = &plan.app;
@@ -313,6 +317,9 @@ impl Store {
                 now,
             ],
         )?;
+        if pack_size > 0 {
+            packs::record_pack(&tx, &pack_id, pack_size, sink.entries(), &now)?;
+        }
         {
             let mut stmt = tx.prepare("INSERT INTO version_files (name, version, path, blob, size) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             for f in &insp.read.files {
@@ -338,6 +345,9 @@ impl Store {
                 "DELETE FROM app_versions WHERE name = ?1 AND version = ?2",
                 params![name, old],
             )?;
+        }
+        if !plan.prunes.is_empty() {
+            packs::collect_rows(&tx)?;
         }
         // Grants: drop permissions the new version no longer declares, add the consented ones.
         let declared: BTreeSet<String> = plan
@@ -393,14 +403,16 @@ impl Store {
         failpoint::hit("install.committed");
 
         if !plan.prunes.is_empty() {
-            let referenced = self.referenced_blobs()?;
-            blobs::gc(&self.dir.blobs(), &referenced)?;
+            self.collect_garbage()?;
         }
         let op_id = op.journal.op_id.clone();
         op.finish()?;
         failpoint::hit("install.finished");
         self.conn
             .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+        if !plan.prunes.is_empty() {
+            self.compact()?;
+        }
         Ok(())
     }
 }

@@ -6,9 +6,9 @@ use rusqlite::params;
 use serde::Serialize;
 use serde_json::json;
 
-use super::blobs;
 use super::cleanup::{CleanupPlan, DataMode};
 use super::journal::Op;
+use super::packs;
 use super::{app_id, audit, failpoint, now_str, AppSummary, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::profile::HostProfile;
@@ -121,6 +121,7 @@ impl Store {
             tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
+            packs::collect_rows(&tx)?;
             audit(
                 &tx,
                 "uninstall",
@@ -146,13 +147,13 @@ impl Store {
                 return Err(e);
             }
         };
-        let referenced = self.referenced_blobs()?;
-        blobs::gc(&self.dir.blobs(), &referenced)?;
+        self.collect_garbage()?;
         let op_id = op.journal.op_id.clone();
         op.finish()?;
         failpoint::hit("uninstall.finished");
         self.conn
             .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+        self.compact()?;
         Ok(UninstallOutcome {
             plan,
             exported_to: exported,

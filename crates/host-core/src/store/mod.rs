@@ -1,27 +1,29 @@
-//! The install store: content-addressed blobs plus `host.db`, under one data directory.
+//! The install store: content-addressed blobs in pack files plus `host.db`, under one data
+//! directory.
 //!
 //! Every mutating operation runs under an exclusive file lock and follows one protocol, so a
 //! crash at any point leaves each app fully present or fully absent:
 //!
 //! 1. `staging/<op>/journal.json` is written first (what the operation is, what it moved);
-//! 2. new files are staged and made durable, then renamed into `blobs/`;
+//! 2. new content is staged into one pack file, made durable, then renamed into `packs/`;
 //! 3. one SQLite transaction records the new state *and* the operation id in `ops`;
-//! 4. leftovers are cleaned (garbage blobs, moved-away data, the staging folder).
+//! 4. leftovers are cleaned (unrecorded packs, moved-away data, the staging folder).
 //!
 //! On the next locked open, [`recovery`] finishes or undoes any operation whose staging folder
 //! still exists: committed (its id is in `ops`) means roll forward, otherwise roll back.
 
-mod blobs;
 mod cleanup;
 pub mod failpoint;
+mod gc;
 mod install;
 mod journal;
 mod lifecycle;
+mod packs;
 mod recovery;
 mod schema;
 mod verify;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::path::PathBuf;
 
@@ -29,7 +31,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use cleanup::{CleanupPlan, DataMode};
+pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use install::{InstallMode, InstallPlan, PermissionChange, Staged};
 pub use lifecycle::UninstallOutcome;
 pub use recovery::Recovered;
@@ -123,14 +125,6 @@ impl Store {
                 "the store must be opened with open_locked to change it",
             ))
         }
-    }
-
-    pub(crate) fn referenced_blobs(&self) -> HostResult<HashSet<String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT DISTINCT blob FROM version_files")?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     pub fn trusted_keys(&self) -> HostResult<Vec<TrustedKey>> {

@@ -1,7 +1,7 @@
 //! Finishing or undoing operations that were interrupted (crash, kill, power loss).
 //!
 //! Recovery is itself crash-safe: it restores moved data, removes files the operation created,
-//! collects garbage blobs, and only then retires each staging folder (renamed to `*.trash`
+//! collects garbage (unrecorded blobs and packs), and only then retires each staging folder (renamed to `*.trash`
 //! atomically, then deleted). A recovery killed at any point leaves the staging folders in
 //! place, so the next one does the whole job again.
 
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{blobs, failpoint, journal, Store};
+use super::{failpoint, journal, Store};
 use crate::error::HostResult;
 
 #[derive(Debug, Clone, Serialize)]
@@ -33,6 +33,8 @@ pub(super) fn recover(store: &Store) -> HostResult<Vec<Recovered>> {
     };
     if entries.is_empty() {
         store.conn.execute("DELETE FROM ops", [])?;
+        // Cheap: only lists packs/. Catches pack files left by a crash outside any operation.
+        super::packs::sweep(&store.conn, &store.dir.packs())?;
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
@@ -86,8 +88,7 @@ pub(super) fn recover(store: &Store) -> HostResult<Vec<Recovered>> {
         live.push(dir);
     }
     failpoint::hit("recover.restored");
-    let referenced = store.referenced_blobs()?;
-    blobs::gc(&store.dir.blobs(), &referenced)?;
+    store.collect_garbage()?;
     failpoint::hit("recover.collected");
     for dir in live {
         retire(&dir)?;

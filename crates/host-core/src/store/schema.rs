@@ -34,11 +34,23 @@ CREATE TABLE app_versions (
     installed_at    TEXT NOT NULL,
     PRIMARY KEY (name, version)
 );
+CREATE TABLE packs (
+    id         TEXT PRIMARY KEY,
+    size       INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE blobs (
+    sha256 TEXT PRIMARY KEY,
+    pack   TEXT NOT NULL REFERENCES packs (id),
+    offset INTEGER NOT NULL,
+    size   INTEGER NOT NULL
+);
+CREATE INDEX blobs_pack ON blobs (pack);
 CREATE TABLE version_files (
     name    TEXT NOT NULL,
     version TEXT NOT NULL,
     path    TEXT NOT NULL,
-    blob    TEXT NOT NULL,
+    blob    TEXT NOT NULL REFERENCES blobs (sha256),
     size    INTEGER NOT NULL,
     PRIMARY KEY (name, version, path),
     FOREIGN KEY (name, version) REFERENCES app_versions (name, version) ON DELETE CASCADE

@@ -1,20 +1,18 @@
 //! `apphost verify`: is the store consistent and is every installed file intact?
 //!
 //! Checks the database (integrity, foreign keys, active/previous versions exist), that every
-//! referenced blob exists with the recorded size and its content still hashes to its name
-//! (catches files tampered with after install), that no blob is unreferenced, and that nothing
-//! is left in staging.
+//! pack exists with its recorded size, that every installed file's blob is there and (deep) its
+//! bytes still hash to its content address (catches files tampered with after install), that
+//! nothing is unreferenced or unrecorded, and that nothing is left in staging.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 
 use serde::Serialize;
 
-use super::blobs::{blob_path, scan};
+use super::packs;
 use super::{Recovered, Store};
 use crate::error::HostResult;
-use crate::hashing::FileHasher;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -36,6 +34,9 @@ pub struct VerifyReport {
     pub versions: usize,
     pub blobs: usize,
     pub bytes_hashed: u64,
+    /// Every blob the store holds (SHA-256 hex, sorted) and the number of pack files.
+    pub stored_blobs: Vec<String>,
+    pub packs: usize,
     pub problems: Vec<Problem>,
 }
 
@@ -132,84 +133,168 @@ impl Store {
             .conn
             .query_row("SELECT COUNT(*) FROM app_versions", [], |r| r.get(0))?;
 
-        // blob -> (size, first owner)
-        let mut referenced: BTreeMap<String, (u64, String, String)> = BTreeMap::new();
+        // Every referenced blob with its location and its first owner.
+        struct Located {
+            size: u64,
+            app: String,
+            path: String,
+            pack: Option<(String, u64, u64)>, // (pack, offset, recorded size)
+        }
+        let mut referenced: BTreeMap<String, Located> = BTreeMap::new();
         {
-            let mut stmt = self.conn.prepare("SELECT blob, size, name, version || ':' || path FROM version_files ORDER BY name, version, path")?;
+            let mut stmt = self.conn.prepare(
+                "SELECT v.blob, v.size, v.name, v.version || ':' || v.path, b.pack, b.offset, b.size
+                 FROM version_files v LEFT JOIN blobs b ON b.sha256 = v.blob ORDER BY v.name, v.version, v.path",
+            )?;
             let rows = stmt.query_map([], |r| {
+                let pack: Option<String> = r.get(4)?;
+                let loc = match pack {
+                    Some(p) => Some((p, r.get::<_, i64>(5)? as u64, r.get::<_, i64>(6)? as u64)),
+                    None => None,
+                };
                 Ok((
                     r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(1)? as u64,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
+                    loc,
                 ))
             })?;
             for row in rows {
-                let (blob, size, name, path) = row?;
-                if only_app.is_none_or(|a| a == name) {
-                    referenced.entry(blob).or_insert((size as u64, name, path));
+                let (blob, size, app, path, pack) = row?;
+                if only_app.is_none_or(|a| a == app) {
+                    referenced.entry(blob).or_insert(Located {
+                        size,
+                        app,
+                        path,
+                        pack,
+                    });
                 }
             }
         }
-        let blobs_dir = self.dir.blobs();
-        let mut bytes_hashed = 0;
-        let mut buf = vec![0u8; 256 * 1024];
-        for (blob, (size, app, path)) in &referenced {
-            let file = blob_path(&blobs_dir, blob);
-            let meta = match fs::metadata(&file) {
-                Ok(m) => m,
+        let packs_dir = self.dir.packs();
+        let recorded: BTreeMap<String, u64> = {
+            let mut stmt = self.conn.prepare("SELECT id, size FROM packs")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })?;
+            rows.collect::<Result<_, _>>()?
+        };
+        // Open each pack once; check its size against the record.
+        let mut open: BTreeMap<String, Option<fs::File>> = BTreeMap::new();
+        for (id, size) in &recorded {
+            let path = packs::pack_path(&packs_dir, id);
+            let file = match fs::metadata(&path) {
                 Err(_) => {
                     p(
-                        "blob.missing",
-                        format!("{app}: {path} is missing from the store"),
-                        Some(app),
-                        Some(path.clone()),
+                        "pack.missing",
+                        format!("pack {id} is missing from the store"),
+                        None,
+                        Some(path.display().to_string()),
                     );
-                    continue;
+                    None
                 }
+                Ok(m) if m.len() != *size => {
+                    p(
+                        "pack.size_mismatch",
+                        format!("pack {id} has {} bytes, {size} recorded", m.len()),
+                        None,
+                        Some(path.display().to_string()),
+                    );
+                    None
+                }
+                Ok(_) => fs::File::open(&path).ok(),
             };
-            if meta.len() != *size {
+            open.insert(id.clone(), file);
+        }
+        let mut bytes_hashed = 0;
+        let mut buf = vec![0u8; 256 * 1024];
+        for (blob, loc) in &referenced {
+            let (app, path) = (&loc.app, &loc.path);
+            let Some((pack, offset, size)) = &loc.pack else {
+                p(
+                    "blob.missing",
+                    format!("{app}: {path} is missing from the store"),
+                    Some(app),
+                    Some(path.clone()),
+                );
+                continue;
+            };
+            if *size != loc.size {
                 p(
                     "blob.size_mismatch",
-                    format!("{app}: {path} has {} bytes, {size} expected", meta.len()),
+                    format!(
+                        "{app}: {path} has {size} bytes stored, {} expected",
+                        loc.size
+                    ),
                     Some(app),
                     Some(path.clone()),
                 );
                 continue;
             }
+            let Some(Some(file)) = open.get_mut(pack) else {
+                p(
+                    "blob.missing",
+                    format!("{app}: {path} is in pack {pack}, which is missing or damaged"),
+                    Some(app),
+                    Some(path.clone()),
+                );
+                continue;
+            };
             if deep {
-                let mut h = FileHasher::default();
-                let mut f =
-                    fs::File::open(&file).map_err(|e| super::io("cannot open", &file, e))?;
-                loop {
-                    let n = f
-                        .read(&mut buf)
-                        .map_err(|e| super::io("cannot read", &file, e))?;
-                    if n == 0 {
-                        break;
-                    }
-                    h.update(&buf[..n]);
+                match packs::hash_range(file, *offset, *size, &mut buf) {
+                    Ok(d) if hex::encode(d) == *blob => {}
+                    Ok(_) => p(
+                        "blob.hash_mismatch",
+                        format!("{app}: {path} was modified after install (its content no longer matches its hash)"),
+                        Some(app),
+                        Some(path.clone()),
+                    ),
+                    Err(e) => p("blob.missing", format!("{app}: {path} cannot be read from pack {pack}: {e}"), Some(app), Some(path.clone())),
                 }
-                bytes_hashed += meta.len();
-                if hex::encode(h.finish()) != *blob {
-                    p("blob.hash_mismatch", format!("{app}: {path} was modified after install (its content no longer matches its hash)"), Some(app), Some(path.clone()));
-                }
+                bytes_hashed += size;
             }
         }
-        let (on_disk, strays) = scan(&blobs_dir)?;
         if only_app.is_none() {
-            for blob in on_disk.iter().filter(|b| !referenced.contains_key(*b)) {
+            let unreferenced: Vec<String> = {
+                let mut stmt = self.conn.prepare("SELECT sha256 FROM blobs WHERE NOT EXISTS (SELECT 1 FROM version_files v WHERE v.blob = blobs.sha256)")?;
+                let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+                rows.collect::<Result<_, _>>()?
+            };
+            for blob in unreferenced {
                 p(
                     "blob.orphan",
                     format!("blob {blob} is not referenced by any installed app"),
                     None,
-                    Some(blob.clone()),
+                    Some(blob),
+                );
+            }
+            let (files, strays) = packs::scan(&packs_dir)?;
+            for id in files.iter().filter(|id| !recorded.contains_key(*id)) {
+                p(
+                    "pack.orphan",
+                    format!("pack {id} is not recorded in host.db"),
+                    None,
+                    Some(id.clone()),
+                );
+            }
+            let empty: Vec<String> = {
+                let mut stmt = self.conn.prepare("SELECT id FROM packs WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.pack = packs.id)")?;
+                let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+                rows.collect::<Result<_, _>>()?
+            };
+            for id in empty {
+                p(
+                    "pack.orphan",
+                    format!("pack {id} holds no blob"),
+                    None,
+                    Some(id),
                 );
             }
             for s in strays {
                 p(
-                    "blob.stray",
-                    format!("{} is not a blob", s.display()),
+                    "pack.stray",
+                    format!("{} is not a pack", s.display()),
                     None,
                     Some(s.display().to_string()),
                 );
@@ -238,6 +323,14 @@ impl Store {
             versions: versions as usize,
             blobs: referenced.len(),
             bytes_hashed,
+            stored_blobs: {
+                let mut stmt = self
+                    .conn
+                    .prepare("SELECT sha256 FROM blobs ORDER BY sha256")?;
+                let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+                rows.collect::<Result<_, _>>()?
+            },
+            packs: recorded.len(),
             problems,
         })
     }
