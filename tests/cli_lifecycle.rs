@@ -3,11 +3,14 @@
 //! and trust, catalogs, and command-line errors. Outputs are read with `--json`; exit codes are
 //! those of `ErrorClass::exit_code` (docs/cli.md). Every test uses its own data directories.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::files_under;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -53,30 +56,6 @@ fn copy_dir(src: &Path, dst: &Path) {
             fs::copy(entry.path(), &to).unwrap();
         }
     }
-}
-
-/// Every regular file under `dir`: relative path → contents (empty if `dir` is absent).
-fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(base, &path, out);
-            } else {
-                let rel = path
-                    .strip_prefix(base)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                out.insert(rel, fs::read(&path).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    if dir.exists() {
-        walk(dir, dir, &mut out);
-    }
-    out
 }
 
 fn strs(v: &Value) -> Vec<String> {

@@ -21,6 +21,8 @@
 //! Two more tests kill the recovery itself, and recover an operation that was started with a
 //! relative `--data-dir` from another working directory.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use common::files_under;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_apphost");
@@ -109,31 +112,6 @@ fn copy_dir(src: &Path, dst: &Path) {
             fs::copy(entry.path(), &to).unwrap();
         }
     }
-}
-
-/// Every regular file under `dir`, relative path → contents (empty map if `dir` is absent).
-fn snapshot_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            if entry.file_type().unwrap().is_dir() {
-                walk(base, &path, out);
-            } else {
-                let rel = path
-                    .strip_prefix(base)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                out.insert(rel, fs::read(&path).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    if dir.exists() {
-        walk(dir, dir, &mut out);
-    }
-    out
 }
 
 /// The blobs the store holds (SHA-256 ids), as `verify` reports them. Callers check `verify`
@@ -260,7 +238,7 @@ fn state(data: &Path, data_app: &str) -> State {
     State {
         apps: listed(data),
         blobs: blob_names(data),
-        app_data: snapshot_files(&data.join("apps").join(data_app)),
+        app_data: files_under(&data.join("apps").join(data_app)),
     }
 }
 
