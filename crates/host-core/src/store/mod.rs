@@ -102,7 +102,18 @@ impl Store {
             .write(true)
             .open(&lock_path)
             .map_err(|e| io("cannot open", &lock_path, e))?;
-        file.lock().map_err(|e| io("cannot lock", &lock_path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                // Another AppHost process is changing the store (it may be waiting for consent).
+                tracing::warn!(
+                    "waiting for another AppHost operation on {} to finish",
+                    dir.root().display()
+                );
+                file.lock().map_err(|e| io("cannot lock", &lock_path, e))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io("cannot lock", &lock_path, e)),
+        }
         store.lock = Some(file);
         let recovered = recovery::recover(&store)?;
         Ok((store, recovered))
