@@ -265,16 +265,15 @@ impl Store {
 
     fn version_row(&self, name: &str, version: &str) -> HostResult<VersionRow> {
         Ok(self.conn.query_row(
-            "SELECT package_hash, manifest_hash, trust, sideloaded, manifest_json, projection_json FROM app_versions WHERE name = ?1 AND version = ?2",
+            "SELECT package_hash, trust, sideloaded, manifest_json, projection_json FROM app_versions WHERE name = ?1 AND version = ?2",
             params![name, version],
             |r| {
                 Ok(VersionRow {
                     package_hash: r.get(0)?,
-                    manifest_hash: r.get(1)?,
-                    trust: r.get(2)?,
-                    sideloaded: r.get::<_, i64>(3)? != 0,
-                    manifest_json: r.get(4)?,
-                    projection_json: r.get(5)?,
+                    trust: r.get(1)?,
+                    sideloaded: r.get::<_, i64>(2)? != 0,
+                    manifest_json: r.get(3)?,
+                    projection_json: r.get(4)?,
                 })
             },
         )?)
@@ -414,12 +413,9 @@ struct AppRow {
 
 struct VersionRow {
     package_hash: String,
-    #[allow(dead_code)]
-    manifest_hash: String,
     trust: String,
     sideloaded: bool,
     manifest_json: String,
-    #[allow(dead_code)]
     projection_json: String,
 }
 
