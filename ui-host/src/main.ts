@@ -13,3 +13,5 @@ async function load(): Promise<void> {
 }
 
 void load();
+// Apps installed from the CLI while the window is open show up when it is focused again.
+window.addEventListener("focus", () => void load());
