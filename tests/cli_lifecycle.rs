@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::files_under;
+use common::{copy_dir, files_under};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -43,19 +43,6 @@ fn error_json(out: &Output) -> Value {
         .find_map(|l| serde_json::from_str::<Value>(l).ok())
         .map(|v| v["error"].clone())
         .unwrap_or_else(|| panic!("no error JSON on stderr: {}", describe(out)))
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for entry in fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            fs::copy(entry.path(), &to).unwrap();
-        }
-    }
 }
 
 fn strs(v: &Value) -> Vec<String> {

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use common::files_under;
+use common::{copy_dir, files_under};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_apphost");
@@ -99,19 +99,6 @@ fn install(data: &Path, pkg: &str) {
         data,
         &["install", p.to_str().unwrap(), "--yes", "--sideload"],
     );
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for entry in fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            fs::copy(entry.path(), &to).unwrap();
-        }
-    }
 }
 
 /// The blobs the store holds (SHA-256 ids), as `verify` reports them. Callers check `verify`

@@ -29,3 +29,17 @@ pub fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     }
     out
 }
+
+/// Copies a folder tree (regular files and folders).
+pub fn copy_dir(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for entry in fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
