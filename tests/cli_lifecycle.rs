@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{copy_dir, files_under};
+use common::{copy_dir, files_under, zip_contents};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -519,28 +519,6 @@ fn cleanup_plan_lists_everything_and_shared_blobs_survive_uninstall() {
     let v = h.verify_clean(Some("notes-viewer"));
     assert_eq!(v["blobs"], 6);
     h.verify_clean(None);
-}
-
-/// The entries of a zip and their contents (read with Python's zipfile).
-fn zip_contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import json, sys, zipfile\n\
-             z = zipfile.ZipFile(sys.argv[1])\n\
-             assert z.testzip() is None\n\
-             print(json.dumps({n: list(z.read(n)) for n in z.namelist()}))",
-        )
-        .arg(path)
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        path.display(),
-        describe(&out)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Files named like interrupted writes in `dir` (not recursive).

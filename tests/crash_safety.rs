@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use common::{copy_dir, files_under};
+use common::{copy_dir, files_under, zip_contents};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_apphost");
@@ -229,32 +229,6 @@ fn state(data: &Path, data_app: &str) -> State {
     }
 }
 
-/// The entries (`<app>/<path>`) of a zip file, after checking every member's CRC.
-fn zip_entries(path: &Path) -> BTreeSet<String> {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import json, sys, zipfile\n\
-             z = zipfile.ZipFile(sys.argv[1])\n\
-             bad = z.testzip()\n\
-             assert bad is None, bad\n\
-             print(json.dumps(z.namelist()))",
-        )
-        .arg(path)
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "{} is not a complete zip: {}",
-        path.display(),
-        describe(&out)
-    );
-    serde_json::from_slice::<Vec<String>>(&out.stdout)
-        .unwrap()
-        .into_iter()
-        .collect()
-}
-
 /// Runs `sc` once crash-free, then killed at every crash point in turn. With `relative`, the
 /// command runs inside the run's folder with a relative `--data-dir` (and export path), while
 /// recovery (`verify`) and the checks use absolute paths from another working directory, as a
@@ -325,7 +299,7 @@ fn run_scenario(sc: &Scenario, work: &Path, relative: bool) -> Report {
         assert!(!expected.is_empty(), "{}: no data to export", sc.name);
         let zip = reference.join("export").join(e);
         assert_eq!(
-            zip_entries(&zip),
+            zip_contents(&zip).into_keys().collect::<BTreeSet<String>>(),
             expected,
             "{}: crash-free export",
             sc.name
@@ -452,7 +426,11 @@ fn run_scenario(sc: &Scenario, work: &Path, relative: bool) -> Report {
                     .keys()
                     .map(|p| format!("{}/{p}", sc.data_app))
                     .collect();
-                assert_eq!(zip_entries(&zip), expected, "{ctx}: export contents");
+                assert_eq!(
+                    zip_contents(&zip).into_keys().collect::<BTreeSet<String>>(),
+                    expected,
+                    "{ctx}: export contents"
+                );
             } else {
                 assert_eq!(
                     outcome,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 /// Every regular file under `dir`: relative path → contents (empty if `dir` is absent).
 pub fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -42,4 +43,28 @@ pub fn copy_dir(src: &Path, dst: &Path) {
             fs::copy(entry.path(), &to).unwrap();
         }
     }
+}
+
+/// The entries of a zip and their contents, read with Python's zipfile after checking every
+/// member's CRC (an independent reader, not the one AppHost uses).
+pub fn zip_contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import json, sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             bad = z.testzip()\n\
+             assert bad is None, bad\n\
+             print(json.dumps({n: list(z.read(n)) for n in z.namelist()}))",
+        )
+        .arg(path)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{} is not a complete zip: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }

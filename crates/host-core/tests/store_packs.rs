@@ -90,6 +90,11 @@ fn files_read_back_exactly_and_shared_content_is_stored_once() {
     let two = packs(&dir);
     assert_eq!(two.len(), 2);
     let second = two.iter().find(|p| **p != one[0]).unwrap();
+    let size = |f: &str| {
+        std::fs::metadata(fixture("good/notes-viewer").join(f))
+            .unwrap()
+            .len()
+    };
     let shared: u64 = [
         "app.permissions.yaml",
         "dist/ui/index.html",
@@ -97,19 +102,11 @@ fn files_read_back_exactly_and_shared_content_is_stored_once() {
         "storage/migrations/001_init.sql",
     ]
     .iter()
-    .map(|f| {
-        std::fs::metadata(fixture("good/notes-viewer").join(f))
-            .unwrap()
-            .len()
-    })
+    .map(|f| size(f))
     .sum();
     let total: u64 = files_of(&fixture("good/notes-viewer"))
         .iter()
-        .map(|f| {
-            std::fs::metadata(fixture("good/notes-viewer").join(f))
-                .unwrap()
-                .len()
-        })
+        .map(|f| size(f))
         .sum();
     assert_eq!(std::fs::metadata(second).unwrap().len(), total - shared);
 
