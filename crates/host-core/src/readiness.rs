@@ -7,8 +7,9 @@
 //!
 //! Status rule: `disabled` if the user disabled the app; else `blocked` if any required check is
 //! blocked or has an unknown outcome (AppHost cannot confirm a requirement it does not know,
-//! such as an unknown `requires.lime.*` key or eval check type); else `needs-setup` if any required check needs setup; else `ready-degraded` if any
-//! optional/recommended check failed; else `ready`. Entries get the same rule over the
+//! such as an unknown `requires.lime.*` key or eval check type); else `needs-setup` if any
+//! required check needs setup; else `ready-degraded` if any optional/recommended check failed;
+//! else `ready`. Entries get the same rule over the
 //! app-wide checks plus their own (`requiredCapabilities`, `permissions`).
 
 use std::collections::BTreeSet;
@@ -283,7 +284,7 @@ fn compatibility(cx: &mut Ctx) {
                     key,
                     true,
                     Outcome::Unknown,
-                    format!("the app requires requires.lime.{name} {range_text:?}, a requirement AppHost does not know, so it cannot confirm it"),
+                    format!("requires.lime.{name} {range_text:?} is a requirement AppHost does not know, so it cannot confirm it"),
                 );
                 c.code = Some("compat.unknown_requirement");
                 c.version = Some(range_text.into());
