@@ -314,3 +314,37 @@ fn malformed_ranges_are_errors() {
     assert!(Range::parse(&format!("^{}", u64::MAX)).is_err());
     assert!(Range::parse(&format!("={}.0.0", u64::MAX)).is_ok());
 }
+
+#[test]
+fn arbitrary_input_never_panics() {
+    // A small deterministic generator (xorshift) over the grammar's alphabet plus some noise.
+    const ALPHABET: &[u8] = b"0123456789.xX*^~<>=| -+vab\t9";
+    let versions: Vec<Version> = ["0.0.0", "1.2.3", "1.2.3-beta.1", "2.0.0-0", "0.10.0"]
+        .iter()
+        .map(|v| Version::parse(v).unwrap())
+        .collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..20_000 {
+        let len = (next() % 24) as usize;
+        let text: String = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize] as char)
+            .collect();
+        if let Ok(r) = Range::parse(&text) {
+            for v in &versions {
+                r.matches(v);
+            }
+            // The canonical form is itself a range with the same meaning.
+            let again =
+                Range::parse(&r.to_string()).unwrap_or_else(|e| panic!("{text:?} -> {r}: {e}"));
+            for v in &versions {
+                assert_eq!(r.matches(v), again.matches(v), "{text:?} -> {r} on {v}");
+            }
+        }
+    }
+}
