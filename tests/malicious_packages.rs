@@ -562,6 +562,18 @@ fn expected_json_covers_the_issue() {
         }
         assert!(listed.contains(&p), "{name} is not listed in expected.json");
     }
+    // Names and paths (issue 6): invisible characters and full case folding; one `required` rule.
+    for must in [
+        "zip-bidi-override-name",
+        "zip-zero-width-name",
+        "zip-nbsp-name",
+        "folder-bidi-name",
+        "zip-case-fold-sharp-s",
+        "zip-case-fold-ligature",
+        "required-not-boolean",
+    ] {
+        assert!(names.contains(must), "no case {must}");
+    }
     let mut codes: std::collections::BTreeSet<String> =
         cases.iter().map(|c| c.code.clone()).collect();
     for t in doc["testTimeCases"].as_array().unwrap() {

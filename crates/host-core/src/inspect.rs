@@ -229,7 +229,7 @@ impl Inspection {
                     "key": p.get("key"),
                     "scope": p.get("scope"),
                     "access": p.get("access"),
-                    "required": p.get("required").and_then(Value::as_bool).unwrap_or(false),
+                    "required": crate::manifest::is_required(p),
                     "reason": p.get("reason"),
                     "domains": p.get("domains").cloned().unwrap_or(json!([])),
                 })

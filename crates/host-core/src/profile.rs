@@ -82,6 +82,11 @@ impl HostProfile {
         }
     }
 
+    /// The capability if this build can serve it (listed and available), else `None`.
+    pub fn available(&self, name: &str) -> Option<&CapabilityInfo> {
+        self.capabilities.get(name).filter(|c| c.available)
+    }
+
     /// A profile where every known capability is available (for tests and for hosts embedding
     /// host-core with their own handlers).
     pub fn all_available() -> Self {

@@ -6,8 +6,10 @@
 //! app center render the same facts.
 //!
 //! Status rule: `disabled` if the user disabled the app; else `blocked` if any required check is
-//! blocked; else `needs-setup` if any required check needs setup; else `ready-degraded` if any
-//! optional/recommended check failed; else `ready`. Entries get the same rule over the
+//! blocked or has an unknown outcome (AppHost cannot confirm a requirement it does not know,
+//! such as an unknown `requires.lime.*` key or eval check type); else `needs-setup` if any
+//! required check needs setup; else `ready-degraded` if any optional/recommended check failed;
+//! else `ready`. Entries get the same rule over the
 //! app-wide checks plus their own (`requiredCapabilities`, `permissions`).
 
 use std::collections::BTreeSet;
@@ -17,7 +19,7 @@ use serde_json::{json, Value};
 
 use crate::compat::{parse_date, parse_version, split_package_spec, Range};
 use crate::hashing::FileRecord;
-use crate::manifest::Manifest;
+use crate::manifest::{is_required, Manifest};
 use crate::profile::HostProfile;
 use crate::projection::package_path;
 
@@ -50,7 +52,8 @@ pub enum Outcome {
     Pass,
     /// Worth showing; changes nothing.
     Notice,
-    /// AppHost cannot evaluate this check (an unknown check type): shown, not blocking.
+    /// AppHost cannot evaluate this check (an unknown check type). Shown; a required check
+    /// with this outcome keeps the app from launching (`blocked`), an optional one does not.
     Unknown,
     Degraded,
     NeedsSetup,
@@ -155,8 +158,9 @@ struct Ctx<'a> {
     checks: Vec<Check>,
 }
 
-fn severity(o: Outcome) -> &'static str {
+fn severity(o: Outcome, required: bool) -> &'static str {
     match o {
+        Outcome::Unknown if required => "error",
         Outcome::Pass | Outcome::Notice | Outcome::Unknown => "info",
         Outcome::Degraded | Outcome::NeedsSetup => "warning",
         Outcome::Blocked => "error",
@@ -173,7 +177,7 @@ impl Ctx<'_> {
         message: impl Into<String>,
     ) -> &mut Check {
         self.checks.push(Check {
-            severity: severity(outcome),
+            severity: severity(outcome, required),
             kind,
             key: key.into(),
             required,
@@ -205,11 +209,6 @@ impl Ctx<'_> {
             }),
         }
     }
-}
-
-fn is_required(v: &Value) -> bool {
-    matches!(v.get("required"), Some(Value::Bool(true)))
-        || v.get("required").and_then(Value::as_str) == Some("true")
 }
 
 fn item_key(v: &Value, fallback: &str) -> String {
@@ -285,9 +284,14 @@ fn compatibility(cx: &mut Ctx) {
                     key,
                     true,
                     Outcome::Unknown,
-                    format!("AppHost does not know the runtime requirement {name:?}"),
+                    format!("requires.lime.{name} {range_text:?} is a requirement AppHost does not know, so it cannot confirm it"),
                 );
+                c.code = Some("compat.unknown_requirement");
                 c.version = Some(range_text.into());
+                c.remediation = Some(
+                    "update AppHost, or install a release of the app that does not require it"
+                        .into(),
+                );
                 continue;
             };
             check_range(
@@ -585,13 +589,46 @@ fn storage(cx: &mut Ctx) {
                 .count()
         })
         .unwrap_or(0);
-    cx.push(
-        "storage",
-        format!("storage.namespace:{ns}"),
-        true,
-        Outcome::Pass,
-        format!("a private storage namespace {ns:?}; {count} migration(s) reviewed at install, applied on first use"),
-    );
+    // The namespace is created by lime.storage on first use; until that capability exists,
+    // no namespace exists and no migration has been reviewed or applied.
+    let required = requires_capability(cx.m, "lime.storage");
+    let key = format!("storage.namespace:{ns}");
+    match cx.profile.available("lime.storage") {
+        Some(info) => {
+            let version = info.version.clone();
+            cx.push(
+                "storage",
+                key,
+                required,
+                Outcome::Pass,
+                format!("lime.storage {version} creates the private storage namespace {ns:?} on first use; {count} planned migration(s) run then"),
+            );
+        }
+        None => {
+            let c = cx.push(
+                "storage",
+                key,
+                required,
+                if required { Outcome::Blocked } else { Outcome::Degraded },
+                format!("the storage namespace {ns:?} is not available: lime.storage is not available in this AppHost build yet, so no namespace is created and its {count} planned migration(s) are not applied"),
+            );
+            c.code = Some("capability.unavailable");
+            c.remediation = Some(if required {
+                "update AppHost to a version that provides lime.storage".into()
+            } else {
+                "the app runs without its storage, with reduced features".into()
+            });
+        }
+    }
+}
+
+/// Whether the app lists `name` in `requires.capabilities` (a list or a map of ranges).
+fn requires_capability(m: &Manifest, name: &str) -> bool {
+    match m.data.get("requires").and_then(|r| r.get("capabilities")) {
+        Some(Value::Array(list)) => list.iter().any(|v| v.as_str() == Some(name)),
+        Some(Value::Object(map)) => map.contains_key(name),
+        _ => false,
+    }
 }
 
 fn permissions(cx: &mut Ctx) {
@@ -825,10 +862,7 @@ fn eval_tiers(cx: &mut Ctx) {
                         .and_then(Value::as_str)
                         .unwrap_or("?")
                         .to_owned();
-                    (
-                        Some(cx.profile.capabilities.get(&c).is_some_and(|i| i.available)),
-                        c,
-                    )
+                    (Some(cx.profile.available(&c).is_some()), c)
                 }
                 "permission_granted" => {
                     let p = item
@@ -856,11 +890,16 @@ fn eval_tiers(cx: &mut Ctx) {
                 }
                 _ => (None, item_key(item, &check)),
             };
-            let message = item
+            let declared = item
                 .get("message")
                 .and_then(Value::as_str)
                 .map(str::to_owned)
                 .unwrap_or_else(|| format!("{check} {subject}"));
+            let message = if passed.is_none() {
+                format!("AppHost does not know the {tier} readiness check {check:?}, so it cannot confirm it ({declared})")
+            } else {
+                declared
+            };
             let outcome = match (passed, tier) {
                 (None, _) => Outcome::Unknown,
                 (Some(true), _) => Outcome::Pass,
@@ -920,7 +959,7 @@ fn status_of<'a>(checks: impl Iterator<Item = &'a Check>) -> (Status, Vec<String
     let mut missing = Vec::new();
     for c in checks {
         let s = match (c.outcome, c.required) {
-            (Outcome::Blocked, true) => Status::Blocked,
+            (Outcome::Blocked | Outcome::Unknown, true) => Status::Blocked,
             (Outcome::NeedsSetup, true) => Status::NeedsSetup,
             (Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded, _) => {
                 Status::ReadyDegraded
@@ -963,16 +1002,14 @@ fn finish(m: &Manifest, state: &HostState, checks: Vec<Check>) -> Report {
     }
     let blockers = checks
         .iter()
-        .filter(|c| c.outcome == Outcome::Blocked && c.required)
+        .filter(|c| matches!(c.outcome, Outcome::Blocked | Outcome::Unknown) && c.required)
         .map(|c| c.message.clone())
         .collect();
     let warnings = checks
         .iter()
         .filter(|c| {
-            matches!(
-                c.outcome,
-                Outcome::Degraded | Outcome::Notice | Outcome::Unknown
-            ) || (c.outcome == Outcome::Blocked && !c.required)
+            matches!(c.outcome, Outcome::Degraded | Outcome::Notice)
+                || (matches!(c.outcome, Outcome::Blocked | Outcome::Unknown) && !c.required)
         })
         .map(|c| c.message.clone())
         .collect();

@@ -17,7 +17,7 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::Limits;
 use crate::yaml::{self, YamlError};
 
-pub use validate::{APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STATUSES};
+pub use validate::{is_required, APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STATUSES};
 
 /// The manifest version this host implements (the standard's current version).
 pub const CURRENT_MANIFEST_VERSION: &str = "0.10.0";

@@ -130,3 +130,38 @@ fn numeric_version_is_kept_as_text_with_a_warning() {
     assert!(codes(&m).contains(&"manifest.version_not_string"));
     assert!(!m.has_errors());
 }
+
+#[test]
+fn a_non_boolean_required_is_an_invalid_field() {
+    for (value, bad) in [
+        ("true", false),
+        ("false", false),
+        ("\"yes\"", true),
+        ("\"true\"", true),
+        ("1", true),
+        ("~", true),
+    ] {
+        let text = GOOD.replace(
+            "entries:",
+            &format!("secrets:\n  - {{key: token, required: {value}}}\nskills:\n  references:\n    - {{id: s, required: true}}\nentries:"),
+        );
+        let m = load(&pkg(&[("APP.md", &text)]), &Limits::default()).unwrap();
+        let f = m
+            .findings
+            .iter()
+            .find(|f| f.code == "manifest.invalid_field");
+        assert_eq!(f.is_some(), bad, "required: {value}: {:?}", m.findings);
+        if let Some(f) = f {
+            assert_eq!(f.path, "APP.md#/secrets/0/required");
+        }
+    }
+    let text = GOOD.replace(
+        "entries:",
+        "skills:\n  references:\n    - {id: s, required: \"yes\"}\nentries:",
+    );
+    let m = load(&pkg(&[("APP.md", &text)]), &Limits::default()).unwrap();
+    assert!(m.has_errors());
+    assert!(!is_required(&serde_json::json!({"required": "true"})));
+    assert!(!is_required(&serde_json::json!({"required": 1})));
+    assert!(is_required(&serde_json::json!({"required": true})));
+}

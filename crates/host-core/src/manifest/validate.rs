@@ -124,6 +124,7 @@ pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> Stri
         keyed_array(m, key, f);
     }
     requires(m, f);
+    required_flags(m, f);
     for key in DATE_FIELDS {
         if let Some(v) = m.get(*key) {
             if crate::compat::parse_date(v).is_none() {
@@ -160,6 +161,55 @@ pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> Stri
         ));
     }
     mv
+}
+
+/// Lists whose items may say `required: true|false` (the standard's schema types it boolean).
+const ITEMS_WITH_REQUIRED: &[&str] = &[
+    "permissions",
+    "knowledgeTemplates",
+    "skillRefs",
+    "toolRefs",
+    "artifactTypes",
+    "evals",
+    "secrets",
+    "overlayTemplates",
+    "integrations",
+];
+
+/// Whether a declared item (a permission, secret, tool, ...) is required. The one rule that
+/// install, consent and readiness share: only the boolean `true` is required. Any other value
+/// (`"yes"`, `1`, `"true"`) is a `manifest.invalid_field` error found by validation, so an
+/// installed manifest never carries one.
+pub fn is_required(item: &Value) -> bool {
+    matches!(item.get("required"), Some(Value::Bool(true)))
+}
+
+/// `required` must be a boolean wherever the standard defines it.
+fn required_flags(m: &Map<String, Value>, f: &mut Vec<Finding>) {
+    let lists = ITEMS_WITH_REQUIRED
+        .iter()
+        .map(|k| (k.to_string(), m.get(*k)))
+        .chain(std::iter::once((
+            "skills/references".to_owned(),
+            m.get("skills").and_then(|s| s.get("references")),
+        )));
+    for (list, items) in lists {
+        for (i, item) in items
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            match item.get("required") {
+                None | Some(Value::Bool(_)) => {}
+                Some(v) => f.push(Finding::error(
+                    ErrorCode::ManifestInvalidField,
+                    p(&format!("{list}/{i}/required")),
+                    format!("{list}[{i}].required is {v}; it must be true or false"),
+                )),
+            }
+        }
+    }
 }
 
 fn missing(key: &str) -> Finding {

@@ -50,14 +50,17 @@ pub struct PackageReader {
 }
 
 enum Backend {
-    Folder,
+    Folder(folder::Root),
     Zip(zipsrc::ZipBackend),
 }
 
 impl PackageReader {
     pub fn open(source: &ResolvedSource, limits: &Limits) -> HostResult<Self> {
         let (mut listing, backend) = match source.kind {
-            SourceKind::Folder => (folder::list(&source.path, limits)?, Backend::Folder),
+            SourceKind::Folder => {
+                let (listing, root) = folder::list(&source.path, limits)?;
+                (listing, Backend::Folder(root))
+            }
             SourceKind::Zip => {
                 let (listing, zip) = zipsrc::open(&source.path, limits)?;
                 (listing, Backend::Zip(zip))
@@ -76,12 +79,14 @@ impl PackageReader {
     pub fn entry(&mut self, i: usize) -> HostResult<EntryReader<'_>> {
         let entry = &self.listing.entries[i];
         let inner: Box<dyn Read + '_> = match (&entry.loc, &mut self.backend) {
-            (Loc::File { abs, dev, ino }, _) => Box::new(folder::open_checked(abs, *dev, *ino)?),
+            (Loc::File { abs, dev, ino }, Backend::Folder(root)) => {
+                Box::new(folder::open_checked(root, &entry.path, abs, *dev, *ino)?)
+            }
             (Loc::Zip { index }, Backend::Zip(zip)) => zip.open_entry(*index, &entry.path)?,
-            (Loc::Zip { .. }, Backend::Folder) => {
+            (Loc::Zip { .. }, Backend::Folder(_)) | (Loc::File { .. }, Backend::Zip(_)) => {
                 return Err(HostError::new(
                     ErrorCode::Internal,
-                    "zip entry on a folder source",
+                    "entry from another kind of source",
                 ))
             }
         };

@@ -1,8 +1,12 @@
 //! Package-relative paths: validation, the reference CLI's file order, case-collision checks.
 //!
 //! A package path is a `/`-separated, non-empty sequence of components, none of which is empty,
-//! `.` or `..`, and which contains no backslash, NUL or control character. Absolute paths and
-//! Windows drive prefixes are rejected. These rules hold for every source (folder or zip).
+//! `.` or `..`, and which contains no backslash, NUL or control character, and no invisible
+//! Unicode character: format characters (general category Cf: bidi overrides and isolates,
+//! zero-width spaces and joiners, the byte-order mark, soft hyphens) and separators other than
+//! the ASCII space (Zs, Zl, Zp: no-break and other spaces, line and paragraph separators), which
+//! make one name display as another. Absolute paths and Windows drive prefixes are rejected.
+//! These rules hold for every source (folder or zip).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -35,6 +39,17 @@ pub fn validate(raw: &str) -> HostResult<()> {
             "contains a control character",
         );
     }
+    if let Some(c) = raw.chars().find(|&c| is_invisible(c)) {
+        return Err(HostError::new(
+            ErrorCode::ArchiveInvalidName,
+            format!(
+                "package path {raw:?} contains the invisible or spacing character U+{:04X}",
+                u32::from(c)
+            ),
+        )
+        .with("path", raw)
+        .with("codePoint", format!("U+{:04X}", u32::from(c))));
+    }
     if raw.split('/').any(|c| c.is_empty() || c == ".") {
         return fail(
             ErrorCode::ArchiveInvalidName,
@@ -42,6 +57,16 @@ pub fn validate(raw: &str) -> HostResult<()> {
         );
     }
     Ok(())
+}
+
+/// A format character (Cf) or a separator (Zl, Zp, Zs) other than the ASCII space.
+fn is_invisible(c: char) -> bool {
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    c != ' '
+        && matches!(
+            get_general_category(c),
+            G::Format | G::LineSeparator | G::ParagraphSeparator | G::SpaceSeparator
+        )
 }
 
 fn has_drive_prefix(raw: &str) -> bool {
@@ -76,6 +101,8 @@ pub fn cli_order(a: &str, b: &str) -> Ordering {
 /// Checks a set of file paths for exact duplicates, file/directory clashes and names that
 /// differ only by case or Unicode normalization form (`é` precomposed or decomposed): such
 /// names collide on case-insensitive or normalization-insensitive file systems (macOS, Windows).
+/// Case is compared with full Unicode case folding (`ß` matches `ss`, `ﬁ` matches `fi`, the
+/// Kelvin sign matches `k`), not by lowercasing.
 pub fn check_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> HostResult<()> {
     // folded prefix -> (original prefix, is_file)
     let mut seen: HashMap<String, (&'a str, bool)> = HashMap::new();
@@ -119,10 +146,12 @@ pub fn check_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> HostRes
     Ok(())
 }
 
-/// Case- and normalization-insensitive form of a path (NFC, then lowercase).
+/// Case- and normalization-insensitive form of a path: Unicode's canonical caseless key
+/// (NFD, full default case folding, NFD again; Unicode 16 §3.13, D145).
 fn fold(path: &str) -> String {
+    use caseless::Caseless;
     use unicode_normalization::UnicodeNormalization;
-    path.nfc().collect::<String>().to_lowercase()
+    path.chars().nfd().default_case_fold().nfd().collect()
 }
 
 #[cfg(test)]
@@ -148,6 +177,28 @@ mod tests {
         assert_eq!(code(validate("")), Some("archive.invalid_name"));
         assert_eq!(code(validate("dist/ui/index.html")), None);
         assert_eq!(code(validate("..hidden/x")), None);
+    }
+
+    #[test]
+    fn rejects_invisible_and_spacing_characters() {
+        for bad in [
+            "dist/\u{202E}lmth.exe", // right-to-left override
+            "dist/a\u{2066}b",       // left-to-right isolate
+            "a\u{200B}b",            // zero-width space
+            "a\u{200D}b",            // zero-width joiner
+            "\u{FEFF}APP.md",        // byte-order mark
+            "a\u{00AD}b",            // soft hyphen
+            "a\u{00A0}b",            // no-break space
+            "a\u{3000}b",            // ideographic space
+            "a\u{2028}b",            // line separator
+            "a\u{2029}b",            // paragraph separator
+            "a\u{E0041}b",           // tag character
+        ] {
+            let e = validate(bad).unwrap_err();
+            assert_eq!(e.code.as_str(), "archive.invalid_name", "{bad:?}");
+        }
+        assert_eq!(code(validate("my docs/read me.md")), None);
+        assert_eq!(code(validate("caf\u{e9}/\u{65e5}\u{672c}.txt")), None);
     }
 
     #[test]
@@ -184,6 +235,24 @@ mod tests {
         assert_eq!(
             code(check_collisions(["caf\u{e9}.txt", "cafe\u{301}.txt"])),
             Some("archive.case_collision")
+        );
+        // Full case folding: lowercasing does not relate these pairs.
+        for (a, b) in [
+            ("stra\u{df}e.txt", "STRASSE.txt"),           // ß folds to ss
+            ("\u{fb01}le.txt", "file.txt"),               // the ﬁ ligature folds to fi
+            ("\u{212a}.txt", "k.txt"),                    // Kelvin sign
+            ("\u{3a3}\u{3c3}.txt", "\u{3c3}\u{3c2}.txt"), // Greek sigma and final sigma
+            ("\u{1e9e}/x", "ss/y"),                       // capital sharp s, in a directory
+        ] {
+            assert_eq!(
+                code(check_collisions([a, b])),
+                Some("archive.case_collision"),
+                "{a:?} vs {b:?}"
+            );
+        }
+        assert_eq!(
+            code(check_collisions(["stra\u{df}e.txt", "strasse2.txt"])),
+            None
         );
     }
 }

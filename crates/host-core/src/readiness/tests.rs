@@ -220,3 +220,150 @@ fn readiness_is_deterministic() {
     .unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn storage_is_reported_as_available_only_when_lime_storage_is() {
+    let front = "storage:\n  namespace: notes\n  migrations: ./storage/migrations\n";
+    let files = [("storage/migrations/001_init.sql", "create table t(x);")];
+    let storage = |r: &Report| {
+        r.checks
+            .iter()
+            .find(|c| c.key == "storage.namespace:notes")
+            .cloned()
+            .unwrap()
+    };
+    // This build has no lime.storage: no namespace exists and no migration is applied.
+    let r = run(
+        front,
+        &files,
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
+    let c = storage(&r);
+    assert_eq!(c.outcome, Outcome::Degraded);
+    assert_eq!(c.code, Some("capability.unavailable"));
+    assert!(c.message.contains("not available"), "{}", c.message);
+    assert!(!c.message.contains("reviewed"), "{}", c.message);
+    assert!(c.message.contains("1 planned migration"), "{}", c.message);
+    assert_eq!(r.status, Status::ReadyDegraded);
+    // An app that requires lime.storage cannot run without it.
+    let r = run(
+        &format!("{front}requires:\n  capabilities: [lime.storage]\n"),
+        &files,
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
+    assert_eq!(storage(&r).outcome, Outcome::Blocked);
+    assert!(storage(&r).required);
+    assert_eq!(r.status, Status::Blocked);
+    // A host that provides lime.storage creates the namespace on first use.
+    let r = run(
+        front,
+        &files,
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
+    let c = storage(&r);
+    assert_eq!(c.outcome, Outcome::Pass);
+    assert!(c.message.contains("on first use"), "{}", c.message);
+    assert_eq!(r.status, Status::Ready);
+}
+
+#[test]
+fn an_unknown_runtime_requirement_keeps_the_app_from_ready() {
+    let r = run(
+        "requires:\n  lime: {teleport: \">=1.0.0\"}\n",
+        &[],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
+    assert_eq!(r.status, Status::Blocked);
+    assert!(!r.ok);
+    let c = &r.checks[0];
+    assert_eq!(c.outcome, Outcome::Unknown);
+    assert_eq!(c.code, Some("compat.unknown_requirement"));
+    assert_eq!(c.severity, "error");
+    assert_eq!(r.blockers.len(), 1);
+    assert!(
+        r.blockers[0].contains("requires.lime.teleport"),
+        "{:?}",
+        r.blockers
+    );
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn an_unknown_required_eval_check_keeps_the_app_from_ready() {
+    let evals = "readiness:\n  required:\n    - {check: moon_phase, expect: full, message: the moon is full}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
+    let r = run(
+        "",
+        &[("evals/readiness.yaml", evals)],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
+    assert_eq!(r.status, Status::Blocked);
+    assert_eq!(r.blockers.len(), 1);
+    assert!(r.blockers[0].contains("moon_phase"), "{:?}", r.blockers);
+    assert!(
+        r.blockers[0].contains("the moon is full"),
+        "{:?}",
+        r.blockers
+    );
+    let c = r
+        .checks
+        .iter()
+        .find(|c| c.tier == Some("required"))
+        .unwrap();
+    assert_eq!(c.code, Some("eval.unknown_check"));
+    // An unknown optional (performance) check is only shown.
+    let evals = "readiness:\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
+    let r = run(
+        "",
+        &[("evals/readiness.yaml", evals)],
+        &HostProfile::all_available(),
+        &HostState::preview(now()),
+    );
+    assert_eq!(r.status, Status::Ready);
+    assert_eq!(r.warnings.len(), 1);
+}
+
+#[test]
+fn only_a_boolean_true_makes_an_item_required() {
+    // `required: "true"` is a manifest error; readiness must not read it as required either,
+    // or readiness and install would disagree about what was consented to.
+    let front = "permissions:\n  - {key: files, scope: filesystem, access: read, required: \"true\"}\nsecrets:\n  - {key: token, required: 1}\n";
+    let (m, files) = manifest(front, &[]);
+    assert!(m.has_errors());
+    let r = evaluate(
+        &m,
+        &files,
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
+    assert!(r.checks.iter().all(|c| !c.required), "{:?}", r.checks);
+    assert_eq!(r.status, Status::Ready);
+}
+
+#[test]
+fn bare_versions_in_requires_are_exact() {
+    // npm: `1.2.3` means exactly 1.2.3 and `1.2` means 1.2.x (the Cargo grammar of the `semver`
+    // crate would read both as caret ranges and admit 1.2.4 and 1.3.0).
+    let mut profile = HostProfile::current();
+    let status = |profile: &HostProfile, range: &str| {
+        run(
+            &format!("requires:\n  lime: {{appRuntime: \"{range}\"}}\n"),
+            &[],
+            profile,
+            &HostState::preview(now()),
+        )
+        .status
+    };
+    profile.app_runtime_version = "1.2.4".into();
+    assert_eq!(status(&profile, "1.2.3"), Status::Blocked);
+    assert_eq!(status(&profile, "1.2.4"), Status::Ready);
+    assert_eq!(status(&profile, "1.2"), Status::Ready);
+    profile.app_runtime_version = "1.3.0".into();
+    assert_eq!(status(&profile, "1.2"), Status::Blocked);
+    assert_eq!(status(&profile, "1"), Status::Ready);
+    assert_eq!(status(&profile, "^1.2"), Status::Ready);
+}

@@ -76,7 +76,7 @@ fn perm_map(list: &[Value]) -> BTreeMap<String, &Value> {
 }
 
 fn is_required(p: &Value) -> bool {
-    p.get("required").and_then(Value::as_bool).unwrap_or(false)
+    crate::manifest::is_required(p)
 }
 
 impl Store {
