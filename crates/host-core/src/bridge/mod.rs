@@ -1,0 +1,6 @@
+//! Host Bridge v1 (`lime.agentApp.bridge`): the message contract between an app frame and the
+//! host. [`message`] decodes and checks what a frame sends; nothing that fails a check reaches a
+//! capability.
+
+pub mod message;
+pub mod mounts;
