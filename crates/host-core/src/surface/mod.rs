@@ -7,3 +7,4 @@
 
 pub mod csp;
 pub mod origin;
+pub mod serve;

@@ -40,6 +40,26 @@ pub fn app_origin(app_name: &str) -> String {
     format!("{APP_SCHEME}://{}", app_host_label(app_name))
 }
 
+/// How app origins are spelled for one transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginStyle {
+    /// The desktop window: `agentapp://<label>`.
+    Scheme,
+    /// Browser mode: `http://<label>.localhost:<port>`.
+    Localhost { port: u16 },
+}
+
+impl OriginStyle {
+    pub fn origin(&self, app_name: &str) -> String {
+        match self {
+            OriginStyle::Scheme => app_origin(app_name),
+            OriginStyle::Localhost { port } => {
+                format!("http://{}.localhost:{port}", app_host_label(app_name))
+            }
+        }
+    }
+}
+
 fn is_plain_label(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty()
@@ -121,6 +141,15 @@ mod tests {
         // An app literally named like another app's encoding is itself encoded.
         let encoded = app_host_label("x.y");
         assert_ne!(app_host_label(&encoded), encoded);
+    }
+
+    #[test]
+    fn origin_styles() {
+        assert_eq!(OriginStyle::Scheme.origin("a"), "agentapp://a");
+        assert_eq!(
+            OriginStyle::Localhost { port: 8123 }.origin("a"),
+            "http://a.localhost:8123"
+        );
     }
 
     #[test]
