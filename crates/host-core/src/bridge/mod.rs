@@ -3,4 +3,5 @@
 //! capability.
 
 pub mod message;
+pub mod mounting;
 pub mod mounts;

@@ -2,3 +2,6 @@
 //! [`decision`] is the pure decision table (declared ∩ ready ∩ granted ∩ policy, deny wins).
 
 pub mod decision;
+pub mod dispatch;
+pub mod registry;
+pub mod services;
