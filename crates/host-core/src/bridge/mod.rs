@@ -2,6 +2,7 @@
 //! host. [`message`] decodes and checks what a frame sends; nothing that fails a check reaches a
 //! capability.
 
+pub mod host;
 pub mod message;
 pub mod mounting;
 pub mod mounts;

@@ -33,6 +33,9 @@ use PolicyVerdict::Allow;
 
 /// The implemented methods.
 pub const METHODS: &[MethodSpec] = &[
+    m("lime.ui", "getSnapshot", None, Allow),
+    m("lime.ui", "getLocale", None, Allow),
+    m("lime.ui", "getTheme", None, Allow),
     m("lime.storage", "get", Some("storage"), Allow),
     m("lime.storage", "set", Some("storage"), Allow),
     m("lime.storage", "delete", Some("storage"), Allow),
