@@ -399,6 +399,25 @@ fn a_prompt_holds_the_call_until_the_user_answers() {
     let out = host.handle(&store, &m.mount_id, &m.origin, &get("r4"));
     assert_eq!(posted(&out)[0]["payload"]["causeCode"], "permission.denied");
 
+    // Cancelling a call that waits for a prompt ends it; the prompt's answer then does nothing.
+    let m3 = host.mount(&store, "hello-app", "notes").unwrap();
+    host.handle(
+        &store,
+        &m3.mount_id,
+        &m3.origin,
+        &msg("app:ready", "r0", json!({})),
+    );
+    let p = prompt_of(&host.handle(&store, &m3.mount_id, &m3.origin, &get("c1")));
+    let out = host.handle(
+        &store,
+        &m3.mount_id,
+        &m3.origin,
+        &msg("capability:cancel", "c2", json!({"requestId": "c1"})),
+    );
+    assert_eq!(posted(&out)[0]["payload"]["code"], "HOST_E_CANCELLED");
+    assert_eq!(posted(&out)[0]["requestId"], "c1");
+    assert!(host.answer(&store, &p, Answer::AllowOnce).is_empty());
+
     // Allow always on a fresh mount becomes a grant.
     let m2 = host.mount(&store, "hello-app", "notes").unwrap();
     host.handle(

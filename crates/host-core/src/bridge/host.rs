@@ -349,10 +349,22 @@ impl BridgeHost {
                 Some("capability.not_available"),
             )],
             AppMessage::Cancel { target, .. } => {
-                // Calls run to completion synchronously today; a cancel of a finished or unknown
-                // call is a no-op by contract.
-                let _ended = self.table.end_call(mount_id, &target);
-                Vec::new()
+                // Service calls run to completion synchronously; what can be pending is a call
+                // waiting for a prompt. Cancelling a finished or unknown call does nothing.
+                let pending = self
+                    .prompts
+                    .iter()
+                    .find(|(_, p)| p.mount_id == mount.mount_id && p.call.request_id == target)
+                    .map(|(id, _)| id.clone());
+                match pending.and_then(|id| self.prompts.remove(&id)) {
+                    Some(p) => {
+                        self.table.end_call(mount_id, &target);
+                        let e =
+                            error_for(&p.call, "HOST_E_CANCELLED", "the app cancelled this call");
+                        vec![self.call_error(&mount, &target, &e)]
+                    }
+                    None => Vec::new(),
+                }
             }
             AppMessage::Invoke(call) => self.invoke(store, &mount, call),
         }
