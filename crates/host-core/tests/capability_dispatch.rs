@@ -63,7 +63,10 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
     )
     .unwrap();
     assert_eq!(mount.origin, "agentapp://hello-app");
-    assert_eq!(mount.url, "agentapp://hello-app/index.html");
+    assert_eq!(
+        mount.url,
+        "agentapp://hello-app/index.html?app=hello-app&entry=notes"
+    );
     let mut services = Services::new(dir.apps_data());
     let mut answers = SessionAnswers::default();
 

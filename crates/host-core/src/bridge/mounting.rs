@@ -78,7 +78,13 @@ pub fn mount_entry(
         .with("setupActions", &report.setup_actions));
     }
     let origin = style.origin(app_id);
-    let url = format!("{origin}/{}", ui_entry(&app));
+    // The SDK reads its identity from the query (Rust never trusts it: the mount table decides).
+    let url = format!(
+        "{origin}/{}?app={}&entry={}",
+        ui_entry(&app),
+        query_safe(&app.name),
+        query_safe(entry_key)
+    );
     table.insert(MountSpec {
         app_id: app.name.clone(),
         entry_key: entry_key.to_owned(),
@@ -90,4 +96,17 @@ pub fn mount_entry(
         url,
         sandbox: FrameOptions::from_manifest(&app.manifest.data).sandbox_attribute(),
     })
+}
+
+/// Percent-encodes everything but unreserved characters.
+fn query_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
