@@ -1,24 +1,18 @@
-// Host Bridge SDK: what an Agent App imports to talk to AppHost.
-// Today it only fixes the wire envelope; the runtime API (`getLimeRuntime()`) and the mock host
-// arrive with the Host Bridge issue.
+// Host Bridge SDK: what an Agent App imports to talk to AppHost from its sandboxed frame.
+// See docs/bridge-protocol.md for the wire contract.
 
-/** The `protocol` field of every bridge message. */
-export const BRIDGE_PROTOCOL = "lime.agentApp.bridge" as const;
-
-/** The bridge protocol version this SDK speaks. */
-export const BRIDGE_VERSION = 1 as const;
-
-/** The envelope of every message between an app frame and the host (postMessage). */
-export interface LimeAgentAppBridgeMessage<TPayload = unknown> {
-  protocol: typeof BRIDGE_PROTOCOL;
-  version: typeof BRIDGE_VERSION;
-  /** What the message is, e.g. a request name or an event name. */
-  type: string;
-  /** Pairs a response with its request. */
-  requestId?: string;
-  /** The app the message belongs to. */
-  appId: string;
-  /** The manifest entry (page) the frame shows. */
-  entryKey?: string;
-  payload?: TPayload;
-}
+export * from "./protocol.js";
+export { ErrorCodes, LimeCapabilityError } from "./errors.js";
+export { applyLimeHostTheme, type ThemeTarget } from "./theme.js";
+export {
+  createLimeRuntime,
+  getLimeRuntime,
+  windowEndpoint,
+  type BridgeEndpoint,
+  type CallOptions,
+  type LimeRuntime,
+  type LimeStorage,
+  type LimeUi,
+  type RuntimeOptions,
+} from "./runtime.js";
+export { createMockLimeRuntime, type MockCall, type MockLimeRuntime, type MockOptions } from "./mock.js";

@@ -94,6 +94,8 @@ error_codes! {
     InstallNotNewer = "install.not_newer" => Conflict,
     AppNotInstalled = "app.not_installed" => NotFound,
     AppNoRollbackTarget = "app.no_rollback_target" => Conflict,
+    /// The app declares no permission with that key (grant, revoke).
+    PermissionUnknown = "permission.unknown" => NotFound,
     // --- the store --------------------------------------------------------------------------
     StoreIo = "store.io" => Internal,
     StoreDb = "store.db" => Internal,
@@ -106,6 +108,15 @@ error_codes! {
     // --- command line -------------------------------------------------------------------------
     CliUsage = "cli.usage" => Usage,
     SettingInvalid = "setting.invalid" => Usage,
+    // --- app surfaces -----------------------------------------------------------------------
+    /// The app is disabled: it cannot be mounted.
+    MountAppDisabled = "mount.app_disabled" => Conflict,
+    /// The app has no entry with that key.
+    MountUnknownEntry = "mount.unknown_entry" => NotFound,
+    /// The entry is not a UI surface (or the app ships no UI).
+    MountNotASurface = "mount.not_a_surface" => Conflict,
+    /// The entry is not ready (needs setup, blocked); details carry the setup actions.
+    MountNotReady = "mount.not_ready" => Conflict,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

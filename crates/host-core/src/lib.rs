@@ -9,6 +9,8 @@
 //! Architecture invariant: no dependency on `tauri`; projection and readiness are pure
 //! functions of their inputs (no clock, no randomness).
 
+pub mod bridge;
+pub mod capability;
 pub mod compat;
 pub mod error;
 pub mod hashing;
@@ -23,6 +25,7 @@ pub mod projection;
 pub mod readiness;
 pub mod signature;
 pub mod store;
+pub mod surface;
 pub mod yaml;
 
 pub use error::{ErrorCode, HostError, HostResult};

@@ -7,6 +7,7 @@
 //! Architecture invariant: no dependency on `tauri` or on `host-core`.
 
 pub mod app_data;
+pub mod app_storage;
 pub mod ids;
 
 pub use app_data::{partial_export_path, AppDataError, AppDataStore, DataFile};

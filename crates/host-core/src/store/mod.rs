@@ -21,6 +21,7 @@ mod lifecycle;
 mod packs;
 mod recovery;
 mod schema;
+mod serving;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -35,6 +36,7 @@ pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use install::{InstallMode, InstallPlan, PermissionChange, Staged};
 pub use lifecycle::UninstallOutcome;
 pub use recovery::Recovered;
+pub use serving::ActiveApp;
 pub use verify::{Problem, VerifyReport};
 
 use crate::error::{ErrorCode, HostError, HostResult};

@@ -1,0 +1,33 @@
+import type { ErrorPayload } from "./protocol.js";
+
+/** Error codes the host or this SDK can produce (docs/bridge-protocol.md §6). */
+export const ErrorCodes = {
+  CAPABILITY_NOT_AVAILABLE: "APP_E001",
+  PERMISSION_DENIED: "APP_E002",
+  STORAGE_QUOTA_EXCEEDED: "APP_E201",
+  INVALID_ARGUMENT: "APP_E900",
+  UNKNOWN_ERROR: "APP_E999",
+  RATE_LIMITED: "HOST_E_RATE_LIMITED",
+  DUPLICATE_REQUEST: "HOST_E_DUPLICATE_REQUEST",
+  TIMEOUT: "HOST_E_TIMEOUT",
+  CANCELLED: "HOST_E_CANCELLED",
+} as const;
+
+/** A failed capability call: the host's `host:error`, or a timeout / cancellation. */
+export class LimeCapabilityError extends Error {
+  readonly code: string;
+  readonly causeCode: string | undefined;
+  readonly capability: string;
+  readonly method: string;
+  readonly retryable: boolean;
+
+  constructor(p: ErrorPayload) {
+    super(p.message);
+    this.name = "LimeCapabilityError";
+    this.code = p.code;
+    this.causeCode = p.causeCode;
+    this.capability = p.capability;
+    this.method = p.method;
+    this.retryable = p.retryable ?? false;
+  }
+}

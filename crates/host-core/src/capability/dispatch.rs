@@ -1,0 +1,425 @@
+//! The one choke point: every capability call, from any transport, goes through [`dispatch`].
+//!
+//! The facts are re-derived from the store on every call (never taken from the message or cached
+//! from mount time): the app's active version and manifest, whether it is enabled, the calling
+//! entry's readiness, the user's grants. [`decide`](super::decision::decide) turns them into
+//! Allow / Ask / Deny; every decision is written to the audit log with the app, version, entry,
+//! capability, method, decision, reason, request id, trace id and package provenance. Only an
+//! Allow mints the [`Allowed`] proof that the service functions require, so no service can be
+//! reached around this function.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::decision::{
+    decide, AskReason, CallFacts, Decision, DenyReason, EntryState, GrantState, PermissionFact,
+};
+use super::registry::{self, MethodSpec};
+use crate::bridge::message::Invocation;
+use crate::bridge::mounts::Mount;
+use crate::profile::HostProfile;
+use crate::readiness::Status;
+use crate::store::{ActiveApp, Store};
+
+/// The proof that one call was allowed. Its fields are private and it can only be made here.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    app: String,
+    version: String,
+    entry: String,
+    capability: String,
+    method: String,
+    request_id: String,
+    trace_id: String,
+    package_hash: String,
+    manifest_hash: String,
+}
+
+impl Allowed {
+    pub fn app(&self) -> &str {
+        &self.app
+    }
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+    pub fn capability(&self) -> &str {
+        &self.capability
+    }
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+    pub fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+    /// Package provenance to stamp on anything the call creates.
+    pub fn provenance(&self) -> Value {
+        json!({
+            "appId": self.app, "appVersion": self.version, "entryKey": self.entry,
+            "packageHash": self.package_hash, "manifestHash": self.manifest_hash,
+            "traceId": self.trace_id,
+        })
+    }
+}
+
+/// A `host:error` payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallError {
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause_code: Option<&'static str>,
+    pub capability: String,
+    pub method: String,
+    pub retryable: bool,
+}
+
+/// A question for the user, turned into a prompt by the shell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionQuestion {
+    pub app_id: String,
+    pub entry_key: String,
+    pub capability: String,
+    pub method: String,
+    /// The permission asked for (`None` for a policy confirmation).
+    pub permission: Option<String>,
+    pub reason: Option<String>,
+    pub ask_reason: AskReason,
+}
+
+/// What the dispatcher concluded.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    Allowed(Allowed),
+    Ask(PermissionQuestion),
+    Denied(CallError),
+}
+
+/// Per-session answers the user gave to prompts (allow once, deny): kept by the caller for the
+/// life of a mount, never persisted. "Allow always" is a grant in the store instead.
+#[derive(Debug, Clone, Default)]
+pub struct SessionAnswers {
+    /// Permissions allowed for exactly one next call.
+    pub allow_once: BTreeSet<String>,
+    /// Permissions the user denied for this mount.
+    pub denied: BTreeSet<String>,
+    /// Policy confirmations given for one call (`capability.method`).
+    pub confirmed_once: BTreeSet<String>,
+}
+
+/// Decides one call and records the decision. `Verdict::Allowed` consumes a matching
+/// allow-once answer.
+pub fn dispatch(
+    store: &Store,
+    profile: &HostProfile,
+    mount: &Mount,
+    call: &Invocation,
+    trace_id: &str,
+    answers: &mut SessionAnswers,
+) -> Verdict {
+    let spec = registry::lookup(&call.capability, &call.method);
+    let app = store.active_app(&mount.app_id).ok();
+    let facts = gather(profile, mount, call, spec, app.as_ref(), store, answers);
+    let (facts, permission) = facts;
+    let decision = decide(&facts);
+    let (decision_str, reason_str) = match decision {
+        Decision::Allow => ("allow", None),
+        Decision::Ask(r) => (
+            "ask",
+            Some(match r {
+                AskReason::PermissionNotGranted => "permission.not_granted",
+                AskReason::PolicyConfirmation => "policy.confirmation",
+            }),
+        ),
+        Decision::Deny(r) => ("deny", Some(r.as_str())),
+    };
+    let version = app.as_ref().map_or(mount.version.as_str(), |a| &a.version);
+    let details = json!({
+        "entryKey": mount.entry_key, "capability": call.capability, "method": call.method,
+        "decision": decision_str, "reason": reason_str, "requestId": call.request_id,
+        "traceId": trace_id, "mountId": mount.mount_id,
+        "packageHash": app.as_ref().map(|a| a.package_hash.as_str()),
+        "manifestHash": app.as_ref().map(|a| a.manifest_hash.as_str()),
+        "permission": permission,
+    });
+    if let Err(e) = store.record_audit(
+        "capability.call",
+        Some(&mount.app_id),
+        Some(version),
+        &details,
+    ) {
+        // A decision that cannot be recorded is not executed.
+        tracing::warn!(error = %e.message, "cannot write the audit log; refusing the call");
+        return Verdict::Denied(error(
+            call,
+            "APP_E999",
+            "the host could not record this call",
+            None,
+            true,
+        ));
+    }
+    match (decision, app) {
+        (Decision::Allow, Some(app)) => {
+            if let Some(p) = &permission {
+                answers.allow_once.remove(p);
+            }
+            answers
+                .confirmed_once
+                .remove(&format!("{}.{}", call.capability, call.method));
+            Verdict::Allowed(Allowed {
+                app: app.name,
+                version: app.version,
+                entry: mount.entry_key.clone(),
+                capability: call.capability.clone(),
+                method: call.method.clone(),
+                request_id: call.request_id.clone(),
+                trace_id: trace_id.to_owned(),
+                package_hash: app.package_hash,
+                manifest_hash: app.manifest_hash,
+            })
+        }
+        (Decision::Allow, None) => Verdict::Denied(error(
+            call,
+            DenyReason::EntryNotReady.app_code(),
+            "the app is not installed",
+            Some(DenyReason::EntryNotReady.as_str()),
+            false,
+        )),
+        (Decision::Ask(ask_reason), app) => {
+            let reason = app
+                .as_ref()
+                .zip(permission.as_ref())
+                .and_then(|(a, p)| permission_field(a, p, "reason"));
+            Verdict::Ask(PermissionQuestion {
+                app_id: mount.app_id.clone(),
+                entry_key: mount.entry_key.clone(),
+                capability: call.capability.clone(),
+                method: call.method.clone(),
+                permission,
+                reason,
+                ask_reason,
+            })
+        }
+        (Decision::Deny(r), _) => Verdict::Denied(error(
+            call,
+            r.app_code(),
+            &deny_message(r, call),
+            Some(r.as_str()),
+            false,
+        )),
+    }
+}
+
+/// Turns an unanswered or refused prompt into the call's `host:error`.
+pub fn prompt_refused(call: &Invocation) -> CallError {
+    error(
+        call,
+        "APP_E002",
+        "the user did not allow this",
+        Some(DenyReason::PermissionDenied.as_str()),
+        false,
+    )
+}
+
+fn error(
+    call: &Invocation,
+    code: &'static str,
+    message: &str,
+    cause: Option<&'static str>,
+    retryable: bool,
+) -> CallError {
+    CallError {
+        code,
+        message: message.to_owned(),
+        cause_code: cause,
+        capability: call.capability.clone(),
+        method: call.method.clone(),
+        retryable,
+    }
+}
+
+fn deny_message(r: DenyReason, call: &Invocation) -> String {
+    let what = format!("{}.{}", call.capability, call.method);
+    match r {
+        DenyReason::CapabilityNotAvailable => format!("{what} is not available in this host"),
+        DenyReason::CapabilityNotDeclared => {
+            format!(
+                "the app does not declare {} in its manifest",
+                call.capability
+            )
+        }
+        DenyReason::EntryNotReady => "this entry is not ready to run".to_owned(),
+        DenyReason::PermissionNotDeclared => {
+            format!("the app declares no permission that covers {what}")
+        }
+        DenyReason::PermissionDenied => format!("the user denied {what}"),
+        DenyReason::PolicyDenied => format!("host policy does not allow {what}"),
+    }
+}
+
+fn gather(
+    profile: &HostProfile,
+    mount: &Mount,
+    call: &Invocation,
+    spec: Option<&MethodSpec>,
+    app: Option<&ActiveApp>,
+    store: &Store,
+    answers: &SessionAnswers,
+) -> (CallFacts, Option<String>) {
+    let available = spec.is_some()
+        && profile
+            .capabilities
+            .get(&call.capability)
+            .is_some_and(|c| c.available);
+    let Some(app) = app else {
+        return (
+            CallFacts {
+                available,
+                declared: false,
+                entry: EntryState::Disabled,
+                permission: PermissionFact::Undeclared,
+                policy: super::decision::PolicyVerdict::Deny,
+            },
+            None,
+        );
+    };
+    let declared = declares_capability(app, &mount.entry_key, &call.capability);
+    let entry = if !app.enabled {
+        EntryState::Disabled
+    } else if app.version != mount.version {
+        // The mount shows a version that is no longer active (update or rollback): stale.
+        EntryState::Blocked
+    } else {
+        entry_state(store, profile, app, &mount.entry_key)
+    };
+    let (permission, key) = match spec.and_then(|s| s.scope) {
+        None => (PermissionFact::NotNeeded, None),
+        Some(scope) => match covering_permission(app, &mount.entry_key, scope) {
+            None => (PermissionFact::Undeclared, None),
+            Some(key) => {
+                let state = if answers.denied.contains(&key) {
+                    GrantState::Denied
+                } else if app.grants.contains(&key) || answers.allow_once.contains(&key) {
+                    GrantState::Granted
+                } else {
+                    GrantState::NotGranted
+                };
+                (PermissionFact::Declared(state), Some(key))
+            }
+        },
+    };
+    let mut policy = spec.map_or(super::decision::PolicyVerdict::Deny, |s| s.policy);
+    if policy == super::decision::PolicyVerdict::Ask
+        && answers
+            .confirmed_once
+            .contains(&format!("{}.{}", call.capability, call.method))
+    {
+        policy = super::decision::PolicyVerdict::Allow;
+    }
+    (
+        CallFacts {
+            available,
+            declared,
+            entry,
+            permission,
+            policy,
+        },
+        key,
+    )
+}
+
+/// `requires.capabilities` (list or map) or the entry's `requiredCapabilities`.
+fn declares_capability(app: &ActiveApp, entry_key: &str, capability: &str) -> bool {
+    let in_requires = match app
+        .manifest
+        .object("requires")
+        .and_then(|r| r.get("capabilities"))
+    {
+        Some(Value::Array(a)) => a.iter().any(|c| c.as_str() == Some(capability)),
+        Some(Value::Object(m)) => m.contains_key(capability),
+        _ => false,
+    };
+    in_requires
+        || entry(app, entry_key)
+            .and_then(|e| e.get("requiredCapabilities"))
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|c| c.as_str() == Some(capability)))
+}
+
+fn entry<'a>(app: &'a ActiveApp, key: &str) -> Option<&'a serde_json::Map<String, Value>> {
+    app.manifest
+        .array("entries")
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|e| e.get("key").and_then(Value::as_str) == Some(key))
+}
+
+/// The first declared permission with `scope` that applies to the entry (no `entries` list, or
+/// one naming it), preferring one the entry lists in its own `permissions`.
+fn covering_permission(app: &ActiveApp, entry_key: &str, scope: &str) -> Option<String> {
+    let listed: Vec<&str> = entry(app, entry_key)
+        .and_then(|e| e.get("permissions"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let candidates: Vec<&serde_json::Map<String, Value>> = app
+        .manifest
+        .array("permissions")
+        .iter()
+        .filter_map(Value::as_object)
+        .filter(|p| p.get("scope").and_then(Value::as_str) == Some(scope))
+        .filter(|p| match p.get("entries").and_then(Value::as_array) {
+            None => true,
+            Some(es) => es.iter().any(|e| e.as_str() == Some(entry_key)),
+        })
+        .collect();
+    let key = |p: &&serde_json::Map<String, Value>| {
+        p.get("key").and_then(Value::as_str).map(str::to_owned)
+    };
+    candidates
+        .iter()
+        .find(|p| {
+            p.get("key")
+                .and_then(Value::as_str)
+                .is_some_and(|k| listed.contains(&k))
+        })
+        .or_else(|| candidates.first())
+        .and_then(key)
+}
+
+fn permission_field(app: &ActiveApp, key: &str, field: &str) -> Option<String> {
+    app.manifest
+        .array("permissions")
+        .iter()
+        .find(|p| p.get("key").and_then(Value::as_str) == Some(key))
+        .and_then(|p| p.get(field))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn entry_state(store: &Store, profile: &HostProfile, app: &ActiveApp, key: &str) -> EntryState {
+    let Ok(report) = store.readiness(&app.name, profile) else {
+        return EntryState::Blocked;
+    };
+    let status = report
+        .entries
+        .iter()
+        .find(|e| e.entry_key == key)
+        .map(|e| e.status);
+    match status {
+        Some(Status::Ready) => EntryState::Ready,
+        Some(Status::ReadyDegraded) => EntryState::ReadyDegraded,
+        Some(Status::NeedsSetup) => EntryState::NeedsSetup,
+        Some(Status::Disabled) => EntryState::Disabled,
+        Some(Status::Blocked) | None => EntryState::Blocked,
+    }
+}

@@ -1,0 +1,55 @@
+//! Which capability methods this host implements, the permission scope each one needs, and the
+//! host policy for it. A method that is not listed here does not exist for apps: it is answered
+//! `APP_E001` CAPABILITY_NOT_AVAILABLE, never with mock data.
+
+use super::decision::PolicyVerdict;
+
+/// One method an app may call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MethodSpec {
+    pub capability: &'static str,
+    pub method: &'static str,
+    /// The `permissions[].scope` a declared, granted permission must have; `None` when the
+    /// capability declaration alone is enough.
+    pub scope: Option<&'static str>,
+    pub policy: PolicyVerdict,
+}
+
+const fn m(
+    capability: &'static str,
+    method: &'static str,
+    scope: Option<&'static str>,
+    policy: PolicyVerdict,
+) -> MethodSpec {
+    MethodSpec {
+        capability,
+        method,
+        scope,
+        policy,
+    }
+}
+
+use PolicyVerdict::Allow;
+
+/// The implemented methods.
+pub const METHODS: &[MethodSpec] = &[
+    m("lime.ui", "getSnapshot", None, Allow),
+    m("lime.ui", "getLocale", None, Allow),
+    m("lime.ui", "getTheme", None, Allow),
+    m("lime.storage", "get", Some("storage"), Allow),
+    m("lime.storage", "set", Some("storage"), Allow),
+    m("lime.storage", "delete", Some("storage"), Allow),
+    m("lime.storage", "list", Some("storage"), Allow),
+];
+
+/// The spec of `capability.method`, if this host implements it.
+pub fn lookup(capability: &str, method: &str) -> Option<&'static MethodSpec> {
+    METHODS
+        .iter()
+        .find(|s| s.capability == capability && s.method == method)
+}
+
+/// Whether this host implements at least one method of `capability`.
+pub fn implements(capability: &str) -> bool {
+    METHODS.iter().any(|s| s.capability == capability)
+}

@@ -1,0 +1,29 @@
+//! `host_core::bridge::message::decode` on arbitrary bytes, as a frame could send them, with and
+//! without the `app:ready` handshake. Nothing may panic; an accepted message must name the
+//! mounted app and entry (the decoder never accepts another identity).
+#![no_main]
+
+use host_core::bridge::message::{decode, FrameIdentity, PROTOCOL};
+use libfuzzer_sys::fuzz_target;
+
+const FRAME: FrameIdentity<'static> = FrameIdentity {
+    app_id: "hello-app",
+    entry_key: "notes",
+    origin: "agentapp://hello-app",
+};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for ready in [false, true] {
+        if let Ok(msg) = decode(text, FRAME, FRAME.origin, ready) {
+            let v: serde_json::Value = serde_json::from_str(text).expect("accepted means JSON");
+            assert_eq!(v["protocol"], PROTOCOL);
+            assert_eq!(v["appId"], "hello-app");
+            assert_eq!(v["entryKey"], "notes");
+            assert!(ready || msg.type_name() == "app:ready");
+        }
+        assert!(decode(text, FRAME, "agentapp://other", ready).is_err());
+    }
+});
