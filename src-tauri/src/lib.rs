@@ -3,6 +3,8 @@
 //! Architecture invariant: this package is the only one that names `tauri`, and only inside
 //! `desktop`. The CLI and the desktop window both call `host-core`; neither holds domain logic.
 
+// Moved to the root package's `src/cli/` (the lean CLI); included from there until the split.
+#[path = "../../src/cli/mod.rs"]
 pub mod cli;
 pub mod desktop;
 
