@@ -3,6 +3,10 @@
 #
 #   APPHOST_BIN=/path/to/apphost bash scripts/e2e.sh      (or: bash scripts/e2e.sh /path/to/apphost)
 #
+# tauri-driver launches APPHOST_BIN (the lean `apphost` command) without arguments, which execs
+# the window binary `apphost-desktop` from the same folder: the tests go through the entry point
+# users type.
+#
 # Starts Xvfb on a free display and tauri-driver on free ports, with a fresh APPHOST_DATA_DIR:
 #   phase 1  nothing installed: tests/e2e/shell.test.mjs (empty state, window title)
 #   install  apphost install --yes --sideload fixtures/packages/good/hello-app
@@ -26,6 +30,8 @@ fi
 [ -x "$APPHOST_BIN" ] || die "APPHOST_BIN=$APPHOST_BIN is not an executable (build it with cargo build)"
 APPHOST_BIN="$(cd "$(dirname "$APPHOST_BIN")" && pwd)/$(basename "$APPHOST_BIN")"
 export APPHOST_BIN
+[ -x "$(dirname "$APPHOST_BIN")/apphost-desktop" ] \
+  || die "$(dirname "$APPHOST_BIN")/apphost-desktop is missing: apphost opens the window by running it (build both with cargo build)"
 
 TAURI_DRIVER="$(command -v tauri-driver || true)"
 [ -n "$TAURI_DRIVER" ] || { [ -x "$HOME/.cargo/bin/tauri-driver" ] && TAURI_DRIVER="$HOME/.cargo/bin/tauri-driver"; }

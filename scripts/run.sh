@@ -4,8 +4,9 @@
 #   bash scripts/run.sh              open the window
 #   bash scripts/run.sh list         any CLI command (see: bash scripts/run.sh --help)
 #
-# Runs scripts/setup.sh first (installs only what is missing), builds the host UI and the
-# binary, then starts it. Builds go to $CARGO_TARGET_DIR (default ~/.cache/apphost-target).
+# Runs scripts/setup.sh first (installs only what is missing), builds the host UI and both
+# binaries (`apphost`, the command line, and `apphost-desktop`, the window it execs when run
+# without arguments), then starts `apphost`. Builds go to $CARGO_TARGET_DIR (default ~/.cache/apphost-target).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

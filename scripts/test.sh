@@ -30,7 +30,8 @@ step "cargo test (unit, contract, adversarial, crash-safety, CLI)"
 cargo test --workspace --locked
 
 step "desktop end-to-end (WebDriver + Xvfb)"
-cargo build --locked --bin apphost
+# Both binaries: tauri-driver launches `apphost`, which execs `apphost-desktop` beside it.
+cargo build --locked --bin apphost --bin apphost-desktop
 APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" bash scripts/e2e.sh
 
 printf '\nAll tests passed in %ss.\n' "$(( $(date +%s) - started ))"

@@ -1,16 +1,12 @@
-//! The `apphost` binary: the desktop window without arguments, the CLI with a subcommand.
+//! `apphost-desktop`: the AppHost window. Started by the lean `apphost` command (which execs it
+//! from its own folder); not meant to be run directly.
 //!
-//! Architecture invariant: this package is the only one that names `tauri`, and only inside
-//! `desktop`. The CLI and the desktop window both call `host-core`; neither holds domain logic.
+//! Architecture invariant: this package is the only one that names `tauri`. The window calls
+//! `host-core` and holds no domain logic.
 
-pub mod cli;
 pub mod desktop;
 
 /// Entry point shared by `main.rs`: returns the process exit code.
 pub fn main_entry() -> i32 {
-    if std::env::args_os().len() > 1 {
-        cli::run(std::env::args_os().collect())
-    } else {
-        desktop::run()
-    }
+    desktop::run()
 }

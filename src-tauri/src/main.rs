@@ -1,9 +1,9 @@
-// No console window on Windows release builds; the CLI still writes to the parent console.
+// No console window on Windows release builds.
 #![cfg_attr(
     all(not(debug_assertions), target_os = "windows"),
     windows_subsystem = "windows"
 )]
 
 fn main() {
-    std::process::exit(apphost::main_entry());
+    std::process::exit(apphost_desktop::main_entry());
 }

@@ -120,6 +120,8 @@ error_codes! {
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
+    /// `apphost` (no arguments) or `apphost open` could not start `apphost-desktop` beside it.
+    DesktopUnavailable = "desktop.unavailable" => Internal,
     Internal = "internal" => Internal,
 }
 

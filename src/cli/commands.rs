@@ -25,6 +25,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
     };
     let json = cli.json;
     match cli.command {
+        Command::Open => crate::launch::open_window(cli.data_dir.as_deref()),
         Command::Validate(a) => validate(&dir, &a, json),
         Command::Inspect(a) => inspect_cmd(&dir, &a, json),
         Command::Install(a) => install(&dir, &a, InstallMode::Install, json),

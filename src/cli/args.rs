@@ -58,6 +58,9 @@ pub struct InstallArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the desktop window (the same as `apphost` without arguments): runs the
+    /// `apphost-desktop` binary installed beside `apphost`, in place of this process.
+    Open,
     /// Check a package: parse, hash and validate it without installing.
     Validate(SourceArgs),
     /// Show what a package would add (projection, readiness, permissions) without installing.
