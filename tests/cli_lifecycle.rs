@@ -917,7 +917,10 @@ fn an_update_signed_by_another_trusted_key_is_refused_unless_the_new_publisher_i
         assert_eq!(p["new"]["keyId"], k2_id);
         assert_eq!(p["new"]["publicKey"], k2_pk);
         assert!(
-            err["message"].as_str().unwrap().contains("--accept-new-publisher"),
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains("--accept-new-publisher"),
             "{err}"
         );
     }
@@ -969,7 +972,12 @@ fn an_unsigned_update_over_a_signed_app_is_refused_even_with_sideload() {
     assert_eq!(h.list(), list);
     // The flag does not replace --sideload: an unsigned package still needs it.
     h.fails(
-        &["update", &fx("hello-app-v2"), "--yes", "--accept-new-publisher"],
+        &[
+            "update",
+            &fx("hello-app-v2"),
+            "--yes",
+            "--accept-new-publisher",
+        ],
         "verify.unsigned",
         4,
     );
@@ -1021,7 +1029,9 @@ fn kept_data_goes_back_only_to_the_same_publisher() {
     let (code, text) = run_text(&h, &["install", &by_k1, "--yes"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(
-        text.contains("Data from an earlier install of hello-app will be used again (same publisher)"),
+        text.contains(
+            "Data from an earlier install of hello-app will be used again (same publisher)"
+        ),
         "{text}"
     );
     assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
@@ -1056,11 +1066,22 @@ fn a_changed_permission_shows_each_field_and_loses_its_grant() {
         let f = p.join("app.permissions.yaml");
         let text = fs::read_to_string(&f).unwrap();
         let text = text
-            .replacen("access: read-write\n    required: true", "access: read-write\n    required: false", 1)
-            .replace("domains: [notes.example.com]", "domains: [notes.example.com, evil.example]");
+            .replacen(
+                "access: read-write\n    required: true",
+                "access: read-write\n    required: false",
+                1,
+            )
+            .replace(
+                "domains: [notes.example.com]",
+                "domains: [notes.example.com, evil.example]",
+            );
         fs::write(&f, text).unwrap();
     });
-    let err = h.fails(&["update", &v2, "--sideload"], "install.consent_required", 5);
+    let err = h.fails(
+        &["update", &v2, "--sideload"],
+        "install.consent_required",
+        5,
+    );
     let plan = &err["details"]["plan"];
     let storage = permission(plan, "notes_storage");
     assert_eq!(storage["change"], "changed");
@@ -1068,7 +1089,10 @@ fn a_changed_permission_shows_each_field_and_loses_its_grant() {
         storage["fields"],
         json!([{"field": "required", "old": true, "new": false}])
     );
-    assert_eq!(storage["grant"], "at-first-use", "required -> optional drops the grant");
+    assert_eq!(
+        storage["grant"], "at-first-use",
+        "required -> optional drops the grant"
+    );
     let sync = permission(plan, "sync_notes");
     assert_eq!(sync["change"], "changed");
     assert_eq!(

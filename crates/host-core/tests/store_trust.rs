@@ -104,7 +104,9 @@ fn the_callers_trusted_keys_do_not_make_a_package_trusted() {
     // Inspected with the key as "trusted", but the store does not trust it.
     let staged = stage(&store, &pkg, &[trusted(&key, "Acme")]);
     assert_eq!(staged.inspection().signature.trust.as_str(), "trusted");
-    let err = store.plan(&staged, InstallMode::Install, false).unwrap_err();
+    let err = store
+        .plan(&staged, InstallMode::Install, false)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::VerifyUntrustedKey);
     staged.abort().unwrap();
     assert!(store.app_names().unwrap().is_empty());
@@ -124,7 +126,10 @@ fn commit_rechecks_trust_and_consent_against_the_store_as_it_is_now() {
     let plan = store.plan(&staged, InstallMode::Install, false).unwrap();
     assert_eq!(plan.trust(), "trusted");
     assert!(!plan.sideload());
-    assert_eq!(plan.publisher().new.public_key.as_deref(), Some(&*k.public_key));
+    assert_eq!(
+        plan.publisher().new.public_key.as_deref(),
+        Some(&*k.public_key)
+    );
     // The key stops being trusted between plan and commit: the commit is refused.
     store.remove_trusted_key(&k.key_id).unwrap();
     let err = store.commit(staged, &plan, &all(&plan)).unwrap_err();

@@ -405,7 +405,10 @@ fn publisher(p: &InstallPlan) {
             }
         }
         "signed" => {
-            out_line!("Signer: {} (earlier versions were unsigned)", pc.new.describe())
+            out_line!(
+                "Signer: {} (earlier versions were unsigned)",
+                pc.new.describe()
+            )
         }
         _ => out_line!("Signer: {}", pc.new.describe()),
     }

@@ -472,8 +472,11 @@ impl Store {
             Some(v) => self.manifest(&name, v)?.array("permissions").to_vec(),
             None => Vec::new(),
         };
-        let permissions =
-            diff_permissions(&old_perms, insp.manifest.array("permissions"), &self.grants_of(&name)?);
+        let permissions = diff_permissions(
+            &old_perms,
+            insp.manifest.array("permissions"),
+            &self.grants_of(&name)?,
+        );
         let needs_consent = permissions
             .iter()
             .filter(|p| p.grant == "asked")
@@ -808,9 +811,9 @@ fn publisher_error(name: &str, mode: InstallMode, p: &PublisherChange) -> HostEr
         .map_or_else(|| "not recorded".to_owned(), Signer::describe);
     let what = match (mode, p.status) {
         (InstallMode::Update, _) => format!("the installed version of {name} is signed by {old}"),
-        (InstallMode::Install, "unknown") => format!(
-            "data kept from an earlier install of {name} has no recorded publisher"
-        ),
+        (InstallMode::Install, "unknown") => {
+            format!("data kept from an earlier install of {name} has no recorded publisher")
+        }
         (InstallMode::Install, _) => {
             format!("data kept from an earlier install of {name} belongs to the publisher {old}")
         }
@@ -846,20 +849,38 @@ mod tests {
     #[test]
     fn any_field_change_drops_the_grant_and_shows_old_and_new() {
         let old = vec![
-            perm(json!({"key": "net", "scope": "network", "access": "read", "required": true, "domains": ["a.example"]})),
-            perm(json!({"key": "files", "scope": "filesystem", "access": "read", "required": true, "paths": ["~/Notes"]})),
-            perm(json!({"key": "store", "scope": "storage", "access": "read-write", "required": true})),
+            perm(
+                json!({"key": "net", "scope": "network", "access": "read", "required": true, "domains": ["a.example"]}),
+            ),
+            perm(
+                json!({"key": "files", "scope": "filesystem", "access": "read", "required": true, "paths": ["~/Notes"]}),
+            ),
+            perm(
+                json!({"key": "store", "scope": "storage", "access": "read-write", "required": true}),
+            ),
             perm(json!({"key": "opt", "scope": "network", "access": "read", "required": false})),
             perm(json!({"key": "gone", "scope": "storage", "access": "read"})),
             perm(json!({"key": "demoted", "scope": "storage", "access": "read", "required": true})),
         ];
         let new = vec![
-            perm(json!({"key": "net", "scope": "network", "access": "read", "required": true, "domains": ["a.example", "b.example"]})),
-            perm(json!({"key": "files", "scope": "filesystem", "access": "read", "required": true, "paths": ["~"]})),
-            perm(json!({"key": "store", "scope": "storage", "access": "read-write", "required": true})),
-            perm(json!({"key": "opt", "scope": "network", "access": "read-write", "required": false})),
-            perm(json!({"key": "demoted", "scope": "storage", "access": "read", "required": false})),
-            perm(json!({"key": "promoted", "scope": "storage", "access": "read", "required": true})),
+            perm(
+                json!({"key": "net", "scope": "network", "access": "read", "required": true, "domains": ["a.example", "b.example"]}),
+            ),
+            perm(
+                json!({"key": "files", "scope": "filesystem", "access": "read", "required": true, "paths": ["~"]}),
+            ),
+            perm(
+                json!({"key": "store", "scope": "storage", "access": "read-write", "required": true}),
+            ),
+            perm(
+                json!({"key": "opt", "scope": "network", "access": "read-write", "required": false}),
+            ),
+            perm(
+                json!({"key": "demoted", "scope": "storage", "access": "read", "required": false}),
+            ),
+            perm(
+                json!({"key": "promoted", "scope": "storage", "access": "read", "required": true}),
+            ),
         ];
         let g = granted(&["net", "files", "store", "opt", "gone", "demoted"]);
         let d = diff_permissions(&old, &new, &g);
@@ -902,11 +923,23 @@ mod tests {
 
     #[test]
     fn a_missing_required_flag_equals_false_and_unchanged_ungranted_required_is_asked() {
-        let old = vec![json!({"key": "a", "scope": "storage"}), json!({"key": "b", "scope": "storage", "required": true})];
-        let new = vec![json!({"key": "a", "scope": "storage", "required": false}), json!({"key": "b", "scope": "storage", "required": true})];
+        let old = vec![
+            json!({"key": "a", "scope": "storage"}),
+            json!({"key": "b", "scope": "storage", "required": true}),
+        ];
+        let new = vec![
+            json!({"key": "a", "scope": "storage", "required": false}),
+            json!({"key": "b", "scope": "storage", "required": true}),
+        ];
         let d = diff_permissions(&old, &new, &BTreeSet::new());
-        assert_eq!((by_key(&d, "a").change, by_key(&d, "a").grant), ("unchanged", "at-first-use"));
-        assert_eq!((by_key(&d, "b").change, by_key(&d, "b").grant), ("unchanged", "asked"));
+        assert_eq!(
+            (by_key(&d, "a").change, by_key(&d, "a").grant),
+            ("unchanged", "at-first-use")
+        );
+        assert_eq!(
+            (by_key(&d, "b").change, by_key(&d, "b").grant),
+            ("unchanged", "asked")
+        );
     }
 
     #[test]
@@ -914,11 +947,17 @@ mod tests {
         let k = |id: &str, pk: &str| Signer::pinned(Some(id.into()), Some(pk.into()));
         let unsigned = Signer::pinned(None, None);
         assert!(k("ed25519:aa", "K1").same_as(&k("ed25519:aa", "K1")));
-        assert!(!k("ed25519:aa", "K1").same_as(&k("ed25519:aa", "K2")), "same id, other key");
+        assert!(
+            !k("ed25519:aa", "K1").same_as(&k("ed25519:aa", "K2")),
+            "same id, other key"
+        );
         assert!(!k("ed25519:aa", "K1").same_as(&unsigned));
         assert!(unsigned.same_as(&Signer::pinned(None, None)));
         let legacy = Signer::pinned(Some("ed25519:aa".into()), None);
-        assert!(!legacy.same_as(&k("ed25519:aa", "K1")), "an id alone proves nothing");
+        assert!(
+            !legacy.same_as(&k("ed25519:aa", "K1")),
+            "an id alone proves nothing"
+        );
         assert!(!legacy.same_as(&legacy.clone()));
     }
 }

@@ -233,9 +233,8 @@ mod tests {
         let embedded = crate::signature::generate_key().unwrap();
         let by_id = crate::signature::generate_key().unwrap();
         let id = |k: &ed25519_dalek::SigningKey| crate::signature::key_id(&k.verifying_key());
-        let pk = |k: &ed25519_dalek::SigningKey| {
-            crate::signature::encode_public_key(&k.verifying_key())
-        };
+        let pk =
+            |k: &ed25519_dalek::SigningKey| crate::signature::encode_public_key(&k.verifying_key());
         {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(SCHEMA).unwrap();
@@ -265,11 +264,17 @@ mod tests {
                 serde_json::json!({"signature": {"ed25519": {"publicKey": pk(&embedded)}}}),
             );
             app("by-id", Some(id(&by_id)), serde_json::json!({}));
-            app("lost", Some("ed25519:0123456789abcdef".into()), serde_json::json!({}));
+            app(
+                "lost",
+                Some("ed25519:0123456789abcdef".into()),
+                serde_json::json!({}),
+            );
             app("unsigned", None, serde_json::json!({}));
         }
         let c = open(&path).unwrap();
-        let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        let v: i64 = c
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
         assert_eq!(v, SCHEMA_VERSION);
         let pin = |app: &str| -> (Option<String>, Option<String>) {
             c.query_row(
