@@ -484,7 +484,9 @@ fn cleanup_plan_lists_everything_and_shared_blobs_survive_uninstall() {
 
     let delete = h.ok(&["cleanup-plan", "hello-app", "--delete-data"]);
     assert_eq!(delete["mode"], "delete-data");
-    assert_eq!(rows(&delete), expected_rows);
+    let mut delete_rows = expected_rows.clone();
+    delete_rows.insert("publishers".to_owned(), 1);
+    assert_eq!(rows(&delete), delete_rows);
     assert_eq!(planned_blobs(&delete), removed);
     assert_eq!(delete["dataFilesKept"], json!([]));
     assert_eq!(data_file_paths(&delete["dataFilesRemoved"]), data_paths);
@@ -836,4 +838,286 @@ fn usage_errors_and_an_empty_store() {
         stderr.contains("Usage:") && !stderr.contains("\"error\""),
         "{stderr}"
     );
+}
+
+/// A signing key made with `apphost keygen`: (secret key file, public key file, keyId, publicKey).
+fn keygen(h: &Host, name: &str) -> (String, String, String, String) {
+    let secret = h.path(&format!("{name}.json"));
+    let out = h.ok(&["keygen", "--out", secret.to_str().unwrap(), "--name", name]);
+    (
+        secret.to_str().unwrap().to_owned(),
+        out["publicKeyFile"].as_str().unwrap().to_owned(),
+        out["keyId"].as_str().unwrap().to_owned(),
+        out["publicKey"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// A copy of a fixture in scratch folder `dir`, signed with the secret key file `key`.
+fn signed(h: &Host, dir: &str, from: &str, key: &str) -> String {
+    let pkg = variant(&h.path(dir), from, |_| {});
+    h.ok(&["sign", &pkg, "--key", key]);
+    pkg
+}
+
+/// Runs without `--json` (the text a person reads); returns (exit code, stdout + stderr).
+fn run_text(h: &Host, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&h.data)
+        .args(args)
+        .env_remove("APPHOST_DATA_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn audit_actions(h: &Host, app: &str) -> Vec<String> {
+    h.ok(&["audit", app])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The reproduced hole: an update signed by another trusted key was accepted without a word.
+#[test]
+fn an_update_signed_by_another_trusted_key_is_refused_unless_the_new_publisher_is_accepted() {
+    let h = Host::new();
+    let (k1, k1_pub, k1_id, k1_pk) = keygen(&h, "Acme");
+    let (k2, k2_pub, k2_id, k2_pk) = keygen(&h, "Other");
+    h.ok(&["trust", "add", &k1_pub]);
+    h.ok(&["trust", "add", &k2_pub]);
+    let v1 = signed(&h, "v1", "hello-app", &k1);
+    let out = h.ok(&["install", &v1, "--yes"]);
+    assert_eq!(out["plan"]["publisher"]["status"], "new");
+    assert_eq!(out["plan"]["publisher"]["new"]["publicKey"], k1_pk);
+    let v2 = signed(&h, "v2", "hello-app-v2", &k2);
+    let list = h.list();
+    let audit = h.ok(&["audit"]);
+
+    for extra in [&[][..], &["--sideload"][..]] {
+        let mut args = vec!["update", v2.as_str(), "--yes"];
+        args.extend(extra);
+        let err = h.fails(&args, "install.publisher_changed", 6);
+        let p = &err["details"]["publisher"];
+        assert_eq!(p["status"], "changed");
+        assert_eq!(p["accepted"], false);
+        assert_eq!(p["old"]["keyId"], k1_id);
+        assert_eq!(p["old"]["publicKey"], k1_pk);
+        assert_eq!(p["old"]["name"], "Acme");
+        assert_eq!(p["new"]["keyId"], k2_id);
+        assert_eq!(p["new"]["publicKey"], k2_pk);
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains("--accept-new-publisher"),
+            "{err}"
+        );
+    }
+    assert_eq!(h.list(), list, "a refused update changed the list");
+    assert_eq!(h.ok(&["audit"]), audit, "a refused update was audited");
+
+    // A person sees both signers, old and new, before being asked.
+    let (code, text) = run_text(&h, &["update", &v2, "--accept-new-publisher"]);
+    assert_eq!(code, Some(5), "{text}");
+    assert!(text.contains("publisher changed"), "{text}");
+    for s in [&k1_id, &k1_pk, &k2_id, &k2_pk] {
+        assert!(text.contains(s.as_str()), "{s} not shown:\n{text}");
+    }
+
+    let out = h.ok(&["update", &v2, "--yes", "--accept-new-publisher"]);
+    assert_eq!(out["plan"]["publisher"]["status"], "changed");
+    assert_eq!(out["plan"]["publisher"]["accepted"], true);
+    assert_eq!(h.app("hello-app")["activeVersion"], "1.1.0");
+    let actions = audit_actions(&h, "hello-app");
+    assert_eq!(actions[..2], ["update", "publisher.change"]);
+    let entry = &h.ok(&["audit", "hello-app"])[1];
+    assert_eq!(entry["details"]["old"]["publicKey"], k1_pk);
+    assert_eq!(entry["details"]["new"]["publicKey"], k2_pk);
+    // From now on the new key is the publisher.
+    let v3 = variant(&h.path("v3"), "hello-app-v2", |p| set_version(p, "1.2.0"));
+    h.ok(&["sign", &v3, "--key", &k2]);
+    let out = h.ok(&["update", &v3, "--yes"]);
+    assert_eq!(out["plan"]["publisher"]["status"], "same");
+    h.verify_clean(None);
+}
+
+/// The reproduced hole: an unsigned `--sideload` update over a signed app was accepted.
+#[test]
+fn an_unsigned_update_over_a_signed_app_is_refused_even_with_sideload() {
+    let h = Host::new();
+    let (k1, k1_pub, _, k1_pk) = keygen(&h, "Acme");
+    h.ok(&["trust", "add", &k1_pub]);
+    h.ok(&["install", &signed(&h, "v1", "hello-app", &k1), "--yes"]);
+    let list = h.list();
+    let err = h.fails(
+        &["update", &fx("hello-app-v2"), "--yes", "--sideload"],
+        "install.publisher_changed",
+        6,
+    );
+    let p = &err["details"]["publisher"];
+    assert_eq!(p["old"]["publicKey"], k1_pk);
+    assert_eq!(p["new"]["keyId"], Value::Null);
+    assert_eq!(p["new"]["publicKey"], Value::Null);
+    assert_eq!(h.list(), list);
+    // The flag does not replace --sideload: an unsigned package still needs it.
+    h.fails(
+        &[
+            "update",
+            &fx("hello-app-v2"),
+            "--yes",
+            "--accept-new-publisher",
+        ],
+        "verify.unsigned",
+        4,
+    );
+    let out = h.ok(&[
+        "update",
+        &fx("hello-app-v2"),
+        "--yes",
+        "--sideload",
+        "--accept-new-publisher",
+    ]);
+    assert_eq!(out["app"]["trust"], "unsigned");
+    assert_eq!(out["app"]["sideloaded"], true);
+    // Unsigned to signed is not a change of publisher (there was none to keep): it is shown.
+    let v3 = variant(&h.path("v3"), "hello-app-v2", |p| set_version(p, "1.2.0"));
+    h.ok(&["sign", &v3, "--key", &k1]);
+    let out = h.ok(&["update", &v3, "--yes"]);
+    assert_eq!(out["plan"]["publisher"]["status"], "signed");
+    h.verify_clean(None);
+}
+
+#[test]
+fn kept_data_goes_back_only_to_the_same_publisher() {
+    let h = Host::new();
+    let (k1, k1_pub, _, k1_pk) = keygen(&h, "Acme");
+    let (k2, k2_pub, _, _) = keygen(&h, "Other");
+    h.ok(&["trust", "add", &k1_pub]);
+    h.ok(&["trust", "add", &k2_pub]);
+    let by_k1 = signed(&h, "k1", "hello-app", &k1);
+    let by_k2 = signed(&h, "k2", "hello-app", &k2);
+    h.ok(&["install", &by_k1, "--yes"]);
+    let data = h.write_app_data("hello-app");
+    let plan = h.ok(&["cleanup-plan", "hello-app"]);
+    assert!(
+        plan["retained"].to_string().contains("publisher pin"),
+        "{plan:#}"
+    );
+    h.ok(&["uninstall", "hello-app", "--keep-data", "--yes"]);
+
+    // Another key, or no signature: refused, the kept data untouched.
+    for (pkg, extra) in [(&by_k2, None), (&fx("hello-app"), Some("--sideload"))] {
+        let mut args = vec!["install", pkg.as_str(), "--yes"];
+        args.extend(extra);
+        let err = h.fails(&args, "install.publisher_changed", 6);
+        assert_eq!(err["details"]["publisher"]["old"]["publicKey"], k1_pk);
+        assert_eq!(h.list(), Vec::<Value>::new());
+        assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
+    }
+    // The same publisher gets its data back, and the --yes path says so.
+    let (code, text) = run_text(&h, &["install", &by_k1, "--yes"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains(
+            "Data from an earlier install of hello-app will be used again (same publisher)"
+        ),
+        "{text}"
+    );
+    assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
+    h.ok(&["uninstall", "hello-app", "--keep-data", "--yes"]);
+    let out = h.ok(&["install", &by_k1, "--yes"]);
+    assert_eq!(out["plan"]["existingData"], true);
+    assert_eq!(out["plan"]["publisher"]["status"], "same");
+
+    // Accepting the new publisher hands it the data, and the audit log records it.
+    h.ok(&["uninstall", "hello-app", "--keep-data", "--yes"]);
+    let out = h.ok(&["install", &by_k2, "--yes", "--accept-new-publisher"]);
+    assert_eq!(out["plan"]["existingData"], true);
+    assert_eq!(out["plan"]["publisher"]["accepted"], true);
+    let log = h.ok(&["audit", "hello-app"]);
+    assert_eq!(log[1]["action"], "publisher.change");
+    assert_eq!(log[1]["details"]["reattachedData"], true);
+    assert_eq!(files_under(&h.app_data_dir("hello-app")), data);
+
+    // Deleting the data forgets the publisher: anyone may install afresh.
+    h.ok(&["uninstall", "hello-app", "--delete-data", "--yes"]);
+    let out = h.ok(&["install", &fx("hello-app"), "--yes", "--sideload"]);
+    assert_eq!(out["plan"]["publisher"]["status"], "new");
+    h.verify_clean(None);
+}
+
+#[test]
+fn a_changed_permission_shows_each_field_and_loses_its_grant() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    let v2 = variant(&h.path("v2"), "hello-app", |p| {
+        set_version(p, "1.1.0");
+        let f = p.join("app.permissions.yaml");
+        let text = fs::read_to_string(&f).unwrap();
+        let text = text
+            .replacen(
+                "access: read-write\n    required: true",
+                "access: read-write\n    required: false",
+                1,
+            )
+            .replace(
+                "domains: [notes.example.com]",
+                "domains: [notes.example.com, evil.example]",
+            );
+        fs::write(&f, text).unwrap();
+    });
+    let err = h.fails(
+        &["update", &v2, "--sideload"],
+        "install.consent_required",
+        5,
+    );
+    let plan = &err["details"]["plan"];
+    let storage = permission(plan, "notes_storage");
+    assert_eq!(storage["change"], "changed");
+    assert_eq!(
+        storage["fields"],
+        json!([{"field": "required", "old": true, "new": false}])
+    );
+    assert_eq!(
+        storage["grant"], "at-first-use",
+        "required -> optional drops the grant"
+    );
+    let sync = permission(plan, "sync_notes");
+    assert_eq!(sync["change"], "changed");
+    assert_eq!(
+        sync["fields"],
+        json!([{"field": "domains", "old": ["notes.example.com"], "new": ["notes.example.com", "evil.example"]}])
+    );
+    assert_eq!(sync["grant"], "at-first-use");
+    assert_eq!(plan["needsConsent"], json!([]));
+    let (_, text) = run_text(&h, &["update", &v2, "--sideload"]);
+    assert!(
+        text.contains(r#"domains: ["notes.example.com"] -> ["notes.example.com","evil.example"]"#),
+        "{text}"
+    );
+    h.ok(&["update", &v2, "--yes", "--sideload"]);
+    // The grant of notes_storage went with the change: in the next version, where nothing
+    // changes, it is not kept.
+    let v3 = h.path("v3");
+    copy_dir(Path::new(&v2), &v3);
+    set_version(&v3, "1.2.0");
+    let err = h.fails(
+        &["update", v3.to_str().unwrap(), "--sideload"],
+        "install.consent_required",
+        5,
+    );
+    let storage = permission(&err["details"]["plan"], "notes_storage");
+    assert_eq!(storage["change"], "unchanged");
+    assert_eq!(storage["grant"], "at-first-use", "{storage}");
 }

@@ -54,6 +54,11 @@ pub struct InstallArgs {
     /// It is marked as sideloaded wherever it is shown.
     #[arg(long)]
     pub sideload: bool,
+    /// Accept a package from another publisher than the installed version's (another signing
+    /// key, or unsigned over signed), also when reinstalling over kept data. Never implied by
+    /// --yes or --sideload.
+    #[arg(long)]
+    pub accept_new_publisher: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +174,6 @@ pub enum TrustCommand {
     },
     /// List trusted keys.
     List,
-    /// Stop trusting a key.
+    /// Stop trusting a key (by key id, or by full public key when several share an id).
     Remove { key_id: String },
 }

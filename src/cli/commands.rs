@@ -16,7 +16,7 @@ use host_core::package::source::resolve;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::signature::{self, TrustedKey};
-use host_core::store::{DataMode, InstallMode, Store};
+use host_core::store::{DataMode, InstallMode, PlanOptions, Store};
 
 pub fn dispatch(cli: Cli) -> HostResult<i32> {
     let dir = match &cli.data_dir {
@@ -194,7 +194,11 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
     let staged = store.stage(&source, &opts, &mut |d, t| progress.update(d, t));
     progress.finish();
     let staged = staged?;
-    let plan = match store.plan(&staged, mode, a.sideload) {
+    let options = PlanOptions {
+        sideload: a.sideload,
+        accept_new_publisher: a.accept_new_publisher,
+    };
+    let plan = match store.plan_with(&staged, mode, options) {
         Ok(p) => p,
         Err(e) => {
             staged.abort()?;
@@ -202,7 +206,7 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
         }
     };
     if !json {
-        output::inspection(&staged.inspection, false);
+        output::inspection(staged.inspection(), false);
         output::plan(&plan);
     }
     let consented = if a.yes {
@@ -224,7 +228,7 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
             "not installed: you declined",
         ));
     }
-    let grants: BTreeSet<String> = plan.needs_consent.iter().cloned().collect();
+    let grants: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
     let summary = store.commit(staged, &plan, &grants)?;
     let verb = if mode == InstallMode::Install {
         "installed"
@@ -441,7 +445,7 @@ fn trust(dir: &DataDir, cmd: TrustCommand, json: bool) -> HostResult<i32> {
                 name: name.or(file_name).unwrap_or_else(|| "publisher".into()),
             };
             let (store, _) = Store::open_locked(dir)?;
-            store.add_trusted_key(&key)?;
+            let key = store.add_trusted_key(&key)?;
             output::done(
                 json,
                 &format!("trusting {} ({})", key.key_id, key.name),
@@ -450,11 +454,11 @@ fn trust(dir: &DataDir, cmd: TrustCommand, json: bool) -> HostResult<i32> {
         }
         TrustCommand::Remove { key_id } => {
             let (store, _) = Store::open_locked(dir)?;
-            store.remove_trusted_key(&key_id)?;
+            let key = store.remove_trusted_key(&key_id)?;
             output::done(
                 json,
-                &format!("no longer trusting {key_id}"),
-                &json!({"keyId": key_id}),
+                &format!("no longer trusting {} ({})", key.key_id, key.public_key),
+                &serde_json::to_value(&key).unwrap_or_default(),
             );
         }
     }

@@ -335,35 +335,82 @@ pub fn inspection(i: &Inspection, json: bool) {
 }
 
 pub fn plan(p: &InstallPlan) {
-    if let Some(from) = &p.from_version {
-        out_line!("Update {} {} -> {}", p.app, from, p.version);
+    if let Some(from) = p.from_version() {
+        out_line!("Update {} {} -> {}", p.app(), from, p.version());
     }
+    publisher(p);
     let changed: Vec<_> = p
-        .permissions
+        .permissions()
         .iter()
         .filter(|c| c.change != "unchanged")
         .collect();
-    if p.from_version.is_some() {
+    if p.from_version().is_some() {
         if changed.is_empty() {
             out_line!("Permissions: unchanged");
         }
         for c in changed {
+            let grant = match c.grant {
+                "asked" => "consent asked now",
+                "at-first-use" => "not granted; asked at first use",
+                "dropped" => "grant dropped",
+                _ => "",
+            };
             out_line!(
-                "  permission {} {} ({})",
+                "  permission {} {} ({}){}",
                 c.change,
                 c.key,
-                if c.required { "required" } else { "optional" }
+                if c.required { "required" } else { "optional" },
+                if grant.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {grant}")
+                }
             );
+            for f in &c.fields {
+                out_line!("      {}: {} -> {}", f.field, f.old, f.new);
+            }
         }
     }
-    if p.existing_data {
+    if p.existing_data() {
         out_line!(
-            "Data from an earlier install of {} will be used again.",
-            p.app
+            "Data from an earlier install of {} will be used again{}.",
+            p.app(),
+            if p.publisher().status == "same" {
+                " (same publisher)"
+            } else {
+                ""
+            }
         );
     }
-    if !p.prunes.is_empty() {
-        out_line!("Removes old version(s): {}", p.prunes.join(", "));
+    if !p.prunes().is_empty() {
+        out_line!("Removes old version(s): {}", p.prunes().join(", "));
+    }
+}
+
+/// The signer of the new version, and the pinned one when it differs.
+fn publisher(p: &InstallPlan) {
+    let pc = p.publisher();
+    match pc.status {
+        "changed" | "unknown" => {
+            out_line!("WARNING: the publisher changed.");
+            out_line!(
+                "  old signer: {}",
+                pc.old
+                    .as_ref()
+                    .map_or_else(|| "not recorded".to_owned(), |o| o.describe())
+            );
+            out_line!("  new signer: {}", pc.new.describe());
+            if pc.accepted {
+                out_line!("  accepted with --accept-new-publisher");
+            }
+        }
+        "signed" => {
+            out_line!(
+                "Signer: {} (earlier versions were unsigned)",
+                pc.new.describe()
+            )
+        }
+        _ => out_line!("Signer: {}", pc.new.describe()),
     }
 }
 
@@ -487,6 +534,6 @@ pub fn trusted(keys: &[TrustedKey], json: bool) {
         out_line!("No trusted publisher keys. Add one with: apphost trust add <key.pub.json>");
     }
     for k in keys {
-        out_line!("{}  {}", k.key_id, k.name);
+        out_line!("{}  {}  {}", k.key_id, k.public_key, k.name);
     }
 }

@@ -27,16 +27,23 @@ pub fn confirm(question: &str) -> HostResult<bool> {
 }
 
 pub fn consent_question(plan: &InstallPlan) -> String {
-    let verb = match plan.mode {
+    let verb = match plan.mode() {
         host_core::store::InstallMode::Install => "Install",
         host_core::store::InstallMode::Update => "Update to",
     };
-    let mut q = format!("{verb} {} {}", plan.app, plan.version);
-    if plan.sideload {
-        q.push_str(&format!(" ({}; sideloaded)", plan.trust.to_uppercase()));
+    let mut q = format!("{verb} {} {}", plan.app(), plan.version());
+    if plan.sideload() {
+        q.push_str(&format!(" ({}; sideloaded)", plan.trust().to_uppercase()));
     }
-    if !plan.needs_consent.is_empty() {
-        q.push_str(&format!(" and grant {}", plan.needs_consent.join(", ")));
+    let p = plan.publisher();
+    if p.needs_acceptance() {
+        q.push_str(&format!(" from a NEW PUBLISHER ({})", p.new.describe()));
+    }
+    if !plan.needs_consent().is_empty() {
+        q.push_str(&format!(" and grant {}", plan.needs_consent().join(", ")));
+    }
+    if plan.mode() == host_core::store::InstallMode::Install && plan.existing_data() {
+        q.push_str(" and reattach the data kept from its earlier install");
     }
     q.push('?');
     q

@@ -344,13 +344,13 @@ fn install_once(source: &ResolvedSource, data_root: &Path, expect_files: usize) 
     ph.plan = t.elapsed();
 
     let t = Instant::now();
-    let consent: BTreeSet<String> = plan.needs_consent.iter().cloned().collect();
+    let consent: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
     store.commit(staged, &plan, &consent)?;
     ph.commit = t.elapsed();
-    if plan.new_blobs < expect_files {
+    if plan.new_blobs() < expect_files {
         return Err(format!(
             "expected {expect_files} new blobs, the plan has {}",
-            plan.new_blobs
+            plan.new_blobs()
         )
         .into());
     }

@@ -92,6 +92,10 @@ error_codes! {
     InstallAlreadyInstalled = "install.already_installed" => Conflict,
     InstallVersionConflict = "install.version_conflict" => Conflict,
     InstallNotNewer = "install.not_newer" => Conflict,
+    /// Signed by another key than the pinned publisher (or unsigned over signed), not accepted.
+    InstallPublisherChanged = "install.publisher_changed" => Conflict,
+    /// `commit` was handed a plan that is not the one the staged package and store give now.
+    InstallPlanMismatch = "install.plan_mismatch" => Conflict,
     AppNotInstalled = "app.not_installed" => NotFound,
     AppNoRollbackTarget = "app.no_rollback_target" => Conflict,
     /// The app declares no permission with that key (grant, revoke).
@@ -105,6 +109,7 @@ error_codes! {
     // --- trust configuration and keys -------------------------------------------------------
     KeyInvalid = "key.invalid" => Input,
     KeyNotFound = "key.not_found" => NotFound,
+    KeyAmbiguous = "key.ambiguous" => Usage,
     // --- command line -------------------------------------------------------------------------
     CliUsage = "cli.usage" => Usage,
     SettingInvalid = "setting.invalid" => Usage,

@@ -172,6 +172,12 @@ impl Inspection {
     /// Why this package may not be installed, if anything: manifest errors, an incompatible
     /// runtime or SDK, end of life, or (outside sideload mode) a missing or untrusted signature.
     pub fn install_blocker(&self, sideload: bool) -> Option<HostError> {
+        self.install_blocker_for(&self.signature, sideload)
+    }
+
+    /// [`Inspection::install_blocker`] with the signature as checked by the caller (the store
+    /// checks it again against its own trusted keys).
+    pub fn install_blocker_for(&self, sig: &SignatureCheck, sideload: bool) -> Option<HostError> {
         if let Some(e) = self.manifest.first_error() {
             return Some(e);
         }
@@ -192,7 +198,7 @@ impl Inspection {
             }
             return Some(e);
         }
-        match (self.signature.trust, sideload) {
+        match (sig.trust, sideload) {
             (Trust::Unsigned, false) => Some(HostError::new(
                 ErrorCode::VerifyUnsigned,
                 "the package is not signed; install it in sideload mode (--sideload) if you trust its source",
@@ -202,10 +208,10 @@ impl Inspection {
                     ErrorCode::VerifyUntrustedKey,
                     format!(
                         "the package is signed by {}, which is not a trusted publisher key; trust the key (apphost trust add) or install in sideload mode (--sideload)",
-                        self.signature.key_id.as_deref().unwrap_or("an unknown key")
+                        sig.key_id.as_deref().unwrap_or("an unknown key")
                     ),
                 )
-                .with("keyId", &self.signature.key_id),
+                .with("keyId", &sig.key_id),
             ),
             _ => None,
         }

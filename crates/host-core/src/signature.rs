@@ -64,10 +64,24 @@ pub struct TrustedKey {
 #[serde(rename_all = "camelCase")]
 pub struct SignatureCheck {
     pub trust: Trust,
+    /// Display only: two keys may share it. Identity is `public_key`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
+    /// The full Ed25519 public key that made the signature (canonical base64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<String>,
+}
+
+/// The canonical base64 text of a public key (what the store keeps and compares).
+pub fn encode_public_key(key: &VerifyingKey) -> String {
+    B64.encode(key.as_bytes())
+}
+
+/// Whether a trusted-key row holds exactly `key` (compared as key bytes, never by id).
+fn holds(row: &TrustedKey, key: &VerifyingKey) -> bool {
+    parse_public_key(&row.public_key).is_ok_and(|k| k == *key)
 }
 
 /// `ed25519:<first 16 hex digits of SHA-256(public key)>`.
@@ -122,6 +136,7 @@ pub fn check(
     let unsigned = SignatureCheck {
         trust: Trust::Unsigned,
         key_id: None,
+        public_key: None,
         signer: None,
     };
     let Some(doc) = signature_doc else {
@@ -177,46 +192,67 @@ pub fn check(
                 .with("computed", files_digest),
         );
     }
-    // The key: the embedded public key, else the trusted key named by keyId.
+    let message = signed_message(manifest_hash, files_digest);
+    // The key: the embedded public key, else a trusted key named by keyId. A key id is short
+    // and two keys may share one, so every trusted key with that id is tried and the one the
+    // signature verifies with is the signer.
     let key = match ed.get("publicKey").and_then(Value::as_str) {
-        Some(pk) => parse_public_key(pk).map_err(|e| malformed(e.message))?,
+        Some(pk) => {
+            let key = parse_public_key(pk).map_err(|e| malformed(e.message))?;
+            let id = key_id(&key);
+            if let Some(claimed) = claimed_key_id {
+                if claimed != id {
+                    return Err(invalid(format!(
+                        "keyId {claimed} does not belong to the embedded public key ({id})"
+                    )));
+                }
+            }
+            key.verify_strict(&message, &sig).map_err(|_| {
+                invalid(format!(
+                    "the Ed25519 signature does not verify with key {id}"
+                ))
+                .with("keyId", &id)
+            })?;
+            key
+        }
         None => {
             let id = claimed_key_id
                 .ok_or_else(|| malformed("signature.ed25519 needs publicKey or keyId"))?;
-            match trusted.iter().find(|k| k.key_id == id) {
-                Some(k) => parse_public_key(&k.public_key)?,
-                None => {
-                    return Err(invalid(format!(
-                        "key {id} is unknown and the signature does not carry its public key"
-                    )))
-                }
+            let candidates: Vec<VerifyingKey> = trusted
+                .iter()
+                .filter(|k| k.key_id == id)
+                .filter_map(|k| parse_public_key(&k.public_key).ok())
+                .filter(|k| key_id(k) == id)
+                .collect();
+            if candidates.is_empty() {
+                return Err(invalid(format!(
+                    "key {id} is unknown and the signature does not carry its public key"
+                )));
             }
+            candidates
+                .into_iter()
+                .find(|k| k.verify_strict(&message, &sig).is_ok())
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "the Ed25519 signature does not verify with key {id}"
+                    ))
+                    .with("keyId", id)
+                })?
         }
     };
     let id = key_id(&key);
-    if let Some(claimed) = claimed_key_id {
-        if claimed != id {
-            return Err(invalid(format!(
-                "keyId {claimed} does not belong to the embedded public key ({id})"
-            )));
-        }
-    }
-    key.verify_strict(&signed_message(manifest_hash, files_digest), &sig)
-        .map_err(|_| {
-            invalid(format!(
-                "the Ed25519 signature does not verify with key {id}"
-            ))
-            .with("keyId", &id)
-        })?;
-    match trusted.iter().find(|k| k.key_id == id) {
+    let public_key = Some(encode_public_key(&key));
+    match trusted.iter().find(|k| holds(k, &key)) {
         Some(k) => Ok(SignatureCheck {
             trust: Trust::Trusted,
             key_id: Some(id),
+            public_key,
             signer: Some(k.name.clone()),
         }),
         None => Ok(SignatureCheck {
             trust: Trust::UnknownKey,
             key_id: Some(id),
+            public_key,
             signer: None,
         }),
     }
@@ -330,6 +366,48 @@ mod tests {
         let c = check(Some(&doc(block)), MH, FD, &[]).unwrap();
         assert_eq!(c.trust, Trust::UnknownKey);
         assert_eq!(check(None, MH, FD, &[]).unwrap().trust, Trust::Unsigned);
+    }
+
+    /// Key ids are short; the trusted list is matched on the full key. A row that claims
+    /// another key's id must not lend its trust (or name) to that key.
+    #[test]
+    fn trusted_keys_are_matched_on_the_full_key_not_the_id() {
+        let acme = generate_key().unwrap();
+        let mallory = generate_key().unwrap();
+        let acme_id = key_id(&acme.verifying_key());
+        let row = |k: &SigningKey, name: &str| TrustedKey {
+            key_id: acme_id.clone(),
+            public_key: B64.encode(k.verifying_key().as_bytes()),
+            name: name.into(),
+        };
+        // Only Mallory's key is trusted, under a forged row carrying Acme's id.
+        let forged = vec![row(&mallory, "Mallory")];
+        let c = check(Some(&doc(sign_block(&acme, MH, FD))), MH, FD, &forged).unwrap();
+        assert_eq!(c.trust, Trust::UnknownKey, "an id match is not trust");
+        assert_eq!(c.signer, None);
+        assert_eq!(
+            c.public_key.as_deref(),
+            Some(B64.encode(acme.verifying_key().as_bytes()).as_str())
+        );
+        // Two trusted rows sharing one id: each signature goes to the key that made it,
+        // also when the block names the key by id only.
+        let both = vec![row(&mallory, "Mallory"), row(&acme, "Acme")];
+        let mut by_id = sign_block(&acme, MH, FD);
+        by_id.as_object_mut().unwrap().remove("publicKey");
+        let c = check(Some(&doc(by_id)), MH, FD, &both).unwrap();
+        assert_eq!(c.trust, Trust::Trusted);
+        assert_eq!(c.signer.as_deref(), Some("Acme"));
+        let c = check(Some(&doc(sign_block(&acme, MH, FD))), MH, FD, &both).unwrap();
+        assert_eq!(c.signer.as_deref(), Some("Acme"));
+        // Mallory signing, naming Acme's id without a public key: the id's only real owner
+        // (Acme) does not verify it, and Mallory's row does not really own that id.
+        let mut spoof = sign_block(&mallory, MH, FD);
+        spoof["keyId"] = json!(acme_id);
+        spoof.as_object_mut().unwrap().remove("publicKey");
+        assert_eq!(
+            check(Some(&doc(spoof)), MH, FD, &both).unwrap_err().code,
+            ErrorCode::VerifySignatureInvalid
+        );
     }
 
     #[test]

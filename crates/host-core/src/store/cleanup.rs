@@ -74,7 +74,7 @@ impl Store {
         let count = |sql: &str| -> HostResult<i64> {
             Ok(self.conn.query_row(sql, params![name], |r| r.get(0))?)
         };
-        let rows = vec![
+        let mut rows = vec![
             RowGroup {
                 table: "apps",
                 rows: 1,
@@ -96,6 +96,13 @@ impl Store {
                 what: "granted permissions".into(),
             },
         ];
+        if mode != DataMode::KeepData {
+            rows.push(RowGroup {
+                table: "publishers",
+                rows: count("SELECT COUNT(*) FROM publishers WHERE app = ?1")?,
+                what: "the publisher pin (the key that signed the active version)".into(),
+            });
+        }
 
         let mut mine: BTreeMap<String, BlobRemoval> = BTreeMap::new();
         {
@@ -148,6 +155,9 @@ impl Store {
         )];
         if mode == DataMode::KeepData {
             retained.push(format!("the app's data in {}", data.dir(&id).display()));
+            retained.push(format!(
+                "the publisher pin of {name}: the kept data goes back only to a package from the same publisher"
+            ));
         }
         Ok(CleanupPlan {
             app: name.to_owned(),

@@ -39,6 +39,13 @@ impl Store {
             "UPDATE apps SET active_version = ?2, previous_version = ?3, updated_at = ?4 WHERE name = ?1",
             params![name, prev, app.active, now_str()],
         )?;
+        // The pin follows the active version (both versions' publishers were accepted).
+        tx.execute(
+            "UPDATE publishers SET key_id = v.key_id, public_key = v.public_key, pinned_at = ?3
+             FROM (SELECT key_id, public_key FROM app_versions WHERE name = ?1 AND version = ?2) AS v
+             WHERE app = ?1",
+            params![name, prev, now_str()],
+        )?;
         audit(
             &tx,
             "rollback",
@@ -121,6 +128,10 @@ impl Store {
             tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
+            // Kept data stays bound to its publisher; with the data gone, so is the pin.
+            if mode != DataMode::KeepData {
+                tx.execute("DELETE FROM publishers WHERE app = ?1", [name])?;
+            }
             packs::collect_rows(&tx)?;
             audit(
                 &tx,
