@@ -25,7 +25,7 @@ fn install(dir: &DataDir, pkg: &Path) {
     let source = resolve(pkg, &CatalogSelect::default()).unwrap();
     let staged = store.stage(&source, &opts, &mut |_, _| {}).unwrap();
     let plan = store.plan(&staged, InstallMode::Install, true).unwrap();
-    let consent: BTreeSet<String> = plan.needs_consent.iter().cloned().collect();
+    let consent: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
     store.commit(staged, &plan, &consent).unwrap();
 }
 
