@@ -7,7 +7,11 @@
 //! Architecture invariant: no dependency on `tauri` or on `host-core`.
 
 pub mod app_data;
+pub mod durable;
 pub mod ids;
 
-pub use app_data::{partial_export_path, AppDataError, AppDataStore, DataFile};
+pub use app_data::{
+    partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind, ExportReport,
+    SkippedEntry,
+};
 pub use ids::{AppId, InvalidAppId};

@@ -2,7 +2,6 @@
 //! which permissions need consent) → commit (after consent) or abort.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 
 use rusqlite::params;
 use serde::Serialize;
@@ -102,10 +101,11 @@ impl Store {
                 sink,
                 inspection,
             }),
-            Err(e) => {
-                let _ = op.finish();
-                Err(e)
-            }
+            Err(e) => Err(match op.finish() {
+                Ok(()) => e,
+                // The staging folder stays; the next locked open removes it.
+                Err(fe) => e.with("cleanupError", &fe),
+            }),
         }
     }
 
@@ -239,7 +239,9 @@ impl Store {
     ) -> HostResult<AppSummary> {
         self.require_lock()?;
         if let Some(missing) = plan.needs_consent.iter().find(|k| !consented.contains(*k)) {
-            let _ = staged.abort();
+            if let Err(ae) = staged.abort() {
+                tracing::warn!(error = %ae, "cannot remove the staging folder; the next start will");
+            }
             return Err(HostError::new(
                 ErrorCode::InstallConsentRequired,
                 format!("permission {missing} was not consented to"),
@@ -248,12 +250,13 @@ impl Store {
         }
         let name = plan.app.clone();
         match self.commit_staged(staged, plan, consented) {
-            Ok(()) => self.summary(&name, &HostProfile::current()),
-            Err(e) => {
-                // Undo whatever got done, exactly as recovery would after a crash here.
-                let _ = super::recovery::recover(self);
-                Err(e)
+            Ok(warnings) => {
+                let mut summary = self.summary(&name, &HostProfile::current())?;
+                summary.warnings = warnings;
+                Ok(summary)
             }
+            // Undo whatever got done, exactly as recovery would after a crash here.
+            Err(e) => Err(self.recover_after_failure(e)),
         }
     }
 
@@ -262,7 +265,7 @@ impl Store {
         staged: Staged,
         plan: &InstallPlan,
         consented: &BTreeSet<String>,
-    ) -> HostResult<()> {
+    ) -> HostResult<Vec<HostError>> {
         let Staged {
             mut op,
             sink,
@@ -278,23 +281,29 @@ impl Store {
         // Durable staged content, then into the store (one rename).
         let mut sink = sink;
         let pack_size = sink.finish()?;
-        let pack_id = op.journal.op_id.clone();
+        let pack_id = packs::new_id()?;
         if pack_size > 0 {
-            let packs_dir = self.dir.packs();
-            fs::create_dir_all(&packs_dir)
-                .map_err(|e| super::io("cannot create", &packs_dir, e))?;
-            let dest = packs::pack_path(&packs_dir, &pack_id);
-            packs::seal(sink.path())?;
-            fs::rename(sink.path(), &dest)
-                .map_err(|e| super::io("cannot place pack", sink.path(), e))?;
-            super::journal::sync_dir(&packs_dir)?;
+            packs::place(sink.path(), &self.dir.packs(), &pack_id)?;
             failpoint::hit("install.pack_placed");
         }
 
         let now = now_str();
         let name = &plan.app;
         let version = &plan.version;
-        let tx = self.conn.unchecked_transaction()?;
+        let tx = self.immediate_transaction()?;
+        // The app as planned is the app as it is now, checked inside the write transaction.
+        let active = self.app_row(name).ok().map(|a| a.active);
+        if active != plan.from_version {
+            return Err(HostError::new(
+                ErrorCode::InstallPlanStale,
+                format!(
+                    "{name} changed since the plan (active version {} instead of {}); nothing was installed",
+                    active.as_deref().unwrap_or("none"),
+                    plan.from_version.as_deref().unwrap_or("none")
+                ),
+            )
+            .with("app", name));
+        }
         tx.execute(
             "INSERT INTO app_versions (name, version, package_hash, manifest_hash, files_digest, trust, key_id, sideloaded,
                  source_kind, source_uri, manifest_json, projection_json, file_count, total_bytes, installed_at)
@@ -402,17 +411,19 @@ impl Store {
         tx.commit()?;
         failpoint::hit("install.committed");
 
-        if !plan.prunes.is_empty() {
-            self.collect_garbage()?;
-        }
         let op_id = op.journal.op_id.clone();
-        op.finish()?;
-        failpoint::hit("install.finished");
-        self.conn
-            .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
-        if !plan.prunes.is_empty() {
-            self.compact()?;
-        }
-        Ok(())
+        Ok(self.after_commit(&format!("{action} of {name}@{version}"), || {
+            if !plan.prunes.is_empty() {
+                self.collect_garbage()?;
+            }
+            op.finish()?;
+            failpoint::hit("install.finished");
+            self.conn
+                .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+            if !plan.prunes.is_empty() {
+                self.compact()?;
+            }
+            Ok(())
+        }))
     }
 }
