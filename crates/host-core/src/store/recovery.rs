@@ -300,3 +300,103 @@ fn remove_file_if_present(path: &Path) -> HostResult<()> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::journal::Op;
+
+    fn setup() -> (tempfile::TempDir, DataDir, Store, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path().join("data"));
+        let (store, _) = Store::open_locked(&data).unwrap();
+        let app_dir = data.apps_data().join("demo");
+        fs::create_dir_all(app_dir.join("sub")).unwrap();
+        fs::write(app_dir.join("sub/notes.db"), b"the app's data").unwrap();
+        (tmp, data, store, app_dir)
+    }
+
+    /// An uncommitted uninstall that moved the data aside, as a crash leaves it.
+    fn interrupted_uninstall(data: &DataDir, app_dir: &Path) -> String {
+        let mut op = Op::begin(data, "uninstall", Some("demo")).unwrap();
+        op.move_aside(app_dir, "app-data").unwrap();
+        op.journal.op_id.clone()
+    }
+
+    #[test]
+    fn rolled_back_moves_are_put_back() {
+        let (_tmp, data, store, app_dir) = setup();
+        interrupted_uninstall(&data, &app_dir);
+        assert!(!app_dir.exists());
+        let rec = recover(&store).unwrap();
+        assert_eq!(rec.len(), 1);
+        assert_eq!(rec[0].action, "rolled-back");
+        assert!(rec[0].quarantined.is_empty());
+        assert_eq!(
+            fs::read(app_dir.join("sub/notes.db")).unwrap(),
+            b"the app's data"
+        );
+        assert!(!data.quarantine().exists());
+    }
+
+    #[test]
+    fn set_aside_data_is_quarantined_when_its_place_is_taken() {
+        let (_tmp, data, store, app_dir) = setup();
+        let op_id = interrupted_uninstall(&data, &app_dir);
+        // Something recreated the app's folder before recovery ran.
+        fs::create_dir_all(&app_dir).unwrap();
+        fs::write(app_dir.join("new.txt"), b"written later").unwrap();
+
+        let rec = recover(&store).unwrap();
+        assert_eq!(rec.len(), 1);
+        assert_eq!(rec[0].action, "rolled-back");
+        let q = &rec[0].quarantined;
+        assert_eq!(q.len(), 1, "{rec:?}");
+        assert_eq!(q[0].original, app_dir.display().to_string());
+        let kept = PathBuf::from(&q[0].path);
+        assert!(kept.starts_with(data.quarantine().join(&op_id)), "{kept:?}");
+        // Both copies survive: the newer one in place, the set-aside one in quarantine.
+        assert_eq!(
+            fs::read(kept.join("sub/notes.db")).unwrap(),
+            b"the app's data"
+        );
+        assert_eq!(fs::read(app_dir.join("new.txt")).unwrap(), b"written later");
+        assert_eq!(fs::read_dir(data.staging()).unwrap().count(), 0);
+        // Reported as a warning too.
+        let w = quarantine_warnings(&rec);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].code, ErrorCode::StoreCleanupIncomplete);
+    }
+
+    #[test]
+    fn a_staging_folder_without_a_journal_keeps_what_it_holds() {
+        let (_tmp, data, store, app_dir) = setup();
+        interrupted_uninstall(&data, &app_dir);
+        let op_dir = fs::read_dir(data.staging())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        fs::write(op_dir.join("journal.json"), b"{ not json").unwrap();
+        let rec = recover(&store).unwrap();
+        assert_eq!(rec[0].kind, "unknown");
+        assert_eq!(rec[0].quarantined.len(), 1, "{rec:?}");
+        let kept = PathBuf::from(&rec[0].quarantined[0].path);
+        assert_eq!(
+            fs::read(kept.join("sub/notes.db")).unwrap(),
+            b"the app's data"
+        );
+    }
+
+    #[test]
+    fn op_ids_are_random_and_never_shared() {
+        let (_tmp, data, _store, _app) = setup();
+        let a = Op::begin(&data, "compact", None).unwrap();
+        let b = Op::begin(&data, "compact", None).unwrap();
+        assert_ne!(a.journal.op_id, b.journal.op_id);
+        let hex = a.journal.op_id.strip_prefix("compact-").unwrap();
+        assert_eq!(hex.len(), 32);
+        assert!(hex.bytes().all(|c| c.is_ascii_hexdigit()));
+    }
+}
