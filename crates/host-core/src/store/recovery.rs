@@ -400,3 +400,40 @@ mod tests {
         assert!(hex.bytes().all(|c| c.is_ascii_hexdigit()));
     }
 }
+
+#[cfg(test)]
+mod after_commit_tests {
+    use super::*;
+    use crate::store::journal::Op;
+
+    /// A committed operation whose cleanup fails: a warning, and recovery finishes the job.
+    #[test]
+    fn a_failure_after_the_commit_point_is_a_warning_and_is_recovered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path().join("data"));
+        let (store, _) = Store::open_locked(&data).unwrap();
+        let op = Op::begin(&data, "uninstall", Some("demo")).unwrap();
+        store
+            .conn
+            .execute(
+                "INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, 'uninstall', 'demo', 'now')",
+                [&op.journal.op_id],
+            )
+            .unwrap();
+        let warnings = store.after_commit("uninstalling demo", || {
+            Err(HostError::new(ErrorCode::StoreIo, "disk trouble"))
+        });
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].code, ErrorCode::StoreCleanupIncomplete);
+        assert!(warnings[0].message.contains("disk trouble"));
+        // Recovery rolled the committed operation forward and retired it.
+        assert_eq!(fs::read_dir(data.staging()).unwrap().count(), 0);
+        let ops: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM ops", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ops, 0);
+        drop(op);
+        assert!(store.after_commit("nothing", || Ok(())).is_empty());
+    }
+}
