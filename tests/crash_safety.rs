@@ -831,7 +831,11 @@ fn recovery_quarantines_set_aside_data_whose_place_is_taken() {
         let data = tmp.path().join(format!("uninstall-n{n}"));
         copy_dir(&v1_data, &data);
         let out = apphost(&data, &args, Some(n));
-        assert_eq!(out.status.signal(), Some(9), "uninstall never set its data aside");
+        assert_eq!(
+            out.status.signal(),
+            Some(9),
+            "uninstall never set its data aside"
+        );
         let set_aside = !data.join("apps/hello-app").exists() && listed(&data).len() == 1;
         fs::remove_dir_all(&data).unwrap();
         if set_aside {
@@ -848,10 +852,8 @@ fn recovery_quarantines_set_aside_data_whose_place_is_taken() {
         fs::create_dir_all(&newer).unwrap();
         fs::write(newer.join("written-later.txt"), b"after the crash").unwrap();
     };
-    let newer_files = BTreeMap::from([(
-        "written-later.txt".to_owned(),
-        b"after the crash".to_vec(),
-    )]);
+    let newer_files =
+        BTreeMap::from([("written-later.txt".to_owned(), b"after the crash".to_vec())]);
 
     // Where the set-aside data is now, whichever folder it is in.
     let kept_copies = |data: &Path| -> usize {
@@ -861,7 +863,10 @@ fn recovery_quarantines_set_aside_data_whose_place_is_taken() {
                 let op = op.unwrap().path();
                 for e in fs::read_dir(&op).into_iter().flatten() {
                     let p = e.unwrap().path();
-                    if p.file_name().unwrap().to_string_lossy().starts_with("app-data")
+                    if p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("app-data")
                         && files_under(&p) == original
                     {
                         n += 1;
@@ -880,7 +885,11 @@ fn recovery_quarantines_set_aside_data_whose_place_is_taken() {
         let ctx = format!("recovery killed at APPHOST_CRASH_AT={k}");
         if killed {
             points += 1;
-            assert_eq!(kept_copies(&data), 1, "{ctx}: the set-aside data is not intact");
+            assert_eq!(
+                kept_copies(&data),
+                1,
+                "{ctx}: the set-aside data is not intact"
+            );
             assert_eq!(files_under(&newer_files_dir(&data)), newer_files, "{ctx}");
         }
         // The next recovery, uninterrupted, finishes: store consistent, both copies kept.

@@ -234,12 +234,18 @@ fn two_compactions_in_one_run_keep_every_blob() {
     variant(
         "good/hello-app",
         &a1,
-        &[("big1.bin", noise(1)), ("common1.txt", b"shared one".to_vec())],
+        &[
+            ("big1.bin", noise(1)),
+            ("common1.txt", b"shared one".to_vec()),
+        ],
     );
     variant(
         "good/hello-app-v2",
         &a2,
-        &[("big2.bin", noise(2)), ("common2.txt", b"shared two".to_vec())],
+        &[
+            ("big2.bin", noise(2)),
+            ("common2.txt", b"shared two".to_vec()),
+        ],
     );
     variant(
         "good/notes-viewer",

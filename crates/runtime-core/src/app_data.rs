@@ -351,7 +351,12 @@ fn walk_app(dir: &Path, visit: &mut Visit<'_>) -> Result<(), AppDataError> {
     }
 }
 
-fn walk(dirfd: &OwnedFd, prefix: &str, depth: usize, visit: &mut Visit<'_>) -> Result<(), AppDataError> {
+fn walk(
+    dirfd: &OwnedFd,
+    prefix: &str,
+    depth: usize,
+    visit: &mut Visit<'_>,
+) -> Result<(), AppDataError> {
     let mut names = Vec::new();
     let mut error = None;
     match rustix::fs::Dir::read_from(dirfd) {
@@ -375,7 +380,11 @@ fn walk(dirfd: &OwnedFd, prefix: &str, depth: usize, visit: &mut Visit<'_>) -> R
     }
     if let Some(e) = error {
         visit(Item::Skipped(SkippedEntry {
-            path: if prefix.is_empty() { ".".into() } else { prefix.to_owned() },
+            path: if prefix.is_empty() {
+                ".".into()
+            } else {
+                prefix.to_owned()
+            },
             kind: EntryKind::Directory,
             reason: format!("cannot read this directory (entries may be missing): {e}"),
         }))?;
@@ -436,7 +445,8 @@ fn walk(dirfd: &OwnedFd, prefix: &str, depth: usize, visit: &mut Visit<'_>) -> R
 /// Opens a file the walk saw as regular, without following a link and without blocking, and
 /// checks it is still a regular file (it may have been replaced since).
 fn open_regular(dirfd: BorrowedFd<'_>, name: &CStr) -> Result<fs::File, Skip> {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dirfd, name, flags, Mode::empty()).map_err(|e| Skip {
         kind: if e == rustix::io::Errno::LOOP {
             EntryKind::Symlink
@@ -601,7 +611,10 @@ mod tests {
             .collect();
         assert_eq!(
             skipped,
-            vec![("pipe", EntryKind::Fifo), ("run/app.sock", EntryKind::Socket)]
+            vec![
+                ("pipe", EntryKind::Fifo),
+                ("run/app.sock", EntryKind::Socket)
+            ]
         );
         let dest = tmp.path().join("out.zip");
         let (s, a, d) = (store.clone(), app.clone(), dest.clone());
@@ -618,7 +631,9 @@ mod tests {
         mkfifo(&dir.join("was-a-file"));
         let fd = rustix::fs::open(&dir, DIR_FLAGS, Mode::empty()).unwrap();
         let r = within("opening a FIFO", move || {
-            open_regular(fd.as_fd(), c"was-a-file").map(|_| ()).map_err(|s| s.kind)
+            open_regular(fd.as_fd(), c"was-a-file")
+                .map(|_| ())
+                .map_err(|s| s.kind)
         });
         assert_eq!(r, Err(EntryKind::Fifo));
         drop(tmp);
@@ -666,7 +681,10 @@ mod tests {
         let report = store.export_zip(&app, &dest).unwrap();
         assert_eq!(report.files, 2);
         assert_eq!(report.skipped.len(), 1, "{report:?}");
-        assert_eq!(zip_names(&dest), vec!["demo/\\xFF\\xFE/x", "demo/caf\\xE9.txt"]);
+        assert_eq!(
+            zip_names(&dest),
+            vec!["demo/\\xFF\\xFE/x", "demo/caf\\xE9.txt"]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod durable;
 pub mod ids;
 
 pub use app_data::{
-    partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind, ExportReport,
-    SkippedEntry,
+    partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind,
+    ExportReport, SkippedEntry,
 };
 pub use ids::{AppId, InvalidAppId};

@@ -424,7 +424,12 @@ pub fn verify(r: &VerifyReport, json: bool) {
             rec.action
         );
         for q in &rec.quarantined {
-            out_line!("  quarantined: {} ({}); kept in {}", q.original, q.reason, q.path);
+            out_line!(
+                "  quarantined: {} ({}); kept in {}",
+                q.original,
+                q.reason,
+                q.path
+            );
         }
     }
     out_line!(

@@ -130,8 +130,10 @@ impl EntryReader<'_> {
                         | std::io::ErrorKind::UnexpectedEof => ErrorCode::ArchiveInvalid,
                         _ => ErrorCode::SourceIo,
                     };
-                    return Err(HostError::new(code, format!("cannot read {:?}: {e}", self.path))
-                        .with("path", &self.path));
+                    return Err(
+                        HostError::new(code, format!("cannot read {:?}: {e}", self.path))
+                            .with("path", &self.path),
+                    );
                 }
             }
         }

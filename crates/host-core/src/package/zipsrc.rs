@@ -60,7 +60,9 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
     // First pass: raw names, to find the package root.
     let mut raw: Vec<(usize, String)> = Vec::with_capacity(archive.len());
     for i in 0..archive.len() {
-        let entry = archive.by_index_data(i).map_err(|e| zip_error(zip_path, e))?;
+        let entry = archive
+            .by_index_data(i)
+            .map_err(|e| zip_error(zip_path, e))?;
         let name = std::str::from_utf8(entry.name_raw())
             .map_err(|_| {
                 HostError::new(
@@ -213,19 +215,20 @@ impl ZipBackend {
             err.with("path", rel)
         })?;
         let (declared, crc, method) = (file.size(), file.crc32(), file.compression());
-        let inner: Box<dyn Read + '_> = match method {
-            CompressionMethod::Stored => Box::new(file),
-            CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(
-                BufReader::with_capacity(64 * 1024, file),
-            )),
-            other => {
-                return Err(HostError::new(
+        let inner: Box<dyn Read + '_> =
+            match method {
+                CompressionMethod::Stored => Box::new(file),
+                CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(
+                    BufReader::with_capacity(64 * 1024, file),
+                )),
+                other => return Err(HostError::new(
                     ErrorCode::ArchiveUnsupportedCompression,
-                    format!("{rel:?} uses compression {other:?}; only stored and deflate are accepted"),
+                    format!(
+                        "{rel:?} uses compression {other:?}; only stored and deflate are accepted"
+                    ),
                 )
-                .with("path", rel))
-            }
-        };
+                .with("path", rel)),
+            };
         Ok(Box::new(Checked {
             inner,
             declared,
@@ -262,7 +265,10 @@ impl<R: Read> Read for Checked<R> {
             if actual != self.crc {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
-                    format!("CRC-32 {actual:08x} does not match the declared {:08x}", self.crc),
+                    format!(
+                        "CRC-32 {actual:08x} does not match the declared {:08x}",
+                        self.crc
+                    ),
                 ));
             }
         }
@@ -290,7 +296,10 @@ mod tests {
         let e = listing.entries.iter().find(|e| e.path == rel).unwrap();
         let Loc::Zip { index } = e.loc else { panic!() };
         let mut out = Vec::new();
-        backend.open_entry(index, rel).unwrap().read_to_end(&mut out)?;
+        backend
+            .open_entry(index, rel)
+            .unwrap()
+            .read_to_end(&mut out)?;
         Ok(out)
     }
 
@@ -300,7 +309,11 @@ mod tests {
         let body: Vec<u8> = (0..100_000u32).map(|i| (i % 7) as u8).collect();
         for method in [CompressionMethod::Stored, CompressionMethod::Deflated] {
             let z = tmp.path().join("ok.zip");
-            write_zip(&z, &[("APP.md", b"---\n---\n"), ("data.bin", &body)], method);
+            write_zip(
+                &z,
+                &[("APP.md", b"---\n---\n"), ("data.bin", &body)],
+                method,
+            );
             assert_eq!(read_entry(&z, "data.bin").unwrap(), body);
         }
     }

@@ -412,18 +412,20 @@ impl Store {
         failpoint::hit("install.committed");
 
         let op_id = op.journal.op_id.clone();
-        Ok(self.after_commit(&format!("{action} of {name}@{version}"), || {
-            if !plan.prunes.is_empty() {
-                self.collect_garbage()?;
-            }
-            op.finish()?;
-            failpoint::hit("install.finished");
-            self.conn
-                .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
-            if !plan.prunes.is_empty() {
-                self.compact()?;
-            }
-            Ok(())
-        }))
+        Ok(
+            self.after_commit(&format!("{action} of {name}@{version}"), || {
+                if !plan.prunes.is_empty() {
+                    self.collect_garbage()?;
+                }
+                op.finish()?;
+                failpoint::hit("install.finished");
+                self.conn
+                    .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+                if !plan.prunes.is_empty() {
+                    self.compact()?;
+                }
+                Ok(())
+            }),
+        )
     }
 }

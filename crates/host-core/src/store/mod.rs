@@ -143,7 +143,8 @@ impl Store {
     pub(crate) fn recover_after_failure(&self, e: HostError) -> HostError {
         match recovery::recover(self) {
             Ok(recovered) => {
-                let quarantined: Vec<_> = recovered.into_iter().flat_map(|r| r.quarantined).collect();
+                let quarantined: Vec<_> =
+                    recovered.into_iter().flat_map(|r| r.quarantined).collect();
                 if quarantined.is_empty() {
                     e
                 } else {
@@ -172,7 +173,10 @@ impl Store {
         tracing::warn!(error = %e, "{what} committed, but the cleanup after it failed");
         let mut warnings = vec![HostError::new(
             ErrorCode::StoreCleanupIncomplete,
-            format!("{what} is done, but the cleanup after it failed: {}", e.message),
+            format!(
+                "{what} is done, but the cleanup after it failed: {}",
+                e.message
+            ),
         )
         .with("cause", &e)];
         match recovery::recover(self) {

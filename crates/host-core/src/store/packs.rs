@@ -438,3 +438,25 @@ pub fn hash_range(
     }
     Ok(h.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placing_a_pack_never_replaces_one_and_ids_differ() {
+        let tmp = tempfile::tempdir().unwrap();
+        let packs_dir = tmp.path().join("packs");
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        fs::write(&a, b"first").unwrap();
+        fs::write(&b, b"second").unwrap();
+        let id = new_id().unwrap();
+        assert_ne!(id, new_id().unwrap());
+        let placed = place(&a, &packs_dir, &id).unwrap();
+        assert_eq!(placed, pack_path(&packs_dir, &id));
+        let e = place(&b, &packs_dir, &id).unwrap_err();
+        assert_eq!(e.code, ErrorCode::StoreCorrupt, "{e}");
+        assert_eq!(fs::read(&placed).unwrap(), b"first");
+        assert!(b.exists(), "the pack that was not placed is left where it was");
+    }
+}
