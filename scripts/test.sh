@@ -27,11 +27,18 @@ step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (unit, contract, adversarial, crash-safety, CLI)"
+# The root package's dev-dependency turns on host-core's `failpoints` feature for test builds
+# only, so tests/crash_safety.rs always runs here; the builds below never have crash points.
 cargo test --workspace --locked
 
 step "desktop end-to-end (WebDriver + Xvfb)"
 # Both binaries: tauri-driver launches `apphost`, which execs `apphost-desktop` beside it.
 cargo build --locked --bin apphost --bin apphost-desktop
+# The build users get ignores APPHOST_CRASH_AT (a build with crash points would be killed here).
+crash_check=$(mktemp -d)
+APPHOST_CRASH_AT=1 "$CARGO_TARGET_DIR/debug/apphost" --json --data-dir "$crash_check/data" \
+  install fixtures/packages/good/hello-app --yes --sideload > /dev/null
+rm -rf "$crash_check"
 APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" bash scripts/e2e.sh
 
 printf '\nAll tests passed in %ss.\n' "$(( $(date +%s) - started ))"

@@ -790,3 +790,153 @@ fn sigkill_with_a_relative_data_dir_recovers_from_another_directory() {
     let r = run_scenario(&scenario, &tmp.path().join("runs"), true);
     println!("{}: {} crash points", r.name, r.crash_points);
 }
+
+/// The crash points exist in this test build (the root package's dev-dependency enables
+/// host-core's `failpoints` feature); without them every test above would prove nothing.
+#[test]
+fn crash_points_are_compiled_into_the_test_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = apphost(
+        &tmp.path().join("data"),
+        &hello_args("install", "hello-app"),
+        Some(1),
+    );
+    assert_eq!(
+        out.status.signal(),
+        Some(9),
+        "APPHOST_CRASH_AT=1 did not kill apphost: this build lacks host-core's `failpoints` \
+         feature (enabled by the root package's dev-dependency): {}",
+        describe(&out)
+    );
+}
+
+/// An uninstall killed after it moved the app's data aside, then the app's folder recreated
+/// before recovery (an app or a user wrote there): recovery cannot put the data back, so it
+/// quarantines it and says so, and is itself killed at every one of its crash points on the
+/// way. Neither copy of the data is ever lost.
+#[test]
+fn recovery_quarantines_set_aside_data_whose_place_is_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v1_data = tmp.path().join("v1-data");
+    install(&v1_data, "hello-app");
+    write_app_data(&v1_data, "hello-app");
+    let original = files_under(&v1_data.join("apps/hello-app"));
+    let args = os(&["uninstall", "hello-app", "--delete-data", "--yes"]);
+
+    // The first crash point at which the data is set aside and the uninstall not committed.
+    // Journals hold absolute paths, so every run recreates that state in its own folder
+    // (a copy of a crashed folder would recover the original).
+    let mut at = None;
+    for n in 1..=MAX_CRASH_POINTS {
+        let data = tmp.path().join(format!("uninstall-n{n}"));
+        copy_dir(&v1_data, &data);
+        let out = apphost(&data, &args, Some(n));
+        assert_eq!(
+            out.status.signal(),
+            Some(9),
+            "uninstall never set its data aside"
+        );
+        let set_aside = !data.join("apps/hello-app").exists() && listed(&data).len() == 1;
+        fs::remove_dir_all(&data).unwrap();
+        if set_aside {
+            at = Some(n);
+            break;
+        }
+    }
+    let at = at.unwrap();
+    let crashed_in = |data: &Path| {
+        copy_dir(&v1_data, data);
+        let out = apphost(data, &args, Some(at));
+        assert_eq!(out.status.signal(), Some(9));
+        let newer = data.join("apps/hello-app");
+        fs::create_dir_all(&newer).unwrap();
+        fs::write(newer.join("written-later.txt"), b"after the crash").unwrap();
+    };
+    let newer_files =
+        BTreeMap::from([("written-later.txt".to_owned(), b"after the crash".to_vec())]);
+
+    // Where the set-aside data is now, whichever folder it is in.
+    let kept_copies = |data: &Path| -> usize {
+        let mut n = 0;
+        for root in [data.join("staging"), data.join("quarantine")] {
+            for op in fs::read_dir(&root).into_iter().flatten() {
+                let op = op.unwrap().path();
+                for e in fs::read_dir(&op).into_iter().flatten() {
+                    let p = e.unwrap().path();
+                    if p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("app-data")
+                        && files_under(&p) == original
+                    {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        n
+    };
+    let mut points = 0;
+    for k in 1..=MAX_CRASH_POINTS {
+        let data = tmp.path().join(format!("recovery-k{k}"));
+        crashed_in(&data);
+        let out = apphost(&data, &os(&["verify"]), Some(k));
+        let killed = out.status.signal() == Some(9);
+        let ctx = format!("recovery killed at APPHOST_CRASH_AT={k}");
+        if killed {
+            points += 1;
+            assert_eq!(
+                kept_copies(&data),
+                1,
+                "{ctx}: the set-aside data is not intact"
+            );
+            assert_eq!(files_under(&newer_files_dir(&data)), newer_files, "{ctx}");
+        }
+        // The next recovery, uninterrupted, finishes: store consistent, both copies kept.
+        let verify = ok_json_or_report(&data);
+        assert_eq!(verify["ok"], Value::Bool(true), "{ctx}: {verify:#}");
+        assert_eq!(listed(&data).len(), 1, "{ctx}: the uninstall rolled back");
+        assert_eq!(files_under(&newer_files_dir(&data)), newer_files, "{ctx}");
+        assert!(
+            fs::read_dir(data.join("staging"))
+                .map(|rd| rd.count() == 0)
+                .unwrap_or(true),
+            "{ctx}: staging not empty"
+        );
+        let quarantine = data.join("quarantine");
+        assert_eq!(kept_copies(&data), 1, "{ctx}: quarantined copy missing");
+        assert!(quarantine.exists(), "{ctx}");
+        if !killed {
+            // The uninterrupted recovery reports what it quarantined, in JSON and in text.
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let q = &v["recovered"][0]["quarantined"];
+            assert_eq!(q.as_array().map(Vec::len), Some(1), "{v:#}");
+            assert!(q[0]["path"]
+                .as_str()
+                .unwrap()
+                .starts_with(quarantine.to_str().unwrap()));
+            break;
+        }
+    }
+    assert!(points >= 2, "recovery hit only {points} crash points");
+
+    // The text output names the quarantined folder.
+    let data = tmp.path().join("text");
+    crashed_in(&data);
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("verify")
+        .env_remove("APPHOST_CRASH_AT")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("quarantined:") && text.contains("quarantine"),
+        "{text}"
+    );
+}
+
+fn newer_files_dir(data: &Path) -> PathBuf {
+    data.join("apps/hello-app")
+}

@@ -36,7 +36,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
             Ok(0)
         }
         Command::Rollback { app } => {
-            let (store, _) = Store::open_locked(&dir)?;
+            let store = open_locked(&dir, json)?;
             let s = store.rollback(&app)?;
             output::done(
                 json,
@@ -84,6 +84,21 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Trust(t) => trust(&dir, t, json),
         Command::Config { key, value, unset } => config(&dir, key, value, unset, json),
     }
+}
+
+/// Opens the store for a change, telling what recovery did (and what it quarantined).
+fn open_locked(dir: &DataDir, json: bool) -> HostResult<Store> {
+    let (store, recovered) = Store::open_locked(dir)?;
+    for r in &recovered {
+        output::note(
+            json,
+            &format!("recovered an interrupted {} ({})", r.kind, r.action),
+        );
+        for q in &r.quarantined {
+            output::note(json, &format!("{}; it is kept in {}", q.reason, q.path));
+        }
+    }
+    Ok(store)
 }
 
 /// Limits in effect: defaults, then the host's settings, then command-line flags.
@@ -173,13 +188,7 @@ fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
 
 fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> HostResult<i32> {
     let source = resolve(&a.source.source, &select(&a.source))?;
-    let (store, recovered) = Store::open_locked(dir)?;
-    for r in &recovered {
-        output::note(
-            json,
-            &format!("recovered an interrupted {} ({})", r.kind, r.action),
-        );
-    }
+    let store = open_locked(dir, json)?;
     let keys = store.trusted_keys()?;
     let profile = HostProfile::current();
     let opts = InspectOptions::preview(limits(dir, &a.source)?, &profile, &keys);
@@ -240,12 +249,13 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
         text.push_str(&format!(" (sideloaded, {})", summary.trust));
     }
     text.push_str(&format!(" — readiness: {}", summary.readiness));
+    output::warnings(json, &summary.warnings);
     output::done(json, &text, &json!({"app": summary, "plan": plan}));
     Ok(0)
 }
 
 fn set_enabled(dir: &DataDir, app: &str, enabled: bool, json: bool) -> HostResult<i32> {
-    let (store, _) = Store::open_locked(dir)?;
+    let store = open_locked(dir, json)?;
     let s = store.set_enabled(app, enabled)?;
     output::done(
         json,
@@ -273,7 +283,7 @@ fn uninstall(
     } else {
         DataMode::ExportThenDelete
     };
-    let (store, _) = Store::open_locked(dir)?;
+    let store = open_locked(dir, json)?;
     if !yes {
         let plan = store.cleanup_plan(app, mode)?;
         if !prompt::interactive() {
@@ -309,6 +319,13 @@ fn uninstall(
     if let Some(e) = &outcome.exported_to {
         text.push_str(&format!("; data exported to {e}"));
     }
+    for s in &outcome.export_skipped {
+        output::note(
+            json,
+            &format!("not exported: {} ({:?}: {})", s.path, s.kind, s.reason),
+        );
+    }
+    output::warnings(json, &outcome.warnings);
     output::done(
         json,
         &text,
@@ -444,7 +461,7 @@ fn trust(dir: &DataDir, cmd: TrustCommand, json: bool) -> HostResult<i32> {
                 public_key: doc["publicKey"].as_str().unwrap_or_default().to_owned(),
                 name: name.or(file_name).unwrap_or_else(|| "publisher".into()),
             };
-            let (store, _) = Store::open_locked(dir)?;
+            let store = open_locked(dir, json)?;
             let key = store.add_trusted_key(&key)?;
             output::done(
                 json,
@@ -453,7 +470,7 @@ fn trust(dir: &DataDir, cmd: TrustCommand, json: bool) -> HostResult<i32> {
             );
         }
         TrustCommand::Remove { key_id } => {
-            let (store, _) = Store::open_locked(dir)?;
+            let store = open_locked(dir, json)?;
             let key = store.remove_trusted_key(&key_id)?;
             output::done(
                 json,
@@ -474,12 +491,12 @@ fn config(
 ) -> HostResult<i32> {
     match (key, value, unset) {
         (Some(k), Some(v), _) => {
-            let (store, _) = Store::open_locked(dir)?;
+            let store = open_locked(dir, json)?;
             store.set_setting(&k, Some(&v))?;
             output::done(json, &format!("{k} = {v}"), &json!({"key": k, "value": v}));
         }
         (Some(k), None, true) => {
-            let (store, _) = Store::open_locked(dir)?;
+            let store = open_locked(dir, json)?;
             store.set_setting(&k, None)?;
             output::done(
                 json,

@@ -43,6 +43,15 @@ pub fn print_error(err: &HostError, json: bool) {
     }
 }
 
+/// Warnings of an operation that succeeded (in JSON they are part of its result).
+pub fn warnings(json: bool, warnings: &[HostError]) {
+    if !json {
+        for w in warnings {
+            err_line!("warning[{}]: {}", w.code, w.message);
+        }
+    }
+}
+
 pub fn note(json: bool, text: &str) {
     if !json {
         err_line!("note: {text}");
@@ -461,6 +470,14 @@ pub fn verify(r: &VerifyReport, json: bool) {
             rec.app.as_deref().unwrap_or(""),
             rec.action
         );
+        for q in &rec.quarantined {
+            out_line!(
+                "  quarantined: {} ({}); kept in {}",
+                q.original,
+                q.reason,
+                q.path
+            );
+        }
     }
     out_line!(
         "{} app(s), {} version(s), {} file(s) checked, {} bytes rehashed",
@@ -503,6 +520,22 @@ pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
     }
     for f in &p.data_files_removed {
         out_line!("  data {}/{} ({} bytes)", p.data_dir, f.path, f.size);
+    }
+    if p.data_listing_truncated {
+        out_line!(
+            "  (listing cut short: {} data file(s), {} bytes in all)",
+            p.data_file_count,
+            p.data_bytes
+        );
+    }
+    for s in &p.data_entries_skipped {
+        out_line!(
+            "  not a regular file, never exported or followed: {}/{} ({:?}: {})",
+            p.data_dir,
+            s.path,
+            s.kind,
+            s.reason
+        );
     }
     for r in &p.retained {
         out_line!("Kept: {r}");

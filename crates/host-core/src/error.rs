@@ -100,12 +100,16 @@ error_codes! {
     AppNoRollbackTarget = "app.no_rollback_target" => Conflict,
     /// The app declares no permission with that key (grant, revoke).
     PermissionUnknown = "permission.unknown" => NotFound,
+    /// The installed state changed between the plan and the commit (another process).
+    InstallPlanStale = "install.plan_stale" => Conflict,
     // --- the store --------------------------------------------------------------------------
     StoreIo = "store.io" => Internal,
     StoreDb = "store.db" => Internal,
     StoreCorrupt = "store.corrupt" => Internal,
     StoreSchemaMismatch = "store.schema_mismatch" => Internal,
     ExportFailed = "export.failed" => Internal,
+    /// A warning, never a failed command: the operation committed, a step after it did not.
+    StoreCleanupIncomplete = "store.cleanup_incomplete" => Internal,
     // --- trust configuration and keys -------------------------------------------------------
     KeyInvalid = "key.invalid" => Input,
     KeyNotFound = "key.not_found" => NotFound,

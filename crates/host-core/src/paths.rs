@@ -5,6 +5,7 @@
 //! <data>/packs/<id>.pack    installed package files: content-addressed blobs inside immutable packs
 //! <data>/staging/<op>/      work in progress of one mutating operation (a journal); empty when idle
 //! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
+//! <data>/quarantine/<op>/   data recovery set aside and could not put back (never deleted by AppHost)
 //! <data>/lock               advisory lock held by the process mutating the store
 //! ```
 
@@ -57,6 +58,9 @@ impl DataDir {
     }
     pub fn apps_data(&self) -> PathBuf {
         self.root.join("apps")
+    }
+    pub fn quarantine(&self) -> PathBuf {
+        self.root.join("quarantine")
     }
     pub fn lock_path(&self) -> PathBuf {
         self.root.join("lock")

@@ -195,3 +195,86 @@ fn updates_compact_packs_that_became_mostly_garbage() {
     let report = store.verify(None, true, Vec::new()).unwrap();
     assert!(report.ok && report.stored_blobs.is_empty(), "{report:?}");
 }
+
+/// Copies a fixture package and adds files to it.
+fn variant(base: &str, dest: &Path, extra: &[(&str, Vec<u8>)]) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    copy(&fixture(base), dest);
+    for (name, bytes) in extra {
+        std::fs::write(dest.join(name), bytes).unwrap();
+    }
+}
+
+/// One uninstall leaves two packs mostly garbage: both are compacted in the same run (same
+/// process, same second). Each compacted pack gets its own id, and neither replaces the other.
+#[test]
+fn two_compactions_in_one_run_keep_every_blob() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    let noise = |seed: u32| -> Vec<u8> {
+        (0..40_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8)
+            .collect()
+    };
+    let (a1, a2, b) = (
+        tmp.path().join("a1"),
+        tmp.path().join("a2"),
+        tmp.path().join("b"),
+    );
+    variant(
+        "good/hello-app",
+        &a1,
+        &[
+            ("big1.bin", noise(1)),
+            ("common1.txt", b"shared one".to_vec()),
+        ],
+    );
+    variant(
+        "good/hello-app-v2",
+        &a2,
+        &[
+            ("big2.bin", noise(2)),
+            ("common2.txt", b"shared two".to_vec()),
+        ],
+    );
+    variant(
+        "good/notes-viewer",
+        &b,
+        &[
+            ("common1.txt", b"shared one".to_vec()),
+            ("common2.txt", b"shared two".to_vec()),
+        ],
+    );
+    install(&dir, &a1, InstallMode::Install);
+    install(&dir, &a2, InstallMode::Update);
+    install(&dir, &b, InstallMode::Install);
+    assert_eq!(packs(&dir).len(), 3);
+
+    let (store, _) = Store::open_locked(&dir).unwrap();
+    let outcome = store
+        .uninstall("hello-app", DataMode::DeleteData, None)
+        .unwrap();
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    let audit = store.audit_log(None, 50).unwrap();
+    let into: BTreeSet<String> = audit
+        .iter()
+        .filter(|a| a["action"] == "compact")
+        .map(|a| a["details"]["into"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(into.len(), 2, "two compactions, two new packs: {audit:#?}");
+    // notes-viewer's pack and the two compacted ones.
+    assert_eq!(packs(&dir).len(), 3, "{:?}", packs(&dir));
+    let report = store.verify(None, true, Vec::new()).unwrap();
+    assert!(report.ok, "{:?}", report.problems);
+    assert_reads_back(&store, "notes-viewer", "1.0.0", &b);
+}

@@ -8,7 +8,11 @@
 
 pub mod app_data;
 pub mod app_storage;
+pub mod durable;
 pub mod ids;
 
-pub use app_data::{partial_export_path, AppDataError, AppDataStore, DataFile};
+pub use app_data::{
+    partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind,
+    ExportReport, SkippedEntry,
+};
 pub use ids::{AppId, InvalidAppId};

@@ -126,12 +126,19 @@ impl EntryReader<'_> {
                 Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
                     return Err(size_mismatch(&self.path, self.expected, self.expected + 1))
                 }
+                // Classified by kind: malformed content (a corrupt deflate stream, a CRC-32
+                // mismatch, a truncated entry) is the archive's fault, anything else is I/O.
                 Err(e) => {
-                    return Err(HostError::new(
-                        ErrorCode::ArchiveInvalid,
-                        format!("cannot read {:?}: {e}", self.path),
-                    )
-                    .with("path", &self.path))
+                    let code = match e.kind() {
+                        std::io::ErrorKind::InvalidData
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::UnexpectedEof => ErrorCode::ArchiveInvalid,
+                        _ => ErrorCode::SourceIo,
+                    };
+                    return Err(
+                        HostError::new(code, format!("cannot read {:?}: {e}", self.path))
+                            .with("path", &self.path),
+                    );
                 }
             }
         }

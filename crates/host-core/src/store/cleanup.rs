@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{app_id, Store};
 use crate::error::HostResult;
-use runtime_core::DataFile;
+use runtime_core::{DataFile, SkippedEntry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -63,6 +63,15 @@ pub struct CleanupPlan {
     pub data_dir: String,
     pub data_files_removed: Vec<DataFile>,
     pub data_files_kept: Vec<DataFile>,
+    /// Entries of the app's data that are not regular files (links, FIFOs, sockets, devices),
+    /// too deep or unreadable: not listed above, never exported, removed with the folder
+    /// (links themselves, never what they point to).
+    pub data_entries_skipped: Vec<SkippedEntry>,
+    /// Every regular file in the app's data and their bytes (the lists above stop at
+    /// `runtime_core::app_data::MAX_LISTED_FILES`; `dataListingTruncated` says so).
+    pub data_file_count: u64,
+    pub data_bytes: u64,
+    pub data_listing_truncated: bool,
     /// What stays on purpose.
     pub retained: Vec<String>,
 }
@@ -143,12 +152,11 @@ impl Store {
         }
         let data = self.app_data();
         let id = app_id(name)?;
-        let files = data.list_files(&id).map_err(|e| {
-            crate::error::HostError::new(crate::error::ErrorCode::StoreIo, e.to_string())
-        })?;
+        // Never fails: an app cannot block its own uninstall with what it writes.
+        let listing = data.list(&id);
         let (data_files_removed, data_files_kept) = match mode {
-            DataMode::KeepData => (Vec::new(), files),
-            _ => (files, Vec::new()),
+            DataMode::KeepData => (Vec::new(), listing.files),
+            _ => (listing.files, Vec::new()),
         };
         let mut retained = vec![format!(
             "host audit log entries for {name} (the host's own record of what happened)"
@@ -171,6 +179,10 @@ impl Store {
             data_dir: data.dir(&id).display().to_string(),
             data_files_removed,
             data_files_kept,
+            data_entries_skipped: listing.skipped,
+            data_file_count: listing.total_files,
+            data_bytes: listing.total_bytes,
+            data_listing_truncated: listing.truncated,
             retained,
         })
     }

@@ -1,17 +1,15 @@
 //! Garbage collection and compaction of packs, and reading installed files back.
 
-use std::fs;
-
 use rusqlite::{params, OptionalExtension};
 
-use super::{audit, failpoint, io, journal, now_str, packs, Store};
+use super::{audit, failpoint, journal, now_str, packs, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
 
 impl Store {
     /// Deletes garbage: unreferenced blob and pack rows (one transaction), then pack files the
     /// database does not record.
     pub(crate) fn collect_garbage(&self) -> HostResult<()> {
-        let tx = self.conn.unchecked_transaction()?;
+        let tx = self.immediate_transaction()?;
         packs::collect_rows(&tx)?;
         tx.commit()?;
         packs::sweep(&self.conn, &self.dir.packs())?;
@@ -39,14 +37,11 @@ impl Store {
                         continue;
                     }
                 };
-            let new_id = op.journal.op_id.clone();
-            let dest = packs::pack_path(&self.dir.packs(), &new_id);
-            packs::seal(&tmp)?;
-            fs::rename(&tmp, &dest).map_err(|e| io("cannot place pack", &tmp, e))?;
-            journal::sync_dir(&self.dir.packs())?;
+            let new_id = packs::new_id()?;
+            packs::place(&tmp, &self.dir.packs(), &new_id)?;
             failpoint::hit("compact.placed");
             let now = now_str();
-            let tx = self.conn.unchecked_transaction()?;
+            let tx = self.immediate_transaction()?;
             tx.execute(
                 "INSERT INTO packs (id, size, created_at) VALUES (?1, ?2, ?3)",
                 params![new_id, new_size as i64, now],
@@ -66,16 +61,17 @@ impl Store {
                 None,
                 &serde_json::json!({"pack": old, "size": size, "live": live, "into": new_id}),
             )?;
+            let op_id = op.journal.op_id.clone();
             tx.execute(
                 "INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, 'compact', NULL, ?2)",
-                params![new_id, now],
+                params![op_id, now],
             )?;
             tx.commit()?;
             failpoint::hit("compact.committed");
             packs::sweep(&self.conn, &self.dir.packs())?;
             op.finish()?;
             self.conn
-                .execute("DELETE FROM ops WHERE op_id = ?1", [&new_id])?;
+                .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
         }
         Ok(())
     }

@@ -2,7 +2,6 @@
 //! which permissions need consent) → commit (after consent) or abort.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 
 use rusqlite::params;
 use serde::Serialize;
@@ -368,10 +367,11 @@ impl Store {
                 sink,
                 inspection,
             }),
-            Err(e) => {
-                let _ = op.finish();
-                Err(e)
-            }
+            Err(e) => Err(match op.finish() {
+                Ok(()) => e,
+                // The staging folder stays; the next locked open removes it.
+                Err(fe) => e.with("cleanupError", &fe),
+            }),
         }
     }
 
@@ -562,12 +562,12 @@ impl Store {
         let fresh = match self.plan_with(&staged, plan.mode, plan.options) {
             Ok(p) => p,
             Err(e) => {
-                let _ = staged.abort();
+                abort_quietly(staged);
                 return Err(e);
             }
         };
         if fresh != *plan {
-            let _ = staged.abort();
+            abort_quietly(staged);
             let e = if fresh.package_hash != plan.package_hash {
                 HostError::new(
                     ErrorCode::InstallPlanMismatch,
@@ -585,7 +585,7 @@ impl Store {
                 .with("plan", &fresh));
         }
         if let Some(missing) = fresh.needs_consent.iter().find(|k| !consented.contains(*k)) {
-            let _ = staged.abort();
+            abort_quietly(staged);
             return Err(HostError::new(
                 ErrorCode::InstallConsentRequired,
                 format!("permission {missing} was not consented to"),
@@ -594,12 +594,13 @@ impl Store {
         }
         let name = fresh.app.clone();
         match self.commit_staged(staged, &fresh, consented) {
-            Ok(()) => self.summary(&name, &HostProfile::current()),
-            Err(e) => {
-                // Undo whatever got done, exactly as recovery would after a crash here.
-                let _ = super::recovery::recover(self);
-                Err(e)
+            Ok(warnings) => {
+                let mut summary = self.summary(&name, &HostProfile::current())?;
+                summary.warnings = warnings;
+                Ok(summary)
             }
+            // Undo whatever got done, exactly as recovery would after a crash here.
+            Err(e) => Err(self.recover_after_failure(e)),
         }
     }
 
@@ -608,7 +609,7 @@ impl Store {
         staged: Staged,
         plan: &InstallPlan,
         consented: &BTreeSet<String>,
-    ) -> HostResult<()> {
+    ) -> HostResult<Vec<HostError>> {
         let Staged {
             mut op,
             sink,
@@ -624,23 +625,29 @@ impl Store {
         // Durable staged content, then into the store (one rename).
         let mut sink = sink;
         let pack_size = sink.finish()?;
-        let pack_id = op.journal.op_id.clone();
+        let pack_id = packs::new_id()?;
         if pack_size > 0 {
-            let packs_dir = self.dir.packs();
-            fs::create_dir_all(&packs_dir)
-                .map_err(|e| super::io("cannot create", &packs_dir, e))?;
-            let dest = packs::pack_path(&packs_dir, &pack_id);
-            packs::seal(sink.path())?;
-            fs::rename(sink.path(), &dest)
-                .map_err(|e| super::io("cannot place pack", sink.path(), e))?;
-            super::journal::sync_dir(&packs_dir)?;
+            packs::place(sink.path(), &self.dir.packs(), &pack_id)?;
             failpoint::hit("install.pack_placed");
         }
 
         let now = now_str();
         let name = &plan.app;
         let version = &plan.version;
-        let tx = self.conn.unchecked_transaction()?;
+        let tx = self.immediate_transaction()?;
+        // The app as planned is the app as it is now, checked inside the write transaction.
+        let active = self.app_row(name).ok().map(|a| a.active);
+        if active != plan.from_version {
+            return Err(HostError::new(
+                ErrorCode::InstallPlanStale,
+                format!(
+                    "{name} changed since the plan (active version {} instead of {}); nothing was installed",
+                    active.as_deref().unwrap_or("none"),
+                    plan.from_version.as_deref().unwrap_or("none")
+                ),
+            )
+            .with("app", name));
+        }
         tx.execute(
             "INSERT INTO app_versions (name, version, package_hash, manifest_hash, files_digest, trust, key_id, sideloaded,
                  source_kind, source_uri, manifest_json, projection_json, file_count, total_bytes, installed_at, public_key)
@@ -788,18 +795,22 @@ impl Store {
         tx.commit()?;
         failpoint::hit("install.committed");
 
-        if !plan.prunes.is_empty() {
-            self.collect_garbage()?;
-        }
         let op_id = op.journal.op_id.clone();
-        op.finish()?;
-        failpoint::hit("install.finished");
-        self.conn
-            .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
-        if !plan.prunes.is_empty() {
-            self.compact()?;
-        }
-        Ok(())
+        Ok(
+            self.after_commit(&format!("{action} of {name}@{version}"), || {
+                if !plan.prunes.is_empty() {
+                    self.collect_garbage()?;
+                }
+                op.finish()?;
+                failpoint::hit("install.finished");
+                self.conn
+                    .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+                if !plan.prunes.is_empty() {
+                    self.compact()?;
+                }
+                Ok(())
+            }),
+        )
     }
 }
 
@@ -959,5 +970,12 @@ mod tests {
             "an id alone proves nothing"
         );
         assert!(!legacy.same_as(&legacy.clone()));
+    }
+}
+
+/// Removes a staging folder after a refusal; a failure only delays the cleanup to the next start.
+fn abort_quietly(staged: Staged) {
+    if let Err(e) = staged.abort() {
+        tracing::warn!(error = %e, "cannot remove the staging folder; the next start will");
     }
 }

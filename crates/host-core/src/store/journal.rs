@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{failpoint, io};
-use crate::error::HostResult;
+use crate::error::{ErrorCode, HostError, HostResult};
 use crate::paths::DataDir;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -42,14 +42,16 @@ pub struct Op {
 
 impl Op {
     pub fn begin(data: &DataDir, kind: &str, app: Option<&str>) -> HostResult<Op> {
-        let op_id = format!(
-            "{}-{}-{}",
-            jiff::Timestamp::now().as_millisecond(),
-            std::process::id(),
-            kind
-        );
-        let dir = data.staging().join(&op_id);
-        fs::create_dir_all(&dir).map_err(|e| io("cannot create", &dir, e))?;
+        let op_id = format!("{kind}-{}", random_id()?);
+        let staging = data.staging();
+        if !staging.is_dir() {
+            fs::create_dir_all(&staging).map_err(|e| io("cannot create", &staging, e))?;
+            sync_dir(data.root())?;
+        }
+        let dir = staging.join(&op_id);
+        // `create_dir`, not `create_dir_all`: an id in use is an error, never shared.
+        fs::create_dir(&dir).map_err(|e| io("cannot create", &dir, e))?;
+        sync_dir(&staging)?;
         let op = Op {
             dir,
             journal: Journal {
@@ -87,6 +89,9 @@ impl Op {
         self.write()?;
         failpoint::hit("op.move_journaled");
         fs::rename(from, &to).map_err(|e| io("cannot move", from, e))?;
+        // Both directory entries are durable before the commit that depends on them.
+        sync_parent(from)?;
+        sync_dir(&self.dir)?;
         failpoint::hit("op.moved");
         Ok(to)
     }
@@ -115,7 +120,25 @@ pub fn read(dir: &Path) -> Option<Journal> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// fsyncs a directory: the files created, renamed or removed in it are durable.
 pub fn sync_dir(dir: &Path) -> HostResult<()> {
-    let f = fs::File::open(dir).map_err(|e| io("cannot open", dir, e))?;
-    f.sync_all().map_err(|e| io("cannot sync", dir, e))
+    runtime_core::durable::sync_dir(dir).map_err(|e| io("cannot sync", dir, e))
+}
+
+/// fsyncs the directory holding `path`.
+pub fn sync_parent(path: &Path) -> HostResult<()> {
+    runtime_core::durable::sync_parent(path).map_err(|e| io("cannot sync the folder of", path, e))
+}
+
+/// A fresh random 128-bit id (32 hex digits): operation and pack ids never repeat, even for
+/// two operations in the same millisecond of the same process.
+pub fn random_id() -> HostResult<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        HostError::new(
+            ErrorCode::StoreIo,
+            format!("the system's random number generator failed: {e}"),
+        )
+    })?;
+    Ok(hex::encode(bytes))
 }

@@ -19,6 +19,12 @@ pub struct UninstallOutcome {
     pub plan: CleanupPlan,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exported_to: Option<String>,
+    /// Entries of the app's data the export left out (links, special files, too deep).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub export_skipped: Vec<runtime_core::SkippedEntry>,
+    /// Problems after the commit point: the app is uninstalled all the same.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<HostError>,
 }
 
 impl Store {
@@ -26,6 +32,9 @@ impl Store {
     /// Data is kept and no downgrade migration runs.
     pub fn rollback(&self, name: &str) -> HostResult<AppSummary> {
         self.require_lock()?;
+        // The check and the switch in one write transaction: no other process can change the
+        // app in between.
+        let tx = self.immediate_transaction()?;
         let app = self.app_row(name)?;
         let Some(prev) = app.previous.clone() else {
             return Err(HostError::new(
@@ -34,7 +43,6 @@ impl Store {
             )
             .with("app", name));
         };
-        let tx = self.conn.unchecked_transaction()?;
         tx.execute(
             "UPDATE apps SET active_version = ?2, previous_version = ?3, updated_at = ?4 WHERE name = ?1",
             params![name, prev, app.active, now_str()],
@@ -59,9 +67,9 @@ impl Store {
 
     pub fn set_enabled(&self, name: &str, enabled: bool) -> HostResult<AppSummary> {
         self.require_lock()?;
+        let tx = self.immediate_transaction()?;
         let app = self.app_row(name)?;
         if app.enabled != enabled {
-            let tx = self.conn.unchecked_transaction()?;
             tx.execute(
                 "UPDATE apps SET enabled = ?2, updated_at = ?3 WHERE name = ?1",
                 params![name, enabled, now_str()],
@@ -73,8 +81,8 @@ impl Store {
                 Some(&app.active),
                 &json!({}),
             )?;
-            tx.commit()?;
         }
+        tx.commit()?;
         self.summary(name, &HostProfile::current())
     }
 
@@ -91,6 +99,7 @@ impl Store {
         let id = app_id(name)?;
         let data = self.app_data();
         let mut op = Op::begin(&self.dir, "uninstall", Some(name))?;
+        let mut export_skipped = Vec::new();
         let result = (|| -> HostResult<Option<String>> {
             let mut exported = None;
             if mode == DataMode::ExportThenDelete {
@@ -111,19 +120,28 @@ impl Store {
                 }
                 op.remember_file(&runtime_core::partial_export_path(&dest), true)?;
                 op.remember_file(&dest, false)?;
-                data.export_zip(&id, &dest).map_err(|e| {
+                let report = data.export_zip(&id, &dest).map_err(|e| {
                     HostError::new(
                         ErrorCode::ExportFailed,
                         format!("export failed, nothing was removed: {e}"),
                     )
                 })?;
+                export_skipped = report.skipped;
                 failpoint::hit("uninstall.exported");
                 exported = Some(dest.display().to_string());
             }
             if mode != DataMode::KeepData && data.exists(&id) {
                 op.move_aside(&data.dir(&id), "app-data")?;
             }
-            let tx = self.conn.unchecked_transaction()?;
+            let tx = self.immediate_transaction()?;
+            // Re-checked inside the write transaction: still installed, same versions.
+            if self.versions_of(name)? != plan.versions {
+                return Err(HostError::new(
+                    ErrorCode::InstallPlanStale,
+                    format!("{name} changed while it was being uninstalled; nothing was removed"),
+                )
+                .with("app", name));
+            }
             tx.execute("DELETE FROM version_files WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
@@ -154,20 +172,23 @@ impl Store {
             Err(e) => {
                 // Undo everything, exactly as recovery would after a crash here.
                 drop(op);
-                let _ = super::recovery::recover(self);
-                return Err(e);
+                return Err(self.recover_after_failure(e));
             }
         };
-        self.collect_garbage()?;
         let op_id = op.journal.op_id.clone();
-        op.finish()?;
-        failpoint::hit("uninstall.finished");
-        self.conn
-            .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
-        self.compact()?;
+        let warnings = self.after_commit(&format!("uninstalling {name}"), || {
+            self.collect_garbage()?;
+            op.finish()?;
+            failpoint::hit("uninstall.finished");
+            self.conn
+                .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
+            self.compact()
+        });
         Ok(UninstallOutcome {
             plan,
             exported_to: exported,
+            export_skipped,
+            warnings,
         })
     }
 }

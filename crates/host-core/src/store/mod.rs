@@ -38,7 +38,7 @@ pub use install::{
     Staged,
 };
 pub use lifecycle::UninstallOutcome;
-pub use recovery::Recovered;
+pub use recovery::{Quarantined, Recovered};
 pub use serving::ActiveApp;
 pub use verify::{Problem, VerifyReport};
 
@@ -73,6 +73,10 @@ pub struct AppSummary {
     pub package_hash: String,
     pub installed_at: String,
     pub updated_at: String,
+    /// Problems after the commit point of the operation that produced this summary (it did
+    /// happen): `store.cleanup_incomplete` warnings. Empty, and not serialized, otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<HostError>,
 }
 
 pub(crate) fn now_str() -> String {
@@ -126,6 +130,74 @@ impl Store {
 
     pub fn data_dir(&self) -> &DataDir {
         &self.dir
+    }
+
+    /// `BEGIN IMMEDIATE`: takes SQLite's write lock at once, so that what is checked inside
+    /// the transaction still holds when it commits, whatever another process does (the file
+    /// lock serializes AppHost's own writers; this holds even where that lock is not honoured).
+    pub(crate) fn immediate_transaction(&self) -> HostResult<rusqlite::Transaction<'_>> {
+        Ok(rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )?)
+    }
+
+    /// After an operation failed before its commit point: undoes what it did, exactly as
+    /// recovery would after a crash there, and returns its error (with recovery's own, if that
+    /// failed too: it runs again on the next locked open).
+    pub(crate) fn recover_after_failure(&self, e: HostError) -> HostError {
+        match recovery::recover(self) {
+            Ok(recovered) => {
+                let quarantined: Vec<_> =
+                    recovered.into_iter().flat_map(|r| r.quarantined).collect();
+                if quarantined.is_empty() {
+                    e
+                } else {
+                    e.with("quarantined", &quarantined)
+                }
+            }
+            Err(re) => {
+                tracing::error!(error = %re, "undoing the failed operation failed too");
+                e.with("recoveryError", &re)
+            }
+        }
+    }
+
+    /// Runs the steps after an operation's commit point (retiring its journal, garbage
+    /// collection, compaction). The operation happened whatever they do: a failure is a
+    /// `store.cleanup_incomplete` warning, never a failed operation, and recovery finishes the
+    /// job (right away, else on the next locked open).
+    pub(crate) fn after_commit(
+        &self,
+        what: &str,
+        steps: impl FnOnce() -> HostResult<()>,
+    ) -> Vec<HostError> {
+        let Err(e) = steps() else {
+            return Vec::new();
+        };
+        tracing::warn!(error = %e, "{what} committed, but the cleanup after it failed");
+        let mut warnings = vec![HostError::new(
+            ErrorCode::StoreCleanupIncomplete,
+            format!(
+                "{what} is done, but the cleanup after it failed: {}",
+                e.message
+            ),
+        )
+        .with("cause", &e)];
+        match recovery::recover(self) {
+            Ok(recovered) => warnings.extend(recovery::quarantine_warnings(&recovered)),
+            Err(re) => warnings.push(
+                HostError::new(
+                    ErrorCode::StoreCleanupIncomplete,
+                    format!(
+                        "finishing the cleanup failed too ({}); it runs again the next time the store is opened for a change",
+                        re.message
+                    ),
+                )
+                .with("cause", &re),
+            ),
+        }
+        warnings
     }
 
     fn app_data(&self) -> AppDataStore {
@@ -430,6 +502,7 @@ impl Store {
             package_hash: row.package_hash,
             installed_at: app.installed_at,
             updated_at: app.updated_at,
+            warnings: Vec::new(),
         })
     }
 

@@ -192,6 +192,36 @@ impl BlobSink for PackSink {
     }
 }
 
+/// A fresh pack id (random 128-bit): a new pack never has the name of another.
+pub fn new_id() -> HostResult<String> {
+    super::journal::random_id()
+}
+
+/// Seals the finished pack at `src` and moves it into `packs/` as `<id>.pack`, never replacing
+/// an existing file (`renameat2(RENAME_NOREPLACE)`, or link then unlink), then makes the new
+/// entry durable. Returns its path.
+pub fn place(src: &Path, packs_dir: &Path, id: &str) -> HostResult<PathBuf> {
+    if !packs_dir.is_dir() {
+        fs::create_dir_all(packs_dir).map_err(|e| io("cannot create", packs_dir, e))?;
+        super::journal::sync_parent(packs_dir)?;
+    }
+    let dest = pack_path(packs_dir, id);
+    seal(src)?;
+    runtime_core::durable::rename_noreplace(src, &dest).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            HostError::new(
+                ErrorCode::StoreCorrupt,
+                format!("pack {} already exists; not replacing it", dest.display()),
+            )
+            .with("path", dest.display().to_string())
+        } else {
+            io("cannot place pack", src, e)
+        }
+    })?;
+    super::journal::sync_dir(packs_dir)?;
+    Ok(dest)
+}
+
 /// Makes a finished pack read-only before it enters the store.
 pub fn seal(path: &Path) -> HostResult<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -285,12 +315,17 @@ pub fn sweep(conn: &Connection, packs_dir: &Path) -> HostResult<Vec<String>> {
         removed.push(id);
     }
     for s in strays {
-        let _ = if s.is_dir() {
+        let result = if s.is_dir() {
             fs::remove_dir_all(&s)
         } else {
             fs::remove_file(&s)
         };
-        removed.push(s.display().to_string());
+        match result {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io("cannot remove", &s, e))
+            }
+            _ => removed.push(s.display().to_string()),
+        }
     }
     Ok(removed)
 }
@@ -402,4 +437,26 @@ pub fn hash_range(
         left -= n as u64;
     }
     Ok(h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placing_a_pack_never_replaces_one_and_ids_differ() {
+        let tmp = tempfile::tempdir().unwrap();
+        let packs_dir = tmp.path().join("packs");
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        fs::write(&a, b"first").unwrap();
+        fs::write(&b, b"second").unwrap();
+        let id = new_id().unwrap();
+        assert_ne!(id, new_id().unwrap());
+        let placed = place(&a, &packs_dir, &id).unwrap();
+        assert_eq!(placed, pack_path(&packs_dir, &id));
+        let e = place(&b, &packs_dir, &id).unwrap_err();
+        assert_eq!(e.code, ErrorCode::StoreCorrupt, "{e}");
+        assert_eq!(fs::read(&placed).unwrap(), b"first");
+        assert!(b.exists(), "the pack that was not placed is left where it was");
+    }
 }
