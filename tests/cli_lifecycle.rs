@@ -1120,4 +1120,34 @@ fn a_changed_permission_shows_each_field_and_loses_its_grant() {
     let storage = permission(&err["details"]["plan"], "notes_storage");
     assert_eq!(storage["change"], "unchanged");
     assert_eq!(storage["grant"], "at-first-use", "{storage}");
+
+/// `inspect` and `validate` read the trusted keys and the limit settings from the store in one
+/// open; both must still take effect, and a flag still overrides a stored limit.
+#[test]
+fn inspect_and_validate_use_the_stored_trusted_keys_and_limits() {
+    let h = Host::new();
+    let key = h.path("k.json");
+    h.ok(&["keygen", "--out", key.to_str().unwrap()]);
+    let pkg = h.path("signed-hello-app");
+    copy_dir(&fixture("hello-app"), &pkg);
+    let pkg_s = pkg.to_str().unwrap();
+    h.ok(&["sign", pkg_s, "--key", key.to_str().unwrap()]);
+
+    assert_eq!(h.ok(&["inspect", pkg_s])["trust"]["trust"], "unknown-key");
+    h.ok(&["trust", "add", h.path("k.pub.json").to_str().unwrap()]);
+    assert_eq!(h.ok(&["inspect", pkg_s])["trust"]["trust"], "trusted");
+    assert_eq!(h.ok(&["validate", pkg_s])["trust"]["trust"], "trusted");
+
+    h.ok(&["config", "limits.maxFiles", "2"]);
+    let err = h.fails(&["inspect", pkg_s], "archive.too_many_files", 4);
+    assert_eq!(err["details"]["limit"], 2);
+    // validate reports a rejection as its result (exit 1), not as an error.
+    let out = h.run(&["validate", pkg_s]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["error"]["code"], "archive.too_many_files");
+    for command in ["inspect", "validate"] {
+        let out = h.ok(&[command, pkg_s, "--max-files", "100"]);
+        assert_eq!(out["trust"]["trust"], "trusted", "{command}");
+    }
 }

@@ -103,11 +103,28 @@ fn open_locked(dir: &DataDir, json: bool) -> HostResult<Store> {
 
 /// Limits in effect: defaults, then the host's settings, then command-line flags.
 fn limits(dir: &DataDir, a: &SourceArgs) -> HostResult<Limits> {
-    let mut l = if dir.db_path().exists() {
+    let l = if dir.db_path().exists() {
         Store::open(dir)?.limits()?
     } else {
         Limits::default()
     };
+    Ok(with_limit_flags(l, a))
+}
+
+/// Trusted keys and limits in effect, reading the store once, and only if it exists (inspecting
+/// must not create a data directory). Opening host.db is a large part of a small `inspect`.
+fn trusted_keys_and_limits(dir: &DataDir, a: &SourceArgs) -> HostResult<(Vec<TrustedKey>, Limits)> {
+    let (keys, l) = if dir.db_path().exists() {
+        let store = Store::open(dir)?;
+        (store.trusted_keys()?, store.limits()?)
+    } else {
+        (Vec::new(), Limits::default())
+    };
+    Ok((keys, with_limit_flags(l, a)))
+}
+
+/// Command-line limit flags override the host's settings for one run.
+fn with_limit_flags(mut l: Limits, a: &SourceArgs) -> Limits {
     if let Some(v) = a.max_files {
         l.max_files = v;
     }
@@ -117,7 +134,7 @@ fn limits(dir: &DataDir, a: &SourceArgs) -> HostResult<Limits> {
     if let Some(v) = a.max_manifest_bytes {
         l.max_manifest_bytes = v;
     }
-    Ok(l)
+    l
 }
 
 fn select(a: &SourceArgs) -> CatalogSelect {
@@ -127,20 +144,11 @@ fn select(a: &SourceArgs) -> CatalogSelect {
     }
 }
 
-/// Trusted keys from the store if it exists (inspecting must not create a data directory).
-fn trusted_keys(dir: &DataDir) -> HostResult<Vec<TrustedKey>> {
-    if dir.db_path().exists() {
-        Store::open(dir)?.trusted_keys()
-    } else {
-        Ok(Vec::new())
-    }
-}
-
 fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     let source = resolve(&a.source, &select(a))?;
-    let keys = trusted_keys(dir)?;
+    let (keys, limits) = trusted_keys_and_limits(dir, a)?;
     let profile = HostProfile::current();
-    let opts = InspectOptions::preview(limits(dir, a)?, &profile, &keys);
+    let opts = InspectOptions::preview(limits, &profile, &keys);
     let mut progress = Progress::new("Reading", json);
     let result = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
     progress.finish();
@@ -175,9 +183,9 @@ fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
 
 fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     let source = resolve(&a.source, &select(a))?;
-    let keys = trusted_keys(dir)?;
+    let (keys, limits) = trusted_keys_and_limits(dir, a)?;
     let profile = HostProfile::current();
-    let opts = InspectOptions::preview(limits(dir, a)?, &profile, &keys);
+    let opts = InspectOptions::preview(limits, &profile, &keys);
     let mut progress = Progress::new("Reading", json);
     let insp = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
     progress.finish();
