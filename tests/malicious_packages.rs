@@ -599,6 +599,8 @@ fn expected_json_covers_the_issue() {
         "manifest.not_utf8",
         "manifest.no_frontmatter",
         "manifest.yaml_alias_limit",
+        "manifest.yaml_expansion_limit",
+        "manifest.metadata_too_large",
         "manifest.yaml_depth_limit",
         "manifest.yaml_duplicate_key",
         "manifest.missing_field",
@@ -678,6 +680,98 @@ fn malicious_packages_are_rejected_with_their_code_and_change_nothing() {
         cases.len(),
         failures.join("\n\n")
     );
+}
+
+/// Runs `apphost --json --data-dir <data> inspect <package>` under python3, which caps the
+/// child's address space at 1 GiB (a regression aborts rather than taking the machine's memory)
+/// and writes its exit status and peak RSS (`getrusage(RUSAGE_CHILDREN)`, KiB) to a file.
+fn inspect_with_peak_rss(data: &Path, package: &Path, scratch: &Path) -> (Run, u64) {
+    const SCRIPT: &str = "import resource, subprocess, sys\n\
+        cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n\
+        r = subprocess.run(sys.argv[2:], preexec_fn=cap)\n\
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n\
+        open(sys.argv[1], 'w').write('%d %d' % (r.returncode, usage.ru_maxrss))\n";
+    let result = scratch.join("rusage");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg(&result)
+        .arg(BIN)
+        .arg("--json")
+        .arg("--data-dir")
+        .arg(data)
+        .arg("inspect")
+        .arg(package)
+        .current_dir(scratch)
+        .env_remove("APPHOST_DATA_DIR")
+        .env_remove("APPHOST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("python3 is needed to measure peak memory");
+    assert!(out.status.success(), "python3 failed: {out:?}");
+    let text = fs::read_to_string(&result).unwrap();
+    let (status, rss) = text.split_once(' ').unwrap();
+    let run = Run {
+        status: status.parse().unwrap(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        what: format!("apphost inspect {}", package.display()),
+    };
+    (run, rss.parse().unwrap())
+}
+
+/// Packages built to make the host allocate far more than they weigh (YAML alias expansion to
+/// gigabytes, megabytes of metadata files) fail fast, with their code, in bounded memory:
+/// before the expansion was bounded by bytes, `inspect` of such a package allocated gigabytes.
+#[test]
+fn memory_bombs_fail_fast_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let bombs: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| {
+            c.code == "manifest.yaml_expansion_limit" || c.code == "manifest.metadata_too_large"
+        })
+        .collect();
+    assert!(bombs.len() >= 5, "{bombs:?}");
+    let (control, baseline) = inspect_with_peak_rss(
+        &data,
+        &malicious_dir().join("_controls/ok-folder"),
+        tmp.path(),
+    );
+    assert_eq!(control.status, 0, "{}", control.stderr);
+    let mut failures = Vec::new();
+    for c in &bombs {
+        let started = Instant::now();
+        let (r, peak_kib) = inspect_with_peak_rss(&data, &c.path, tmp.path());
+        let took = started.elapsed();
+        if r.status != exit_code_for(&c.code) {
+            failures.push(format!(
+                "[{}] exited {}: {}",
+                c.name,
+                r.status,
+                r.stderr.trim()
+            ));
+            continue;
+        }
+        match error_code(&r) {
+            Ok(code) if code == c.code => {}
+            other => failures.push(format!("[{}] {other:?}, want {}", c.name, c.code)),
+        }
+        // The control package's own peak is the baseline (the binary and its libraries).
+        if peak_kib > baseline + 64 * 1024 {
+            failures.push(format!(
+                "[{}] peak RSS {} MiB (the control package: {} MiB)",
+                c.name,
+                peak_kib / 1024,
+                baseline / 1024
+            ));
+        }
+        if took > Duration::from_secs(30) {
+            failures.push(format!("[{}] took {took:?}", c.name));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Folders git cannot hold: a hard link, a FIFO, a socket, a non-UTF-8 file name.

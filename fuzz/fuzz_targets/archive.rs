@@ -58,12 +58,14 @@ fn zip_path() -> &'static PathBuf {
 fn small_limits() -> Limits {
     Limits {
         max_manifest_bytes: 64 * 1024,
+        max_metadata_bytes: 256 * 1024,
         max_files: 64,
         max_unpacked_bytes: 4 * 1024 * 1024,
         max_compression_ratio: 200,
         ratio_floor_bytes: 64 * 1024,
         max_yaml_depth: 64,
         max_yaml_nodes: 10_000,
+        max_yaml_alias_bytes: 64 * 1024,
     }
 }
 
@@ -89,12 +91,18 @@ fuzz_target!(|data: &[u8]| {
     let Ok(read) = read_package(
         &mut reader,
         Some(&mut sink),
-        limits.max_manifest_bytes,
+        &limits,
         &mut |_| {},
     ) else {
         return;
     };
     assert_eq!(sink.files, listed, "files read differ from files listed");
     assert_eq!(read.files.len(), listed.len());
-    let _ = manifest::load(&read.captured, &limits);
+    let captured: u64 = read.captured.values().map(|b| b.len() as u64).sum();
+    assert!(captured <= limits.metadata_budget(), "captured {captured} bytes");
+    let _ = manifest::load_with_files(
+        &read.captured,
+        read.files.iter().map(|f| f.path.as_str()),
+        &limits,
+    );
 });

@@ -368,12 +368,8 @@ fn lock(pkg: &Path, key: Option<&Path>, json: bool) -> HostResult<i32> {
     let profile = HostProfile::current();
     let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
     let mut reader = host_core::package::PackageReader::open(&source, &opts.limits)?;
-    let read = host_core::package::pipeline::read_package(
-        &mut reader,
-        None,
-        opts.limits.max_manifest_bytes,
-        &mut |_| {},
-    )?;
+    let read =
+        host_core::package::pipeline::read_package(&mut reader, None, &opts.limits, &mut |_| {})?;
     let lock_text = host_core::lockfile::render(&read.files);
     let write = |name: &str, text: &str| -> HostResult<()> {
         let p = source.path.join(name);

@@ -59,10 +59,12 @@ error_codes! {
     // --- APP.md and layered files ---------------------------------------------------------
     ManifestMissing = "manifest.missing" => Rejected,
     ManifestTooLarge = "manifest.too_large" => Rejected,
+    ManifestMetadataTooLarge = "manifest.metadata_too_large" => Rejected,
     ManifestNotUtf8 = "manifest.not_utf8" => Rejected,
     ManifestNoFrontmatter = "manifest.no_frontmatter" => Rejected,
     ManifestYamlSyntax = "manifest.yaml_syntax" => Rejected,
     ManifestYamlAliasLimit = "manifest.yaml_alias_limit" => Rejected,
+    ManifestYamlExpansionLimit = "manifest.yaml_expansion_limit" => Rejected,
     ManifestYamlDepthLimit = "manifest.yaml_depth_limit" => Rejected,
     ManifestYamlDuplicateKey = "manifest.yaml_duplicate_key" => Rejected,
     ManifestNotAMapping = "manifest.not_a_mapping" => Rejected,

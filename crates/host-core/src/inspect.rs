@@ -64,12 +64,9 @@ pub fn inspect(
 ) -> HostResult<Inspection> {
     let mut reader = PackageReader::open(source, &opts.limits)?;
     let total = reader.listing().total_bytes;
-    let read = read_package(
-        &mut reader,
-        sink,
-        opts.limits.max_manifest_bytes,
-        &mut |done| progress(done, total),
-    )?;
+    let read = read_package(&mut reader, sink, &opts.limits, &mut |done| {
+        progress(done, total)
+    })?;
     let app_md = read
         .captured
         .get("APP.md")
@@ -110,7 +107,11 @@ pub fn inspect(
         None => false,
     };
 
-    let manifest = manifest::load(&read.captured, &opts.limits)?;
+    let manifest = manifest::load_with_files(
+        &read.captured,
+        read.files.iter().map(|f| f.path.as_str()),
+        &opts.limits,
+    )?;
     if let Some(declared) = manifest
         .data
         .get("runtimePackage")

@@ -12,7 +12,7 @@
 //! else `ready`. Entries get the same rule over the
 //! app-wide checks plus their own (`requiredCapabilities`, `permissions`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -100,7 +100,9 @@ pub struct Check {
 pub struct EntryReadiness {
     pub entry_key: String,
     pub status: Status,
-    /// Keys of the checks that keep this entry from `ready`.
+    /// Keys of this entry's own checks that keep it from `ready`. App-wide checks count in
+    /// `status` but are listed once, in the report's checks, not again for every entry (that
+    /// would make the report entries x checks long).
     pub missing: Vec<String>,
 }
 
@@ -153,6 +155,10 @@ impl HostState {
 struct Ctx<'a> {
     m: &'a Manifest,
     files: &'a [FileRecord],
+    /// The package's paths, for lookups by path (sorted, so a folder is a range).
+    paths: BTreeSet<&'a str>,
+    /// Declared permissions by key: (some declaration is required, some is optional).
+    declared: HashMap<&'a str, (bool, bool)>,
     profile: &'a HostProfile,
     state: &'a HostState,
     checks: Vec<Check>,
@@ -196,17 +202,19 @@ impl Ctx<'_> {
     fn has_path(&self, reference: &str) -> bool {
         let p = package_path(reference);
         let prefix = format!("{p}/");
-        self.files
-            .iter()
-            .any(|f| f.path == p || f.path.starts_with(&prefix))
+        // The first path at or after `p/` is inside the folder if any is.
+        self.paths.contains(p.as_str())
+            || self
+                .paths
+                .range(prefix.as_str()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&prefix))
     }
 
     fn granted(&self, permission: &str) -> bool {
         match &self.state.grants {
             Grants::Granted(set) => set.contains(permission),
-            Grants::Preview => self.m.array("permissions").iter().any(|p| {
-                p.get("key").and_then(Value::as_str) == Some(permission) && is_required(p)
-            }),
+            Grants::Preview => self.declared.get(permission).is_some_and(|d| d.0),
         }
     }
 }
@@ -249,9 +257,22 @@ pub fn evaluate(
     profile: &HostProfile,
     state: &HostState,
 ) -> Report {
+    let mut declared: HashMap<&str, (bool, bool)> = HashMap::new();
+    for p in m.array("permissions") {
+        if let Some(key) = p.get("key").and_then(Value::as_str) {
+            let d = declared.entry(key).or_default();
+            if is_required(p) {
+                d.0 = true;
+            } else {
+                d.1 = true;
+            }
+        }
+    }
     let mut cx = Ctx {
         m,
         files,
+        paths: files.iter().map(|f| f.path.as_str()).collect(),
+        declared,
         profile,
         state,
         checks: Vec::new(),
@@ -688,10 +709,7 @@ fn permissions(cx: &mut Ctx) {
             .filter_map(Value::as_str)
         {
             if !cx.granted(perm) {
-                let declared_optional =
-                    cx.m.array("permissions").iter().any(|p| {
-                        p.get("key").and_then(Value::as_str) == Some(perm) && !is_required(p)
-                    });
+                let declared_optional = cx.declared.get(perm).is_some_and(|d| d.1);
                 let outcome = if declared_optional {
                     Outcome::Degraded
                 } else {
@@ -974,20 +992,27 @@ fn status_of<'a>(checks: impl Iterator<Item = &'a Check>) -> (Status, Vec<String
 
 fn finish(m: &Manifest, state: &HostState, checks: Vec<Check>) -> Report {
     let (mut status, _) = status_of(checks.iter().filter(|c| c.entry.is_none()));
+    // Each entry's own checks, grouped once (not one scan of every check per entry).
+    let mut own: HashMap<&str, Vec<&Check>> = HashMap::new();
+    for c in &checks {
+        if let Some(e) = c.entry.as_deref() {
+            own.entry(e).or_default().push(c);
+        }
+    }
     // An app whose every entry is blocked cannot launch anything.
     let entries: Vec<EntryReadiness> = m
         .array("entries")
         .iter()
         .map(|e| {
             let key = item_key(e, "entry");
-            let (s, missing) = status_of(
-                checks
-                    .iter()
-                    .filter(|c| c.entry.is_none() || c.entry.as_deref() == Some(key.as_str())),
-            );
+            let (s, missing) = status_of(own.get(key.as_str()).into_iter().flatten().copied());
             EntryReadiness {
                 entry_key: key,
-                status: if state.disabled { Status::Disabled } else { s },
+                status: if state.disabled {
+                    Status::Disabled
+                } else {
+                    s.max(status)
+                },
                 missing,
             }
         })
@@ -1014,16 +1039,14 @@ fn finish(m: &Manifest, state: &HostState, checks: Vec<Check>) -> Report {
         .map(|c| c.message.clone())
         .collect();
     let mut setup_actions: Vec<SetupAction> = Vec::new();
+    let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
     for a in checks
         .iter()
         .filter(|c| matches!(c.outcome, Outcome::NeedsSetup | Outcome::Degraded))
-        .filter_map(|c| c.setup_action.clone())
+        .filter_map(|c| c.setup_action.as_ref())
     {
-        if !setup_actions
-            .iter()
-            .any(|s| s.key == a.key && s.kind == a.kind)
-        {
-            setup_actions.push(a);
+        if seen.insert((a.key.as_str(), a.kind)) {
+            setup_actions.push(a.clone());
         }
     }
     Report {

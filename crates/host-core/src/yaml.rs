@@ -1,8 +1,12 @@
 //! A bounded YAML 1.2 loader that produces `serde_json::Value`.
 //!
 //! Built on yaml-rust2's pull parser so that limits are enforced *while* parsing, before any
-//! expansion happens: nesting depth, and the number of nodes produced including alias expansion
-//! (a "billion laughs" document is stopped after `max_nodes`, not after it has eaten the heap).
+//! expansion happens: nesting depth, the number of nodes produced including alias expansion
+//! (a "billion laughs" document is stopped after `max_nodes`, not after it has eaten the heap),
+//! and the bytes that anchors and aliases copy (an alias to a 500 KiB string is one node but
+//! 500 KiB of memory; the copies are counted, and refused, before they are made). So a document
+//! of `n` bytes materialises at most `n + max_alias_bytes` bytes of scalar text, in at most
+//! `max_nodes` nodes (both counts include the copy the anchor table keeps of each anchored node).
 //! Scalars are resolved with the YAML 1.2 core schema; anything else (timestamps, for instance)
 //! stays a string, which is what the Agent App reference CLI does too. Duplicate mapping keys
 //! are an error, as the YAML spec requires.
@@ -15,6 +19,9 @@ use yaml_rust2::scanner::TScalarStyle;
 pub struct YamlLimits {
     pub max_depth: usize,
     pub max_nodes: usize,
+    /// Bytes of scalar text (keys included) that anchors and aliases may copy in total: each
+    /// anchored node is copied once when defined, and once more for every alias to it.
+    pub max_alias_bytes: usize,
 }
 
 impl Default for YamlLimits {
@@ -22,6 +29,7 @@ impl Default for YamlLimits {
         YamlLimits {
             max_depth: 64,
             max_nodes: 100_000,
+            max_alias_bytes: 1024 * 1024,
         }
     }
 }
@@ -37,6 +45,9 @@ pub enum YamlError {
         limit: usize,
     },
     NodeLimit {
+        limit: usize,
+    },
+    ExpansionLimit {
         limit: usize,
     },
     DuplicateKey {
@@ -63,6 +74,10 @@ impl std::fmt::Display for YamlError {
                     "YAML expands to more than {limit} nodes (alias expansion is bounded)"
                 )
             }
+            YamlError::ExpansionLimit { limit } => write!(
+                f,
+                "YAML anchors and aliases copy more than {limit} bytes (alias expansion is bounded)"
+            ),
             YamlError::DuplicateKey { key } => write!(f, "duplicate mapping key {key:?}"),
             YamlError::ComplexKey => f.write_str("mapping keys must be scalars"),
             YamlError::UnknownAnchor => f.write_str("alias refers to an unknown anchor"),
@@ -76,6 +91,7 @@ enum Frame {
         items: Vec<Value>,
         anchor: usize,
         nodes: usize,
+        bytes: usize,
         depth: usize,
     },
     Map {
@@ -83,14 +99,17 @@ enum Frame {
         key: Option<String>,
         anchor: usize,
         nodes: usize,
+        bytes: usize,
         depth: usize,
     },
 }
 
-/// A finished node with the bookkeeping needed to bound alias expansion.
+/// A finished node with the bookkeeping needed to bound alias expansion: how many nodes it
+/// holds, how many bytes of scalar text, and how deep it is.
 struct Node {
     value: Value,
     nodes: usize,
+    bytes: usize,
     depth: usize,
 }
 
@@ -101,6 +120,8 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
     // anchor id -> (value, node count, depth); yaml-rust2 numbers anchors from 1.
     let mut anchors: Vec<Option<Node>> = Vec::new();
     let mut total_nodes = 0usize;
+    // Bytes copied by anchors and aliases so far.
+    let mut copied = 0usize;
     let mut root: Option<Value> = None;
     let mut documents = 0usize;
 
@@ -134,6 +155,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                 total_nodes += 1;
                 check_nodes(total_nodes, limits)?;
                 let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
+                let bytes = text.len();
                 let value = if style == TScalarStyle::Plain && !forced_str {
                     resolve_plain(&text)
                 } else {
@@ -143,6 +165,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                     Node {
                         value,
                         nodes: 1,
+                        bytes,
                         depth: 0,
                     },
                     anchor,
@@ -155,6 +178,8 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                     .ok_or(YamlError::UnknownAnchor)?;
                 total_nodes = total_nodes.saturating_add(node.nodes);
                 check_nodes(total_nodes, limits)?;
+                copied = copied.saturating_add(node.bytes);
+                check_copied(copied, limits)?;
                 if stack.len() + node.depth > limits.max_depth {
                     return Err(YamlError::DepthLimit {
                         limit: limits.max_depth,
@@ -164,6 +189,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                     Node {
                         value: node.value.clone(),
                         nodes: node.nodes,
+                        bytes: node.bytes,
                         depth: node.depth,
                     },
                     0,
@@ -182,6 +208,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                         items: Vec::new(),
                         anchor,
                         nodes: 1,
+                        bytes: 0,
                         depth: 1,
                     }
                 } else {
@@ -190,6 +217,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                         key: None,
                         anchor,
                         nodes: 1,
+                        bytes: 0,
                         depth: 1,
                     }
                 });
@@ -200,11 +228,13 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                     items,
                     anchor,
                     nodes,
+                    bytes,
                     depth,
                 }) => Some((
                     Node {
                         value: Value::Array(items),
                         nodes,
+                        bytes,
                         depth,
                     },
                     anchor,
@@ -213,12 +243,14 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                     map,
                     anchor,
                     nodes,
+                    bytes,
                     depth,
                     ..
                 }) => Some((
                     Node {
                         value: Value::Object(map),
                         nodes,
+                        bytes,
                         depth,
                     },
                     anchor,
@@ -237,12 +269,18 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
             continue;
         };
         if anchor > 0 {
+            // The anchor table keeps its own copy: count its nodes and bytes before making it.
+            total_nodes = total_nodes.saturating_add(node.nodes);
+            check_nodes(total_nodes, limits)?;
+            copied = copied.saturating_add(node.bytes);
+            check_copied(copied, limits)?;
             if anchors.len() <= anchor {
                 anchors.resize_with(anchor + 1, || None);
             }
             anchors[anchor] = Some(Node {
                 value: node.value.clone(),
                 nodes: node.nodes,
+                bytes: node.bytes,
                 depth: node.depth,
             });
         }
@@ -251,10 +289,12 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
             Some(Frame::Seq {
                 items,
                 nodes,
+                bytes,
                 depth,
                 ..
             }) => {
                 *nodes += node.nodes;
+                *bytes = bytes.saturating_add(node.bytes);
                 *depth = (*depth).max(node.depth + 1);
                 items.push(node.value);
             }
@@ -262,10 +302,12 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                 map,
                 key,
                 nodes,
+                bytes,
                 depth,
                 ..
             }) => {
                 *nodes += node.nodes;
+                *bytes = bytes.saturating_add(node.bytes);
                 *depth = (*depth).max(node.depth + 1);
                 match key.take() {
                     None => {
@@ -295,6 +337,16 @@ fn check_nodes(total: usize, limits: YamlLimits) -> Result<(), YamlError> {
     if total > limits.max_nodes {
         Err(YamlError::NodeLimit {
             limit: limits.max_nodes,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn check_copied(copied: usize, limits: YamlLimits) -> Result<(), YamlError> {
+    if copied > limits.max_alias_bytes {
+        Err(YamlError::ExpansionLimit {
+            limit: limits.max_alias_bytes,
         })
     } else {
         Ok(())
@@ -417,6 +469,140 @@ mod tests {
         assert!(matches!(p(&doc), Err(YamlError::NodeLimit { .. })));
     }
 
+    fn with_alias_bytes(max_alias_bytes: usize) -> YamlLimits {
+        YamlLimits {
+            max_alias_bytes,
+            ..YamlLimits::default()
+        }
+    }
+
+    /// `x: &a <anchored>` then `refs:` with `n` aliases to it, each written by `alias`.
+    fn doc_with_aliases(anchored: &str, n: usize, alias: &str) -> String {
+        let mut doc = format!("x: &a {anchored}\nrefs:\n");
+        for _ in 0..n {
+            doc.push_str("  - ");
+            doc.push_str(alias);
+            doc.push('\n');
+        }
+        doc
+    }
+
+    #[test]
+    fn alias_copies_are_counted_in_bytes_exactly() {
+        // The anchor keeps one copy of its 1,000 bytes, and each of 9 aliases makes another:
+        // 10,000 bytes copied in all.
+        let long = "y".repeat(1000);
+        let doc = doc_with_aliases(&long, 9, "*a");
+        let v = parse(&doc, with_alias_bytes(10_000)).unwrap();
+        assert_eq!(v["refs"][8].as_str().map(str::len), Some(1000));
+        assert_eq!(
+            parse(&doc, with_alias_bytes(9_999)),
+            Err(YamlError::ExpansionLimit { limit: 9_999 })
+        );
+    }
+
+    #[test]
+    fn alias_to_a_long_string_is_stopped_before_it_is_copied() {
+        // The shape of the report: a 500 KiB string and tens of thousands of aliases to it
+        // (~45 GB once expanded, one node each). Stopped after ~1 MiB of copies.
+        let long = "z".repeat(500 * 1024);
+        let mut doc = format!("big: &s {long}\nrefs: [");
+        doc.push_str(&["*s"; 90_000].join(", "));
+        doc.push_str("]\n");
+        assert_eq!(
+            p(&doc),
+            Err(YamlError::ExpansionLimit {
+                limit: YamlLimits::default().max_alias_bytes
+            })
+        );
+    }
+
+    #[test]
+    fn alias_to_a_sequence_or_mapping_counts_every_scalar_inside() {
+        // 100 items of 100 bytes: 10,000 bytes per copy (keys count too for mappings).
+        let item = "q".repeat(100);
+        let seq = format!("[{}]", vec![item.as_str(); 100].join(", "));
+        let doc = doc_with_aliases(&seq, 3, "*a");
+        assert!(parse(&doc, with_alias_bytes(40_000)).is_ok());
+        assert_eq!(
+            parse(&doc, with_alias_bytes(39_999)),
+            Err(YamlError::ExpansionLimit { limit: 39_999 })
+        );
+
+        let map: String = (0..100)
+            .map(|i| format!("k{i:02}: {}", &item[..97]))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let doc = doc_with_aliases(&format!("{{{map}}}"), 3, "*a");
+        let v = parse(&doc, with_alias_bytes(40_000)).unwrap();
+        assert_eq!(v["refs"][2]["k99"].as_str().map(str::len), Some(97));
+        assert_eq!(
+            parse(&doc, with_alias_bytes(39_999)),
+            Err(YamlError::ExpansionLimit { limit: 39_999 })
+        );
+    }
+
+    #[test]
+    fn merge_keys_count_like_any_alias() {
+        // `<<: *a` is an alias to a mapping under the key `<<` (the loader does not merge).
+        let item = "m".repeat(1000);
+        let mut doc = format!("base: &a {{k: {item}}}\n");
+        for i in 0..20 {
+            doc.push_str(&format!("m{i}:\n  <<: *a\n  own: {i}\n"));
+        }
+        let v = parse(&doc, with_alias_bytes(21 * 1001)).unwrap();
+        assert_eq!(v["m19"]["<<"]["k"].as_str().map(str::len), Some(1000));
+        assert_eq!(
+            parse(&doc, with_alias_bytes(21 * 1001 - 1)),
+            Err(YamlError::ExpansionLimit {
+                limit: 21 * 1001 - 1
+            })
+        );
+        // With the default limits, a merge-key bomb over a 64 KiB mapping is stopped.
+        let big = "b".repeat(64 * 1024);
+        let mut doc = format!("base: &a {{k: {big}}}\n");
+        for i in 0..1000 {
+            doc.push_str(&format!("m{i}: {{<<: *a}}\n"));
+        }
+        assert!(matches!(p(&doc), Err(YamlError::ExpansionLimit { .. })));
+    }
+
+    #[test]
+    fn nested_anchors_count_each_copy() {
+        // Every anchored level keeps its own copy of what it holds.
+        let long = "n".repeat(1000);
+        let doc = format!("x: &a [&b [&c [&d {long}]]]\n");
+        assert!(parse(&doc, with_alias_bytes(4000)).is_ok());
+        assert!(matches!(
+            parse(&doc, with_alias_bytes(3999)),
+            Err(YamlError::ExpansionLimit { .. })
+        ));
+    }
+
+    #[test]
+    fn nested_anchors_over_empty_items_count_their_node_copies() {
+        // 60 nested anchored sequences around 90,000 empty items: no scalar bytes at all, but
+        // every level would keep its own copy of all 90,000 nodes.
+        let mut doc = String::new();
+        for i in 0..60 {
+            doc.push_str(&format!("{}- &a{i}\n", "  ".repeat(i)));
+        }
+        let indent = "  ".repeat(60);
+        for _ in 0..90_000 {
+            doc.push_str(&indent);
+            doc.push_str("-\n");
+        }
+        assert_eq!(
+            p(&doc),
+            Err(YamlError::NodeLimit {
+                limit: YamlLimits::default().max_nodes
+            })
+        );
+        // One anchored level of 40,000 items fits (80,000 nodes with its copy).
+        let doc = format!("x: &a\n{}", "  -\n".repeat(40_000));
+        assert_eq!(p(&doc).unwrap()["x"].as_array().map(Vec::len), Some(40_000));
+    }
+
     #[test]
     fn deep_nesting_is_stopped_without_recursion() {
         let doc = "[".repeat(100_000) + &"]".repeat(100_000);
@@ -435,6 +621,7 @@ mod tests {
         let limits = YamlLimits {
             max_depth: 4,
             max_nodes: 1000,
+            ..YamlLimits::default()
         };
         let doc = "a: &x [[[1]]]\nb: [[*x]]\n";
         assert!(matches!(

@@ -9,7 +9,7 @@
 //! - any other value is replaced wholesale by the layered value;
 //! - every real disagreement is reported as a `manifest.layered_conflict` warning.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
 
@@ -70,8 +70,20 @@ pub(super) struct Layers {
     pub files: Vec<String>,
 }
 
-pub(super) fn load(
+const EVALS: &[&str] = &["evals/readiness.yaml", "evals/health.yaml"];
+
+/// Whether the manifest loader reads `path` (a layered file, `app.signature.yaml` or an
+/// `evals/*.yaml` file AppHost knows). Only these, with `APP.md`, are kept in memory while a
+/// package is read; any other root `app.*.yaml` is reported as unread from its name alone.
+pub fn reads(path: &str) -> bool {
+    LAYERS.iter().any(|l| l.0 == path) || SPECIAL.contains(&path) || EVALS.contains(&path)
+}
+
+/// `captured` holds the files AppHost reads ([`reads`]; others are ignored); `package_files`
+/// names every file of the package, for the warnings about files that are not read.
+pub(super) fn load<'a>(
     captured: &BTreeMap<String, Vec<u8>>,
+    package_files: impl IntoIterator<Item = &'a str>,
     limits: &Limits,
     findings: &mut Vec<Finding>,
 ) -> HostResult<Layers> {
@@ -82,28 +94,37 @@ pub(super) fn load(
         signature: None,
         files: Vec::new(),
     };
-    let mut parsed: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
-    for (path, bytes) in captured {
-        let is_layer = LAYERS.iter().any(|l| l.0 == path) || SPECIAL.contains(&path.as_str());
-        let is_eval = path == "evals/readiness.yaml" || path == "evals/health.yaml";
-        if is_layer || is_eval {
-            parsed.insert(path.as_str(), parse_mapping(path, bytes, limits)?);
-            out.files.push(path.clone());
-        } else if !path.contains('/')
-            && path.starts_with("app.")
-            && (path.ends_with(".yaml") || path.ends_with(".yml"))
-        {
-            findings.push(Finding::warning(
-                "manifest.unknown_layered_file",
-                path.clone(),
-                format!("{path} is not a layered file AppHost knows; it is installed but not read"),
-            ));
-        } else if path == "app.manifest.json" {
+    // Sorted, so the warnings come in the same order whatever order the files were listed in.
+    let unread: BTreeSet<&str> = package_files
+        .into_iter()
+        .filter(|path| {
+            *path == "app.manifest.json"
+                || (!reads(path)
+                    && !path.contains('/')
+                    && path.starts_with("app.")
+                    && (path.ends_with(".yaml") || path.ends_with(".yml")))
+        })
+        .collect();
+    for path in unread {
+        if path == "app.manifest.json" {
             findings.push(Finding::warning(
                 "manifest.machine_manifest_ignored",
-                path.clone(),
+                path,
                 "app.manifest.json is not read: APP.md (with app.*.yaml) is the manifest",
             ));
+        } else {
+            findings.push(Finding::warning(
+                "manifest.unknown_layered_file",
+                path,
+                format!("{path} is not a layered file AppHost knows; it is installed but not read"),
+            ));
+        }
+    }
+    let mut parsed: BTreeMap<&str, Map<String, Value>> = BTreeMap::new();
+    for (path, bytes) in captured {
+        if reads(path) {
+            parsed.insert(path.as_str(), parse_mapping(path, bytes, limits)?);
+            out.files.push(path.clone());
         }
     }
 
@@ -171,19 +192,24 @@ pub(super) fn merge(
         }
         match (keyed, &existing, &layered) {
             (true, Value::Array(fm), Value::Array(ly)) => {
-                let key_of = |v: &Value| v.get("key").and_then(Value::as_str).map(str::to_owned);
+                // Layered items by key (the first one wins, as a search from the start would):
+                // one lookup per frontmatter item, not a scan.
+                let mut by_key: HashMap<&str, &Value> = HashMap::with_capacity(ly.len());
+                for l in ly {
+                    if let Some(k) = key_of(l) {
+                        by_key.entry(k).or_insert(l);
+                    }
+                }
                 let mut merged = ly.clone();
                 for item in fm {
                     match key_of(item) {
-                        Some(k) => {
-                            match ly.iter().find(|l| key_of(l).as_deref() == Some(k.as_str())) {
-                                Some(l) if l != item => {
-                                    findings.push(conflict(file, &format!("{key}[{k}]")))
-                                }
-                                Some(_) => {}
-                                None => merged.push(item.clone()),
+                        Some(k) => match by_key.get(k) {
+                            Some(l) if *l != item => {
+                                findings.push(conflict(file, &format!("{key}[{k}]")))
                             }
-                        }
+                            Some(_) => {}
+                            None => merged.push(item.clone()),
+                        },
                         None => merged.push(item.clone()),
                     }
                 }
@@ -195,6 +221,10 @@ pub(super) fn merge(
             }
         }
     }
+}
+
+fn key_of(v: &Value) -> Option<&str> {
+    v.get("key").and_then(Value::as_str)
 }
 
 fn conflict(file: &str, what: &str) -> Finding {

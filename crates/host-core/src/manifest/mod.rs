@@ -17,6 +17,7 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::Limits;
 use crate::yaml::{self, YamlError};
 
+pub use layered::reads as reads_file;
 pub use validate::{is_required, APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STATUSES};
 
 /// The manifest version this host implements (the standard's current version).
@@ -134,10 +135,21 @@ pub(crate) fn yaml_error(file: &str, e: YamlError) -> HostError {
     let code = match e {
         YamlError::DepthLimit { .. } => ErrorCode::ManifestYamlDepthLimit,
         YamlError::NodeLimit { .. } => ErrorCode::ManifestYamlAliasLimit,
+        YamlError::ExpansionLimit { .. } => ErrorCode::ManifestYamlExpansionLimit,
         YamlError::DuplicateKey { .. } => ErrorCode::ManifestYamlDuplicateKey,
         _ => ErrorCode::ManifestYamlSyntax,
     };
-    HostError::new(code, format!("{file}: {e}")).with("file", file)
+    let limit = match e {
+        YamlError::DepthLimit { limit }
+        | YamlError::NodeLimit { limit }
+        | YamlError::ExpansionLimit { limit } => Some(limit),
+        _ => None,
+    };
+    let err = HostError::new(code, format!("{file}: {e}")).with("file", file);
+    match limit {
+        Some(limit) => err.with("limit", limit),
+        None => err,
+    }
 }
 
 /// Parses a YAML file that must hold a mapping.
@@ -167,11 +179,23 @@ pub(crate) fn parse_mapping(
     }
 }
 
-/// Loads the manifest from the captured metadata files of a package.
+/// Loads the manifest from the captured metadata files of a package, taking them to be the
+/// whole package (see [`load_with_files`]).
+pub fn load(captured: &BTreeMap<String, Vec<u8>>, limits: &Limits) -> HostResult<Manifest> {
+    load_with_files(captured, captured.keys().map(String::as_str), limits)
+}
+
+/// Loads the manifest from the captured metadata files of a package (`APP.md` and the files
+/// [`reads_file`] names; others are ignored). `package_files` lists every file of the package,
+/// for the warnings about root `app.*` files that are not read.
 ///
 /// Returns `Err` only when the manifest cannot be read at all (missing, not UTF-8, no
 /// frontmatter, YAML errors, limits). Field-level problems become findings.
-pub fn load(captured: &BTreeMap<String, Vec<u8>>, limits: &Limits) -> HostResult<Manifest> {
+pub fn load_with_files<'a>(
+    captured: &BTreeMap<String, Vec<u8>>,
+    package_files: impl IntoIterator<Item = &'a str>,
+    limits: &Limits,
+) -> HostResult<Manifest> {
     let raw = captured
         .get("APP.md")
         .ok_or_else(|| HostError::new(ErrorCode::ManifestMissing, "the package has no APP.md"))?;
@@ -195,7 +219,7 @@ pub fn load(captured: &BTreeMap<String, Vec<u8>>, limits: &Limits) -> HostResult
         }
     };
     let mut findings = Vec::new();
-    let layers = layered::load(captured, limits, &mut findings)?;
+    let layers = layered::load(captured, package_files, limits, &mut findings)?;
     let layered_files = layers.files.clone();
     layered::merge(&mut front, layers.values, &mut findings);
     let manifest_version = validate::validate(&mut front, &mut findings);

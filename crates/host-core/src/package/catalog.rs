@@ -9,6 +9,7 @@
 //! file) or a `file://` URL; other schemes are refused (AppHost does not download here).
 //! `packageHash` is required: a catalog pins what it lists. `manifestHash` is optional.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -48,12 +49,46 @@ fn invalid(path: &Path, why: impl std::fmt::Display) -> HostError {
     .with("path", path.display().to_string())
 }
 
-pub fn load(path: &Path) -> HostResult<Catalog> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read catalog", path, e))?;
-    if bytes.len() > 16 * 1024 * 1024 {
-        return Err(invalid(path, "larger than 16 MiB"));
+/// The largest catalog file AppHost reads.
+pub const MAX_CATALOG_BYTES: u64 = 16 * 1024 * 1024;
+
+fn too_large(path: &Path, size: Option<u64>) -> HostError {
+    let err = invalid(
+        path,
+        format!("larger than {MAX_CATALOG_BYTES} bytes (16 MiB)"),
+    )
+    .with("limit", MAX_CATALOG_BYTES);
+    match size {
+        Some(size) => err.with("size", size),
+        None => err,
     }
+}
+
+/// Reads a catalog file: its size is checked before a byte is read (a regular file only: a
+/// FIFO or device is refused rather than opened), and the read itself stops one byte past the
+/// limit, in case the file grows in between.
+fn read_bounded(path: &Path) -> HostResult<Vec<u8>> {
+    let io = |e| HostError::io(ErrorCode::SourceIo, "cannot read catalog", path, e);
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(invalid(path, "not a regular file"));
+    }
+    if meta.len() > MAX_CATALOG_BYTES {
+        return Err(too_large(path, Some(meta.len())));
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_CATALOG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_CATALOG_BYTES {
+        return Err(too_large(path, None));
+    }
+    Ok(bytes)
+}
+
+pub fn load(path: &Path) -> HostResult<Catalog> {
+    let bytes = read_bounded(path)?;
     let doc: Value = serde_json::from_slice(&bytes).map_err(|e| invalid(path, e))?;
     let list = match &doc {
         Value::Array(a) => a,
@@ -261,6 +296,50 @@ mod tests {
             })
             .unwrap();
         assert_eq!(r.package_path, tmp.path().join("a-1.2.0.zip"));
+    }
+
+    #[test]
+    fn an_oversized_catalog_is_refused_before_it_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A sparse 64 GiB file: reading it first would ask for 64 GiB of memory (and fail with
+        // an I/O error, or take minutes); the size check refuses it at once.
+        let p = tmp.path().join("huge.json");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(64 << 30).unwrap();
+        drop(f);
+        let started = std::time::Instant::now();
+        let err = load(&p).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CatalogInvalid, "{err:?}");
+        assert_eq!(err.details["size"], 64u64 << 30);
+        assert_eq!(err.details["limit"], MAX_CATALOG_BYTES);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+
+        // Just over the limit is refused too; at the limit the JSON is parsed.
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(MAX_CATALOG_BYTES + 1).unwrap();
+        drop(f);
+        assert_eq!(load(&p).unwrap_err().details["size"], MAX_CATALOG_BYTES + 1);
+        let mut body = b"[]".to_vec();
+        body.resize(MAX_CATALOG_BYTES as usize, b' ');
+        std::fs::write(&p, &body).unwrap();
+        assert!(load(&p).unwrap().releases.is_empty());
+    }
+
+    #[test]
+    fn a_catalog_that_is_not_a_regular_file_is_not_opened() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("catalog.json");
+        let st = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo (coreutils)");
+        assert!(st.success());
+        // Opening a FIFO with no writer would block forever.
+        assert_eq!(load(&fifo).unwrap_err().code, ErrorCode::CatalogInvalid);
+        assert_eq!(
+            load(tmp.path()).unwrap_err().code,
+            ErrorCode::CatalogInvalid
+        );
     }
 
     #[test]

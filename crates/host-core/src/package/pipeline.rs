@@ -13,7 +13,11 @@ use std::sync::mpsc;
 
 use super::PackageReader;
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::hashing::{FileHasher, FileRecord, PackageHasher, Sha256Bytes};
+use crate::hashing::{
+    FileHasher, FileRecord, PackageHasher, Sha256Bytes, LOCK_FILE, SIGNATURE_FILE,
+};
+use crate::limits::Limits;
+use crate::manifest;
 
 const CHUNK: usize = 256 * 1024;
 const IN_FLIGHT: usize = 16;
@@ -52,31 +56,60 @@ pub struct ReadPackage {
     pub files: Vec<FileRecord>,
     /// The reference CLI's packageHash over exactly these files.
     pub package_hash: String,
-    /// Small metadata files kept in memory for the manifest loader (see [`is_captured`]).
+    /// Small metadata files kept in memory for the manifest loader (see [`is_captured`]),
+    /// bounded by [`Limits::metadata_budget`] in total.
     pub captured: BTreeMap<String, Vec<u8>>,
     pub skipped: Vec<String>,
     pub total_bytes: u64,
 }
 
 impl ReadPackage {
+    /// The record of one file. `files` is in the reference CLI's order, which compares paths
+    /// component by component: a binary search, not a scan.
     pub fn file(&self, path: &str) -> Option<&FileRecord> {
-        self.files.iter().find(|f| f.path == path)
+        self.files
+            .binary_search_by(|f| super::path::cli_order(&f.path, path))
+            .ok()
+            .map(|i| &self.files[i])
     }
 }
 
-/// Files the manifest loader needs: `APP.md`, the layered `app.*.yaml` files, the lock and
-/// signature files, the machine manifest, and `evals/*.yaml`.
+/// Files kept in memory for the manifest loader: `APP.md`, the lock and signature files, and
+/// the layered and `evals/*.yaml` files it reads ([`crate::manifest::reads_file`]). Other root
+/// `app.*` files are reported by name only, so their bytes are never held.
 pub fn is_captured(path: &str) -> bool {
-    if path == "APP.md" || path == "app.lock.json" || path == "app.manifest.json" {
-        return true;
+    path == "APP.md" || path == LOCK_FILE || path == SIGNATURE_FILE || manifest::reads_file(path)
+}
+
+/// Checks, from the listed sizes and before anything is read, that each captured file is within
+/// `max_manifest_bytes` and all of them together within [`Limits::metadata_budget`].
+fn check_captured_sizes(entries: &[(String, u64)], limits: &Limits) -> HostResult<()> {
+    let per_file = limits.max_manifest_bytes;
+    let budget = limits.metadata_budget();
+    let mut total: u64 = 0;
+    for (path, size) in entries.iter().filter(|(p, _)| is_captured(p)) {
+        if *size > per_file {
+            return Err(HostError::new(
+                ErrorCode::ManifestTooLarge,
+                format!("{path} is {size} bytes; the limit is {per_file} bytes"),
+            )
+            .with("path", path)
+            .with("limit", per_file));
+        }
+        total = total.saturating_add(*size);
+        if total > budget {
+            return Err(HostError::new(
+                ErrorCode::ManifestMetadataTooLarge,
+                format!(
+                    "APP.md and the layered, evals, lock and signature files hold more than \
+                     {budget} bytes together (reached at {path})"
+                ),
+            )
+            .with("path", path)
+            .with("limit", budget));
+        }
     }
-    if !path.contains('/') && path.starts_with("app.") {
-        return path.ends_with(".yaml") || path.ends_with(".yml");
-    }
-    matches!(
-        path,
-        "evals/readiness.yaml" | "evals/health.yaml" | "storage/schema.json"
-    )
+    Ok(())
 }
 
 /// A pooled buffer (always `CHUNK` long) and how much of it is filled.
@@ -96,11 +129,13 @@ enum Msg {
 /// What the reading thread produces: the file records and the captured metadata files.
 type ReadSide = (Vec<FileRecord>, BTreeMap<String, Vec<u8>>);
 
-/// Reads every listed file once. `progress` gets the running byte count.
+/// Reads every listed file once. `progress` gets the running byte count. The captured metadata
+/// files are checked against `limits` (`max_manifest_bytes` each, [`Limits::metadata_budget`]
+/// together) before anything is read.
 pub fn read_package(
     reader: &mut PackageReader,
     sink: Option<&mut dyn BlobSink>,
-    max_captured_bytes: u64,
+    limits: &Limits,
     progress: &mut dyn FnMut(u64),
 ) -> HostResult<ReadPackage> {
     let entries: Vec<(String, u64)> = reader
@@ -109,16 +144,7 @@ pub fn read_package(
         .iter()
         .map(|e| (e.path.clone(), e.size))
         .collect();
-    for (path, size) in &entries {
-        if is_captured(path) && *size > max_captured_bytes {
-            return Err(HostError::new(
-                ErrorCode::ManifestTooLarge,
-                format!("{path} is {size} bytes; the limit is {max_captured_bytes} bytes"),
-            )
-            .with("path", path)
-            .with("limit", max_captured_bytes));
-        }
-    }
+    check_captured_sizes(&entries, limits)?;
     let skipped = reader.listing().skipped.clone();
     let total_bytes = reader.listing().total_bytes;
 
@@ -297,4 +323,145 @@ pub fn read_package(
             total_bytes,
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::package::catalog::CatalogSelect;
+    use crate::package::source::resolve;
+
+    const APP_MD: &str = "---\nname: demo\ndescription: A demo.\nversion: 1.0.0\nstatus: ready\nappType: agent-app\nmanifestVersion: \"0.10.0\"\n---\n# Demo\n";
+
+    fn folder(files: &[(&str, Vec<u8>)]) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        for (rel, data) in files {
+            let p = tmp.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, data).unwrap();
+        }
+        tmp
+    }
+
+    fn read(root: &Path, limits: &Limits) -> HostResult<ReadPackage> {
+        let source = resolve(root, &CatalogSelect::default())?;
+        let mut reader = PackageReader::open(&source, limits)?;
+        read_package(&mut reader, None, limits, &mut |_| {})
+    }
+
+    #[test]
+    fn only_the_files_the_manifest_loader_reads_are_kept_in_memory() {
+        let yaml = |n: usize| format!("# {}\nx: 1\n", "p".repeat(n)).into_bytes();
+        let pkg = folder(&[
+            ("APP.md", APP_MD.into()),
+            ("app.permissions.yaml", b"permissions: []\n".to_vec()),
+            ("app.extra.yaml", yaml(900_000)),
+            ("app.other.yml", yaml(900_000)),
+            ("app.manifest.json", b"{}".to_vec()),
+            ("storage/schema.json", b"{}".to_vec()),
+            ("evals/readiness.yaml", b"readiness: {}\n".to_vec()),
+            ("evals/other.yaml", yaml(10)),
+        ]);
+        let read = read(pkg.path(), &Limits::default()).unwrap();
+        let kept: Vec<&str> = read.captured.keys().map(String::as_str).collect();
+        assert_eq!(
+            kept,
+            ["APP.md", "app.permissions.yaml", "evals/readiness.yaml"]
+        );
+        // The files not kept are still reported, from their names.
+        let m = crate::manifest::load_with_files(
+            &read.captured,
+            read.files.iter().map(|f| f.path.as_str()),
+            &Limits::default(),
+        )
+        .unwrap();
+        let warned: Vec<(&str, &str)> = m
+            .findings
+            .iter()
+            .map(|f| (f.code, f.path.as_str()))
+            .collect();
+        assert_eq!(
+            warned,
+            [
+                ("manifest.unknown_layered_file", "app.extra.yaml"),
+                ("manifest.machine_manifest_ignored", "app.manifest.json"),
+                ("manifest.unknown_layered_file", "app.other.yml"),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_kept_files_are_capped_in_total_before_anything_is_read() {
+        let limits = Limits {
+            max_manifest_bytes: 5_000,
+            max_metadata_bytes: 10_000,
+            ..Limits::default()
+        };
+        let big = |n: usize| format!("# {}\n", "p".repeat(n)).into_bytes();
+        // Three layered files of ~4,000 bytes: each within its limit, 12,000+ together.
+        let mut files = vec![
+            ("APP.md", APP_MD.as_bytes().to_vec()),
+            ("app.entries.yaml", big(4_000)),
+            ("app.errors.yaml", big(4_000)),
+        ];
+        // Unread files do not count.
+        files.push(("app.unread.yaml", big(4_000)));
+        let pkg = folder(&files);
+        assert!(read(pkg.path(), &limits).is_ok());
+        files.push(("evals/health.yaml", big(4_000)));
+        let pkg = folder(&files);
+        let err = read(pkg.path(), &limits).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ManifestMetadataTooLarge, "{err:?}");
+        assert_eq!(err.details["limit"], 10_000);
+        // One file over its own limit keeps its own code.
+        files.push(("app.i18n.yaml", big(6_000)));
+        let pkg = folder(&files);
+        assert_eq!(
+            read(pkg.path(), &limits).unwrap_err().code,
+            ErrorCode::ManifestTooLarge
+        );
+        // A raised per-file limit raises the total with it: one such file always fits.
+        let raised = Limits {
+            max_manifest_bytes: 20_000,
+            max_metadata_bytes: 10_000,
+            ..Limits::default()
+        };
+        let pkg = folder(&[("APP.md", APP_MD.into()), ("app.entries.yaml", big(15_000))]);
+        assert!(read(pkg.path(), &raised).is_ok());
+    }
+
+    #[test]
+    fn files_are_found_by_path_in_the_listing_order() {
+        let names = [
+            "APP.md",
+            "a/b.txt",
+            "a-b.txt",
+            "a/b/c.txt",
+            "Z.txt",
+            "é.txt",
+            "dist/x/y/z.js",
+        ];
+        let pkg = folder(
+            &names
+                .iter()
+                .map(|n| {
+                    let data = if *n == "APP.md" {
+                        APP_MD.into()
+                    } else {
+                        n.as_bytes().to_vec()
+                    };
+                    (*n, data)
+                })
+                .collect::<Vec<_>>(),
+        );
+        let read = read(pkg.path(), &Limits::default()).unwrap();
+        for n in names {
+            assert_eq!(read.file(n).map(|f| f.path.as_str()), Some(n));
+        }
+        for missing in ["a", "a/b", "b.txt", "dist/x", "app.md"] {
+            assert!(read.file(missing).is_none(), "{missing}");
+        }
+    }
 }
