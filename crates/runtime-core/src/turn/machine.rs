@@ -920,8 +920,13 @@ impl TurnMachine {
                     ));
                 }
                 let content = if p.spilled {
+                    let sep = if p.text.ends_with('\n') || p.text.is_empty() {
+                        ""
+                    } else {
+                        "\n"
+                    };
                     format!(
-                        "{}\n[output truncated: {} bytes, {} lines in total; the whole output is kept as {}]",
+                        "{}{sep}[output truncated: {} bytes, {} lines in total; the whole output is kept as {}]",
                         p.text, p.total_bytes, p.total_lines, output_ref
                     )
                 } else {
