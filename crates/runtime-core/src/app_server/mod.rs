@@ -5,6 +5,7 @@
 //! Every method, param, result, error code and event is documented in `docs/app-server.md`.
 
 pub mod protocol;
+pub mod schema;
 mod stdio;
 
 use std::collections::HashSet;
