@@ -480,41 +480,44 @@ impl Runtime {
         queue_if_busy: bool,
     ) -> Result<TurnStarted, RuntimeError> {
         let h = self.session(session)?;
+        // Everything up to the decision happens under the session lock, so two submissions
+        // (even with the same caller turnId) cannot both start or both be recorded.
+        let mut st = lock(&h.state);
         if let Some(id) = &turn_id {
-            if let Some(t) = lock(&h.state).model.turn(id) {
+            if let Some(t) = st.model.turn(id) {
                 return Ok(TurnStarted {
                     turn: t.clone(),
                     created: false,
                 });
             }
         }
-        let Some(_) = &self.inner.backend else {
+        if self.inner.backend.is_none() {
             return Err(RuntimeError::NeedsSetup);
-        };
+        }
         if let Some(schema) = &output_schema {
             jsonschema::validator_for(schema).map_err(|e| {
                 RuntimeError::InvalidParams(format!("outputSchema is not a valid JSON Schema: {e}"))
             })?;
         }
-        let turn_id = turn_id.unwrap_or_else(TurnId::random);
-        let busy = lock(&h.state).active.is_some();
-        if busy && !queue_if_busy {
-            let active = lock(&h.state)
-                .active
-                .as_ref()
-                .map(|a| a.0.to_string())
-                .unwrap_or_default();
-            return Err(RuntimeError::TurnAlreadyActive(active));
+        if let Some((active, _)) = &st.active {
+            if !queue_if_busy {
+                return Err(RuntimeError::TurnAlreadyActive(active.to_string()));
+            }
         }
-        self.inner
+        let turn_id = turn_id.unwrap_or_else(TurnId::random);
+        if !self
+            .inner
             .log
-            .put_turn_input(session, &turn_id, &input, output_schema.as_ref())?;
+            .put_turn_input(session, &turn_id, &input, output_schema.as_ref())?
+        {
+            return Err(RuntimeError::InvalidParams(format!(
+                "turnId {turn_id} was already used in this session"
+            )));
+        }
         let ts = Scope {
             trace_id: Some(TraceId::derived(turn_id.as_str(), 0)),
             ..Scope::turn(&h.thread_id, &turn_id)
         };
-        let input_chars = input.chars().count() as u64;
-        let structured = output_schema.is_some();
         let submitted = |status: &str| {
             EventDraft::new(
                 ts.clone(),
@@ -524,61 +527,50 @@ impl Runtime {
                         input_ref: Some(format!("input://{}/user", turn_id.as_str())),
                         source: Some("agentSession/turn/start".into()),
                         status: Some(status.into()),
-                        input_chars: Some(input_chars),
-                        structured_output: Some(structured),
+                        input_chars: Some(input.chars().count() as u64),
+                        structured_output: Some(output_schema.is_some()),
                         ..Default::default()
                     },
                 ),
             )
         };
-        // Decide under the session lock so two submissions cannot both start.
-        let mut st = lock(&h.state);
         if st.active.is_some() {
-            if !queue_if_busy {
-                return Err(RuntimeError::TurnAlreadyActive(
-                    st.active
-                        .as_ref()
-                        .map(|a| a.0.to_string())
-                        .unwrap_or_default(),
-                ));
+            let drafts = vec![
+                submitted("queued"),
+                EventDraft::new(
+                    ts.clone(),
+                    EventBody::Queue(
+                        EventType::QueueChanged,
+                        QueueChanged {
+                            change: Some("added".into()),
+                            queued_turn_id: Some(turn_id.to_string()),
+                            queue_length: Some(st.queue.len() as u64 + 1),
+                            ..Default::default()
+                        },
+                    ),
+                ),
+            ];
+            let events = self.inner.log.append(&h.id, drafts)?;
+            for e in &events {
+                st.model.apply(e);
             }
             st.queue.push_back(QueuedTurn {
                 turn_id: turn_id.clone(),
                 input,
                 output_schema,
             });
-            let qlen = st.queue.len() as u64;
-            drop(st);
-            self.append(
-                &h,
-                vec![
-                    submitted("queued"),
-                    EventDraft::new(
-                        ts.clone(),
-                        EventBody::Queue(
-                            EventType::QueueChanged,
-                            QueueChanged {
-                                change: Some("added".into()),
-                                queued_turn_id: Some(turn_id.to_string()),
-                                queue_length: Some(qlen),
-                                ..Default::default()
-                            },
-                        ),
-                    ),
-                ],
-            )?;
         } else {
+            let events = self.inner.log.append(&h.id, vec![submitted("accepted")])?;
+            for e in &events {
+                st.model.apply(e);
+            }
             let (tx, rx) = mpsc::channel(16);
             st.active = Some((turn_id.clone(), tx));
             drop(st);
-            self.append(&h, vec![submitted("accepted")])?;
             self.spawn_turn(h.clone(), turn_id.clone(), input, output_schema, rx);
+            st = lock(&h.state);
         }
-        let turn = lock(&h.state)
-            .model
-            .turn(&turn_id)
-            .cloned()
-            .expect("just submitted");
+        let turn = st.model.turn(&turn_id).cloned().expect("just submitted");
         Ok(TurnStarted {
             turn,
             created: true,

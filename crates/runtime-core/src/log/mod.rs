@@ -299,19 +299,20 @@ impl EventLog {
     }
 
     /// Records a turn's input (the input snapshot; kept beside the log, never in an event).
+    /// False when the session already has an input for this turn id.
     pub fn put_turn_input(
         &self,
         session: &SessionId,
         turn: &crate::ids::TurnId,
         input: &str,
         output_schema: Option<&serde_json::Value>,
-    ) -> Result<(), LogError> {
+    ) -> Result<bool, LogError> {
         let w = lock(&self.inner.writer);
-        w.conn.execute(
+        let n = w.conn.execute(
             "INSERT OR IGNORE INTO turn_inputs(session_id, turn_id, input, output_schema) VALUES(?1, ?2, ?3, ?4)",
             params![session.as_str(), turn.as_str(), input, output_schema.map(|v| v.to_string())],
         )?;
-        Ok(())
+        Ok(n == 1)
     }
 
     /// Every recorded turn input of `session`: turn id -> (input, output schema).
