@@ -73,9 +73,11 @@ pub fn random_hex() -> String {
     let mut b = [0u8; 16];
     // The OS RNG failing is not recoverable; getrandom documents it as practically infallible.
     getrandom::fill(&mut b).expect("OS random number generator unavailable");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(32);
     for x in b {
-        s.push_str(&format!("{x:02x}"));
+        s.push(HEX[(x >> 4) as usize] as char);
+        s.push(HEX[(x & 15) as usize] as char);
     }
     s
 }

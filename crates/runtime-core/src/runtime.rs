@@ -39,6 +39,8 @@ pub enum RuntimeError {
     NeedsSetup,
     #[error("invalid params: {0}")]
     InvalidParams(String),
+    #[error("the runtime must be opened inside a tokio runtime")]
+    NoAsyncRuntime,
     #[error(transparent)]
     Log(#[from] LogError),
 }
@@ -98,6 +100,8 @@ struct Inner {
     tools: HostTools,
     config: RuntimeConfig,
     sessions: Mutex<HashMap<SessionId, Arc<SessionHandle>>>,
+    /// Where turns run (captured at open, so any thread may submit turns).
+    tokio: tokio::runtime::Handle,
 }
 
 /// The runtime (cheap to clone).
@@ -142,6 +146,8 @@ impl Runtime {
                 backend,
                 config,
                 sessions: Mutex::new(HashMap::new()),
+                tokio: tokio::runtime::Handle::try_current()
+                    .map_err(|_| RuntimeError::NoAsyncRuntime)?,
             }),
         };
         rt.recover()?;
@@ -688,7 +694,7 @@ impl Runtime {
             limits: self.inner.config.limits.clone(),
         };
         let span = tracing::info_span!("agent.task", session = %h.id, turn = %turn_id);
-        tokio::spawn(
+        self.inner.tokio.spawn(
             async move {
                 let machine = TurnMachine::new(spec);
                 let outcome = execute(&rt, &h, machine, backend, rx).await;

@@ -26,7 +26,7 @@ pub fn profile_event_validator() -> jsonschema::Validator {
         "agentruntime-event.schema.json",
     );
     let registry = jsonschema::Registry::new()
-        .add(base["$id"].as_str().unwrap().to_owned(), base.clone())
+        .add(base["$id"].as_str().unwrap(), base.clone())
         .unwrap()
         .add(base_alias, base)
         .unwrap()

@@ -66,6 +66,7 @@ impl From<RuntimeError> for RpcError {
             RuntimeError::ActionNotFound(id) => RpcError::new(codes::ACTION_NOT_FOUND, "Action not found").with(json!({"requestId": id})),
             RuntimeError::NeedsSetup => RpcError::new(codes::NEEDS_SETUP, "Model provider not configured").with(json!({"code": "runtime.needs_setup", "status": "needs-setup", "hint": "apphost model set --base-url <url> --model <name>"})),
             RuntimeError::InvalidParams(m) => RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {m}")),
+            RuntimeError::NoAsyncRuntime => RpcError::new(codes::INTERNAL_ERROR, "Internal error").with(json!({"detail": msg})),
             RuntimeError::Log(_) => RpcError::new(codes::RUNTIME_ERROR, "Runtime error").with(json!({"code": "runtime.storage", "detail": msg})),
         }
     }

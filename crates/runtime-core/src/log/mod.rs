@@ -199,11 +199,8 @@ impl EventLog {
             w.sessions.insert(session.clone(), st);
         }
         let state = w.sessions.get_mut(session).expect("just inserted");
-        // Check the whole batch against a scratch copy first: a rejected batch changes nothing.
-        let mut ordering = state.ordering.clone();
-        for d in &drafts {
-            ordering.admit(d)?;
-        }
+        // Admit the whole batch or none of it (a rejected batch changes nothing).
+        state.ordering.admit_batch(&drafts)?;
         let timestamp = format_timestamp(self.inner.clock.now());
         let first = state.last_sequence + 1;
         let events: Vec<Event> = drafts
@@ -220,7 +217,7 @@ impl EventLog {
                 body: d.body,
             })
             .collect();
-        {
+        let written = (|| -> Result<(), LogError> {
             let tx = w.conn.transaction()?;
             {
                 let mut stmt = tx.prepare_cached(
@@ -237,9 +234,16 @@ impl EventLog {
                 }
             }
             tx.commit()?;
+            Ok(())
+        })();
+        let state = w.sessions.get_mut(session).expect("present");
+        if let Err(e) = written {
+            // The transaction rolled back; forget the session's rules state and reload it from
+            // the database on the next append.
+            w.sessions.remove(session);
+            return Err(e);
         }
         state.last_sequence = first + events.len() as u64 - 1;
-        state.ordering = ordering;
         // Deliver while still holding the writer lock so live order is sequence order;
         // `try_send` never waits.
         self.deliver(session, &events);

@@ -42,7 +42,90 @@ fn allowed_after_terminal(kind: EventType) -> bool {
     )
 }
 
+/// How to undo one `apply` (so a rejected batch leaves the state as it was, without cloning it).
+enum Undo {
+    Terminal(TurnId),
+    ToolOpened(ToolCallId),
+    ToolClosed(ToolCallId, Option<TurnId>),
+    ActionOpened(ActionId),
+    ActionClosed(ActionId, Option<TurnId>),
+}
+
 impl OrderingState {
+    /// Admits a whole batch or none of it: on a violation, the drafts already admitted are
+    /// undone.
+    pub fn admit_batch(&mut self, drafts: &[EventDraft]) -> Result<(), OrderingViolation> {
+        let mut undo = Vec::new();
+        for d in drafts {
+            if let Err(v) = self.check(d) {
+                for u in undo.into_iter().rev() {
+                    match u {
+                        Undo::Terminal(t) => {
+                            self.terminal_turns.remove(&t);
+                        }
+                        Undo::ToolOpened(id) => {
+                            self.open_tools.remove(&id);
+                        }
+                        Undo::ToolClosed(id, t) => {
+                            self.open_tools.insert(id, t);
+                        }
+                        Undo::ActionOpened(id) => {
+                            self.open_actions.remove(&id);
+                        }
+                        Undo::ActionClosed(id, t) => {
+                            self.open_actions.insert(id, t);
+                        }
+                    }
+                }
+                return Err(v);
+            }
+            self.apply_recording(d, &mut undo);
+        }
+        Ok(())
+    }
+
+    fn apply_recording(&mut self, d: &EventDraft, undo: &mut Vec<Undo>) {
+        let turn = d.scope.turn_id.clone();
+        match d.kind() {
+            EventType::ToolStarted => {
+                if let Some(id) = &d.scope.tool_call_id {
+                    if self.open_tools.insert(id.clone(), turn).is_none() {
+                        undo.push(Undo::ToolOpened(id.clone()));
+                    }
+                }
+            }
+            EventType::ToolResult | EventType::ToolFailed => {
+                if let Some(id) = &d.scope.tool_call_id {
+                    if let Some(t) = self.open_tools.remove(id) {
+                        undo.push(Undo::ToolClosed(id.clone(), t));
+                    }
+                }
+            }
+            EventType::ActionRequired => {
+                if let Some(id) = &d.scope.action_id {
+                    if self.open_actions.insert(id.clone(), turn).is_none() {
+                        undo.push(Undo::ActionOpened(id.clone()));
+                    }
+                }
+            }
+            EventType::ActionResolved => {
+                if let Some(id) = &d.scope.action_id {
+                    if let Some(t) = self.open_actions.remove(id) {
+                        undo.push(Undo::ActionClosed(id.clone(), t));
+                    }
+                }
+            }
+            EventType::TurnCompleted | EventType::TurnFailed => {
+                if let Some(t) = turn {
+                    if self.terminal_turns.insert(t.clone()) {
+                        undo.push(Undo::Terminal(t));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Checks `draft` against the rules; on success, records it.
     pub fn admit(&mut self, draft: &EventDraft) -> Result<(), OrderingViolation> {
         self.check(draft)?;
