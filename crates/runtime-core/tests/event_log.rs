@@ -134,6 +134,27 @@ fn a_rejected_batch_appends_nothing() {
         matches!(&err, LogError::Ordering(v) if v.code == "tool_result_without_start"),
         "{err:?}"
     );
+    // A batch that opens a tool call and then breaks a rule leaves the call unopened.
+    let err = log
+        .append(
+            &s,
+            vec![
+                tool(&t, "c9", EventType::ToolStarted),
+                tool(&t, "c8", EventType::ToolResult),
+            ],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, LogError::Ordering(v) if v.code == "tool_result_without_start"),
+        "{err:?}"
+    );
+    let err = log
+        .append(&s, vec![tool(&t, "c9", EventType::ToolResult)])
+        .unwrap_err();
+    assert!(
+        matches!(&err, LogError::Ordering(v) if v.code == "tool_result_without_start"),
+        "{err:?}"
+    );
     assert_eq!(log.read_all(&s).unwrap().len(), 1);
     assert_eq!(log.append(&s, vec![delta(&t, "y")]).unwrap()[0].sequence, 2);
 }
