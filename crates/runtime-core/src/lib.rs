@@ -1,15 +1,25 @@
 //! RuntimeCore: the owner of runtime facts.
 //!
 //! This crate knows nothing about packages, manifests, iframes or the Host Bridge: an app is an
-//! opaque [`AppId`] scope. Today it owns the per-app data area (the app's storage namespace on
-//! disk); sessions, turns, the event log and read models arrive with the RuntimeCore issue.
+//! opaque [`AppId`] scope. It owns the per-app data area (the app's storage namespace on disk),
+//! runtime ids, the Lime profile event envelope, the durable event log, the read models, the
+//! sans-IO turn machine and its executor, and the App Server JSON-RPC handler.
 //!
 //! Architecture invariant: no dependency on `tauri` or on `host-core`.
 
 pub mod app_data;
+pub mod app_server;
 pub mod app_storage;
+pub mod backend;
+pub mod clock;
 pub mod durable;
+pub mod event;
 pub mod ids;
+pub mod log;
+pub mod read_model;
+pub mod runtime;
+pub mod tools;
+pub mod turn;
 
 pub use app_data::{
     partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind,

@@ -1,0 +1,409 @@
+//! The App Server over `serve_stdio`, driven through in-process pipes.
+
+mod support_client;
+mod support_schema;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use runtime_core::backend::*;
+use serde_json::{json, Value};
+use support_client::*;
+
+fn scripted() -> (ScriptedBackend, Option<Arc<dyn ExecutionBackend>>) {
+    let b = ScriptedBackend::new();
+    (b.clone(), Some(Arc::new(b) as Arc<dyn ExecutionBackend>))
+}
+
+fn slow_text(chunks: usize, every: Duration) -> Vec<ScriptStep> {
+    let mut s = Vec::new();
+    for i in 0..chunks {
+        s.push(ScriptStep::Sleep(every));
+        s.push(ScriptStep::Emit(BackendEvent::TextDelta(format!("c{i} "))));
+    }
+    s.push(ScriptStep::Emit(BackendEvent::Finished {
+        reason: "stop".into(),
+    }));
+    s
+}
+
+fn assert_gap_free(events: &[Value], session: &str) {
+    let seqs: Vec<u64> = events
+        .iter()
+        .filter(|e| e["sessionId"] == session)
+        .map(|e| e["sequence"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "gap-free, no duplicates"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_gating_and_protocol_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, backend) = scripted();
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    assert_eq!(
+        c.err("agentSession/start", json!({"appId": "demo"})).await,
+        -32002
+    );
+    assert_eq!(
+        c.err("initialize", json!({"clientInfo": {}})).await,
+        -32602,
+        "clientInfo.name is required"
+    );
+    c.ok("initialize", json!({"clientInfo": {"name": "t"}}))
+        .await;
+    assert_eq!(
+        c.err("agentSession/start", json!({"appId": "demo"})).await,
+        -32002,
+        "initialized not yet sent"
+    );
+    c.send_raw(r#"{"method":"initialized"}"#).await;
+    assert_eq!(
+        c.err("initialize", json!({"clientInfo": {"name": "t"}}))
+            .await,
+        -32003
+    );
+    assert_eq!(c.err("no/such", json!({})).await, -32601);
+    // Malformed JSON, wrong shapes, wrong types: answered, and the server keeps serving.
+    c.send_raw("{not json").await;
+    let m = c.read_message().await;
+    assert_eq!(m["error"]["code"], -32700);
+    assert_eq!(m["id"], Value::Null);
+    c.send_raw("[1,2]").await;
+    assert_eq!(c.read_message().await["error"]["code"], -32600);
+    c.send_raw(r#"{"id": {"x":1}, "method": "capability/list"}"#)
+        .await;
+    assert_eq!(c.read_message().await["error"]["code"], -32600);
+    c.send_raw(r#"{"id": 77, "method": 5}"#).await;
+    assert_eq!(c.read_message().await["error"]["code"], -32600);
+    assert_eq!(
+        c.err("agentSession/start", json!({"appId": 5})).await,
+        -32602
+    );
+    assert_eq!(
+        c.err("agentSession/start", json!({"appId": "../etc"}))
+            .await,
+        -32602
+    );
+    assert_eq!(
+        c.err("agentSession/read", json!({"sessionId": "sess_missing"}))
+            .await,
+        -32010
+    );
+    assert_eq!(
+        c.err("agentSession/read", json!({"sessionId": "bad id"}))
+            .await,
+        -32602
+    );
+    // A notification for an unknown method is ignored (no answer); the next call works.
+    c.send_raw(r#"{"method":"whatever"}"#).await;
+    let caps = c.ok("capability/list", json!({})).await;
+    assert!(caps["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["id"] == "tool.storage_write" && c["requiresApproval"] == true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_lines_are_refused_without_stalling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, backend) = scripted();
+    let mut cfg = runtime_core::app_server::ServeConfig::new(runtime(tmp.path(), backend));
+    cfg.max_line_bytes = 1024;
+    let mut c = Client::start_with(cfg);
+    c.init().await;
+    let big = format!(
+        r#"{{"id":1,"method":"capability/list","params":{{"x":"{}"}}}}"#,
+        "a".repeat(100_000)
+    );
+    c.send_raw(&big).await;
+    let m = c.read_message().await;
+    assert_eq!(m["error"]["code"], -32600);
+    c.ok("capability/list", json!({})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_backend_the_runtime_needs_setup_and_turns_fail_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = Client::start(runtime(tmp.path(), None));
+    let init = c.init().await;
+    assert_eq!(init["runtime"]["status"], "needs-setup");
+    let s = c.ok("agentSession/start", json!({"appId": "demo"})).await;
+    let sid = s["session"]["sessionId"].clone();
+    let r = c
+        .call(
+            "agentSession/turn/start",
+            json!({"sessionId": sid, "input": {"text": "hi"}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32030, "{r}");
+    assert_eq!(r["error"]["data"]["code"], "runtime.needs_setup");
+    let read = c.ok("agentSession/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["turns"], json!([]), "no turn, no canned answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_streams_profile_events_and_reads_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (b, backend) = scripted();
+    b.push_text(&["Hel", "lo"]);
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    let init = c.init().await;
+    assert_eq!(init["serverInfo"]["protocolVersion"], "appserver.v0");
+    assert_eq!(init["runtime"]["status"], "ready");
+    let s = c.ok("agentSession/start", json!({"appId": "demo"})).await;
+    let sid = s["session"]["sessionId"].as_str().unwrap().to_owned();
+    assert!(s["session"]["threadId"].is_string());
+    let t = c
+        .ok(
+            "agentSession/turn/start",
+            json!({"sessionId": sid, "turnId": "turn_a", "input": {"text": "say hello"}}),
+        )
+        .await;
+    assert_eq!(t["turn"]["turnId"], "turn_a");
+    assert!(["accepted", "running", "completed"].contains(&t["turn"]["status"].as_str().unwrap()));
+    c.wait_type("turn.completed").await;
+    let read = c.ok("agentSession/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["turns"][0]["status"], "completed");
+    let th = read["session"]["threadId"].as_str().unwrap();
+    assert_eq!(
+        read["detail"]["threads"][th]["turns"][0]["outputText"],
+        "Hello"
+    );
+    // Idempotent turnId: the same turn, no second submission.
+    let again = c
+        .ok(
+            "agentSession/turn/start",
+            json!({"sessionId": sid, "turnId": "turn_a", "input": {"text": "say hello"}}),
+        )
+        .await;
+    assert_eq!(again["turn"]["status"], "completed");
+    let v = support_schema::profile_event_validator();
+    let events = c.events();
+    for e in &events {
+        support_schema::assert_profile_valid(&v, e);
+    }
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "turn.submitted")
+            .count(),
+        1
+    );
+    assert_gap_free(&events, &sid);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types[..3],
+        ["session.created", "thread.started", "turn.submitted"]
+    );
+    assert_eq!(*types.last().unwrap(), "turn.completed");
+    // The prompt text is not in any event.
+    assert!(!events.iter().any(|e| e.to_string().contains("say hello")));
+    // The second turn sees the first in its context.
+    b.push_text(&["ok"]);
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "input": {"text": "again"}}),
+    )
+    .await;
+    c.wait_event(|e| e["type"] == "turn.completed" && e["turnId"] != "turn_a")
+        .await;
+    let req = b.requests().last().unwrap().clone();
+    assert_eq!(req.messages.len(), 3, "{:?}", req.messages);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn risky_tools_wait_for_action_respond() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (b, backend) = scripted();
+    b.push_tool_call(
+        "p1",
+        "storage_write",
+        r#"{"path":"notes/a.txt","content":"written"}"#,
+    );
+    b.push_text(&["saved"]);
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    c.init().await;
+    let sid =
+        c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "input": {"text": "write it"}}),
+    )
+    .await;
+    let action = c.wait_type("action.required").await;
+    let file = tmp.path().join("apps/demo/notes/a.txt");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!file.exists(), "an unanswered action is not an approval");
+    let read = c.ok("agentSession/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["turns"][0]["status"], "waitingAction");
+    assert_eq!(
+        c.err(
+            "agentSession/action/respond",
+            json!({"sessionId": sid, "requestId": "action_nope", "confirmed": true})
+        )
+        .await,
+        -32014
+    );
+    assert_eq!(
+        c.err(
+            "agentSession/action/respond",
+            json!({"sessionId": sid, "requestId": action["actionId"]})
+        )
+        .await,
+        -32602
+    );
+    c.ok("agentSession/action/respond", json!({"sessionId": sid, "requestId": action["actionId"], "actionType": "tool_confirmation", "decision": "allow_once"})).await;
+    c.wait_type("turn.completed").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "written");
+    let types: Vec<String> = c
+        .events()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    let i = types.iter().position(|t| t == "action.required").unwrap();
+    assert_eq!(types[i + 1], "action.resolved");
+    assert_eq!(types[i + 2], "tool.result");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_sessions_queue_or_refuse_and_cancel_ends_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (b, backend) = scripted();
+    b.push(slow_text(50, Duration::from_millis(20)));
+    b.push_text(&["second"]);
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    c.init().await;
+    let sid =
+        c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "turnId": "turn_1", "input": {"text": "long"}}),
+    )
+    .await;
+    assert_eq!(
+        c.err(
+            "agentSession/turn/start",
+            json!({"sessionId": sid, "input": {"text": "x"}})
+        )
+        .await,
+        -32012
+    );
+    let q = c.ok("agentSession/turn/start", json!({"sessionId": sid, "turnId": "turn_2", "input": {"text": "next"}, "queueIfBusy": true})).await;
+    assert_eq!(q["turn"]["status"], "queued");
+    c.wait_type("model.delta").await;
+    c.ok(
+        "agentSession/turn/cancel",
+        json!({"sessionId": sid, "turnId": "turn_1"}),
+    )
+    .await;
+    let end = c
+        .wait_event(|e| e["turnId"] == "turn_1" && e["type"] == "turn.failed")
+        .await;
+    assert_eq!(end["payload"]["status"], "cancelled");
+    c.wait_event(|e| e["turnId"] == "turn_2" && e["type"] == "turn.completed")
+        .await;
+    let read = c.ok("agentSession/read", json!({"sessionId": sid})).await;
+    assert_eq!(read["turns"][0]["status"], "cancelled");
+    assert_eq!(read["turns"][1]["status"], "completed");
+    // Cancelling an ended turn is a no-op; an unknown one is an error.
+    c.ok(
+        "agentSession/turn/cancel",
+        json!({"sessionId": sid, "turnId": "turn_1"}),
+    )
+    .await;
+    assert_eq!(
+        c.err(
+            "agentSession/turn/cancel",
+            json!({"sessionId": sid, "turnId": "turn_x"})
+        )
+        .await,
+        -32011
+    );
+    // Nothing of turn 1 follows its terminal event.
+    let events = c.events();
+    let term = events
+        .iter()
+        .position(|e| e["turnId"] == "turn_1" && e["type"] == "turn.failed")
+        .unwrap();
+    assert!(!events[term + 1..].iter().any(|e| e["turnId"] == "turn_1"));
+    assert_gap_free(&events, sid.as_str().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_and_spilled_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app_dir = tmp.path().join("apps/demo");
+    std::fs::create_dir_all(&app_dir).unwrap();
+    let big: String = (0..2000).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(app_dir.join("big.txt"), &big).unwrap();
+    let (b, backend) = scripted();
+    b.push_tool_call("p1", "storage_read", r#"{"path":"big.txt"}"#);
+    b.push_text(&["read it"]);
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    c.init().await;
+    let sid =
+        c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "turnId": "turn_e", "input": {"text": "read"}}),
+    )
+    .await;
+    c.wait_type("turn.completed").await;
+    let spilled = c.wait_type("output.spilled").await;
+    assert_eq!(spilled["payload"]["bytes"], big.len());
+    let arts = c
+        .ok(
+            "artifact/read",
+            json!({"sessionId": sid, "includeContent": true}),
+        )
+        .await;
+    let a = &arts["artifacts"][0];
+    assert_eq!(a["kind"], "tool_output");
+    assert_eq!(
+        a["content"].as_str().unwrap(),
+        big,
+        "the whole output is kept"
+    );
+    let ex = c
+        .ok(
+            "evidence/export",
+            json!({"sessionId": sid, "turnId": "turn_e", "includeEvents": true}),
+        )
+        .await;
+    let corr = &ex["runtimeCorrelation"];
+    for k in [
+        "runtimeId",
+        "sessionId",
+        "threadId",
+        "turnId",
+        "taskId",
+        "runId",
+        "traceId",
+    ] {
+        assert!(corr[k].is_string(), "{k} in {corr}");
+    }
+    assert_eq!(corr["missing"], json!([]));
+    assert!(ex["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["turnId"] == "turn_e"));
+    assert!(ex["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["type"] == "evidence.changed"));
+    let whole = c.ok("evidence/export", json!({"sessionId": sid})).await;
+    assert!(whole.get("events").is_none());
+    assert_eq!(
+        whole["runtimeCorrelation"]["missing"],
+        json!(["turnId", "taskId", "runId", "traceId"]),
+        "missing correlation is named, not guessed"
+    );
+}

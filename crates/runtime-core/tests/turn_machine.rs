@@ -1,0 +1,474 @@
+//! The sans-IO turn machine, driven by hand: no runtime, no clock, no network, no files.
+//! Every event it yields is stamped and checked against the Lime profile schema and the
+//! ordering rules.
+
+mod support_schema;
+
+use runtime_core::backend::*;
+use runtime_core::event::*;
+use runtime_core::ids::*;
+use runtime_core::log::OrderingState;
+use runtime_core::turn::*;
+use serde_json::{json, Value};
+
+struct Harness {
+    m: TurnMachine,
+    events: Vec<EventDraft>,
+    ordering: OrderingState,
+    validator: jsonschema::Validator,
+}
+
+fn spec(schema: Option<Value>) -> TurnSpec {
+    TurnSpec {
+        thread_id: ThreadId::new("thread_1").unwrap(),
+        turn_id: TurnId::new("turn_1").unwrap(),
+        trace_id: Some(TraceId::new("trace_turn_1").unwrap()),
+        system_prompt: None,
+        history: vec![],
+        input: "hello".into(),
+        output_schema: schema,
+        tools: runtime_core::tools::HostTools::specs(),
+        backend: BackendInfo {
+            provider_name: "p".into(),
+            model_name: "m".into(),
+        },
+        limits: TurnLimits::default(),
+    }
+}
+
+impl Harness {
+    fn new(schema: Option<Value>) -> Self {
+        let mut ordering = OrderingState::default();
+        // turn.submitted is recorded by the runtime before the machine starts.
+        let sub = EventDraft::new(
+            Scope::turn(
+                &ThreadId::new("thread_1").unwrap(),
+                &TurnId::new("turn_1").unwrap(),
+            ),
+            EventBody::TurnSubmitted(EventType::TurnSubmitted, Default::default()),
+        );
+        ordering.admit(&sub).unwrap();
+        Harness {
+            m: TurnMachine::new(spec(schema)),
+            events: vec![sub],
+            ordering,
+            validator: support_schema::profile_event_validator(),
+        }
+    }
+
+    fn feed(&mut self, input: Input) -> Vec<Effect> {
+        let step = self.m.handle(input);
+        for d in step.events {
+            self.ordering
+                .admit(&d)
+                .unwrap_or_else(|v| panic!("{v} at {:?}", d.kind()));
+            let e = Event {
+                schema_version: SCHEMA_VERSION.into(),
+                runtime_id: RuntimeId::new("runtime_test").unwrap(),
+                session_id: SessionId::new("sess_1").unwrap(),
+                event_id: EventId::random(),
+                timestamp: "2026-01-01T00:00:00.000Z".into(),
+                sequence: self.events.len() as u64 + 1,
+                scope: d.scope.clone(),
+                body: d.body.clone(),
+            };
+            support_schema::assert_profile_valid(&self.validator, &e.to_json());
+            self.events.push(d);
+        }
+        step.effects
+    }
+
+    fn kinds(&self) -> Vec<&'static str> {
+        self.events.iter().map(|e| e.kind().as_str()).collect()
+    }
+
+    fn call_model(&mut self, input: Input) -> (EffectId, ModelRequest) {
+        let fx = self.feed(input);
+        match fx.as_slice() {
+            [Effect::CallModel { id, request }] => (*id, request.clone()),
+            other => panic!("expected one model call, got {other:?}"),
+        }
+    }
+
+    fn text(&mut self, id: EffectId, text: &str) -> Vec<Effect> {
+        self.feed(Input::Model(id, BackendEvent::TextDelta(text.into())));
+        self.feed(Input::Model(
+            id,
+            BackendEvent::Finished {
+                reason: "stop".into(),
+            },
+        ))
+    }
+
+    fn tool_call(&mut self, id: EffectId, name: &str, args: &str) -> Vec<Effect> {
+        self.feed(Input::Model(
+            id,
+            BackendEvent::ToolCallDelta {
+                index: 0,
+                id: Some("prov_1".into()),
+                name: Some(name.into()),
+                arguments_delta: args.into(),
+            },
+        ));
+        self.feed(Input::Model(
+            id,
+            BackendEvent::Finished {
+                reason: "tool_calls".into(),
+            },
+        ))
+    }
+
+    fn last_failed_code(&self) -> Option<String> {
+        match &self.events.last()?.body {
+            EventBody::TurnFailed(_, f) => f.code.clone(),
+            _ => None,
+        }
+    }
+}
+
+#[test]
+fn a_text_answer_completes_the_turn() {
+    let mut h = Harness::new(None);
+    let (id, req) = h.call_model(Input::Start);
+    assert_eq!(
+        req.messages.last(),
+        Some(&ChatMessage::User {
+            content: "hello".into()
+        })
+    );
+    assert!(h.text(id, "hi there").is_empty());
+    assert!(h.m.is_finished());
+    assert_eq!(
+        h.kinds(),
+        [
+            "turn.submitted",
+            "turn.started",
+            "task.created",
+            "task.started",
+            "routing.single_candidate",
+            "task.attempt.started",
+            "model.requested",
+            "model.delta",
+            "model.completed",
+            "task.attempt.completed",
+            "task.completed",
+            "turn.completed"
+        ]
+    );
+    // Inputs after the end change nothing.
+    assert_eq!(h.m.handle(Input::Cancel), Step::default());
+}
+
+#[test]
+fn a_safe_tool_round_runs_the_tool_and_asks_the_model_again() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    let fx = h.tool_call(id, "storage_list", "{}");
+    let (tid, call) = match fx.as_slice() {
+        [Effect::RunTool {
+            id,
+            tool_call_id,
+            name,
+            ..
+        }] if name == "storage_list" => (*id, tool_call_id.clone()),
+        other => panic!("{other:?}"),
+    };
+    // A stale response (wrong effect id) is ignored.
+    assert!(h
+        .feed(Input::ToolDone(
+            tid + 100,
+            ToolOutcome::Err {
+                code: "x".into(),
+                message: "x".into()
+            }
+        ))
+        .is_empty());
+    let (id2, req) = h.call_model(Input::ToolDone(
+        tid,
+        ToolOutcome::Ok {
+            output: "a.txt\t5\n".into(),
+            output_ref: "output://s/c".into(),
+            artifacts: vec![],
+        },
+    ));
+    assert!(
+        matches!(req.messages.last(), Some(ChatMessage::Tool { tool_call_id, content }) if tool_call_id == "prov_1" && content == "a.txt\t5\n")
+    );
+    h.text(id2, "done");
+    assert!(h.m.is_finished());
+    let ks = h.kinds();
+    let started = ks.iter().position(|k| *k == "tool.started").unwrap();
+    assert_eq!(
+        &ks[started..started + 4],
+        [
+            "tool.started",
+            "tool.args",
+            "permission.evaluated",
+            "tool.result"
+        ]
+    );
+    assert!(h
+        .events
+        .iter()
+        .any(|e| e.scope.tool_call_id.as_ref() == Some(&call)));
+}
+
+#[test]
+fn a_risky_tool_waits_for_an_explicit_decision() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    let fx = h.tool_call(id, "storage_write", r#"{"path":"a.txt","content":"x"}"#);
+    assert!(fx.is_empty(), "no tool runs before the decision: {fx:?}");
+    let action = h.events.last().unwrap().scope.action_id.clone().unwrap();
+    assert_eq!(h.kinds().last(), Some(&"action.required"));
+    // A decision for another action resolves nothing.
+    assert!(h
+        .feed(Input::Action {
+            action_id: ActionId::new("action_other").unwrap(),
+            decision: Decision::AllowOnce
+        })
+        .is_empty());
+    let (_, req) = h.call_model(Input::Action {
+        action_id: action,
+        decision: Decision::Decline,
+    });
+    assert!(
+        matches!(req.messages.last(), Some(ChatMessage::Tool { content, .. }) if content.contains("permission_denied"))
+    );
+    let ks = h.kinds();
+    let n = ks.len();
+    assert_eq!(
+        &ks[n - 3..],
+        ["action.resolved", "tool.failed", "model.requested"]
+    );
+}
+
+#[test]
+fn approval_runs_the_tool() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    h.tool_call(id, "storage_write", r#"{"path":"a.txt","content":"x"}"#);
+    let action = h.events.last().unwrap().scope.action_id.clone().unwrap();
+    let fx = h.feed(Input::Action {
+        action_id: action,
+        decision: Decision::AllowOnce,
+    });
+    assert!(matches!(fx.as_slice(), [Effect::RunTool { name, .. }] if name == "storage_write"));
+}
+
+#[test]
+fn bad_tool_calls_fail_the_call_not_the_turn() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    let fx = h.tool_call(id, "no_such_tool", "{}");
+    assert!(matches!(fx.as_slice(), [Effect::CallModel { .. }]));
+    let (id, _) = match fx.as_slice() {
+        [Effect::CallModel { id, request }] => (*id, request.clone()),
+        _ => unreachable!(),
+    };
+    let fx = h.tool_call(id, "storage_read", r#"{"path": 5}"#);
+    assert!(matches!(fx.as_slice(), [Effect::CallModel { .. }]));
+    let codes: Vec<_> = h
+        .events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Failure(EventType::ToolFailed, f) => f.code.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(codes, ["unknown_tool", "invalid_arguments"]);
+}
+
+#[test]
+fn structured_output_retries_once_then_succeeds() {
+    let schema =
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    let mut h = Harness::new(Some(schema.clone()));
+    let (id, req) = h.call_model(Input::Start);
+    assert_eq!(req.response_format, Some(schema));
+    let (id2, req2) = match h.text(id, r#"{"n": "not a number"}"#).as_slice() {
+        [Effect::CallModel { id, request }] => (*id, request.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        matches!(req2.messages.last(), Some(ChatMessage::User { content }) if content.contains("not valid"))
+    );
+    h.text(id2, r#"{"n": 3}"#);
+    match &h.events.last().unwrap().body {
+        EventBody::TurnCompleted(_, c) => assert_eq!(c.structured_output, Some(json!({"n": 3}))),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn structured_output_gives_up_after_bounded_retries_and_never_takes_prose() {
+    let schema = json!({"type": "object"});
+    let mut h = Harness::new(Some(schema));
+    let (mut id, _) = h.call_model(Input::Start);
+    for _ in 0..=TurnLimits::default().max_structured_output_retries {
+        // Prose around valid JSON is still prose.
+        match h.text(id, "Sure! Here it is: {\"a\": 1}").as_slice() {
+            [Effect::CallModel { id: next, .. }] => id = *next,
+            [] => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(h.m.is_finished());
+    assert_eq!(h.last_failed_code().as_deref(), Some(ERROR_MAX_STRUCTURED));
+}
+
+#[test]
+fn a_retryable_failure_starts_a_new_run() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    h.feed(Input::Model(id, BackendEvent::TextDelta("partial".into())));
+    let err = BackendError {
+        code: "provider_unavailable".into(),
+        message: "503".into(),
+        status: Some(503),
+        retryable: true,
+    };
+    let (id2, req) = h.call_model(Input::Model(id, BackendEvent::Failed(err.clone())));
+    assert_eq!(
+        req.messages.len(),
+        1,
+        "the new run starts from the turn's input"
+    );
+    let runs: Vec<_> = h
+        .events
+        .iter()
+        .filter(|e| e.kind() == EventType::TaskAttemptStarted)
+        .map(|e| e.scope.run_id.clone().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0], runs[1]);
+    // The second failure is final (max_attempts = 2).
+    assert!(h
+        .feed(Input::Model(id2, BackendEvent::Failed(err)))
+        .is_empty());
+    assert_eq!(
+        h.last_failed_code().as_deref(),
+        Some("provider_unavailable")
+    );
+    let ks = h.kinds();
+    assert!(ks.contains(&"task.retrying"));
+}
+
+#[test]
+fn a_dropped_stream_fails_the_turn() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    h.feed(Input::ModelStreamEnded(id));
+    assert_eq!(
+        h.last_failed_code().as_deref(),
+        Some("provider_stream_dropped")
+    );
+}
+
+#[test]
+fn cancel_records_intent_aborts_the_stream_and_ends_the_turn() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    let fx = h.feed(Input::Cancel);
+    assert_eq!(fx, vec![Effect::Abort { id }]);
+    let ks = h.kinds();
+    let i = ks
+        .iter()
+        .position(|k| *k == "task.cancel_requested")
+        .unwrap();
+    assert_eq!(
+        &ks[i..],
+        [
+            "task.cancel_requested",
+            "model.failed",
+            "task.attempt.failed",
+            "task.cancelled",
+            "turn.failed"
+        ]
+    );
+    match &h.events.last().unwrap().body {
+        EventBody::TurnFailed(_, f) => assert_eq!(f.status.as_deref(), Some("cancelled")),
+        other => panic!("{other:?}"),
+    }
+    // A late delta from the aborted stream is dropped.
+    assert!(h
+        .m
+        .handle(Input::Model(id, BackendEvent::TextDelta("late".into())))
+        .events
+        .is_empty());
+}
+
+#[test]
+fn cancel_while_waiting_for_an_action_resolves_it_first() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    h.tool_call(id, "storage_write", r#"{"path":"a.txt","content":"x"}"#);
+    h.feed(Input::Cancel);
+    assert!(h.m.is_finished());
+}
+
+#[test]
+fn large_output_is_spilled_and_the_model_sees_the_budget() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    let fx = h.tool_call(id, "storage_read", r#"{"path":"big.txt"}"#);
+    let tid = match fx.as_slice() {
+        [Effect::RunTool { id, .. }] => *id,
+        other => panic!("{other:?}"),
+    };
+    let big: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+    let (_, req) = h.call_model(Input::ToolDone(
+        tid,
+        ToolOutcome::Ok {
+            output: big.clone(),
+            output_ref: "output://s/c".into(),
+            artifacts: vec![],
+        },
+    ));
+    let ChatMessage::Tool { content, .. } = req.messages.last().unwrap() else {
+        panic!()
+    };
+    assert!(content.lines().count() <= 401 && content.len() <= 16 * 1024 + 200);
+    assert!(content.contains("output://s/c"));
+    let spilled = h
+        .events
+        .iter()
+        .find(|e| e.kind() == EventType::OutputSpilled)
+        .expect("output.spilled");
+    match &spilled.body {
+        EventBody::OutputSpilled(_, o) => {
+            assert_eq!(o.bytes, Some(big.len() as u64));
+            assert_eq!(o.output_ref.as_deref(), Some("output://s/c"));
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn the_checkpoint_is_plain_data_and_resumes() {
+    let mut h = Harness::new(None);
+    let (id, _) = h.call_model(Input::Start);
+    h.feed(Input::Model(id, BackendEvent::TextDelta("par".into())));
+    let json = serde_json::to_string(h.m.checkpoint()).unwrap();
+    let cp: TurnCheckpoint = serde_json::from_str(&json).unwrap();
+    let mut resumed = TurnMachine::resume(cp);
+    let a =
+        h.m.handle(Input::Model(id, BackendEvent::TextDelta("tial".into())));
+    let b = resumed.handle(Input::Model(id, BackendEvent::TextDelta("tial".into())));
+    assert_eq!(a, b);
+    assert_eq!(h.m.checkpoint(), resumed.checkpoint());
+}
+
+#[test]
+fn the_model_request_limit_ends_the_turn() {
+    let mut h = Harness::new(None);
+    let (mut id, _) = h.call_model(Input::Start);
+    for _ in 0..20 {
+        match h.tool_call(id, "no_such_tool", "{}").as_slice() {
+            [Effect::CallModel { id: next, .. }] => id = *next,
+            [] => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(h.last_failed_code().as_deref(), Some("error_max_turns"));
+}
