@@ -8,6 +8,7 @@
 
 pub mod app_data;
 pub mod ids;
+pub mod provider;
 
 pub use app_data::{partial_export_path, AppDataError, AppDataStore, DataFile};
 pub use ids::{AppId, InvalidAppId};
