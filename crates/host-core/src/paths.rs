@@ -6,6 +6,9 @@
 //! <data>/staging/<op>/      work in progress of one mutating operation (a journal); empty when idle
 //! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
 //! <data>/lock               advisory lock held by the process mutating the store
+//! <data>/secrets.enc        secrets (API keys) encrypted at rest when no OS keyring is running;
+//!                           its key lives outside the data directory (see `secrets`)
+//! <data>/secrets.lock       lock held while secrets.enc is rewritten
 //! ```
 
 use std::path::{Path, PathBuf};

@@ -126,6 +126,14 @@ pub(crate) fn endpoint(base_url: &str) -> Result<Url, ProviderError> {
         .map_err(|e| invalid(format!("base URL {base_url:?}: {e}")))
 }
 
+/// `base_url` checked as an `http(s)://` API root (no credentials, query or fragment) and
+/// written without a trailing slash.
+pub fn normalize_base_url(base_url: &str) -> Result<String, ProviderError> {
+    let ep = endpoint(base_url)?;
+    let s = ep.as_str();
+    Ok(s[..s.len() - "/chat/completions".len()].to_owned())
+}
+
 impl OpenAiClient {
     pub fn new(config: ProviderConfig) -> Result<OpenAiClient, ProviderError> {
         let endpoint = endpoint(&config.base_url)?;
@@ -210,6 +218,23 @@ impl OpenAiClient {
             ErrorKind::StreamDropped,
             "the stream ended without finishing",
         ))
+    }
+}
+
+impl OpenAiClient {
+    /// [`test_connection`](Self::test_connection) on a private single-thread runtime, for
+    /// synchronous callers (the CLI). Must not be called from inside a tokio runtime.
+    pub fn test_connection_blocking(&self) -> Result<ConnectionTest, ProviderError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                ProviderError::new(
+                    ErrorKind::InvalidConfig,
+                    format!("cannot start the I/O runtime: {e}"),
+                )
+            })?;
+        rt.block_on(self.test_connection())
     }
 }
 

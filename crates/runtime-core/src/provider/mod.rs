@@ -29,7 +29,7 @@ mod retry;
 mod sse;
 mod types;
 
-pub use client::{ConnectionTest, OpenAiClient, ProviderConfig};
+pub use client::{normalize_base_url, ConnectionTest, OpenAiClient, ProviderConfig};
 pub use collect::{collect, ChatResponse, CollectLimits};
 pub use error::{ErrorKind, ProviderError};
 pub use retry::{backoff_delay, parse_retry_after};
