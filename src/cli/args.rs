@@ -138,6 +138,9 @@ pub enum Command {
     /// Manage the publisher keys this host trusts.
     #[command(subcommand)]
     Trust(TrustCommand),
+    /// Set, show or test the model the runtime uses (OpenAI-compatible endpoint).
+    #[command(subcommand)]
+    Model(super::model::ModelCommand),
 }
 
 #[derive(Debug, Args)]

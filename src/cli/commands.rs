@@ -83,6 +83,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Keygen { out, name } => keygen(&out, &name, json),
         Command::Trust(t) => trust(&dir, t, json),
         Command::Config { key, value, unset } => config(&dir, key, value, unset, json),
+        Command::Model(m) => super::model::run(&dir, m, json),
     }
 }
 

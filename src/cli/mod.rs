@@ -22,6 +22,7 @@ macro_rules! err_line {
 
 mod args;
 mod commands;
+mod model;
 mod output;
 mod prompt;
 

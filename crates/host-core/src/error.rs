@@ -128,6 +128,29 @@ error_codes! {
     MountNotASurface = "mount.not_a_surface" => Conflict,
     /// The entry is not ready (needs setup, blocked); details carry the setup actions.
     MountNotReady = "mount.not_ready" => Conflict,
+    // --- model settings and the secret store ----------------------------------------------
+    ModelNotConfigured = "model.not_configured" => NotFound,
+    ModelInvalidBaseUrl = "model.invalid_base_url" => Usage,
+    ModelInvalidName = "model.invalid_name" => Usage,
+    ModelApiKeyEnvUnset = "model.api_key_env_unset" => Usage,
+    ModelApiKeyMissing = "model.api_key_missing" => NotFound,
+    SecretInvalidName = "secret.invalid_name" => Usage,
+    SecretStoreUnavailable = "secret.store_unavailable" => Internal,
+    SecretKeyUnavailable = "secret.key_unavailable" => Internal,
+    SecretUndecryptable = "secret.undecryptable" => Internal,
+    // --- the model provider (mirrors runtime_core::provider::ErrorKind) ---------------------
+    ProviderInvalidConfig = "provider.invalid_config" => ProviderRefused,
+    ProviderUnreachable = "provider.unreachable" => ProviderUnavailable,
+    ProviderTimeout = "provider.timeout" => ProviderUnavailable,
+    ProviderAuth = "provider.auth" => ProviderRefused,
+    ProviderRateLimited = "provider.rate_limited" => ProviderUnavailable,
+    ProviderServerError = "provider.server_error" => ProviderUnavailable,
+    ProviderHttpStatus = "provider.http_status" => ProviderRefused,
+    ProviderStreamError = "provider.stream_error" => ProviderRefused,
+    ProviderStreamDropped = "provider.stream_dropped" => ProviderUnavailable,
+    ProviderMalformedStream = "provider.malformed_stream" => ProviderRefused,
+    ProviderResponseTooLarge = "provider.response_too_large" => ProviderRefused,
+    ProviderCancelled = "provider.cancelled" => ProviderUnavailable,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
@@ -153,6 +176,12 @@ pub enum ErrorClass {
     NotFound,
     /// AppHost itself failed (I/O, database).
     Internal,
+    /// The model provider could not be reached or did not finish (network, timeout, rate limit,
+    /// server error, dropped stream): trying again later may work.
+    ProviderUnavailable,
+    /// The model provider refused the request or answered nonsense (bad key, unknown model,
+    /// bad request, malformed stream): the settings need fixing.
+    ProviderRefused,
 }
 
 impl ErrorClass {
@@ -164,6 +193,8 @@ impl ErrorClass {
             ErrorClass::Declined => 5,
             ErrorClass::Conflict => 6,
             ErrorClass::NotFound => 7,
+            ErrorClass::ProviderUnavailable => 8,
+            ErrorClass::ProviderRefused => 9,
             ErrorClass::Internal => 10,
         }
     }

@@ -7,6 +7,9 @@
 //! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
 //! <data>/quarantine/<op>/   data recovery set aside and could not put back (never deleted by AppHost)
 //! <data>/lock               advisory lock held by the process mutating the store
+//! <data>/secrets.enc        secrets (API keys) encrypted at rest when no OS keyring is running;
+//!                           its key lives outside the data directory (see `secrets`)
+//! <data>/secrets.lock       lock held while secrets.enc is rewritten
 //! ```
 
 use std::path::{Path, PathBuf};

@@ -16,6 +16,7 @@ pub mod durable;
 pub mod event;
 pub mod ids;
 pub mod log;
+pub mod provider;
 pub mod read_model;
 pub mod runtime;
 pub mod tools;

@@ -361,6 +361,30 @@ impl Store {
         Ok(())
     }
 
+    /// Writes (or with `None` removes) host settings outside the `limits.*` family, which
+    /// their own module has checked (model settings), in one transaction with an audit entry.
+    pub fn write_settings(
+        &self,
+        values: &[(&str, Option<&str>)],
+        audit_action: &str,
+        audit_details: &Value,
+    ) -> HostResult<()> {
+        self.require_lock()?;
+        let tx = self.conn.unchecked_transaction()?;
+        for (key, value) in values {
+            match value {
+                Some(v) => tx.execute(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![key, v],
+                )?,
+                None => tx.execute("DELETE FROM settings WHERE key = ?1", [key])?,
+            };
+        }
+        audit(&tx, audit_action, None, None, audit_details)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// The limits in effect: defaults overridden by stored settings.
     pub fn limits(&self) -> HostResult<crate::limits::Limits> {
         let mut limits = crate::limits::Limits::default();
