@@ -11,6 +11,9 @@
 #   phase 1  nothing installed: tests/e2e/shell.test.mjs (empty state, window title)
 #   install  apphost install --yes --sideload fixtures/packages/good/hello-app
 #   phase 2  tests/e2e/app-list.test.mjs (hello-app listed, version, unsigned badge)
+#   install  apphost install --yes --sideload fixtures/apps/notes
+#   phase 3  tests/e2e/bridge.test.mjs (the notes app mounted in its sandboxed frame: handshake,
+#            storage and persistence across a restart, isolation, spoofed messages, tampering)
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
 # (default test-results/e2e). Exit status: 0 only if every phase passed.
@@ -168,6 +171,17 @@ fi
 cat "$E2E_ARTIFACTS_DIR/install.log" >&2
 
 run_node_tests app-list tests/e2e/app-list.test.mjs || STATUS=1
+
+log "install: apphost install --yes --sideload fixtures/apps/notes"
+if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/notes" \
+    >"$E2E_ARTIFACTS_DIR/install-notes.log" 2>&1; then
+  run_node_tests bridge tests/e2e/bridge.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-notes.log" >&2
+  log "error: installing the notes app failed; phase 3 not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
 
 summary
 exit "$STATUS"

@@ -36,9 +36,20 @@ fn desktop_binary_beside(exe: &Path) -> PathBuf {
     exe.parent().unwrap_or(Path::new(".")).join(DESKTOP_BIN)
 }
 
+/// Environment variables that ask the window to open an app's entry at start
+/// (`apphost open <app> [--entry <key>]`); read by `apphost-desktop`.
+pub const OPEN_APP_ENV: &str = "APPHOST_OPEN_APP";
+pub const OPEN_ENTRY_ENV: &str = "APPHOST_OPEN_ENTRY";
+
 /// Opens the window, never returning on success (Unix). `data_dir` (from `--data-dir`) is
-/// passed on as `APPHOST_DATA_DIR`. Returns the error when the binary cannot be started.
-pub fn open_window(data_dir: Option<&Path>) -> Result<i32, HostError> {
+/// passed on as `APPHOST_DATA_DIR`, `app`/`entry` as [`OPEN_APP_ENV`]/[`OPEN_ENTRY_ENV`] (unset
+/// when not given, so an inherited value does not leak into a plain `apphost open`). Returns
+/// the error when the binary cannot be started.
+pub fn open_window(
+    data_dir: Option<&Path>,
+    app: Option<&str>,
+    entry: Option<&str>,
+) -> Result<i32, HostError> {
     let path = desktop_binary()?;
     if !path.is_file() {
         return Err(unavailable(
@@ -53,7 +64,20 @@ pub fn open_window(data_dir: Option<&Path>) -> Result<i32, HostError> {
     if let Some(dir) = data_dir {
         command.env("APPHOST_DATA_DIR", dir);
     }
+    set_open_target(&mut command, app, entry);
     run(command, &path)
+}
+
+fn set_open_target(command: &mut Command, app: Option<&str>, entry: Option<&str>) {
+    for (key, value) in [
+        (OPEN_APP_ENV, app),
+        (OPEN_ENTRY_ENV, entry.filter(|_| app.is_some())),
+    ] {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
 }
 
 #[cfg(unix)]
@@ -99,6 +123,29 @@ fn unavailable(path: &Path, message: String) -> HostError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env_of(command: &Command, key: &str) -> Option<Option<String>> {
+        command
+            .get_envs()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+    }
+
+    #[test]
+    fn the_app_and_entry_to_open_are_passed_in_the_environment() {
+        let mut c = Command::new("x");
+        set_open_target(&mut c, Some("hello-app"), Some("notes"));
+        assert_eq!(env_of(&c, OPEN_APP_ENV), Some(Some("hello-app".into())));
+        assert_eq!(env_of(&c, OPEN_ENTRY_ENV), Some(Some("notes".into())));
+        // Nothing asked: both are removed, so inherited values cannot open anything.
+        let mut c = Command::new("x");
+        set_open_target(&mut c, None, None);
+        assert_eq!(env_of(&c, OPEN_APP_ENV), Some(None));
+        assert_eq!(env_of(&c, OPEN_ENTRY_ENV), Some(None));
+        let mut c = Command::new("x");
+        set_open_target(&mut c, Some("a"), None);
+        assert_eq!(env_of(&c, OPEN_ENTRY_ENV), Some(None));
+    }
 
     #[test]
     fn desktop_binary_is_looked_up_beside_apphost() {

@@ -811,6 +811,14 @@ fn usage_errors_and_an_empty_store() {
     let h = Host::new();
     assert_eq!(h.ok(&["list"]), json!([]));
     h.fails(&["rollback", "nope"], "app.not_installed", 7);
+    // `open <app>` checks the app before starting the window.
+    h.fails(&["open", "nope"], "app.not_installed", 7);
+    h.fails(
+        &["open", "nope", "--entry", "notes"],
+        "app.not_installed",
+        7,
+    );
+    h.fails(&["open", "--entry", "notes"], "cli.usage", 2);
 
     let err = h.fails(&["uninstall", "x"], "cli.usage", 2);
     assert!(

@@ -61,11 +61,22 @@ pub struct InstallArgs {
     pub accept_new_publisher: bool,
 }
 
+#[derive(Debug, Args, Clone, Default)]
+pub struct OpenArgs {
+    /// An installed app to open in the window.
+    #[arg(value_name = "APP_ID")]
+    pub app: Option<String>,
+    /// The entry to open (default: the app's first UI entry).
+    #[arg(long, value_name = "KEY", requires = "app")]
+    pub entry: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the desktop window (the same as `apphost` without arguments): runs the
     /// `apphost-desktop` binary installed beside `apphost`, in place of this process.
-    Open,
+    /// With an app id, the window opens that app's entry (default: its first UI entry).
+    Open(OpenArgs),
     /// Check a package: parse, hash and validate it without installing.
     Validate(SourceArgs),
     /// Show what a package would add (projection, readiness, permissions) without installing.

@@ -25,7 +25,22 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
     };
     let json = cli.json;
     match cli.command {
-        Command::Open => crate::launch::open_window(cli.data_dir.as_deref()),
+        Command::Open(a) => {
+            if let Some(app) = &a.app {
+                // Fail here, with the CLI's exit codes, rather than in an empty window.
+                let store = Store::open(&dir)?;
+                if a.entry.is_none() {
+                    host_core::bridge::mounting::default_entry(&store, app)?;
+                } else {
+                    store.active_app(app)?;
+                }
+            }
+            crate::launch::open_window(
+                cli.data_dir.as_deref(),
+                a.app.as_deref(),
+                a.entry.as_deref(),
+            )
+        }
         Command::Validate(a) => validate(&dir, &a, json),
         Command::Inspect(a) => inspect_cmd(&dir, &a, json),
         Command::Install(a) => install(&dir, &a, InstallMode::Install, json),

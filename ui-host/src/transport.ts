@@ -1,7 +1,7 @@
 // The host UI's one door to Rust. Desktop: Tauri commands through the global `__TAURI__`
 // (tauri.conf.json sets app.withGlobalTauri). A browser transport arrives with `apphost serve`.
 
-import type { AppSummary, HostError } from "./types.js";
+import type { Answer, AppSummary, HostError, LaunchTarget, Mount, Outgoing } from "./types.js";
 
 interface TauriGlobal {
   core: {
@@ -30,4 +30,45 @@ function tauri(): TauriGlobal {
 /** The installed apps. Rejects with a HostError. */
 export async function listApps(): Promise<AppSummary[]> {
   return tauri().core.invoke<AppSummary[]>("list_apps");
+}
+
+/** Mounts an app entry; Rust checks the app, the entry and its readiness. */
+export async function mountEntry(appId: string, entryKey: string): Promise<Mount> {
+  return tauri().core.invoke<Mount>("mount_entry", { appId, entryKey });
+}
+
+/** Relays one message a frame posted; returns what to do. */
+export async function bridgeMessage(
+  mountId: string,
+  origin: string,
+  data: string,
+): Promise<Outgoing[]> {
+  return tauri().core.invoke<Outgoing[]>("bridge_message", { mountId, origin, data });
+}
+
+/** Reports a message the relay refused itself (never acted on). */
+export async function bridgeRefused(
+  mountId: string | null,
+  reason: string,
+  bytes: number,
+): Promise<void> {
+  await tauri().core.invoke<null>("bridge_refused", { mountId, reason, bytes });
+}
+
+export async function answerPrompt(promptId: string, answer: Answer): Promise<Outgoing[]> {
+  return tauri().core.invoke<Outgoing[]>("answer_prompt", { promptId, answer });
+}
+
+export async function unmount(mountId: string): Promise<boolean> {
+  return tauri().core.invoke<boolean>("unmount", { mountId });
+}
+
+/** Opens an http(s) link after the user confirmed it (Rust checks the URL again). */
+export async function openExternal(url: string): Promise<void> {
+  await tauri().core.invoke<null>("open_external", { url });
+}
+
+/** The entry the window was started to open, or null. */
+export async function launchTarget(): Promise<LaunchTarget | null> {
+  return tauri().core.invoke<LaunchTarget | null>("launch_target");
 }

@@ -11,7 +11,17 @@ import {
   trustBadge,
   type BadgeText,
 } from "./format.js";
-import type { AppSummary } from "./types.js";
+import type { AppSummary, EntrySummary } from "./types.js";
+
+/** Called when the user clicks "Open <entry>" on an app card. */
+export type OpenEntry = (app: AppSummary, entry: EntrySummary) => void;
+
+let openEntry: OpenEntry = () => undefined;
+
+/** Sets what the "Open <entry>" buttons do. */
+export function onOpenEntry(handler: OpenEntry): void {
+  openEntry = handler;
+}
 
 type PageState = "loading" | "ready" | "empty" | "error";
 
@@ -89,6 +99,20 @@ export function appRow(app: AppSummary): HTMLLIElement {
   badges.append(
     badge("enabled-badge", enabledBadge(app.enabled), "enabled", String(app.enabled)),
   );
+
+  const mountable = (app.entries ?? []).filter((e) => e.mountable);
+  if (mountable.length > 0) {
+    const actions = el("div", "app-entries");
+    for (const entry of mountable) {
+      const button = el("button", "button open-entry", `Open ${entry.title ?? entry.key}`);
+      button.type = "button";
+      button.dataset.entryKey = entry.key;
+      button.disabled = !app.enabled;
+      button.addEventListener("click", () => openEntry(app, entry));
+      actions.append(button);
+    }
+    main.append(actions);
+  }
 
   row.append(icon, main, badges);
   return row;

@@ -156,6 +156,10 @@ error_codes! {
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
     /// `apphost` (no arguments) or `apphost open` could not start `apphost-desktop` beside it.
     DesktopUnavailable = "desktop.unavailable" => Internal,
+    /// `open_external` was given something that is not an absolute http(s) URL.
+    ExternalInvalidUrl = "external.invalid_url" => Rejected,
+    /// No program to open links with (`xdg-open`) is installed, or it could not be started.
+    ExternalUnavailable = "external.unavailable" => Internal,
     Internal = "internal" => Internal,
 }
 

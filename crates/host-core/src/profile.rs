@@ -57,18 +57,20 @@ pub const KNOWN_CAPABILITIES: &[&str] = &[
 ];
 
 impl HostProfile {
-    /// The profile of this build. Capability handlers arrive with the Host Bridge and
-    /// RuntimeCore; until a handler exists the capability is listed as unavailable.
+    /// The profile of this build: a capability is available exactly when this host implements
+    /// at least one of its methods (`capability::registry::implements`); every other one is
+    /// listed as unavailable with `capability.not_implemented`.
     pub fn current() -> Self {
         let capabilities = KNOWN_CAPABILITIES
             .iter()
             .map(|name| {
+                let available = crate::capability::registry::implements(name);
                 (
                     name.to_string(),
                     CapabilityInfo {
                         version: STANDARD_VERSION.into(),
-                        available: false,
-                        reason: Some("capability.not_implemented".into()),
+                        available,
+                        reason: (!available).then(|| "capability.not_implemented".into()),
                     },
                 )
             })
@@ -96,5 +98,36 @@ impl HostProfile {
             c.reason = None;
         }
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::registry;
+
+    #[test]
+    fn a_capability_is_available_exactly_when_it_is_implemented() {
+        let profile = HostProfile::current();
+        assert_eq!(profile.capabilities.len(), KNOWN_CAPABILITIES.len());
+        for (name, info) in &profile.capabilities {
+            assert_eq!(info.available, registry::implements(name), "{name}");
+            assert_eq!(
+                info.reason.as_deref(),
+                (!info.available).then_some("capability.not_implemented"),
+                "{name}"
+            );
+        }
+        assert!(profile.available("lime.ui").is_some());
+        assert!(profile.available("lime.storage").is_some());
+        assert!(profile.available("lime.agent").is_none());
+        // Every implemented capability is one the profile publishes.
+        for m in registry::METHODS {
+            assert!(
+                KNOWN_CAPABILITIES.contains(&m.capability),
+                "{}",
+                m.capability
+            );
+        }
     }
 }

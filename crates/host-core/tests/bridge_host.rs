@@ -433,3 +433,62 @@ fn a_prompt_holds_the_call_until_the_user_answers() {
     assert_eq!(posted(&out)[0]["type"], "host:response");
     assert_eq!(host.diagnostics().executions, 3);
 }
+
+#[test]
+fn the_current_profile_runs_hello_app_and_opens_its_first_surface_by_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(&dir, &fixture("good/hello-app"));
+    let store = Store::open(&dir).unwrap();
+
+    // lime.ui and lime.storage are implemented, so the published profile offers them and
+    // hello-app runs (degraded only by its own eval about the optional, ungranted network
+    // permission; it was `blocked` while the profile offered neither).
+    let apps = store.list_apps().unwrap();
+    assert_eq!(apps[0].readiness, "ready-degraded");
+    let report = store
+        .readiness("hello-app", &HostProfile::current())
+        .unwrap();
+    assert!(
+        report.checks.iter().all(|c| c.kind != "capability"
+            || !matches!(
+                c.outcome,
+                host_core::readiness::Outcome::Blocked | host_core::readiness::Outcome::Degraded
+            )),
+        "{:?}",
+        report.checks
+    );
+    let entries: Vec<(&str, &str, bool)> = apps[0]
+        .entries
+        .iter()
+        .map(|e| (e.key.as_str(), e.kind.as_str(), e.mountable))
+        .collect();
+    assert_eq!(
+        entries,
+        [("notes", "page", true), ("settings", "settings", true)]
+    );
+    assert_eq!(apps[0].entries[0].title.as_deref(), Some("Notes"));
+
+    assert_eq!(
+        host_core::bridge::mounting::default_entry(&store, "hello-app").unwrap(),
+        "notes"
+    );
+    let err = host_core::bridge::mounting::default_entry(&store, "nope").unwrap_err();
+    assert_eq!(err.code.as_str(), "app.not_installed");
+
+    let mut host = BridgeHost::new(
+        Services::new(dir.apps_data()),
+        HostProfile::current(),
+        OriginStyle::Scheme,
+    );
+    let m = host.mount(&store, "hello-app", "notes").unwrap();
+    let out = host.handle(
+        &store,
+        &m.mount_id,
+        &m.origin,
+        &msg("app:ready", "r0", json!({})),
+    );
+    let snap = posted(&out)[0];
+    let available = snap["payload"]["capabilities"]["available"].clone();
+    assert_eq!(available, json!(["lime.ui", "lime.storage"]));
+}

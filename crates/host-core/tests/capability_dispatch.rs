@@ -124,7 +124,7 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
             other => panic!("{cap}.{method}: {other:?}"),
         }
     }
-    // With the real profile (nothing flipped yet) even storage is not available.
+    // The real profile offers lime.storage (it is implemented); a profile without it refuses.
     match dispatch(
         &store,
         &HostProfile::current(),
@@ -133,6 +133,16 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         "t",
         &mut answers,
     ) {
+        Verdict::Allowed(_) => {}
+        other => panic!("{other:?}"),
+    }
+    let mut without_storage = HostProfile::current();
+    without_storage
+        .capabilities
+        .get_mut("lime.storage")
+        .unwrap()
+        .available = false;
+    match dispatch(&store, &without_storage, &mount, &get, "t", &mut answers) {
         Verdict::Denied(e) => assert_eq!(e.code, "APP_E001"),
         other => panic!("{other:?}"),
     }
@@ -143,7 +153,7 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         .iter()
         .filter(|a| a["action"] == "capability.call")
         .collect();
-    assert_eq!(calls.len(), 8, "one audit record per decision");
+    assert_eq!(calls.len(), 9, "one audit record per decision");
     let first_allow = calls
         .iter()
         .rev()

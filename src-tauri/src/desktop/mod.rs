@@ -1,11 +1,15 @@
 //! The desktop window: the only module that names `tauri`.
 //!
 //! [`run`] opens one window, `main`, that loads the host UI (`ui-host/dist`, embedded at build
-//! time) and serves the Tauri commands in [`commands`]. Every command goes through
-//! [`guard::host_ui_only`], which refuses calls from any page that is not the host UI itself.
+//! time), serves app files on the `agentapp:` scheme ([`scheme`]) and the Tauri commands in
+//! [`commands`]. Every command goes through [`guard::host_ui_only`], which refuses calls from
+//! any page that is not the host UI itself.
 
 mod commands;
+mod external;
 mod guard;
+mod scheme;
+mod state;
 
 use std::any::Any;
 use std::ffi::OsString;
@@ -21,10 +25,28 @@ pub fn run() -> i32 {
         return 1;
     }
     init_logging();
+    let data = match host_core::paths::DataDir::from_env() {
+        Ok(data) => data,
+        Err(error) => {
+            eprintln!("apphost: {}: {}", error.code.as_str(), error.message);
+            return 1;
+        }
+    };
+    let launch = state::LaunchRequest::from_env(|key| std::env::var(key).ok());
 
-    let builder =
-        tauri::Builder::default().invoke_handler(guard::host_ui_only(tauri::generate_handler![
-            commands::list_apps
+    let builder = tauri::Builder::default()
+        .manage(state::Desktop::new(data, launch))
+        .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, scheme::handle)
+        .invoke_handler(guard::host_ui_only(tauri::generate_handler![
+            commands::list_apps,
+            commands::mount_entry,
+            commands::bridge_message,
+            commands::bridge_refused,
+            commands::answer_prompt,
+            commands::unmount,
+            commands::bridge_diagnostics,
+            commands::open_external,
+            commands::launch_target,
         ]));
     match build_quietly(builder, tauri::generate_context!()) {
         Ok(app) => app.run_return(|_app, _event| {}),

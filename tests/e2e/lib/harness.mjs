@@ -54,10 +54,11 @@ async function saveArtifacts(session, name) {
  * added to the error; the session is deleted in every case.
  * @param {import("node:test").TestContext} t
  * @param {(session: Session) => Promise<void>} body
+ * @param {string[]} [args] arguments for `apphost` (e.g. ["open", "notes"])
  */
-export async function withApp(t, body) {
+export async function withApp(t, body, args = []) {
   requireEnvironment();
-  const session = await Session.create(WEBDRIVER_URL, { application: APPHOST_BIN, args: [] });
+  const session = await Session.create(WEBDRIVER_URL, { application: APPHOST_BIN, args });
   try {
     await body(session);
   } catch (error) {

@@ -188,6 +188,26 @@ export class Session {
     return this.cmd("GET", `/element/${element}/attribute/${encodeURIComponent(name)}`);
   }
 
+  /** Clicks an element like a user would (scrolls it into view first). @param {string} element */
+  click(element) {
+    return this.cmd("POST", `/element/${element}/click`, {});
+  }
+
+  /** Runs an async script: it gets a callback as its last argument. */
+  executeAsync(script, args = []) {
+    return this.cmd("POST", "/execute/async", { script, args });
+  }
+
+  /** Switches into the frame `element` (an iframe element id). */
+  switchToFrame(element) {
+    return this.cmd("POST", "/frame", { id: { [ELEMENT_KEY]: element } });
+  }
+
+  /** Switches back to the top-level document. */
+  switchToTop() {
+    return this.cmd("POST", "/frame", { id: null });
+  }
+
   /** @param {string} element */
   displayed(element) {
     return this.cmd("GET", `/element/${element}/displayed`);

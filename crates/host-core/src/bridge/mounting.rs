@@ -16,6 +16,30 @@ use crate::surface::serve::{ui_entry, ui_root};
 /// Entry kinds that are UI surfaces (artifact viewers are `artifact` entries).
 pub const MOUNTABLE_KINDS: &[&str] = &["page", "panel", "settings", "artifact"];
 
+/// The entry to mount when none is named (`apphost open <app>`): the first entry, in manifest
+/// order, whose kind is a UI surface. `mount.not_a_surface` when the app has none.
+pub fn default_entry(store: &Store, app_id: &str) -> HostResult<String> {
+    let app = store.active_app(app_id)?;
+    app.manifest
+        .array("entries")
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|e| {
+            e.get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| MOUNTABLE_KINDS.contains(&k))
+        })
+        .and_then(|e| e.get("key").and_then(Value::as_str))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            HostError::new(
+                ErrorCode::MountNotASurface,
+                format!("{app_id} has no entry that can be opened in a window"),
+            )
+            .with("app", app_id)
+        })
+}
+
 pub fn mount_entry(
     store: &Store,
     profile: &HostProfile,

@@ -46,12 +46,7 @@ fn an_app_with_no_requirements_is_ready() {
 #[test]
 fn unavailable_capabilities_block_and_say_why() {
     let front = "requires:\n  capabilities: [lime.storage]\n";
-    let r = run(
-        front,
-        &[],
-        &HostProfile::current(),
-        &HostState::preview(now()),
-    );
+    let r = run(front, &[], &without_storage(), &HostState::preview(now()));
     assert_eq!(r.status, Status::Blocked);
     let c = r.checks.iter().find(|c| c.kind == "capability").unwrap();
     assert_eq!(c.code, Some("capability.unavailable"));
@@ -232,11 +227,11 @@ fn storage_is_reported_as_available_only_when_lime_storage_is() {
             .cloned()
             .unwrap()
     };
-    // This build has no lime.storage: no namespace exists and no migration is applied.
+    // A host without lime.storage: no namespace exists and no migration is applied.
     let r = run(
         front,
         &files,
-        &HostProfile::current(),
+        &without_storage(),
         &HostState::preview(now()),
     );
     let c = storage(&r);
@@ -250,7 +245,7 @@ fn storage_is_reported_as_available_only_when_lime_storage_is() {
     let r = run(
         &format!("{front}requires:\n  capabilities: [lime.storage]\n"),
         &files,
-        &HostProfile::current(),
+        &without_storage(),
         &HostState::preview(now()),
     );
     assert_eq!(storage(&r).outcome, Outcome::Blocked);
@@ -366,4 +361,13 @@ fn bare_versions_in_requires_are_exact() {
     assert_eq!(status(&profile, "1.2"), Status::Blocked);
     assert_eq!(status(&profile, "1"), Status::Ready);
     assert_eq!(status(&profile, "^1.2"), Status::Ready);
+}
+
+/// This build's profile without `lime.storage` (which it implements).
+fn without_storage() -> HostProfile {
+    let mut p = HostProfile::current();
+    let c = p.capabilities.get_mut("lime.storage").unwrap();
+    c.available = false;
+    c.reason = Some("capability.not_implemented".into());
+    p
 }

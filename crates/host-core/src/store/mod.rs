@@ -77,6 +77,19 @@ pub struct AppSummary {
     /// happen): `store.cleanup_incomplete` warnings. Empty, and not serialized, otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<HostError>,
+    /// The active version's entries, in manifest order (what the host UI offers to open).
+    pub entries: Vec<EntrySummary>,
+}
+
+/// One entry of an installed app, as the app list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntrySummary {
+    pub key: String,
+    pub kind: String,
+    pub title: Option<String>,
+    /// Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`).
+    pub mountable: bool,
 }
 
 pub(crate) fn now_str() -> String {
@@ -527,6 +540,7 @@ impl Store {
             installed_at: app.installed_at,
             updated_at: app.updated_at,
             warnings: Vec::new(),
+            entries: entry_summaries(&manifest),
         })
     }
 
@@ -554,6 +568,27 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The entries of a manifest, in order; entries without a string `key` are skipped.
+fn entry_summaries(manifest: &Manifest) -> Vec<EntrySummary> {
+    let text = |e: &serde_json::Map<String, Value>, k: &str| {
+        e.get(k).and_then(Value::as_str).map(str::to_owned)
+    };
+    manifest
+        .array("entries")
+        .iter()
+        .filter_map(Value::as_object)
+        .filter_map(|e| {
+            let kind = text(e, "kind").unwrap_or_default();
+            Some(EntrySummary {
+                key: text(e, "key")?,
+                mountable: crate::bridge::mounting::MOUNTABLE_KINDS.contains(&kind.as_str()),
+                kind,
+                title: text(e, "title"),
+            })
+        })
+        .collect()
 }
 
 struct AppRow {
