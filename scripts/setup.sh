@@ -20,6 +20,7 @@ APT_PACKAGES=(
   libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth x11-utils webkit2gtk-driver fonts-dejavu-core imagemagick chromium
+  dbus
 )
 
 as_root() {

@@ -1128,6 +1128,7 @@ fn a_changed_permission_shows_each_field_and_loses_its_grant() {
     let storage = permission(&err["details"]["plan"], "notes_storage");
     assert_eq!(storage["change"], "unchanged");
     assert_eq!(storage["grant"], "at-first-use", "{storage}");
+}
 
 /// `inspect` and `validate` read the trusted keys and the limit settings from the store in one
 /// open; both must still take effect, and a flag still overrides a stored limit.

@@ -401,3 +401,125 @@ fn a_new_base_url_does_not_inherit_the_old_key() {
     assert_eq!(v["apiKey"]["set"], false);
     assert_eq!(v["baseUrl"], "https://elsewhere.example/v1");
 }
+
+/// Drives `apphost app-server --stdio` with JSON-RPC lines; returns every line it printed.
+fn app_server(host: &Host, requests: &[Value], until: impl Fn(&Value) -> bool) -> Vec<Value> {
+    use std::process::Stdio;
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&host.data)
+        .args(["app-server", "--stdio"])
+        .env("APPHOST_SECRET_STORE", "file")
+        .env(
+            "APPHOST_SECRET_KEY_FILE",
+            host.tmp.path().join("keys/secrets.key"),
+        )
+        .env("XDG_CONFIG_HOME", host.tmp.path().join("config"))
+        .env_remove("APPHOST_CRASH_AT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for r in requests {
+        writeln!(stdin, "{r}").unwrap();
+    }
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            let Ok(line) = line else { return };
+            let v: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC lines");
+            if tx.send(v).is_err() {
+                return;
+            }
+        }
+    });
+    let mut out = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while let Ok(v) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+    {
+        let done = until(&v);
+        out.push(v);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    out
+}
+
+fn handshake() -> Vec<Value> {
+    vec![
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "cli-test"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "agentSession/start", "params": {"appId": "hello-app", "sessionId": "s1"}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "agentSession/turn/start", "params": {"sessionId": "s1", "input": {"text": "Say OK"}}}),
+    ]
+}
+
+#[test]
+fn app_server_without_a_model_needs_setup_and_never_answers_for_the_model() {
+    let host = Host::new();
+    let out = app_server(&host, &handshake(), |v| v["id"] == 3);
+    let init = out
+        .iter()
+        .find(|v| v["id"] == 1)
+        .expect("initialize answered");
+    assert_eq!(init["result"]["runtime"]["status"], "needs-setup");
+    let turn = out
+        .iter()
+        .find(|v| v["id"] == 3)
+        .expect("turn/start answered");
+    assert_eq!(turn["error"]["code"], -32030, "{turn}");
+}
+
+#[test]
+fn app_server_runs_a_turn_through_the_configured_provider() {
+    let host = Host::new();
+    let (base, seen) = stand_in(|_| sse_ok());
+    let set = host.run(&[
+        "model",
+        "set",
+        "--base-url",
+        &base,
+        "--model",
+        "stand-in-1",
+        "--api-key-env",
+        "TEST_PROVIDER_KEY",
+    ]);
+    assert!(set.status.success(), "{}", describe(&set));
+    let out = app_server(&host, &handshake(), |v| {
+        v["method"] == "agentSession/event" && v["params"]["event"]["type"] == "turn.completed"
+    });
+    let init = out.iter().find(|v| v["id"] == 1).unwrap();
+    assert_eq!(init["result"]["runtime"]["status"], "ready");
+    assert_eq!(init["result"]["runtime"]["modelName"], "stand-in-1");
+    let turn = out.iter().find(|v| v["id"] == 3).unwrap();
+    assert!(turn["result"]["turn"]["turnId"].is_string(), "{turn}");
+    let events: Vec<&Value> = out
+        .iter()
+        .filter(|v| v["method"] == "agentSession/event")
+        .map(|v| &v["params"]["event"])
+        .collect();
+    assert!(
+        events.iter().any(|e| e["type"] == "turn.completed"),
+        "{events:?}"
+    );
+    let seqs: Vec<u64> = events
+        .iter()
+        .filter_map(|e| e["sequence"].as_u64())
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "gap-free: {seqs:?}"
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1, "one provider request");
+    assert!(seen[0].head.contains(&format!("Bearer {KEY}")));
+    assert_eq!(seen[0].body["model"], "stand-in-1");
+    assert_eq!(seen[0].body["stream"], true);
+}

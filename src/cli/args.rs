@@ -152,6 +152,12 @@ pub enum Command {
     /// Set, show or test the model the runtime uses (OpenAI-compatible endpoint).
     #[command(subcommand)]
     Model(super::model::ModelCommand),
+    /// Serve the App Server JSON-RPC (appserver.v0) for App Server clients.
+    AppServer {
+        /// One JSON-RPC message per line on stdin/stdout (logs on stderr).
+        #[arg(long)]
+        stdio: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -99,6 +99,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Trust(t) => trust(&dir, t, json),
         Command::Config { key, value, unset } => config(&dir, key, value, unset, json),
         Command::Model(m) => super::model::run(&dir, m, json),
+        Command::AppServer { stdio } => super::app_server::run(&dir, stdio),
     }
 }
 

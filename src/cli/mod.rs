@@ -20,6 +20,7 @@ macro_rules! err_line {
     }};
 }
 
+mod app_server;
 mod args;
 mod commands;
 mod model;

@@ -164,6 +164,7 @@ fn a_non_boolean_required_is_an_invalid_field() {
     assert!(!is_required(&serde_json::json!({"required": "true"})));
     assert!(!is_required(&serde_json::json!({"required": 1})));
     assert!(is_required(&serde_json::json!({"required": true})));
+}
 
 /// A 64 KiB string and 2,000 aliases to it: ~128 MB once expanded, in a ~75 KB document.
 fn alias_bomb(top: &str) -> String {

@@ -215,20 +215,21 @@ impl ZipBackend {
             err.with("path", rel)
         })?;
         let (declared, crc, method) = (file.size(), file.crc32(), file.compression());
-        let inner: Box<dyn Read + '_> =
-            match method {
-                CompressionMethod::Stored => Box::new(file),
-                CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(
-                    BufReader::with_capacity(64 * 1024, file),
-                )),
-                other => return Err(HostError::new(
+        let inner: Box<dyn Read + '_> = match method {
+            CompressionMethod::Stored => Box::new(file),
+            CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(
+                BufReader::with_capacity(64 * 1024, file),
+            )),
+            other => {
+                return Err(HostError::new(
                     ErrorCode::ArchiveUnsupportedCompression,
                     format!(
                         "{rel:?} uses compression {other:?}; only stored and deflate are accepted"
                     ),
                 )
-                .with("path", rel)),
-            };
+                .with("path", rel))
+            }
+        };
         Ok(Box::new(Checked {
             inner,
             declared,

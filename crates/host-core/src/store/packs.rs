@@ -457,6 +457,9 @@ mod tests {
         let e = place(&b, &packs_dir, &id).unwrap_err();
         assert_eq!(e.code, ErrorCode::StoreCorrupt, "{e}");
         assert_eq!(fs::read(&placed).unwrap(), b"first");
-        assert!(b.exists(), "the pack that was not placed is left where it was");
+        assert!(
+            b.exists(),
+            "the pack that was not placed is left where it was"
+        );
     }
 }

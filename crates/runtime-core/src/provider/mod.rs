@@ -22,6 +22,7 @@
 //! eventsource-stream; nothing here parses HTTP by hand. The API key is sent as a bearer token
 //! and never logged or put in an error message. Prompt text is not logged.
 
+mod backend;
 mod client;
 mod collect;
 mod error;
@@ -29,6 +30,7 @@ mod retry;
 mod sse;
 mod types;
 
+pub use backend::OpenAiBackend;
 pub use client::{normalize_base_url, ConnectionTest, OpenAiClient, ProviderConfig};
 pub use collect::{collect, ChatResponse, CollectLimits};
 pub use error::{ErrorKind, ProviderError};

@@ -1,0 +1,71 @@
+//! `apphost app-server --stdio`: the App Server JSON-RPC (`appserver.v0`) over stdin/stdout,
+//! one message per line. Stdout carries only protocol lines; logs go to stderr.
+//!
+//! The runtime's event log lives in `<data>/runtime/`; host tools act inside each app's data area
+//! (`<data>/apps/<app>/`). With a model configured (`apphost model set`) the real
+//! OpenAI-compatible backend runs turns; without one the server starts, reports `needs-setup`,
+//! and `agentSession/turn/start` fails with its documented error (never a canned answer).
+
+use std::sync::Arc;
+
+use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::model_settings;
+use host_core::paths::DataDir;
+use host_core::store::Store;
+use runtime_core::app_server::{serve_stdio, ServeConfig};
+use runtime_core::backend::ExecutionBackend;
+use runtime_core::provider::OpenAiBackend;
+use runtime_core::runtime::{Runtime, RuntimeConfig};
+
+pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
+    if !stdio {
+        return Err(HostError::new(
+            ErrorCode::CliUsage,
+            "app-server needs a transport: --stdio",
+        ));
+    }
+    let backend = backend(dir)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
+    let mut config = RuntimeConfig::new(dir.root().join("runtime"));
+    config.apps_dir = dir.apps_data();
+    rt.block_on(async move {
+        let runtime = Runtime::open(config, backend).map_err(|e| {
+            HostError::new(ErrorCode::Internal, format!("cannot open the runtime: {e}"))
+        })?;
+        let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        serve_stdio(stdin, tokio::io::stdout(), ServeConfig::new(runtime))
+            .await
+            .map_err(|e| HostError::new(ErrorCode::Internal, format!("stdio failed: {e}")))
+    })?;
+    Ok(0)
+}
+
+/// The configured model as a backend, or `None` (the runtime then reports `needs-setup`).
+fn backend(dir: &DataDir) -> HostResult<Option<Arc<dyn ExecutionBackend>>> {
+    let store = Store::open(dir)?;
+    if model_settings::load(&store)?.is_none() {
+        return Ok(None);
+    }
+    let config = match model_settings::provider_config(&store) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(
+                code = e.code.as_str(),
+                "the model is not usable: {}",
+                e.message
+            );
+            return Ok(None);
+        }
+    };
+    let backend = OpenAiBackend::new(config).map_err(model_settings::provider_error)?;
+    Ok(Some(Arc::new(backend)))
+}
