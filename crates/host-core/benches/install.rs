@@ -3,28 +3,33 @@
 //! Run: `cargo bench -p host-core --bench install` (see `docs/benchmarks.md`).
 //!
 //! Generates a deterministic package (~200 MB in 5,000 files under nested folders, plus the
-//! `hello-app` fixture's `APP.md` and metadata) in a temporary folder, warms the page cache,
-//! then measures, interleaved and repeated:
+//! `hello-app` fixture's `APP.md` and metadata) in a temporary folder, then measures,
+//! interleaved and repeated (every figure is a ratio against a baseline of the same repetition):
 //!
 //! - baseline: `openssl dgst -sha256 <every file>` (one process, one thread, reads each file and
 //!   hashes it: the same read+hash work the install's per-file content address needs), and for
 //!   reference `cat <every file> | openssl dgst -sha256` (one stream, like the packageHash);
+//! - the durable-write bound: `cat <every file> > out && sync out`;
 //! - install of the folder through the public API (`Store::open_locked` → `stage` → `plan`
 //!   (sideload) → `commit`, durable: the pack is fsynced before the commit) into a fresh data
-//!   dir on the same file system, with a phase breakdown; each timed install starts after a
-//!   `syncfs`, so earlier runs' write-back does not compete with it, and is uninstalled (timed
-//!   separately) afterwards;
+//!   dir on the same file system, with a phase breakdown; it is uninstalled (timed separately)
+//!   afterwards;
 //! - the same install from a stored and from a deflated `.zip` of the package;
 //! - `inspect` (no staging) of the big package and of `fixtures/packages/good/hello-app`;
 //! - context: in-process single-thread read+sha2 over the same files, in-memory sha2 vs
 //!   `openssl speed`, and a plain 200 MB write+fsync to show the disk's flush rate.
+//!
+//! Each step gets its wall-clock and CPU time (getrusage: this process, or its children); before
+//! each step the file system is synced (`syncfs`), and with `APPHOST_BENCH_CACHE=cold` the page
+//! cache is dropped too (needs root).
 //!
 //! Performance targets are reported as ratios against the baseline of the same run; the binary
 //! exits non-zero only on errors, never for a missed target.
 //!
 //! Environment knobs: `APPHOST_BENCH_REPS` (default 5), `APPHOST_BENCH_MB` (200),
 //! `APPHOST_BENCH_FILES` (5000), `APPHOST_BENCH_DIR` (parent of the temporary folder; default
-//! the system temp dir), `APPHOST_BENCH_ZIP=0` to skip the zip sources.
+//! the system temp dir), `APPHOST_BENCH_ZIP=0` to skip the zip sources, `APPHOST_BENCH_CACHE`
+//! (`warm`, the default, or `cold`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error;
@@ -369,18 +374,54 @@ fn uninstall_once(data_root: &Path) -> R<Duration> {
     Ok(t.elapsed())
 }
 
-/// CPU seconds used so far: (this process, its waited-for children), from /proc/self/stat.
-fn cpu_times(tick: f64) -> (f64, f64) {
-    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which is in parentheses and may hold spaces).
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0.0))
-        .collect();
-    // utime, stime, cutime, cstime are fields 14-17; `rest` starts at field 3.
-    let g = |i: usize| f.get(i - 3).copied().unwrap_or(0.0) / tick;
-    (g(14) + g(15), g(16) + g(17))
+/// CPU seconds (user + system) used so far by (this process, all threads; its waited-for
+/// children), from `getrusage` (microsecond resolution).
+fn cpu_times() -> (f64, f64) {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let secs = |who| {
+        getrusage(who).map_or(f64::NAN, |u| {
+            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+    };
+    (secs(UsageWho::RUSAGE_SELF), secs(UsageWho::RUSAGE_CHILDREN))
+}
+
+/// The durable-write bound: `cat <every file> > out && sync out` (one stream, fsynced), the
+/// least any durable install of these bytes must do. The output is removed afterwards.
+fn cat_sync(files: &[PathBuf], dir: &Path) -> R<Duration> {
+    let out = dir.join("cat-sync.out");
+    let t = Instant::now();
+    let status = Command::new("cat")
+        .args(files)
+        .stdout(File::create(&out)?)
+        .status()?;
+    let synced = Command::new("sync").arg(&out).status()?;
+    let d = t.elapsed();
+    if !status.success() || !synced.success() {
+        return Err("cat > out && sync out failed".into());
+    }
+    fs::remove_file(&out)?;
+    Ok(d)
+}
+
+/// Cache state before each timed step: `warm` (everything read is in the page cache) or `cold`
+/// (`sync; echo 3 > /proc/sys/vm/drop_caches` first: needs root).
+#[derive(Clone, Copy, PartialEq)]
+enum Cache {
+    Warm,
+    Cold,
+}
+
+impl Cache {
+    fn prepare(self, dir: &Path) -> R<()> {
+        sync_dir(dir)?;
+        if self == Cache::Cold {
+            fs::write("/proc/sys/vm/drop_caches", "3\n")
+                .map_err(|e| format!("cannot drop the page cache (needs root): {e}"))?;
+        }
+        Ok(())
+    }
 }
 
 fn sync_dir(p: &Path) -> R<()> {
@@ -580,22 +621,72 @@ fn machine(bench_dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// The baselines of one repetition: openssl's wall and CPU seconds, and the durable-write
+/// bound's wall seconds.
+#[derive(Clone, Copy)]
+struct Base {
+    wall: f64,
+    cpu: f64,
+    durable: f64,
+}
+
 #[derive(Default)]
 struct Table {
     wall: BTreeMap<&'static str, Vec<f64>>,
     cpu: BTreeMap<&'static str, Vec<f64>>,
+    /// openssl wall / measured wall, per repetition.
     ratio: BTreeMap<&'static str, Vec<f64>>,
+    /// openssl CPU / measured CPU, per repetition (how much CPU each byte costs, relatively).
+    cpu_ratio: BTreeMap<&'static str, Vec<f64>>,
+    /// `cat > out && sync out` wall / measured wall, per repetition (installs only).
+    durable_ratio: BTreeMap<&'static str, Vec<f64>>,
     phases: BTreeMap<&'static str, Vec<Phases>>,
 }
 
 impl Table {
-    fn add(&mut self, name: &'static str, wall: f64, cpu: f64, base: Option<f64>) {
+    fn add(&mut self, name: &'static str, wall: f64, cpu: f64, base: Option<Base>) {
         self.wall.entry(name).or_default().push(wall);
         self.cpu.entry(name).or_default().push(cpu);
         if let Some(b) = base {
-            self.ratio.entry(name).or_default().push(b / wall);
+            self.ratio.entry(name).or_default().push(b.wall / wall);
+            self.cpu_ratio.entry(name).or_default().push(b.cpu / cpu);
+            if name.starts_with("install") {
+                self.durable_ratio
+                    .entry(name)
+                    .or_default()
+                    .push(b.durable / wall);
+            }
         }
     }
+}
+
+/// Threads (or processes) each measurement uses.
+fn threads(name: &str) -> &'static str {
+    match name {
+        "openssl dgst (file list)" => "1 (one process)",
+        "cat | openssl dgst" => "2 processes",
+        "cat > out && sync out" => "1 process, then sync",
+        "sha2 read+hash, 1 thread" => "1",
+        n if n.starts_with("inspect") => "3: read/inflate, file hash, package hash",
+        n if n.starts_with("install") => {
+            "4: read/inflate, file hash, package hash, write (+ write-back)"
+        }
+        _ => "?",
+    }
+}
+
+/// The issue's target for a measurement, as a ratio against openssl's wall-clock time.
+fn target(name: &str) -> Option<f64> {
+    match name {
+        "install folder" | "install zip (stored)" => Some(0.7),
+        "install zip (deflated)" => Some(0.6),
+        "inspect folder (no staging)" => Some(1.5),
+        _ => None,
+    }
+}
+
+fn spread(v: &[f64]) -> String {
+    format!("{:.2} [{:.2} … {:.2}]", median(v), min(v), max(v))
 }
 
 fn main() -> R<()> {
@@ -613,12 +704,10 @@ fn main() -> R<()> {
         .tempdir_in(&parent)?;
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/packages/good/hello-app");
-    let tick: f64 = Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0);
+    let cache = match std::env::var("APPHOST_BENCH_CACHE").as_deref() {
+        Ok("cold") => Cache::Cold,
+        _ => Cache::Warm,
+    };
 
     println!("== AppHost install benchmark ==");
     for (k, v) in machine(work.path()) {
@@ -678,49 +767,70 @@ fn main() -> R<()> {
 
     let mut tab = Table::default();
     let mut uninstall_t = Vec::new();
+    let dir = work.path();
     for rep in 0..reps {
         eprint!("rep {}/{reps}…\r", rep + 1);
-        let c0 = cpu_times(tick);
-        let base = openssl_files(&files)?.as_secs_f64();
-        let c1 = cpu_times(tick);
-        tab.add("openssl dgst (file list)", base, c1.1 - c0.1, None);
+        cache.prepare(dir)?;
+        let c = cpu_times();
+        let wall = openssl_files(&files)?.as_secs_f64();
+        let cpu = cpu_times().1 - c.1;
+        tab.add("openssl dgst (file list)", wall, cpu, None);
+        let mut base = Base {
+            wall,
+            cpu,
+            durable: f64::NAN,
+        };
+
+        cache.prepare(dir)?;
+        let c = cpu_times();
         let w = cat_openssl(&files)?.as_secs_f64();
-        let c2 = cpu_times(tick);
-        tab.add("cat | openssl dgst", w, c2.1 - c1.1, None);
+        tab.add("cat | openssl dgst", w, cpu_times().1 - c.1, None);
+
+        cache.prepare(dir)?;
+        let c = cpu_times();
+        base.durable = cat_sync(&files, dir)?.as_secs_f64();
+        tab.add(
+            "cat > out && sync out",
+            base.durable,
+            cpu_times().1 - c.1,
+            None,
+        );
+
+        cache.prepare(dir)?;
+        let c = cpu_times();
         let w = sha2_files(&files)?.as_secs_f64();
-        let c3 = cpu_times(tick);
-        tab.add("sha2 read+hash, 1 thread", w, c3.0 - c2.0, Some(base));
+        tab.add(
+            "sha2 read+hash, 1 thread",
+            w,
+            cpu_times().0 - c.0,
+            Some(base),
+        );
 
-        let w = inspect_once(&folder)?.as_secs_f64();
-        let c4 = cpu_times(tick);
-        tab.add("inspect folder (no staging)", w, c4.0 - c3.0, Some(base));
-        for (label, src) in &zip_sources {
-            let c = cpu_times(tick);
-            let w = inspect_once(src)?.as_secs_f64();
-            let name = if *label == "deflated" {
-                "inspect zip (deflated)"
-            } else {
-                "inspect zip (stored)"
-            };
-            tab.add(name, w, cpu_times(tick).0 - c.0, Some(base));
-        }
-
+        let mut inspects: Vec<(&'static str, &ResolvedSource)> =
+            vec![("inspect folder (no staging)", &folder)];
         let mut installs: Vec<(&'static str, &ResolvedSource)> = vec![("install folder", &folder)];
         for (label, src) in &zip_sources {
-            let name = if *label == "deflated" {
-                "install zip (deflated)"
+            if *label == "deflated" {
+                inspects.push(("inspect zip (deflated)", src));
+                installs.push(("install zip (deflated)", src));
             } else {
-                "install zip (stored)"
-            };
-            installs.push((name, src));
+                inspects.push(("inspect zip (stored)", src));
+                installs.push(("install zip (stored)", src));
+            }
+        }
+        for (name, src) in inspects {
+            cache.prepare(dir)?;
+            let c = cpu_times();
+            let w = inspect_once(src)?.as_secs_f64();
+            tab.add(name, w, cpu_times().0 - c.0, Some(base));
         }
         for (k, (name, src)) in installs.into_iter().enumerate() {
             let root = data(format!("data-{rep}-{k}"));
             // Each timed install starts on a quiet disk: earlier runs' write-back is done.
-            sync_dir(work.path())?;
-            let c = cpu_times(tick);
+            cache.prepare(dir)?;
+            let c = cpu_times();
             let ph = install_once(src, &root, nfiles)?;
-            let cpu = cpu_times(tick).0 - c.0;
+            let cpu = cpu_times().0 - c.0;
             tab.add(name, ph.install_total().as_secs_f64(), cpu, Some(base));
             tab.phases.entry(name).or_default().push(ph);
             uninstall_t.push(uninstall_once(&root)?.as_secs_f64());
@@ -730,17 +840,25 @@ fn main() -> R<()> {
     eprintln!();
 
     let mb = bytes as f64 / 1e6;
+    let cache_text = match cache {
+        Cache::Warm => {
+            "warm page cache (every input read once before timing; syncfs before each step)"
+        }
+        Cache::Cold => "cold: sync + drop_caches (echo 3) before each step",
+    };
     println!(
-        "\n-- {mb:.1} MB in {} files; median [min … max] of {reps}; cpu = user+sys seconds of the process(es) --",
-        files.len()
+        "\n-- {mb:.1} MB in {} files; {reps} repetitions; cache: {cache_text}; load average now: {} --",
+        files.len(),
+        loadavg()
     );
-    println!(
-        "{:<34} {:>9} {:>8} {:>8} {:>10} {:>7}",
-        "measurement", "median s", "min s", "max s", "MB/s (med)", "cpu s"
-    );
+    println!("wall = elapsed seconds; cpu = user+sys seconds (getrusage: this process's threads, or the waited-for children)");
+    println!("ratio = openssl time / measured time, paired per repetition; cpu ratio = openssl cpu / measured cpu\n");
+    println!("| measurement | threads | wall s, median [min … max] | MB/s | cpu s (median) | ratio vs openssl, wall | ratio vs openssl, cpu-normalized | target (wall) |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     let order = [
         "openssl dgst (file list)",
         "cat | openssl dgst",
+        "cat > out && sync out",
         "sha2 read+hash, 1 thread",
         "inspect folder (no staging)",
         "inspect zip (stored)",
@@ -753,38 +871,46 @@ fn main() -> R<()> {
         let Some(v) = tab.wall.get(name) else {
             continue;
         };
-        let m = median(v);
+        let (ratio, cpu_ratio) = match (tab.ratio.get(name), tab.cpu_ratio.get(name)) {
+            (Some(r), Some(c)) => (spread(r), spread(c)),
+            _ => ("1 (baseline)".to_owned(), String::new()),
+        };
+        let verdict = match (target(name), tab.ratio.get(name)) {
+            (Some(t), Some(r)) if median(r) >= t => format!("≥ {t:.2}: met"),
+            (Some(t), Some(_)) => format!("≥ {t:.2}: **missed**"),
+            _ => String::new(),
+        };
+        let is_base = !tab.ratio.contains_key(name) && name.starts_with("openssl");
         println!(
-            "{:<34} {:>9.3} {:>8.3} {:>8.3} {:>10.0} {:>7.2}",
-            name,
-            m,
+            "| {} | {} | {:.3} [{:.3} … {:.3}] | {:.0} | {:.3} | {} | {} | {} |",
+            if is_base {
+                format!("**{name}**")
+            } else {
+                name.replace('|', "\\|")
+            },
+            threads(name),
+            median(v),
             min(v),
             max(v),
-            mb / m,
-            median(&tab.cpu[name])
+            mb / median(v),
+            median(&tab.cpu[name]),
+            if tab.ratio.contains_key(name) || is_base {
+                ratio
+            } else {
+                String::new()
+            },
+            cpu_ratio,
+            verdict
         );
     }
 
-    println!(
-        "\n-- ratio = openssl-file-list time / measured time, paired per rep (install target: >= 0.70) --"
-    );
+    println!("\n-- installs against the durable-write bound: (cat > out && sync out) time / install time, paired per repetition --");
+    println!("| install | ratio vs cat + sync, median [min … max] |");
+    println!("| --- | --- |");
     for name in order {
-        let Some(r) = tab.ratio.get(name) else {
-            continue;
-        };
-        let m = median(r);
-        let verdict = match (name.starts_with("install"), m >= 0.7) {
-            (true, true) => "meets 0.70",
-            (true, false) => "BELOW 0.70",
-            _ => "",
-        };
-        println!(
-            "{:<34} median {:.2}  [min {:.2} … max {:.2}]  {verdict}",
-            name,
-            m,
-            min(r),
-            max(r)
-        );
+        if let Some(r) = tab.durable_ratio.get(name) {
+            println!("| {name} | {} |", spread(r));
+        }
     }
 
     println!("\n-- install phases, median seconds --");

@@ -1,12 +1,12 @@
 //! Reading a listed package exactly once.
 //!
-//! Two threads share the work (the work is hash-bound and the machine has SHA-NI and at least
-//! two cores): the calling thread reads each file straight into a pooled buffer and computes its
-//! SHA-256 (the content address); a worker computes the reference packageHash over the same
-//! bytes; when installing, a third thread appends them to the staging pack through a
-//! [`BlobSink`] (writing is mostly a kernel copy, so the two hash streams keep a core each). Small
-//! files travel back to back in one buffer, so a batch of them costs one message and one write.
-//! Buffers are recycled, so memory stays bounded by the channel depth whatever the package size.
+//! A pipeline of threads shares the work (see [`read_package`]): one reads or inflates each file
+//! straight into a pooled buffer, the calling thread computes each file's SHA-256 (the content
+//! address), another the reference packageHash over the same bytes, and when installing a
+//! fourth appends them to the staging pack through a [`BlobSink`]. Inflating a zip therefore
+//! overlaps with both hashes. Small files travel back to back in one buffer, so a batch of them
+//! costs one message and one write. Buffers are recycled, so memory stays bounded by the pool
+//! whatever the package size.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -119,19 +119,51 @@ struct Chunk {
 }
 
 enum Msg {
-    /// Small files, whole and hashed, back to back in one chunk.
+    /// Small files, whole, back to back in one chunk (their SHA-256s are filled in by the
+    /// file-hash stage).
     Batch(Chunk, Vec<BatchFile>),
     Begin(String, u64),
     Data(Chunk),
+    /// End of a large file; its SHA-256 is filled in by the file-hash stage.
     End(Sha256Bytes),
 }
 
-/// What the reading thread produces: the file records and the captured metadata files.
-type ReadSide = (Vec<FileRecord>, BTreeMap<String, Vec<u8>>);
+/// Why a pipeline stage ended early: its own failure, or a neighbour that went away (whose own
+/// error explains it).
+enum Stop {
+    Failed(HostError),
+    Stopped(&'static str),
+}
+
+impl From<HostError> for Stop {
+    fn from(e: HostError) -> Self {
+        Stop::Failed(e)
+    }
+}
+
+type StageResult<T> = Result<T, Stop>;
+
+/// What the file-hash stage produces: the file records and the captured metadata files.
+type HashSide = (Vec<FileRecord>, BTreeMap<String, Vec<u8>>);
 
 /// Reads every listed file once. `progress` gets the running byte count. The captured metadata
 /// files are checked against `limits` (`max_manifest_bytes` each, [`Limits::metadata_budget`]
 /// together) before anything is read.
+///
+/// Four stages, each on its own thread, joined by bounded channels (so memory stays bounded by
+/// the pooled buffers, whatever the package size):
+///
+/// 1. **read**: reads (folder) or inflates (zip) each entry into pooled buffers, enforcing the
+///    listed sizes; small files are packed back to back into one buffer;
+/// 2. **file hash** (the calling thread, which also reports progress): each file's SHA-256 (its
+///    content address) and the captured metadata files;
+/// 3. **package hash**: the reference packageHash, one SHA-256 over every file's
+///    `path 0 content 0` in the CLI's order, which is inherently sequential;
+/// 4. **write** (only with a sink): appends to the staging pack.
+///
+/// The packageHash stream is the one part that cannot be split: it needs one core's SHA-256
+/// time over every byte. Every other stage costs at most that, so one thread per stage is all
+/// the parallelism that helps; on two cores the scheduler shares the stages between them.
 pub fn read_package(
     reader: &mut PackageReader,
     sink: Option<&mut dyn BlobSink>,
@@ -148,7 +180,8 @@ pub fn read_package(
     let skipped = reader.listing().skipped.clone();
     let total_bytes = reader.listing().total_bytes;
 
-    let (tx, rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
+    let (read_tx, read_rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
+    let (hash_tx, hash_rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
     let (pool_tx, pool_rx) = mpsc::channel::<Vec<u8>>();
     for _ in 0..IN_FLIGHT + 2 {
         pool_tx
@@ -157,171 +190,38 @@ pub fn read_package(
     }
 
     std::thread::scope(|scope| {
-        // With a sink, a third thread writes, so the two hash streams keep a core each.
+        let entries = &entries;
+        let read = scope.spawn(move || read_stage(reader, entries, read_tx, pool_rx));
         let (sink_tx, sink_rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
         let sink_pool = pool_tx.clone();
-        let writer = sink.map(|sink| {
-            scope.spawn(move || -> HostResult<()> {
-                for msg in sink_rx {
-                    match msg {
-                        Msg::Batch(chunk, files) => {
-                            sink.batch(&chunk.buf[..chunk.len], &files)?;
-                            let _ = sink_pool.send(chunk.buf);
-                        }
-                        Msg::Begin(path, size) => sink.begin(&path, size)?,
-                        Msg::Data(chunk) => {
-                            sink.write(&chunk.buf[..chunk.len])?;
-                            let _ = sink_pool.send(chunk.buf);
-                        }
-                        Msg::End(sha) => sink.end(&sha)?,
-                    }
-                }
-                Ok(())
-            })
-        });
-        let forward = writer.is_some();
-        let hasher = scope.spawn(move || -> HostResult<String> {
-            let mut pkg = PackageHasher::default();
-            let stopped =
-                || HostError::new(ErrorCode::Internal, "the writing thread stopped early");
-            for msg in rx {
-                match &msg {
-                    Msg::Batch(chunk, files) => {
-                        for f in files {
-                            pkg.begin_file(&f.path);
-                            pkg.update(&chunk.buf[f.start..f.start + f.len]);
-                            pkg.end_file();
-                        }
-                    }
-                    Msg::Begin(path, _) => pkg.begin_file(path),
-                    Msg::Data(chunk) => pkg.update(&chunk.buf[..chunk.len]),
-                    Msg::End(_) => pkg.end_file(),
-                }
-                if forward {
-                    sink_tx.send(msg).map_err(|_| stopped())?;
-                } else if let Msg::Batch(chunk, _) | Msg::Data(chunk) = msg {
-                    let _ = pool_tx.send(chunk.buf);
-                }
-            }
-            Ok(pkg.finish())
-        });
+        let writer = sink.map(|sink| scope.spawn(move || write_stage(sink, sink_rx, sink_pool)));
+        let forward = writer.is_some().then_some(sink_tx);
+        let hasher = scope.spawn(move || package_hash_stage(hash_rx, forward, pool_tx));
+        let hashed = file_hash_stage(entries, read_rx, hash_tx, progress);
 
-        let read_result = (|| -> HostResult<ReadSide> {
-            let mut files = Vec::with_capacity(entries.len());
-            let mut captured = BTreeMap::new();
-            let mut done: u64 = 0;
-            let worker_gone =
-                || HostError::new(ErrorCode::Internal, "the hashing worker stopped early");
-            // A fresh buffer if the worker has stopped returning them (it failed).
-            let take = || pool_rx.recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
-            // The batch being filled: a pooled buffer and the files in it.
-            let mut batch: Option<(Vec<u8>, usize, Vec<BatchFile>)> = None;
-            let flush_batch =
-                |batch: &mut Option<(Vec<u8>, usize, Vec<BatchFile>)>| -> HostResult<()> {
-                    if let Some((buf, len, files)) = batch.take() {
-                        tx.send(Msg::Batch(Chunk { buf, len }, files))
-                            .map_err(|_| worker_gone())?;
-                    }
-                    Ok(())
-                };
-            for (i, (path, size)) in entries.iter().enumerate() {
-                let mut entry = reader.entry(i)?;
-                let capture = is_captured(path);
-                let size_usize = *size as usize;
-                let sha = if size_usize <= CHUNK {
-                    if batch
-                        .as_ref()
-                        .is_some_and(|(_, used, _)| used + size_usize > CHUNK)
-                    {
-                        flush_batch(&mut batch)?;
-                    }
-                    let (buf, used, files) = batch.get_or_insert_with(|| (take(), 0, Vec::new()));
-                    let start = *used;
-                    let len = entry.fill(&mut buf[start..start + size_usize])?;
-                    entry.finish()?;
-                    let mut h = FileHasher::default();
-                    h.update(&buf[start..start + len]);
-                    let sha = h.finish();
-                    if capture {
-                        captured.insert(path.clone(), buf[start..start + len].to_vec());
-                    }
-                    *used += len;
-                    files.push(BatchFile {
-                        path: path.clone(),
-                        start,
-                        len,
-                        sha256: sha,
-                    });
-                    done += len as u64;
-                    sha
-                } else {
-                    flush_batch(&mut batch)?;
-                    tx.send(Msg::Begin(path.clone(), *size))
-                        .map_err(|_| worker_gone())?;
-                    let mut h = FileHasher::default();
-                    let mut kept = Vec::new();
-                    let mut remaining = *size;
-                    while remaining > 0 {
-                        let mut buf = take();
-                        let want = (remaining as usize).min(CHUNK);
-                        let len = entry.fill(&mut buf[..want])?;
-                        h.update(&buf[..len]);
-                        if capture {
-                            kept.extend_from_slice(&buf[..len]);
-                        }
-                        done += len as u64;
-                        remaining -= len as u64;
-                        tx.send(Msg::Data(Chunk { buf, len }))
-                            .map_err(|_| worker_gone())?;
-                        progress(done);
-                        if len < want {
-                            break; // shorter than listed: finish() reports it
-                        }
-                    }
-                    entry.finish()?;
-                    let sha = h.finish();
-                    tx.send(Msg::End(sha)).map_err(|_| worker_gone())?;
-                    if capture {
-                        captured.insert(path.clone(), kept);
-                    }
-                    sha
-                };
-                progress(done);
-                files.push(FileRecord {
-                    path: path.clone(),
-                    size: *size,
-                    sha256: sha,
-                });
-            }
-            flush_batch(&mut batch)?;
-            Ok((files, captured))
-        })();
-        drop(tx);
-        let hash_result = hasher.join().unwrap_or_else(|_| {
-            Err(HostError::new(
+        let panicked = |what: &'static str| {
+            Stop::Failed(HostError::new(
                 ErrorCode::Internal,
-                "the hashing worker panicked",
+                format!("the {what} thread panicked"),
             ))
-        });
+        };
+        let read_result = read.join().unwrap_or_else(|_| Err(panicked("reading")));
+        let hash_result = hasher
+            .join()
+            .unwrap_or_else(|_| Err(panicked("package hash")));
         let write_result = writer.map_or(Ok(()), |w| {
-            w.join().unwrap_or_else(|_| {
-                Err(HostError::new(
-                    ErrorCode::Internal,
-                    "the writing thread panicked",
-                ))
-            })
+            w.join().unwrap_or_else(|_| Err(panicked("writing")))
         });
-        // A sink error explains the others' "stopped early" errors, so report it first.
-        write_result?;
-        let package_hash = hash_result?;
-        let (files, captured) = read_result?;
-        Ok(ReadPackage {
-            files,
-            package_hash,
-            captured,
-            skipped,
-            total_bytes,
-        })
+        match (write_result, read_result, hashed, hash_result) {
+            (Ok(()), Ok(()), Ok((files, captured)), Ok(package_hash)) => Ok(ReadPackage {
+                files,
+                package_hash,
+                captured,
+                skipped,
+                total_bytes,
+            }),
+            (w, r, h, p) => Err(first_failure([w.err(), r.err(), h.err(), p.err()])),
+        }
     })
 }
 
@@ -463,5 +363,494 @@ mod tests {
         for missing in ["a", "a/b", "b.txt", "dist/x", "app.md"] {
             assert!(read.file(missing).is_none(), "{missing}");
         }
+
+#[cfg(test)]
+/// A stage's own failure explains its neighbours' "stopped early", so the first real failure
+/// is reported, the sink's first (a full disk stops everything upstream of it).
+fn first_failure(stops: [Option<Stop>; 4]) -> HostError {
+    let mut stopped = None;
+    for stop in stops.into_iter().flatten() {
+        match stop {
+            Stop::Failed(e) => return e,
+            Stop::Stopped(what) => {
+                stopped.get_or_insert(what);
+            }
+        }
+    }
+    HostError::new(
+        ErrorCode::Internal,
+        format!(
+            "the {} stage stopped early",
+            stopped.unwrap_or("package reading")
+        ),
+    )
+}
+
+/// Stage 1: reads (or inflates) every entry in order into pooled buffers.
+fn read_stage(
+    reader: &mut PackageReader,
+    entries: &[(String, u64)],
+    tx: mpsc::SyncSender<Msg>,
+    pool: mpsc::Receiver<Vec<u8>>,
+) -> StageResult<()> {
+    let send = |msg: Msg| tx.send(msg).map_err(|_| Stop::Stopped("file hash"));
+    // A fresh buffer if the later stages have stopped returning them (they failed).
+    let take = || pool.recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
+    // The batch being filled: a pooled buffer, its used length and the files in it.
+    let mut batch: Option<(Vec<u8>, usize, Vec<BatchFile>)> = None;
+    for (i, (path, size)) in entries.iter().enumerate() {
+        let mut entry = reader.entry(i)?;
+        let size = *size as usize;
+        if size <= CHUNK {
+            if batch
+                .as_ref()
+                .is_some_and(|(_, used, _)| used + size > CHUNK)
+            {
+                let (buf, len, files) = batch.take().expect("checked above");
+                send(Msg::Batch(Chunk { buf, len }, files))?;
+            }
+            let (buf, used, files) = batch.get_or_insert_with(|| (take(), 0, Vec::new()));
+            let start = *used;
+            let len = entry.fill(&mut buf[start..start + size])?;
+            entry.finish()?;
+            *used += len;
+            files.push(BatchFile {
+                path: path.clone(),
+                start,
+                len,
+                sha256: [0; 32],
+            });
+        } else {
+            if let Some((buf, len, files)) = batch.take() {
+                send(Msg::Batch(Chunk { buf, len }, files))?;
+            }
+            send(Msg::Begin(path.clone(), size as u64))?;
+            let mut remaining = size;
+            while remaining > 0 {
+                let mut buf = take();
+                let want = remaining.min(CHUNK);
+                let len = entry.fill(&mut buf[..want])?;
+                remaining -= len;
+                send(Msg::Data(Chunk { buf, len }))?;
+                if len < want {
+                    break; // shorter than listed: finish() reports it
+                }
+            }
+            entry.finish()?;
+            send(Msg::End([0; 32]))?;
+        }
+    }
+    if let Some((buf, len, files)) = batch.take() {
+        send(Msg::Batch(Chunk { buf, len }, files))?;
+    }
+    Ok(())
+}
+
+/// Stage 2 (the calling thread): each file's SHA-256, the captured files and progress.
+fn file_hash_stage(
+    entries: &[(String, u64)],
+    rx: mpsc::Receiver<Msg>,
+    tx: mpsc::SyncSender<Msg>,
+    progress: &mut dyn FnMut(u64),
+) -> StageResult<HashSide> {
+    let mut files = Vec::with_capacity(entries.len());
+    let mut captured = BTreeMap::new();
+    let mut done: u64 = 0;
+    // The large file being received: its path, listed size, hasher and captured bytes.
+    let mut open: Option<(String, u64, FileHasher, Option<Vec<u8>>)> = None;
+    for mut msg in rx {
+        match &mut msg {
+            Msg::Batch(chunk, batch) => {
+                for f in batch.iter_mut() {
+                    let bytes = &chunk.buf[f.start..f.start + f.len];
+                    let mut h = FileHasher::default();
+                    h.update(bytes);
+                    f.sha256 = h.finish();
+                    if is_captured(&f.path) {
+                        captured.insert(f.path.clone(), bytes.to_vec());
+                    }
+                    files.push(FileRecord {
+                        path: f.path.clone(),
+                        size: f.len as u64,
+                        sha256: f.sha256,
+                    });
+                    done += f.len as u64;
+                }
+                progress(done);
+            }
+            Msg::Begin(path, size) => {
+                let kept = is_captured(path).then(Vec::new);
+                open = Some((path.clone(), *size, FileHasher::default(), kept));
+            }
+            Msg::Data(chunk) => {
+                let (_, _, h, kept) = open.as_mut().ok_or(Stop::Stopped("reading"))?;
+                let bytes = &chunk.buf[..chunk.len];
+                h.update(bytes);
+                if let Some(k) = kept {
+                    k.extend_from_slice(bytes);
+                }
+                done += chunk.len as u64;
+                progress(done);
+            }
+            Msg::End(sha) => {
+                let (path, size, h, kept) = open.take().ok_or(Stop::Stopped("reading"))?;
+                *sha = h.finish();
+                if let Some(k) = kept {
+                    captured.insert(path.clone(), k);
+                }
+                files.push(FileRecord {
+                    path,
+                    size,
+                    sha256: *sha,
+                });
+            }
+        }
+        tx.send(msg).map_err(|_| Stop::Stopped("package hash"))?;
+    }
+    // The reader ended early (its own error says why) unless every file arrived whole.
+    if open.is_some() || files.len() != entries.len() {
+        return Err(Stop::Stopped("reading"));
+    }
+    Ok((files, captured))
+}
+
+/// Stage 3: the reference packageHash over the ordered stream; passes buffers on to the
+/// writer, or back to the pool.
+fn package_hash_stage(
+    rx: mpsc::Receiver<Msg>,
+    forward: Option<mpsc::SyncSender<Msg>>,
+    pool: mpsc::Sender<Vec<u8>>,
+) -> StageResult<String> {
+    let mut pkg = PackageHasher::default();
+    for msg in rx {
+        match &msg {
+            Msg::Batch(chunk, files) => {
+                for f in files {
+                    pkg.begin_file(&f.path);
+                    pkg.update(&chunk.buf[f.start..f.start + f.len]);
+                    pkg.end_file();
+                }
+            }
+            Msg::Begin(path, _) => pkg.begin_file(path),
+            Msg::Data(chunk) => pkg.update(&chunk.buf[..chunk.len]),
+            Msg::End(_) => pkg.end_file(),
+        }
+        match &forward {
+            Some(tx) => tx.send(msg).map_err(|_| Stop::Stopped("writing"))?,
+            None => {
+                if let Msg::Batch(chunk, _) | Msg::Data(chunk) = msg {
+                    let _ = pool.send(chunk.buf);
+                }
+            }
+        }
+    }
+    Ok(pkg.finish())
+}
+
+/// Stage 4 (installing only): hands every file to the sink, then returns the buffers.
+fn write_stage(
+    sink: &mut dyn BlobSink,
+    rx: mpsc::Receiver<Msg>,
+    pool: mpsc::Sender<Vec<u8>>,
+) -> StageResult<()> {
+    for msg in rx {
+        match msg {
+            Msg::Batch(chunk, files) => {
+                sink.batch(&chunk.buf[..chunk.len], &files)?;
+                let _ = pool.send(chunk.buf);
+            }
+            Msg::Begin(path, size) => sink.begin(&path, size)?,
+            Msg::Data(chunk) => {
+                sink.write(&chunk.buf[..chunk.len])?;
+                let _ = pool.send(chunk.buf);
+            }
+            Msg::End(sha) => sink.end(&sha)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod stage_tests {
+    use std::io::Write;
+    use std::path::Path;
+
+    use super::*;
+    use crate::hashing::sha256;
+    use crate::limits::Limits;
+    use crate::package::catalog::CatalogSelect;
+    use crate::package::source::resolve;
+
+    /// Deterministic bytes: random-looking (`text == false`) or compressible words.
+    fn content(seed: u64, len: usize, text: bool) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if text {
+                out.extend_from_slice([&b"let "[..], b"x = ", b"1;\n", b"fn "][(x % 4) as usize]);
+            } else {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        out.truncate(len);
+        out
+    }
+
+    /// A package whose sizes exercise every path: empty, tiny, batches that overflow, exactly
+    /// one chunk, one byte more, several chunks, captured files small and large.
+    fn sample_files() -> Vec<(String, Vec<u8>)> {
+        let mut files = vec![
+            ("APP.md".to_owned(), b"---\nname: x\n---\n".to_vec()),
+            ("app.fr.yaml".to_owned(), content(1, 300, true)),
+            (
+                "evals/readiness.yaml".to_owned(),
+                content(2, CHUNK + 7, true),
+            ),
+            ("empty".to_owned(), Vec::new()),
+            ("exact".to_owned(), content(3, CHUNK, false)),
+            ("plus-one".to_owned(), content(4, CHUNK + 1, false)),
+            ("big.bin".to_owned(), content(5, 3 * CHUNK + 5, false)),
+        ];
+        for i in 0..60 {
+            let len = (i * 7919) % 40_000;
+            files.push((
+                format!("small/f{i:02}"),
+                content(100 + i as u64, len, i % 3 == 0),
+            ));
+        }
+        files
+    }
+
+    fn write_folder(root: &Path, files: &[(String, Vec<u8>)]) {
+        for (rel, data) in files {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, data).unwrap();
+        }
+    }
+
+    fn write_zip(dest: &Path, files: &[(String, Vec<u8>)], method: zip::CompressionMethod) {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(dest).unwrap());
+        let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+        for (rel, data) in files {
+            zip.start_file(rel.as_str(), opts).unwrap();
+            zip.write_all(data).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+
+    /// The one-thread definition: each file's SHA-256, and one SHA-256 over
+    /// `path 0 content 0` for every file in listing order.
+    fn sequential(files: &[(String, Vec<u8>)], order: &[String]) -> (Vec<FileRecord>, String) {
+        let mut framed = Vec::new();
+        let mut records = Vec::new();
+        for path in order {
+            let data = &files.iter().find(|(p, _)| p == path).unwrap().1;
+            framed.extend_from_slice(path.as_bytes());
+            framed.push(0);
+            framed.extend_from_slice(data);
+            framed.push(0);
+            records.push(FileRecord {
+                path: path.clone(),
+                size: data.len() as u64,
+                sha256: sha256(data),
+            });
+        }
+        (records, crate::hashing::to_ref(&sha256(&framed)))
+    }
+
+    /// Records every call, to check the sink sees each file whole, in order, with its hash.
+    #[derive(Default)]
+    struct Recorder {
+        files: Vec<(String, Vec<u8>, Sha256Bytes)>,
+        open: Option<(String, Vec<u8>)>,
+    }
+
+    impl BlobSink for Recorder {
+        fn begin(&mut self, path: &str, _size: u64) -> HostResult<()> {
+            assert!(self.open.is_none(), "begin inside a file");
+            self.open = Some((path.to_owned(), Vec::new()));
+            Ok(())
+        }
+        fn write(&mut self, data: &[u8]) -> HostResult<()> {
+            self.open
+                .as_mut()
+                .expect("write outside a file")
+                .1
+                .extend_from_slice(data);
+            Ok(())
+        }
+        fn end(&mut self, sha: &Sha256Bytes) -> HostResult<()> {
+            let (path, data) = self.open.take().expect("end outside a file");
+            self.files.push((path, data, *sha));
+            Ok(())
+        }
+    }
+
+    fn read(path: &Path, sink: Option<&mut dyn BlobSink>) -> HostResult<ReadPackage> {
+        let limits = Limits::default();
+        let source = resolve(path, &CatalogSelect::default())?;
+        let mut reader = PackageReader::open(&source, &limits)?;
+        let mut last = 0;
+        let read = read_package(&mut reader, sink, &limits, &mut |done| {
+            assert!(done >= last, "progress goes forward");
+            last = done;
+        })?;
+        assert_eq!(last, read.total_bytes, "progress ends at the total");
+        Ok(read)
+    }
+
+    #[test]
+    fn the_pipeline_matches_the_sequential_definition_for_every_source() {
+        let files = sample_files();
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("pkg");
+        write_folder(&folder, &files);
+        let stored = tmp.path().join("stored.zip");
+        write_zip(&stored, &files, zip::CompressionMethod::Stored);
+        let deflated = tmp.path().join("deflated.zip");
+        write_zip(&deflated, &files, zip::CompressionMethod::Deflated);
+
+        let mut hashes = Vec::new();
+        for src in [&folder, &stored, &deflated] {
+            for with_sink in [false, true] {
+                let mut rec = Recorder::default();
+                let sink = with_sink.then_some(&mut rec as &mut dyn BlobSink);
+                let got = read(src, sink).unwrap();
+                let order: Vec<String> = got.files.iter().map(|f| f.path.clone()).collect();
+                assert_eq!(order.len(), files.len());
+                let (records, package_hash) = sequential(&files, &order);
+                assert_eq!(got.files, records, "{}", src.display());
+                assert_eq!(got.package_hash, package_hash, "{}", src.display());
+                let mut want_captured: Vec<&str> = files
+                    .iter()
+                    .map(|(p, _)| p.as_str())
+                    .filter(|p| is_captured(p))
+                    .collect();
+                want_captured.sort();
+                assert_eq!(
+                    got.captured.keys().map(String::as_str).collect::<Vec<_>>(),
+                    want_captured
+                );
+                for (p, data) in &got.captured {
+                    assert_eq!(data, &files.iter().find(|(q, _)| q == p).unwrap().1);
+                }
+                if with_sink {
+                    assert!(rec.open.is_none());
+                    let seen: Vec<(String, Vec<u8>, Sha256Bytes)> = records
+                        .iter()
+                        .map(|r| {
+                            let data = files.iter().find(|(p, _)| *p == r.path).unwrap();
+                            (r.path.clone(), data.1.clone(), r.sha256)
+                        })
+                        .collect();
+                    assert_eq!(rec.files, seen, "the sink saw every file whole, in order");
+                }
+                hashes.push(got.package_hash);
+            }
+        }
+        assert!(hashes.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    /// Offset of the first entry's compressed data (its local header is at offset 0).
+    fn first_data_offset(zip: &[u8]) -> usize {
+        let le16 = |at: usize| u16::from_le_bytes([zip[at], zip[at + 1]]) as usize;
+        30 + le16(26) + le16(28)
+    }
+
+    #[test]
+    fn a_corrupt_deflate_stream_is_archive_invalid_and_the_sink_gets_no_whole_file_of_it() {
+        let files = vec![
+            ("aaa.js".to_owned(), content(9, 3 * CHUNK, true)),
+            ("APP.md".to_owned(), b"---\nname: x\n---\n".to_vec()),
+        ];
+        let tmp = tempfile::tempdir().unwrap();
+        let z = tmp.path().join("p.zip");
+        write_zip(&z, &files, zip::CompressionMethod::Deflated);
+        let mut bytes = std::fs::read(&z).unwrap();
+        // Final block of the reserved type 3: an invalid deflate stream from its first byte.
+        let at = first_data_offset(&bytes);
+        bytes[at] = 0xff;
+        std::fs::write(&z, &bytes).unwrap();
+
+        for with_sink in [false, true] {
+            let mut rec = Recorder::default();
+            let sink = with_sink.then_some(&mut rec as &mut dyn BlobSink);
+            let err = read(&z, sink).unwrap_err();
+            assert_eq!(err.code, ErrorCode::ArchiveInvalid, "{err:?}");
+            assert!(
+                rec.files.iter().all(|(p, _, _)| p != "aaa.js"),
+                "no whole file reached the sink"
+            );
+        }
+    }
+
+    #[test]
+    fn a_crc_mismatch_deep_inside_a_large_entry_is_archive_invalid() {
+        // Random bytes deflate to stored blocks: flipping one keeps the stream valid and the
+        // length right, so only the CRC check at the end of the entry can catch it.
+        let files = vec![
+            ("aaa.bin".to_owned(), content(11, 4 * CHUNK, false)),
+            ("APP.md".to_owned(), b"---\nname: x\n---\n".to_vec()),
+        ];
+        let tmp = tempfile::tempdir().unwrap();
+        let z = tmp.path().join("p.zip");
+        write_zip(&z, &files, zip::CompressionMethod::Deflated);
+        let mut bytes = std::fs::read(&z).unwrap();
+        let at = first_data_offset(&bytes) + 3 * CHUNK;
+        bytes[at] ^= 0x55;
+        std::fs::write(&z, &bytes).unwrap();
+        let mut rec = Recorder::default();
+        let err = read(&z, Some(&mut rec)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ArchiveInvalid, "{err:?}");
+        assert!(rec.files.iter().all(|(p, _, _)| p != "aaa.bin"));
+    }
+
+    /// A sink that fails on its second file, like a full disk.
+    struct Failing(usize);
+
+    impl BlobSink for Failing {
+        fn begin(&mut self, _: &str, _: u64) -> HostResult<()> {
+            Ok(())
+        }
+        fn write(&mut self, _: &[u8]) -> HostResult<()> {
+            Ok(())
+        }
+        fn end(&mut self, _: &Sha256Bytes) -> HostResult<()> {
+            self.0 += 1;
+            if self.0 == 2 {
+                return Err(HostError::new(ErrorCode::StoreIo, "disk full"));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_sink_failure_is_reported_as_itself_not_as_a_stopped_stage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("pkg");
+        write_folder(&folder, &sample_files());
+        let err = read(&folder, Some(&mut Failing(0))).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StoreIo, "{err:?}");
+        assert_eq!(err.message, "disk full");
+    }
+
+    #[test]
+    fn first_failure_prefers_a_real_error_over_a_stopped_stage() {
+        let e = first_failure([
+            None,
+            Some(Stop::Stopped("file hash")),
+            Some(Stop::Failed(HostError::new(
+                ErrorCode::ArchiveInvalid,
+                "bad",
+            ))),
+            Some(Stop::Stopped("writing")),
+        ]);
+        assert_eq!(e.code, ErrorCode::ArchiveInvalid);
+        let e = first_failure([None, Some(Stop::Stopped("file hash")), None, None]);
+        assert_eq!(e.code, ErrorCode::Internal);
     }
 }
