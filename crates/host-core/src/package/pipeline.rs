@@ -363,8 +363,9 @@ mod tests {
         for missing in ["a", "a/b", "b.txt", "dist/x", "app.md"] {
             assert!(read.file(missing).is_none(), "{missing}");
         }
+    }
+}
 
-#[cfg(test)]
 /// A stage's own failure explains its neighbours' "stopped early", so the first real failure
 /// is reported, the sink's first (a full disk stops everything upstream of it).
 fn first_failure(stops: [Option<Stop>; 4]) -> HostError {
