@@ -841,6 +841,13 @@ fn publisher_error(name: &str, mode: InstallMode, p: &PublisherChange) -> HostEr
     .with("publisher", p)
 }
 
+/// Removes a staging folder after a refusal; a failure only delays the cleanup to the next start.
+fn abort_quietly(staged: Staged) {
+    if let Err(e) = staged.abort() {
+        tracing::warn!(error = %e, "cannot remove the staging folder; the next start will");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -970,12 +977,5 @@ mod tests {
             "an id alone proves nothing"
         );
         assert!(!legacy.same_as(&legacy.clone()));
-    }
-}
-
-/// Removes a staging folder after a refusal; a failure only delays the cleanup to the next start.
-fn abort_quietly(staged: Staged) {
-    if let Err(e) = staged.abort() {
-        tracing::warn!(error = %e, "cannot remove the staging folder; the next start will");
     }
 }
