@@ -1160,3 +1160,54 @@ fn inspect_and_validate_use_the_stored_trusted_keys_and_limits() {
         assert_eq!(out["trust"]["trust"], "trusted", "{command}");
     }
 }
+
+/// `grants`, `grant` and `revoke`: what the choke point reads on every call.
+#[test]
+fn grants_can_be_listed_revoked_and_granted_again() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    let grants = h.ok(&["grants", "hello-app"]);
+    let row = |v: &Value, k: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["permission"] == k)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        row(&grants, "notes_storage")["granted"],
+        true,
+        "required: granted by consent"
+    );
+    assert_eq!(
+        row(&grants, "sync_notes")["granted"],
+        false,
+        "optional: asked at first use"
+    );
+    assert_eq!(row(&grants, "sync_notes")["required"], false);
+
+    assert_eq!(
+        h.ok(&["revoke", "hello-app", "notes_storage"])["revoked"],
+        true
+    );
+    assert_eq!(
+        row(&h.ok(&["grants", "hello-app"]), "notes_storage")["granted"],
+        false
+    );
+    assert_eq!(
+        h.ok(&["revoke", "hello-app", "notes_storage"])["revoked"],
+        false
+    );
+    h.ok(&["grant", "hello-app", "sync_notes"]);
+    assert_eq!(
+        row(&h.ok(&["grants", "hello-app"]), "sync_notes")["granted"],
+        true
+    );
+    h.fails(&["revoke", "hello-app", "no_such"], "permission.unknown", 7);
+    h.fails(&["grant", "hello-app", "no_such"], "permission.unknown", 7);
+    h.fails(&["grants", "other-app"], "app.not_installed", 7);
+    let actions: Vec<Value> = h.ok(&["audit", "hello-app"]).as_array().unwrap().clone();
+    assert!(actions.iter().any(|a| a["action"] == "permission.revoke"));
+    assert!(actions.iter().any(|a| a["action"] == "permission.grant"));
+}

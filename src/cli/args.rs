@@ -112,6 +112,12 @@ pub enum Command {
     },
     /// Show the readiness of an installed app, with setup actions.
     Readiness { app: String },
+    /// List the permissions an installed app declares and which are granted.
+    Grants { app: String },
+    /// Grant a permission the app declares (as "allow always" in a prompt).
+    Grant { app: String, permission: String },
+    /// Revoke a granted permission; the app's next call is asked again or denied.
+    Revoke { app: String, permission: String },
     /// Show the host's audit log.
     Audit {
         app: Option<String>,

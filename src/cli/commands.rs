@@ -88,6 +88,9 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
             output::readiness(&report, json);
             Ok(0)
         }
+        Command::Grants { app } => super::grants::list(&dir, &app, json),
+        Command::Grant { app, permission } => super::grants::grant(&dir, &app, &permission, json),
+        Command::Revoke { app, permission } => super::grants::revoke(&dir, &app, &permission, json),
         Command::Audit { app, limit } => {
             let rows = Store::open(&dir)?.audit_log(app.as_deref(), limit)?;
             output::audit(&rows, json);
@@ -104,7 +107,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
 }
 
 /// Opens the store for a change, telling what recovery did (and what it quarantined).
-fn open_locked(dir: &DataDir, json: bool) -> HostResult<Store> {
+pub(super) fn open_locked(dir: &DataDir, json: bool) -> HostResult<Store> {
     let (store, recovered) = Store::open_locked(dir)?;
     for r in &recovered {
         output::note(

@@ -12,7 +12,7 @@ use host_core::readiness::{Outcome, Report};
 use host_core::signature::{Trust, TrustedKey};
 use host_core::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
 
-fn print_json(v: &impl Serialize) {
+pub(super) fn print_json(v: &impl Serialize) {
     out_line!(
         "{}",
         serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into())
