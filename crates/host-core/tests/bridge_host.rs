@@ -3,33 +3,15 @@
 
 mod support;
 
-use std::collections::BTreeSet;
-use std::path::Path;
-
 use host_core::bridge::host::{Answer, BridgeHost, Outgoing};
 use host_core::bridge::message::PROTOCOL;
 use host_core::capability::services::Services;
-use host_core::inspect::InspectOptions;
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
-use host_core::store::{InstallMode, Store};
+use host_core::store::Store;
 use host_core::surface::origin::OriginStyle;
 use serde_json::{json, Value};
-use support::fixture;
-
-fn install(dir: &DataDir, pkg: &Path) {
-    let (store, _) = Store::open_locked(dir).unwrap();
-    let profile = HostProfile::current();
-    let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
-    let source = resolve(pkg, &CatalogSelect::default()).unwrap();
-    let staged = store.stage(&source, &opts, &mut |_, _| {}).unwrap();
-    let plan = store.plan(&staged, InstallMode::Install, true).unwrap();
-    let consent: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
-    store.commit(staged, &plan, &consent).unwrap();
-}
+use support::{copy_dir, fixture, install};
 
 fn msg(kind: &str, id: &str, payload: Value) -> String {
     json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
@@ -314,18 +296,6 @@ fn prompts_answer_the_waiting_call_and_unmounting_ends_everything() {
     assert!(host
         .answer(&store, "prompt_nope", Answer::AllowAlways)
         .is_empty());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -8,26 +8,10 @@ use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use host_core::inspect::InspectOptions;
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
 use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
 use host_core::store::{DataMode, InstallMode, Store};
 use host_core::ErrorCode;
-use support::fixture;
-
-fn install(dir: &DataDir, pkg: &Path, mode: InstallMode) {
-    let (store, _) = Store::open_locked(dir).unwrap();
-    let profile = HostProfile::current();
-    let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
-    let source = resolve(pkg, &CatalogSelect::default()).unwrap();
-    let staged = store.stage(&source, &opts, &mut |_, _| {}).unwrap();
-    let plan = store.plan(&staged, mode, true).unwrap();
-    let consent: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
-    store.commit(staged, &plan, &consent).unwrap();
-}
+use support::{fixture, install_with};
 
 fn packs(dir: &DataDir) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir.packs())
@@ -72,7 +56,7 @@ fn assert_reads_back(store: &Store, app: &str, version: &str, pkg: &Path) {
 fn files_read_back_exactly_and_shared_content_is_stored_once() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
-    install(&dir, &fixture("good/hello-app"), InstallMode::Install);
+    install_with(&dir, &fixture("good/hello-app"), InstallMode::Install);
     let one = packs(&dir);
     assert_eq!(one.len(), 1, "one install, one pack");
     let first_size = std::fs::metadata(&one[0]).unwrap().len();
@@ -86,7 +70,7 @@ fn files_read_back_exactly_and_shared_content_is_stored_once() {
     );
 
     // notes-viewer shares 4 of its 6 files with hello-app: only 2 new blobs are written.
-    install(&dir, &fixture("good/notes-viewer"), InstallMode::Install);
+    install_with(&dir, &fixture("good/notes-viewer"), InstallMode::Install);
     let two = packs(&dir);
     assert_eq!(two.len(), 2);
     let second = two.iter().find(|p| **p != one[0]).unwrap();
@@ -128,7 +112,7 @@ fn files_read_back_exactly_and_shared_content_is_stored_once() {
 fn a_tampered_pack_is_caught_when_a_file_is_read() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
-    install(&dir, &fixture("good/hello-app"), InstallMode::Install);
+    install_with(&dir, &fixture("good/hello-app"), InstallMode::Install);
     let pack = packs(&dir).remove(0);
     let mut bytes = std::fs::read(&pack).unwrap();
     let html = std::fs::read(fixture("good/hello-app/dist/ui/index.html")).unwrap();
@@ -152,11 +136,11 @@ fn a_tampered_pack_is_caught_when_a_file_is_read() {
 fn updates_compact_packs_that_became_mostly_garbage() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
-    install(&dir, &fixture("good/hello-app"), InstallMode::Install);
-    install(&dir, &fixture("good/hello-app-v2"), InstallMode::Update);
+    install_with(&dir, &fixture("good/hello-app"), InstallMode::Install);
+    install_with(&dir, &fixture("good/hello-app-v2"), InstallMode::Update);
     assert_eq!(packs(&dir).len(), 2);
     // 1.2.0 prunes 1.0.0: the first pack keeps only what 1.1.0 and 1.2.0 still share with it.
-    install(&dir, &fixture("good/hello-app-v3"), InstallMode::Update);
+    install_with(&dir, &fixture("good/hello-app-v3"), InstallMode::Update);
     let (store, recovered) = Store::open_locked(&dir).unwrap();
     assert!(recovered.is_empty());
     let report = store.verify(None, true, Vec::new()).unwrap();
@@ -255,9 +239,9 @@ fn two_compactions_in_one_run_keep_every_blob() {
             ("common2.txt", b"shared two".to_vec()),
         ],
     );
-    install(&dir, &a1, InstallMode::Install);
-    install(&dir, &a2, InstallMode::Update);
-    install(&dir, &b, InstallMode::Install);
+    install_with(&dir, &a1, InstallMode::Install);
+    install_with(&dir, &a2, InstallMode::Update);
+    install_with(&dir, &b, InstallMode::Install);
     assert_eq!(packs(&dir).len(), 3);
 
     let (store, _) = Store::open_locked(&dir).unwrap();

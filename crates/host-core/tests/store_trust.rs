@@ -16,20 +16,7 @@ use host_core::profile::HostProfile;
 use host_core::signature::{self, TrustedKey};
 use host_core::store::{InstallMode, Staged, Store};
 use host_core::ErrorCode;
-use support::{fixture, inspect_path};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
+use support::{copy_dir, fixture, inspect_path};
 
 /// A copy of a fixture signed with `key` (the signature file is outside what it signs).
 fn signed_copy(fx: &str, dest: &Path, key: &ed25519_dalek::SigningKey) {

@@ -7,8 +7,10 @@ use host_core::inspect::{inspect, InspectOptions, Inspection};
 use host_core::limits::Limits;
 use host_core::package::catalog::CatalogSelect;
 use host_core::package::source::resolve;
+use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::readiness::HostState;
+use host_core::store::{InstallMode, Store};
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -72,4 +74,37 @@ pub fn zip_dir(dir: &Path, dest: &Path, top: Option<&str>) {
         }
     }
     zip.finish().unwrap();
+}
+
+/// Installs (or updates, by `mode`) a package as `apphost install --yes --sideload` does,
+/// consenting to every permission the plan asks for.
+pub fn install_with(dir: &DataDir, pkg: &Path, mode: InstallMode) {
+    let (store, _) = Store::open_locked(dir).unwrap();
+    let profile = HostProfile::current();
+    let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
+    let source = resolve(pkg, &CatalogSelect::default()).unwrap();
+    let staged = store.stage(&source, &opts, &mut |_, _| {}).unwrap();
+    let plan = store.plan(&staged, mode, true).unwrap();
+    let consent: std::collections::BTreeSet<String> =
+        plan.needs_consent().iter().cloned().collect();
+    store.commit(staged, &plan, &consent).unwrap();
+}
+
+/// A first install of `pkg`.
+pub fn install(dir: &DataDir, pkg: &Path) {
+    install_with(dir, pkg, InstallMode::Install);
+}
+
+/// Copies a folder tree (files and folders only).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
 }

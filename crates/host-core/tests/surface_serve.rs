@@ -3,31 +3,13 @@
 
 mod support;
 
-use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
-use host_core::inspect::InspectOptions;
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
 use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::{InstallMode, Store};
+use host_core::store::Store;
 use host_core::surface::origin::OriginStyle;
 use host_core::surface::serve::{serve, ServeContext};
-use support::fixture;
-
-fn install(dir: &DataDir, pkg: &Path) {
-    let (store, _) = Store::open_locked(dir).unwrap();
-    let profile = HostProfile::current();
-    let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
-    let source = resolve(pkg, &CatalogSelect::default()).unwrap();
-    let staged = store.stage(&source, &opts, &mut |_, _| {}).unwrap();
-    let plan = store.plan(&staged, InstallMode::Install, true).unwrap();
-    let consent: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
-    store.commit(staged, &plan, &consent).unwrap();
-}
+use support::{fixture, install};
 
 fn ctx() -> ServeContext {
     ServeContext {
