@@ -1,55 +1,36 @@
-//! The `lime.*` services behind the choke point. Every entry point takes an [`Allowed`] proof,
-//! which only [`dispatch`](super::dispatch::dispatch) can mint, so no transport can call a
-//! service around the decision. App data lives in RuntimeCore's per-app area; the services here
-//! only adapt arguments and errors to the Host Bridge contract.
+//! `lime.storage`: key-value storage in one SQLite file per app (RuntimeCore's `AppStorage`).
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 use runtime_core::app_storage::{AppStorage, StorageError, DEFAULT_QUOTA_BYTES, MAX_LIST_LIMIT};
 use serde_json::{json, Value};
 
-use super::dispatch::{Allowed, CallError};
+use super::err;
+use crate::capability::dispatch::{Allowed, CallError};
 
-/// Long-lived service state for one host process: open per-app storage files.
-pub struct Services {
-    apps_data: PathBuf,
-    storage: HashMap<String, AppStorage>,
+/// Open per-app storage files.
+#[derive(Default)]
+pub(super) struct StorageService {
+    open: HashMap<String, AppStorage>,
 }
 
-impl Services {
-    /// `apps_data` is the root of the per-app data areas (`<data>/apps`).
-    pub fn new(apps_data: PathBuf) -> Self {
-        Services {
-            apps_data,
-            storage: HashMap::new(),
-        }
+impl StorageService {
+    pub(super) fn close_app(&mut self, app: &str) {
+        self.open.remove(app);
     }
 
-    /// Closes everything open for an app (before uninstall deletes its data, on disable).
-    pub fn close_app(&mut self, app: &str) {
-        self.storage.remove(app);
-    }
-
-    /// Runs an allowed call.
-    pub fn call(&mut self, allowed: &Allowed, args: &Value) -> Result<Value, CallError> {
-        match allowed.capability() {
-            "lime.storage" => self.storage_call(allowed, args),
-            _ => Err(err(
-                allowed,
-                "APP_E001",
-                "this capability has no service in this host",
-                None,
-            )),
-        }
-    }
-
-    fn storage_call(&mut self, a: &Allowed, args: &Value) -> Result<Value, CallError> {
-        let s = match self.storage.entry(a.app().to_owned()) {
+    pub(super) fn call(
+        &mut self,
+        apps_data: &Path,
+        a: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        let s = match self.open.entry(a.app().to_owned()) {
             Entry::Occupied(o) => o.into_mut(),
             Entry::Vacant(v) => {
-                let dir = self.apps_data.join(a.app());
+                let dir = apps_data.join(a.app());
                 v.insert(
                     AppStorage::open(&dir, DEFAULT_QUOTA_BYTES).map_err(|e| storage_err(a, e))?,
                 )
@@ -108,18 +89,6 @@ impl Services {
         }
     }
 }
-
-fn err(a: &Allowed, code: &'static str, message: &str, cause: Option<&'static str>) -> CallError {
-    CallError {
-        code,
-        message: message.to_owned(),
-        cause_code: cause,
-        capability: a.capability().to_owned(),
-        method: a.method().to_owned(),
-        retryable: false,
-    }
-}
-
 fn storage_err(a: &Allowed, e: StorageError) -> CallError {
     let cause = match &e {
         StorageError::QuotaExceeded { .. } => "storage.quota_exceeded",
