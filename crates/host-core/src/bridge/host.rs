@@ -476,7 +476,7 @@ impl BridgeHost {
                     ..
                 }) = result
                 {
-                    return self.apply_effect(store, mount, call, trace_id, effect);
+                    return self.apply_effect(mount, call, trace_id, effect);
                 }
                 self.table.end_call(&mount.mount_id, &call.request_id);
                 match result.map(|r| r.value) {

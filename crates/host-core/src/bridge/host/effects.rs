@@ -24,7 +24,6 @@ impl BridgeHost {
     /// call in flight until the user answers).
     pub(super) fn apply_effect(
         &mut self,
-        _store: &Store,
         mount: &Mount,
         call: Invocation,
         trace_id: &str,
