@@ -271,3 +271,49 @@ fn secrets_set_list_unset_bind_declared_slots_from_stdin_and_never_print_values(
         false
     );
 }
+
+/// On a terminal the value is typed without echo. The command runs on a pseudo-terminal made by
+/// util-linux `script`; the value is sent only once the prompt is shown, so with echo on it
+/// would come back in the terminal's output.
+#[test]
+fn on_a_terminal_the_value_is_not_echoed() {
+    use std::io::Read;
+    let h = Host::new();
+    h.install_vault();
+    let cmd = format!(
+        "{BIN} --data-dir {} secrets set vault-app api_token",
+        h.data.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .env("APPHOST_SECRET_STORE", "file")
+        .env(
+            "APPHOST_SECRET_KEY_FILE",
+            h.tmp.path().join("keys/secrets.key"),
+        )
+        .env("XDG_CONFIG_HOME", h.tmp.path().join("config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` is needed for this test");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("(not shown): ") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(format!("{VALUE}\n").as_bytes()).unwrap();
+    stdout.read_to_end(&mut seen).unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let shown = String::from_utf8_lossy(&seen);
+    assert!(status.success(), "{shown}");
+    assert!(shown.contains("bound secret api_token"), "{shown}");
+    assert!(!shown.contains(VALUE), "the value was echoed: {shown}");
+    let list = ok_json(&h.run(&["secrets", "list", "vault-app"]));
+    assert_eq!(list[0]["bound"], true);
+}

@@ -163,7 +163,7 @@ impl NoEcho {
         };
         let mut quiet = saved.clone();
         quiet.local_modes.remove(LocalModes::ECHO);
-        match tcsetattr(stdin, OptionalActions::Flush, &quiet) {
+        match tcsetattr(stdin, OptionalActions::Drain, &quiet) {
             Ok(()) => NoEcho { saved: Some(saved) },
             Err(_) => NoEcho { saved: None },
         }
@@ -175,7 +175,7 @@ impl Drop for NoEcho {
         if let Some(t) = &self.saved {
             let _ = rustix::termios::tcsetattr(
                 std::io::stdin(),
-                rustix::termios::OptionalActions::Flush,
+                rustix::termios::OptionalActions::Drain,
                 t,
             );
         }

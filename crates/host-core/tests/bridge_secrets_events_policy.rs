@@ -739,3 +739,44 @@ fn request_permission_prompts_for_optional_permissions_and_resolves_the_answer()
     let audit = serde_json::to_string(&store.audit_log(Some("ev-a"), 1000).unwrap()).unwrap();
     assert!(audit.contains("permission.prompt_answer") && audit.contains("permission.grant"));
 }
+
+#[test]
+fn a_pending_permission_request_can_be_cancelled_and_unmounting_drops_it() {
+    let (_t, dir) = two_apps();
+    let store = Store::open(&dir).unwrap();
+    let mut host = host();
+    let m = host.mount(&store, "ev-a", "notes").unwrap();
+    ready(&mut host, &store, &m);
+    let req = json!({"permission": "sync_notes"});
+    let (pid, _) = prompt_of(&invoke(
+        &mut host,
+        &store,
+        &m,
+        "c1",
+        "lime.policy",
+        "requestPermission",
+        req.clone(),
+    ));
+    let out = host.handle(
+        &store,
+        &m.mount_id,
+        &m.origin,
+        &raw(&m, "capability:cancel", "c2", json!({"requestId": "c1"})),
+    );
+    assert_eq!(error(&out, "c1").0, "HOST_E_CANCELLED");
+    assert!(host.answer(&store, &pid, Answer::AllowAlways).is_empty());
+    assert!(!store.grants("ev-a").unwrap().contains("sync_notes"));
+
+    let (pid, _) = prompt_of(&invoke(
+        &mut host,
+        &store,
+        &m,
+        "c3",
+        "lime.policy",
+        "requestPermission",
+        req,
+    ));
+    host.unmount(&m.mount_id);
+    assert!(host.answer(&store, &pid, Answer::AllowAlways).is_empty());
+    assert!(!store.grants("ev-a").unwrap().contains("sync_notes"));
+}
