@@ -139,6 +139,19 @@ fn secrets_set_list_unset_bind_declared_slots_from_stdin_and_never_print_values(
         action["description"],
         "apphost secrets set vault-app api_token"
     );
+    let text = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&h.data)
+        .args(["readiness", "vault-app"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "setup: Bind secret api_token (configure-secret): apphost secrets set vault-app api_token"
+        ),
+        "{text}"
+    );
 
     let list = ok_json(&h.run(&["secrets", "list", "vault-app"]));
     assert_eq!(list.as_array().unwrap().len(), 2);
