@@ -149,16 +149,19 @@ pub fn set(store: &Store, app: &str, slot: &str, value: &SecretValue) -> HostRes
 }
 
 /// Unbinds `slot` of `app`; `false` if it was not bound. The slot must be declared by the
-/// active version, as for [`set`].
+/// active version or still be bound (a slot an update dropped).
 pub fn unset(store: &Store, app: &str, slot: &str) -> HostResult<bool> {
-    let version = store.active_app(app)?.version;
-    let declared = declared_slots(&store.active_app(app)?.manifest)
-        .iter()
-        .any(|(k, _)| k == slot);
-    if !declared {
+    let active = store.active_app(app)?;
+    // A slot an update stopped declaring can still be unbound (its value removed).
+    let bound = store.secret_bindings(app)?.iter().any(|b| b.slot == slot);
+    if !bound
+        && !declared_slots(&active.manifest)
+            .iter()
+            .any(|(k, _)| k == slot)
+    {
         return Err(unknown_slot(app, slot));
     }
-    match store.unbind_secret(app, Some(&version), slot)? {
+    match store.unbind_secret(app, Some(&active.version), slot)? {
         Some(old) => {
             for w in delete_values(store.data_dir(), std::slice::from_ref(&old)) {
                 tracing::warn!("could not delete the value of {slot}: {}", w.message);

@@ -780,3 +780,67 @@ fn a_pending_permission_request_can_be_cancelled_and_unmounting_drops_it() {
     assert!(host.answer(&store, &pid, Answer::AllowAlways).is_empty());
     assert!(!store.grants("ev-a").unwrap().contains("sync_notes"));
 }
+
+#[test]
+fn a_slot_an_update_drops_stops_answering_and_can_still_be_unbound() {
+    secret_env();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    let v1 = variant(
+        tmp.path(),
+        "good/hello-app",
+        "vault-app",
+        &["lime.secrets"],
+        SECRETS,
+    );
+    install(&dir, &v1);
+    let v2 = tmp.path().join("v2");
+    copy_dir(&v1, &v2);
+    let md = std::fs::read_to_string(v2.join("APP.md"))
+        .unwrap()
+        .replacen("version: 1.0.0", "version: 1.1.0", 1)
+        .replacen(
+            "  - {key: backup_token, required: false, scope: user}\n",
+            "",
+            1,
+        );
+    std::fs::write(v2.join("APP.md"), md).unwrap();
+    {
+        let (store, _) = Store::open_locked(&dir).unwrap();
+        for slot in ["api_token", "backup_token"] {
+            app_secrets::set(&store, "vault-app", slot, &SecretValue::new(CANARY.into())).unwrap();
+        }
+    }
+    support::install_with(&dir, &v2, host_core::store::InstallMode::Update);
+    let (store, _) = Store::open_locked(&dir).unwrap();
+    let mut host = host();
+    let m = host.mount(&store, "vault-app", "notes").unwrap();
+    ready(&mut host, &store, &m);
+    let out = invoke(
+        &mut host,
+        &store,
+        &m,
+        "g",
+        "lime.secrets",
+        "getRef",
+        json!({"key": "backup_token"}),
+    );
+    assert_eq!(
+        error(&out, "g"),
+        ("APP_E002".into(), "secrets.not_declared".into())
+    );
+    let slots: Vec<String> = app_secrets::list(&store, "vault-app")
+        .unwrap()
+        .into_iter()
+        .map(|s| s.slot)
+        .collect();
+    assert_eq!(slots, vec!["api_token"]);
+    assert!(app_secrets::unset(&store, "vault-app", "backup_token").unwrap());
+    assert_eq!(
+        app_secrets::unset(&store, "vault-app", "backup_token")
+            .unwrap_err()
+            .code,
+        ErrorCode::SecretSlotUnknown
+    );
+    assert_eq!(store.secret_bindings("vault-app").unwrap().len(), 1);
+}
