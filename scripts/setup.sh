@@ -21,6 +21,8 @@ APT_PACKAGES=(
   libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth x11-utils webkit2gtk-driver fonts-dejavu-core imagemagick chromium
   dbus
+  # A real Secret Service for host-core's tests/secrets_keyring_service.rs (OS keyring path).
+  gnome-keyring
 )
 
 as_root() {

@@ -118,6 +118,9 @@ pub enum Command {
     Grant { app: String, permission: String },
     /// Revoke a granted permission; the app's next call is asked again or denied.
     Revoke { app: String, permission: String },
+    /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
+    #[command(subcommand)]
+    Secrets(super::secrets::SecretsCommand),
     /// Show the host's audit log.
     Audit {
         app: Option<String>,

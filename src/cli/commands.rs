@@ -91,6 +91,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Grants { app } => super::grants::list(&dir, &app, json),
         Command::Grant { app, permission } => super::grants::grant(&dir, &app, &permission, json),
         Command::Revoke { app, permission } => super::grants::revoke(&dir, &app, &permission, json),
+        Command::Secrets(c) => super::secrets::run(&dir, c, json),
         Command::Audit { app, limit } => {
             let rows = Store::open(&dir)?.audit_log(app.as_deref(), limit)?;
             output::audit(&rows, json);

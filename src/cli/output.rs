@@ -184,7 +184,10 @@ fn readiness_text(r: &Report) {
         out_line!("  ({passed} check(s) passed)");
     }
     for a in &r.setup_actions {
-        out_line!("  setup: {} ({})", a.title, a.kind);
+        match &a.description {
+            Some(d) => out_line!("  setup: {} ({}): {d}", a.title, a.kind),
+            None => out_line!("  setup: {} ({})", a.title, a.kind),
+        }
     }
     if !r.entries.is_empty() {
         let e: Vec<String> = r

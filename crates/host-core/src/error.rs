@@ -138,6 +138,10 @@ error_codes! {
     SecretStoreUnavailable = "secret.store_unavailable" => Internal,
     SecretKeyUnavailable = "secret.key_unavailable" => Internal,
     SecretUndecryptable = "secret.undecryptable" => Internal,
+    /// The app's active manifest declares no secret slot with that key (`apphost secrets`).
+    SecretSlotUnknown = "secret.slot_unknown" => NotFound,
+    /// A value for a secret slot is empty, too large or not UTF-8 text.
+    SecretInvalidValue = "secret.invalid_value" => Usage,
     // --- the model provider (mirrors runtime_core::provider::ErrorKind) ---------------------
     ProviderInvalidConfig = "provider.invalid_config" => ProviderRefused,
     ProviderUnreachable = "provider.unreachable" => ProviderUnavailable,

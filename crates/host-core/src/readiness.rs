@@ -780,10 +780,17 @@ fn declared_requirements(cx: &mut Ctx) {
             missing: (Outcome::NeedsSetup, Outcome::Notice),
             missing_message: "is not bound",
             code: None,
-            fix: Some(("configure-secret", "Configure secret")),
+            fix: Some(("configure-secret", "Bind secret")),
         },
         &state.bound_secrets,
     );
+    // How to bind one today: the CLI reads the value from stdin, never from an argument.
+    let app = cx.m.name().to_owned();
+    for c in cx.checks.iter_mut().filter(|c| c.kind == "secret") {
+        if let Some(a) = c.setup_action.as_mut() {
+            a.description = Some(format!("apphost secrets set {app} {}", a.key));
+        }
+    }
     slot_checks(
         cx,
         Slot {

@@ -10,6 +10,8 @@
 //! diagnostics page; `executions` counts service executions, so tests can prove that spoofed
 //! messages executed nothing.
 
+mod effects;
+
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
@@ -22,7 +24,7 @@ use crate::capability::dispatch::{
     dispatch, prompt_refused, CallError, PermissionQuestion, SessionAnswers, Verdict,
 };
 use crate::capability::registry;
-use crate::capability::services::Services;
+use crate::capability::services::{Reply, Services};
 use crate::error::HostResult;
 use crate::profile::HostProfile;
 use crate::store::Store;
@@ -130,6 +132,16 @@ struct PendingPrompt {
     call: Invocation,
     permission: Option<String>,
     trace_id: String,
+    kind: PromptKind,
+}
+
+/// What a prompt's answer finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PromptKind {
+    /// A call that needs the permission: on allow it is dispatched again.
+    Call,
+    /// `lime.policy.requestPermission`: the answer is the call's value.
+    RequestPermission,
 }
 
 pub struct BridgeHost {
@@ -378,6 +390,9 @@ impl BridgeHost {
         let Some(mount) = self.table.get(&p.mount_id).cloned() else {
             return Vec::new();
         };
+        if p.kind == PromptKind::RequestPermission {
+            return self.answer_request(store, &mount, p, answer);
+        }
         let answers = self.answers.entry(mount.mount_id.clone()).or_default();
         let refuse = |host: &mut Self| {
             let e = prompt_refused(&p.call);
@@ -452,12 +467,19 @@ impl BridgeHost {
             Verdict::Allowed(proof) => {
                 self.executions += 1;
                 let result = if proof.capability() == "lime.ui" {
-                    self.ui_call(store, mount, &proof, &call)
+                    self.ui_call(store, mount, &proof, &call).map(Reply::value)
                 } else {
-                    self.services.call(&proof, &call.args)
+                    self.services.call_with(store, &proof, &call.args)
                 };
+                if let Ok(Reply {
+                    effect: Some(effect),
+                    ..
+                }) = result
+                {
+                    return self.apply_effect(mount, call, trace_id, effect);
+                }
                 self.table.end_call(&mount.mount_id, &call.request_id);
-                match result {
+                match result.map(|r| r.value) {
                     Ok(value) => vec![self.post(
                         mount,
                         "host:response",
@@ -490,6 +512,7 @@ impl BridgeHost {
                         permission: question.permission.clone(),
                         call,
                         trace_id: trace_id.to_owned(),
+                        kind: PromptKind::Call,
                     },
                 );
                 vec![Outgoing::Prompt {

@@ -9,7 +9,7 @@
 //! Each mount bounds the calls it has in flight: beyond [`MAX_IN_FLIGHT`] a call is refused with
 //! a retryable rate-limit error (never dropped silently).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
@@ -17,6 +17,8 @@ use crate::error::{ErrorCode, HostError, HostResult};
 
 /// Most calls one mount may have in flight at once.
 pub const MAX_IN_FLIGHT: usize = 32;
+/// Most `lime.events` topics one mount may subscribe to.
+pub const MAX_SUBSCRIPTIONS: usize = 32;
 
 /// What a mount shows and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,6 +40,9 @@ pub struct Mount {
     in_flight: HashSet<String>,
     #[serde(skip)]
     visible: bool,
+    /// `lime.events` topics this frame subscribed to: they die with the mount.
+    #[serde(skip)]
+    subscriptions: BTreeSet<String>,
 }
 
 /// Everything a new mount needs; the table adds the id and the runtime state.
@@ -89,6 +94,7 @@ impl MountTable {
             ready: false,
             in_flight: HashSet::new(),
             visible: true,
+            subscriptions: BTreeSet::new(),
         };
         self.mounts.insert(mount_id, mount.clone());
         Ok(mount)
@@ -174,6 +180,41 @@ impl MountTable {
     pub fn in_flight(&self, mount_id: &str) -> usize {
         self.mounts.get(mount_id).map_or(0, |m| m.in_flight.len())
     }
+
+    /// Subscribes a mount to a `lime.events` topic; `Ok(false)` if it already was. Refused
+    /// beyond [`MAX_SUBSCRIPTIONS`] topics per mount.
+    pub fn subscribe(&mut self, mount_id: &str, topic: &str) -> Result<bool, CallRefused> {
+        let m = self
+            .mounts
+            .get_mut(mount_id)
+            .ok_or(CallRefused::UnknownMount)?;
+        if m.subscriptions.contains(topic) {
+            return Ok(false);
+        }
+        if m.subscriptions.len() >= MAX_SUBSCRIPTIONS {
+            return Err(CallRefused::RateLimited);
+        }
+        Ok(m.subscriptions.insert(topic.to_owned()))
+    }
+
+    /// Unsubscribes; returns whether the mount was subscribed.
+    pub fn unsubscribe(&mut self, mount_id: &str, topic: &str) -> bool {
+        self.mounts
+            .get_mut(mount_id)
+            .is_some_and(|m| m.subscriptions.remove(topic))
+    }
+
+    /// The mounts of `app_id`, other than `except`, that have done the handshake and subscribe
+    /// to `topic`. Never a mount of another app.
+    pub fn subscribers<'a>(
+        &'a self,
+        app_id: &'a str,
+        topic: &'a str,
+        except: &'a str,
+    ) -> impl Iterator<Item = &'a Mount> + 'a {
+        self.mounts_of(app_id)
+            .filter(move |m| m.mount_id != except && m.ready && m.subscriptions.contains(topic))
+    }
 }
 
 fn new_mount_id() -> HostResult<String> {
@@ -244,6 +285,34 @@ mod tests {
         assert!(!t.end_call(&m, "r0"));
         t.begin_call(&m, "one-more").unwrap();
         assert_eq!(t.in_flight(&m), MAX_IN_FLIGHT);
+    }
+
+    #[test]
+    fn subscriptions_are_bounded_per_mount_and_never_reach_another_app() {
+        let mut t = MountTable::new();
+        let a1 = t.insert(spec("a", "home")).unwrap().mount_id;
+        let a2 = t.insert(spec("a", "panel")).unwrap().mount_id;
+        let b = t.insert(spec("b", "home")).unwrap().mount_id;
+        for m in [&a1, &a2, &b] {
+            t.mark_ready(m);
+            assert_eq!(t.subscribe(m, "t"), Ok(true));
+        }
+        assert_eq!(t.subscribe(&a2, "t"), Ok(false));
+        let got: Vec<&str> = t
+            .subscribers("a", "t", &a1)
+            .map(|m| m.mount_id.as_str())
+            .collect();
+        assert_eq!(got, vec![a2.as_str()]);
+        for i in 1..MAX_SUBSCRIPTIONS {
+            assert_eq!(t.subscribe(&a1, &format!("t{i}")), Ok(true));
+        }
+        assert_eq!(t.subscribe(&a1, "one-more"), Err(CallRefused::RateLimited));
+        assert!(t.unsubscribe(&a2, "t"));
+        assert!(!t.unsubscribe(&a2, "t"));
+        assert_eq!(t.subscribers("a", "t", &b).count(), 1);
+        t.remove(&a1);
+        assert_eq!(t.subscribers("a", "t", &b).count(), 0);
+        assert_eq!(t.subscribe(&a1, "t"), Err(CallRefused::UnknownMount));
     }
 
     #[test]

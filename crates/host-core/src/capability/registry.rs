@@ -40,6 +40,13 @@ pub const METHODS: &[MethodSpec] = &[
     m("lime.storage", "set", Some("storage"), Allow),
     m("lime.storage", "delete", Some("storage"), Allow),
     m("lime.storage", "list", Some("storage"), Allow),
+    // lime.secrets, lime.events, lime.policy: opaque refs to bound secret slots; publish /
+    // subscribe between the mounted entries of one app; asking for an optional permission.
+    m("lime.secrets", "getRef", None, Allow),
+    m("lime.events", "publish", None, Allow),
+    m("lime.events", "subscribe", None, Allow),
+    m("lime.events", "unsubscribe", None, Allow),
+    m("lime.policy", "requestPermission", None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it.

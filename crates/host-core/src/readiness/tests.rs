@@ -371,3 +371,31 @@ fn without_storage() -> HostProfile {
     c.reason = Some("capability.not_implemented".into());
     p
 }
+
+#[test]
+fn an_unbound_required_secret_needs_setup_with_the_cli_command_and_an_optional_one_does_not_block()
+{
+    let front = "secrets:\n  - {key: api_token, provider: example, required: true, scope: app}\n  - {key: extra, required: false}\n";
+    let r = run(
+        front,
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
+    assert_eq!(r.status, Status::NeedsSetup);
+    let a = &r.setup_actions[0];
+    assert_eq!((a.kind, a.key.as_str()), ("configure-secret", "api_token"));
+    assert_eq!(a.title, "Bind secret api_token");
+    assert_eq!(
+        a.description.as_deref(),
+        Some("apphost secrets set demo api_token")
+    );
+    // The optional slot is reported, never a setup action that blocks.
+    assert_eq!(r.setup_actions.len(), 1);
+    assert!(r.warnings.iter().any(|w| w.contains("extra")));
+    let mut st = HostState::preview(now());
+    st.bound_secrets.insert("api_token".into());
+    let r = run(front, &[], &HostProfile::current(), &st);
+    assert_eq!(r.status, Status::Ready);
+    assert!(r.warnings.iter().any(|w| w.contains("extra")));
+}

@@ -112,6 +112,14 @@ impl Store {
                 what: "the publisher pin (the key that signed the active version)".into(),
             });
         }
+        let secret_slots = self.secret_bindings(name)?.len() as i64;
+        if mode != DataMode::KeepData && secret_slots > 0 {
+            rows.push(RowGroup {
+                table: "settings",
+                rows: secret_slots,
+                what: "secret slot bindings (their values leave the secret store too)".into(),
+            });
+        }
 
         let mut mine: BTreeMap<String, BlobRemoval> = BTreeMap::new();
         {
@@ -166,6 +174,11 @@ impl Store {
             retained.push(format!(
                 "the publisher pin of {name}: the kept data goes back only to a package from the same publisher"
             ));
+            if secret_slots > 0 {
+                retained.push(format!(
+                    "the {secret_slots} bound secret slot(s) of {name} and their values"
+                ));
+            }
         }
         Ok(CleanupPlan {
             app: name.to_owned(),

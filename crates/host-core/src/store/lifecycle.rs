@@ -100,7 +100,7 @@ impl Store {
         let data = self.app_data();
         let mut op = Op::begin(&self.dir, "uninstall", Some(name))?;
         let mut export_skipped = Vec::new();
-        let result = (|| -> HostResult<Option<String>> {
+        let result = (|| -> HostResult<(Option<String>, Vec<super::SecretBinding>)> {
             let mut exported = None;
             if mode == DataMode::ExportThenDelete {
                 let dest = export_to.ok_or_else(|| {
@@ -133,6 +133,11 @@ impl Store {
             if mode != DataMode::KeepData && data.exists(&id) {
                 op.move_aside(&data.dir(&id), "app-data")?;
             }
+            let secret_values = if mode != DataMode::KeepData {
+                self.secret_bindings(name)?
+            } else {
+                Vec::new()
+            };
             let tx = self.immediate_transaction()?;
             // Re-checked inside the write transaction: still installed, same versions.
             if self.versions_of(name)? != plan.versions {
@@ -149,6 +154,7 @@ impl Store {
             // Kept data stays bound to its publisher; with the data gone, so is the pin.
             if mode != DataMode::KeepData {
                 tx.execute("DELETE FROM publishers WHERE app = ?1", [name])?;
+                super::secret_bindings::delete_all(&tx, name)?;
             }
             packs::collect_rows(&tx)?;
             audit(
@@ -165,9 +171,9 @@ impl Store {
             failpoint::hit("uninstall.commit");
             tx.commit()?;
             failpoint::hit("uninstall.committed");
-            Ok(exported)
+            Ok((exported, secret_values))
         })();
-        let exported = match result {
+        let (exported, secret_values) = match result {
             Ok(e) => e,
             Err(e) => {
                 // Undo everything, exactly as recovery would after a crash here.
@@ -184,6 +190,10 @@ impl Store {
                 .execute("DELETE FROM ops WHERE op_id = ?1", [&op_id])?;
             self.compact()
         });
+        // The bindings are gone with the commit; their values are unreachable now, and removed
+        // here (a value that cannot be removed is a warning, as a leftover pack file is).
+        let mut warnings = warnings;
+        warnings.extend(crate::app_secrets::delete_values(&self.dir, &secret_values));
         Ok(UninstallOutcome {
             plan,
             exported_to: exported,

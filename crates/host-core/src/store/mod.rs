@@ -21,6 +21,7 @@ mod lifecycle;
 mod packs;
 mod recovery;
 mod schema;
+mod secret_bindings;
 mod serving;
 mod verify;
 
@@ -39,6 +40,7 @@ pub use install::{
 };
 pub use lifecycle::UninstallOutcome;
 pub use recovery::{Quarantined, Recovered};
+pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
 pub use verify::{Problem, VerifyReport};
 
@@ -506,6 +508,11 @@ impl Store {
         let mut state = HostState::preview(jiff::Timestamp::now());
         state.disabled = !app.enabled;
         state.grants = Grants::Granted(self.grants_of(name)?);
+        state.bound_secrets = self
+            .secret_bindings(name)?
+            .into_iter()
+            .map(|b| b.slot)
+            .collect();
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

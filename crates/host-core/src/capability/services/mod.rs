@@ -4,7 +4,13 @@
 //! only adapt arguments and errors to the Host Bridge contract.
 //!
 //! One module per capability (`storage.rs`, ...); [`Services::call`] routes by capability name.
+//! Services never see mounts: what only the bridge can do (deliver an event to other frames,
+//! change a frame's subscriptions, show a prompt) a service asks for with an [`Effect`] in its
+//! [`Reply`], which `bridge/host.rs` carries out.
 
+mod events;
+mod policy;
+mod secrets;
 mod storage;
 
 use std::path::PathBuf;
@@ -12,6 +18,42 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::dispatch::{Allowed, CallError};
+use crate::store::Store;
+
+pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
+
+/// What an allowed call asks the bridge to do beyond answering.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// `lime.events.subscribe`: add the topic to the calling frame's subscriptions.
+    Subscribe { topic: String },
+    /// `lime.events.unsubscribe`.
+    Unsubscribe { topic: String },
+    /// `lime.events.publish`: deliver to the other subscribed frames of the same app.
+    Publish { topic: String, payload: Value },
+    /// `lime.policy.requestPermission`: ask the user for an optional, declared, not granted
+    /// permission; the answer becomes the call's value.
+    AskPermission {
+        permission: String,
+        reason: Option<String>,
+    },
+}
+
+/// A service's answer: the value for `host:response`, and possibly an [`Effect`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub value: Value,
+    pub effect: Option<Effect>,
+}
+
+impl Reply {
+    pub fn value(value: Value) -> Reply {
+        Reply {
+            value,
+            effect: None,
+        }
+    }
+}
 
 /// Long-lived service state for one host process (open per-app files, ...).
 pub struct Services {
@@ -31,6 +73,22 @@ impl Services {
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
     pub fn close_app(&mut self, app: &str) {
         self.storage.close_app(app);
+    }
+
+    /// Runs an allowed call of any capability, including those that read host state from the
+    /// store or answer with an [`Effect`] for the bridge.
+    pub fn call_with(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Reply, CallError> {
+        match allowed.capability() {
+            "lime.secrets" => secrets::call(store, allowed, args).map(Reply::value),
+            "lime.events" => events::call(allowed, args),
+            "lime.policy" => policy::call(store, allowed, args),
+            _ => self.call(allowed, args).map(Reply::value),
+        }
     }
 
     /// Runs an allowed call.

@@ -1,0 +1,60 @@
+//! `lime.events`: publish/subscribe between the mounted entries of one app. This module checks
+//! the arguments and says what to do ([`Effect`]); the bridge keeps the subscriptions (in the
+//! mount table, so they die with the frame) and delivers `host:event`s, only to frames of the
+//! calling app.
+
+use serde_json::Value;
+
+use super::{err, Effect, Reply};
+use crate::capability::dispatch::{Allowed, CallError};
+
+/// Longest topic, in bytes (`A-Z a-z 0-9 . _ - : /`).
+pub const MAX_TOPIC_BYTES: usize = 128;
+/// Largest event payload, as compact JSON.
+pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024;
+
+pub(super) fn call(a: &Allowed, args: &Value) -> Result<Reply, CallError> {
+    let topic = topic(a, args)?;
+    let effect = match a.method() {
+        "subscribe" => Effect::Subscribe { topic },
+        "unsubscribe" => Effect::Unsubscribe { topic },
+        "publish" => {
+            let payload = args.get("payload").cloned().unwrap_or(Value::Null);
+            let size = serde_json::to_vec(&payload).map_or(usize::MAX, |v| v.len());
+            if size > MAX_PAYLOAD_BYTES {
+                return Err(err(
+                    a,
+                    "APP_E900",
+                    &format!("an event payload may be at most {MAX_PAYLOAD_BYTES} bytes of JSON"),
+                    Some("events.payload_too_large"),
+                ));
+            }
+            Effect::Publish { topic, payload }
+        }
+        _ => return Err(err(a, "APP_E001", "unknown lime.events method", None)),
+    };
+    Ok(Reply {
+        value: Value::Null,
+        effect: Some(effect),
+    })
+}
+
+fn topic(a: &Allowed, args: &Value) -> Result<String, CallError> {
+    args.get("topic")
+        .and_then(Value::as_str)
+        .filter(|t| {
+            !t.is_empty()
+                && t.len() <= MAX_TOPIC_BYTES
+                && t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-:/".contains(&b))
+        })
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            err(
+                a,
+                "APP_E900",
+                &format!("args.topic must be 1-{MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /"),
+                Some("events.invalid_topic"),
+            )
+        })
+}

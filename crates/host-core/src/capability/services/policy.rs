@@ -1,0 +1,79 @@
+//! `lime.policy.requestPermission {permission}`: the app asks, at a moment of its choosing, for
+//! one of its OPTIONAL declared permissions. Already granted: answered at once. Otherwise the
+//! bridge shows the same prompt a call needing it would (allow once, allow always, deny) and the
+//! answer is the value: `{granted, persistence: "once" | "always" | "denied"}`. Required
+//! permissions are granted by install consent and cannot be requested; undeclared ones never.
+
+use serde_json::{json, Value};
+
+use super::{err, Effect, Reply};
+use crate::capability::dispatch::{Allowed, CallError};
+use crate::manifest::is_required;
+use crate::store::Store;
+
+pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, CallError> {
+    if a.method() != "requestPermission" {
+        return Err(err(a, "APP_E001", "unknown lime.policy method", None));
+    }
+    let permission = args
+        .get("permission")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty() && p.len() <= 256)
+        .ok_or_else(|| {
+            err(
+                a,
+                "APP_E900",
+                "args.permission must be the key of a declared permission",
+                Some("policy.invalid_argument"),
+            )
+        })?;
+    let app = store.active_app(a.app()).map_err(|e| {
+        tracing::warn!(error = %e.message, "lime.policy cannot read the app");
+        let mut out = err(
+            a,
+            "APP_E999",
+            "the host could not read the app's state",
+            None,
+        );
+        out.retryable = true;
+        out
+    })?;
+    let declared: Vec<&Value> = app
+        .manifest
+        .array("permissions")
+        .iter()
+        .filter(|p| p.get("key").and_then(Value::as_str) == Some(permission))
+        .collect();
+    if declared.is_empty() {
+        return Err(err(
+            a,
+            "APP_E002",
+            "the app declares no permission with this key",
+            Some("permission.not_declared"),
+        ));
+    }
+    if declared.iter().any(|p| is_required(p)) {
+        return Err(err(
+            a,
+            "APP_E900",
+            "this permission is required: install consent grants it, so it cannot be requested",
+            Some("policy.permission_required"),
+        ));
+    }
+    if app.grants.contains(permission) {
+        return Ok(Reply::value(
+            json!({ "granted": true, "persistence": "always" }),
+        ));
+    }
+    let reason = declared
+        .iter()
+        .find_map(|p| p.get("reason").and_then(Value::as_str))
+        .map(str::to_owned);
+    Ok(Reply {
+        value: Value::Null,
+        effect: Some(Effect::AskPermission {
+            permission: permission.to_owned(),
+            reason,
+        }),
+    })
+}
