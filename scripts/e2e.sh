@@ -14,6 +14,10 @@
 #   install  apphost install --yes --sideload fixtures/apps/notes
 #   phase 3  tests/e2e/bridge.test.mjs (the notes app mounted in its sandboxed frame: handshake,
 #            storage and persistence across a restart, isolation, spoofed messages, tampering)
+#   install  fixtures/apps/conformance-app, staged with bridge-sdk/dist copied into ui/sdk/
+#   phase 4  tests/e2e/conformance.test.mjs (every capability and bridge rule from inside the
+#            frame, zero executions for spoofs, CSP, prompts and revocation, persistence, the CLI
+#            disabling/uninstalling an app while the window shows it)
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
 # (default test-results/e2e). Exit status: 0 only if every phase passed.
@@ -179,6 +183,28 @@ if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/notes" \
 else
   cat "$E2E_ARTIFACTS_DIR/install-notes.log" >&2
   log "error: installing the notes app failed; phase 3 not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
+
+# The conformance app imports the SDK from its own origin (its CSP allows nothing else), so the
+# built SDK is copied into a staged copy of the package (the fixture itself holds no build output).
+SDK_DIST="$REPO/bridge-sdk/dist"
+if [ ! -f "$SDK_DIST/index.js" ]; then
+  log "bridge-sdk/dist is missing: building it (npm run build -w bridge-sdk)"
+  npm run --silent build -w bridge-sdk >&2 || true
+fi
+CONFORMANCE="$WORK/conformance-app"
+cp -R "$REPO/fixtures/apps/conformance-app" "$CONFORMANCE"
+mkdir -p "$CONFORMANCE/ui/sdk"
+cp "$SDK_DIST"/*.js "$CONFORMANCE/ui/sdk/" 2>/dev/null || true
+log "install: apphost install --yes --sideload fixtures/apps/conformance-app (+ bridge-sdk/dist)"
+if [ -f "$CONFORMANCE/ui/sdk/index.js" ] && "$APPHOST_BIN" install --yes --sideload "$CONFORMANCE" \
+    >"$E2E_ARTIFACTS_DIR/install-conformance.log" 2>&1; then
+  run_node_tests conformance tests/e2e/conformance.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-conformance.log" >&2 2>/dev/null || log "error: bridge-sdk/dist could not be built"
+  log "error: installing the conformance app failed; phase 4 not run"
   FAILED=$((FAILED + 1))
   STATUS=1
 fi
