@@ -6,14 +6,16 @@
 // uninstalls the app.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 
-import { APPHOST_BIN, bridgeDiagnostics, waitForLoaded, withApp } from "./lib/harness.mjs";
+import { APPHOST_BIN, ARTIFACTS_DIR, bridgeDiagnostics, waitForLoaded, withApp } from "./lib/harness.mjs";
 import { waitFor } from "./lib/webdriver.mjs";
 
+const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const APP = "conformance-app";
 const frameOf = (entry) => `iframe[data-app-id="${APP}"][data-entry-key="${entry}"]`;
 const DATA = process.env.APPHOST_DATA_DIR ?? "";
@@ -191,10 +193,18 @@ test("every check passes in the frame; spoofed messages execute nothing; undecla
         await app.execute("document.getElementById('net-url').value = arguments[0];", [url]);
         const net = await runCheck(app, "net.undeclared");
         assert.equal(net.result, "pass", net.detail);
-        assert.match(net.detail, /^TypeError/);
+        assert.match(net.detail, /^TypeError \[.*connect-src/, "refused by the CSP, and reported as such");
         assert.deepEqual(hits, [], "the undeclared server was reached");
       } finally {
         server.close();
+      }
+
+      writeFileSync(join(ARTIFACTS_DIR, "conformance-results.json"), JSON.stringify(await rows(app), null, 2));
+      await app.switchToTop();
+      const png = Buffer.from(await app.screenshot(), "base64");
+      writeFileSync(join(ARTIFACTS_DIR, "conformance-app.png"), png);
+      if (process.env.E2E_UPDATE_SCREENSHOTS === "1") {
+        writeFileSync(join(REPO, "docs", "screenshots", "conformance-app.png"), png);
       }
     },
     ["open", APP, "--entry", "main"],
