@@ -34,6 +34,7 @@ const SPOOFS = {
   "spoof.array": "bridge.not_an_object",
   "spoof.unknown_type": "bridge.unknown_type",
   "spoof.unknown_field": "bridge.unknown_field",
+  "spoof.invalid_request_id": "bridge.invalid_request_id",
   "spoof.invalid_payload": "bridge.invalid_payload",
   "spoof.missing_request_id": "bridge.missing_request_id",
 };
@@ -122,7 +123,7 @@ test("every check passes in the frame; spoofed messages execute nothing; undecla
 
       const all = await rows(app);
       const auto = [
-        "raw.before_ready", "sdk.handshake", "ui.getSnapshot", "ui.getLocale", "ui.getTheme", "ui.navigate",
+        "raw.before_ready", "sdk.handshake", "raw.control", "ui.getSnapshot", "ui.getLocale", "ui.getTheme", "ui.navigate",
         "ui.toast", "capability.not_available", "storage.roundtrip", "storage.boot_count",
         "storage.before_ready_not_written", "storage.other_apps", "isolation.origin", "isolation.tauri_globals",
         "isolation.ipc_fetch", "isolation.parent_document", "isolation.top_navigation", "isolation.popup",
