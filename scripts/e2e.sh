@@ -213,6 +213,10 @@ CONFORMANCE="$WORK/conformance-app"
 cp -R "$REPO/fixtures/apps/conformance-app" "$CONFORMANCE"
 mkdir -p "$CONFORMANCE/ui/sdk"
 cp "$SDK_DIST"/*.js "$CONFORMANCE/ui/sdk/" 2>/dev/null || true
+# Version 1.0.1 of the same package, for the test that updates the app while the window shows it.
+export CONFORMANCE_UPDATE="$WORK/conformance-app-1.0.1"
+cp -R "$CONFORMANCE" "$CONFORMANCE_UPDATE"
+sed -i 's/^version: 1\.0\.0$/version: 1.0.1/' "$CONFORMANCE_UPDATE/APP.md"
 log "install: apphost install --yes --sideload fixtures/apps/conformance-app (+ bridge-sdk/dist)"
 if [ -f "$CONFORMANCE/ui/sdk/index.js" ] && "$APPHOST_BIN" install --yes --sideload "$CONFORMANCE" \
     >"$E2E_ARTIFACTS_DIR/install-conformance.log" 2>&1; then

@@ -177,6 +177,32 @@ test("every check passes in the frame; spoofed messages execute nothing; undecla
       }
       assert.equal(after.executions, before.executions, "a spoofed message executed a capability");
 
+      // What the relay itself could get wrong: a message relayed with another app's origin, or
+      // for a mount that does not exist, is refused in Rust too (the host page is the only
+      // caller the command guard admits, so this is the relay's path).
+      const mountId = await app.execute(`return document.querySelector('${frameOf("main")}').dataset.mountId`);
+      const forged = await app.executeAsync(
+        `const [mountId, data, done] = arguments;
+        const invoke = window.__TAURI__.core.invoke;
+        Promise.all([
+          invoke("bridge_message", { mountId, origin: "agentapp://notes", data }),
+          invoke("bridge_message", { mountId: "m-not-mounted", origin: "agentapp://conformance-app", data }),
+        ]).then((r) => done({ ok: r }), (e) => done({ err: e }));`,
+        [
+          mountId,
+          JSON.stringify({
+            protocol: "lime.agentApp.bridge", version: 1, type: "capability:invoke", requestId: "forged-1",
+            appId: APP, entryKey: "main",
+            payload: { capability: "lime.storage", method: "set", args: { key: "spoof:forged", value: 1 } },
+          }),
+        ],
+      );
+      assert.deepEqual(forged, { ok: [[], []] }, "forged relays produced actions");
+      const relayed = await bridgeDiagnostics(app);
+      assert.equal(relayed.refusedByReason["bridge.wrong_origin"] ?? 0, (after.refusedByReason["bridge.wrong_origin"] ?? 0) + 1);
+      assert.equal(relayed.refusedByReason["bridge.unknown_mount"] ?? 0, (after.refusedByReason["bridge.unknown_mount"] ?? 0) + 1);
+      assert.equal(relayed.executions, before.executions, "a forged relay executed a capability");
+
       await reenter(app, "main");
       const written = await runCheck(app, "spoof.nothing_written");
       assert.deepEqual([written.result, written.detail], ["pass", "0 spoof:* keys"]);
@@ -293,10 +319,38 @@ async function bridgeDiagnosticsFromFrame(app, entry) {
   return d;
 }
 
-test("the CLI disabling or uninstalling the app unmounts its frame; --delete-data removes its storage", async (t) => {
+test("the CLI updating, disabling or uninstalling the app remounts or unmounts its frame; --delete-data removes its storage", async (t) => {
   await withApp(t, async (app) => {
     assert.equal(await waitForLoaded(app), "ready");
     await openFromList(app, "main");
+    await app.switchToTop();
+
+    // `apphost update`: the frame is remounted from the new version, with its data.
+    const update = process.env.CONFORMANCE_UPDATE;
+    assert.ok(update, "CONFORMANCE_UPDATE (version 1.0.1 of the app) is set by scripts/e2e.sh");
+    const oldMount = await app.attribute(await app.find(frameOf("main")), "data-mount-id");
+    cli("update", update, "--yes", "--sideload");
+    const newFrame = await waitFor(
+      async () => {
+        const f = await app.find(frameOf("main"));
+        return f !== null && (await app.attribute(f, "data-mount-id")) !== oldMount ? f : null;
+      },
+      { timeoutMs: 10_000, what: "the updated app to be mounted again" },
+    );
+    assert.equal(await app.attribute(await app.find("#surface-notice"), "data-reason"), "version-changed");
+    assert.equal((await bridgeDiagnostics(app)).mounts, 1, "the old mount is gone");
+    await waitFor(
+      async () =>
+        (await app.execute(`return document.querySelector('li.app-row[data-app-name="${APP}"] [data-version]')?.dataset.version`)) === "1.0.1",
+      { what: "the list to show version 1.0.1" },
+    );
+    await app.switchToFrame(newFrame);
+    await waitFor(async () => (await app.execute("return document.body && document.body.dataset.status")) === "done", {
+      timeoutMs: 30_000,
+      what: "the checks of the updated app",
+    });
+    // Boot 3 was the mount before the update; the data survived it.
+    assert.deepEqual(await row(app, "storage.boot_count"), { result: "pass", detail: "4", phase: null, runs: 1 });
     await app.switchToTop();
 
     cli("disable", APP);

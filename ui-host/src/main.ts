@@ -52,7 +52,10 @@ async function open(appId: string, entryKey: string): Promise<void> {
     const appName = app?.displayName ?? appId;
     const title = `${appName} · ${entry?.title ?? entryKey}`;
     byId("surface-title").textContent = title;
-    byId("surface-notice").textContent = "";
+    const notice = byId("surface-notice");
+    notice.textContent = "";
+    delete notice.dataset.appId;
+    delete notice.dataset.reason;
     relay.attach(mount, title);
     surface.hidden = false;
     document.body.dataset.surface = "mounted";
@@ -93,13 +96,21 @@ async function syncMounts(): Promise<void> {
     delete document.body.dataset.surface;
   }
   const first = ended[0];
-  if (first !== undefined) {
-    const notice = byId("surface-notice");
-    notice.textContent = `${first.appId} was closed: it was ${first.reason.replace("-", " ")} outside this window.`;
-    notice.dataset.appId = first.appId;
-    notice.dataset.reason = first.reason;
-  }
   await load();
+  if (first === undefined) {
+    return;
+  }
+  if (first.reason === "version-changed") {
+    // An update or rollback: show the entry again, now from the active version.
+    await open(first.appId, first.entryKey);
+  }
+  const notice = byId("surface-notice");
+  notice.dataset.appId = first.appId;
+  notice.dataset.reason = first.reason;
+  notice.textContent =
+    first.reason === "version-changed"
+      ? `${first.appId} changed version outside this window and was reopened.`
+      : `${first.appId} was closed: it was ${first.reason} outside this window.`;
 }
 
 onOpenEntry((app, entry) => void open(app.name, entry.key));

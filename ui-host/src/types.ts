@@ -90,6 +90,7 @@ export interface LaunchTarget {
 export interface EndedMount {
   mountId: string;
   appId: string;
+  entryKey: string;
   reason: "uninstalled" | "disabled" | "version-changed";
 }
 

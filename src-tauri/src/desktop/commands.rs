@@ -122,6 +122,7 @@ pub fn sync_mounts<R: Runtime>(app: AppHandle<R>) -> Result<SyncReport, HostErro
                 ended.push(EndedMount {
                     mount_id: m.mount_id,
                     app_id: m.app_id,
+                    entry_key: m.entry_key,
                     reason,
                 });
             }

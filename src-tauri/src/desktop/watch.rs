@@ -87,6 +87,8 @@ pub fn stale_reason(now: AppNow<'_>, mounted_version: &str) -> Option<StaleReaso
 pub struct EndedMount {
     pub mount_id: String,
     pub app_id: String,
+    /// The entry it showed (the host UI reopens it after an update or rollback).
+    pub entry_key: String,
     pub reason: StaleReason,
 }
 
