@@ -14,6 +14,10 @@
 #   install  apphost install --yes --sideload fixtures/apps/notes
 #   phase 3  tests/e2e/bridge.test.mjs (the notes app mounted in its sandboxed frame: handshake,
 #            storage and persistence across a restart, isolation, spoofed messages, tampering)
+#   install  fixtures/apps/conformance-app, staged with bridge-sdk/dist copied into ui/sdk/
+#   phase 4  tests/e2e/conformance.test.mjs (every capability and bridge rule from inside the
+#            frame, zero executions for spoofs, CSP, prompts and revocation, persistence, the CLI
+#            disabling/uninstalling an app while the window shows it)
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
 # (default test-results/e2e). Exit status: 0 only if every phase passed.
@@ -99,15 +103,30 @@ free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# --- Xvfb on a free display (-displayfd prints the number it picked once it is ready) --------
-Xvfb -displayfd 3 -screen 0 1280x900x24 -nolisten tcp 3>"$WORK/display" >"$E2E_ARTIFACTS_DIR/xvfb.log" 2>&1 &
-XVFB_PID=$!
-for _ in $(seq 100); do
+# --- Xvfb on a free display -------------------------------------------------------------------
+# A random display in 100-999, not the lowest free one: on a machine where several runs (or
+# other people's Xvfb) start and stop displays at the same time, the low numbers are where they
+# collide (a client connecting to :0 can reach a server that is just going away). A number whose
+# lock file or socket (path or abstract) exists is skipped; -displayfd reports readiness.
+XVFB_PID=""
+for _ in $(seq 20); do
+  n=$((RANDOM % 900 + 100))
+  [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ] && continue
+  grep -aq "/tmp/.X11-unix/X$n\$" /proc/net/unix 2>/dev/null && continue
+  : >"$WORK/display"
+  Xvfb ":$n" -displayfd 3 -screen 0 1280x900x24 -nolisten tcp 3>"$WORK/display" >"$E2E_ARTIFACTS_DIR/xvfb.log" 2>&1 &
+  XVFB_PID=$!
+  for _ in $(seq 100); do
+    [ -s "$WORK/display" ] && break
+    kill -0 "$XVFB_PID" 2>/dev/null || break
+    sleep 0.1
+  done
   [ -s "$WORK/display" ] && break
-  kill -0 "$XVFB_PID" 2>/dev/null || die "Xvfb exited: $(cat "$E2E_ARTIFACTS_DIR/xvfb.log")"
-  sleep 0.1
+  log "Xvfb could not use :$n: $(tail -n 2 "$E2E_ARTIFACTS_DIR/xvfb.log" | tr '\n' ' ')"
+  kill "$XVFB_PID" 2>/dev/null || true
+  XVFB_PID=""
 done
-[ -s "$WORK/display" ] || die "Xvfb did not report a display"
+[ -n "$XVFB_PID" ] || die "Xvfb did not start on any display (see $E2E_ARTIFACTS_DIR/xvfb.log)"
 export DISPLAY=":$(tr -d '[:space:]' <"$WORK/display")"
 unset WAYLAND_DISPLAY
 log "Xvfb on DISPLAY=$DISPLAY (pid $XVFB_PID)"
@@ -179,6 +198,32 @@ if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/notes" \
 else
   cat "$E2E_ARTIFACTS_DIR/install-notes.log" >&2
   log "error: installing the notes app failed; phase 3 not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
+
+# The conformance app imports the SDK from its own origin (its CSP allows nothing else), so the
+# built SDK is copied into a staged copy of the package (the fixture itself holds no build output).
+SDK_DIST="$REPO/bridge-sdk/dist"
+if [ ! -f "$SDK_DIST/index.js" ]; then
+  log "bridge-sdk/dist is missing: building it (npm run build -w bridge-sdk)"
+  npm run --silent build -w bridge-sdk >&2 || true
+fi
+CONFORMANCE="$WORK/conformance-app"
+cp -R "$REPO/fixtures/apps/conformance-app" "$CONFORMANCE"
+mkdir -p "$CONFORMANCE/ui/sdk"
+cp "$SDK_DIST"/*.js "$CONFORMANCE/ui/sdk/" 2>/dev/null || true
+# Version 1.0.1 of the same package, for the test that updates the app while the window shows it.
+export CONFORMANCE_UPDATE="$WORK/conformance-app-1.0.1"
+cp -R "$CONFORMANCE" "$CONFORMANCE_UPDATE"
+sed -i 's/^version: 1\.0\.0$/version: 1.0.1/' "$CONFORMANCE_UPDATE/APP.md"
+log "install: apphost install --yes --sideload fixtures/apps/conformance-app (+ bridge-sdk/dist)"
+if [ -f "$CONFORMANCE/ui/sdk/index.js" ] && "$APPHOST_BIN" install --yes --sideload "$CONFORMANCE" \
+    >"$E2E_ARTIFACTS_DIR/install-conformance.log" 2>&1; then
+  run_node_tests conformance tests/e2e/conformance.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-conformance.log" >&2 2>/dev/null || log "error: bridge-sdk/dist could not be built"
+  log "error: installing the conformance app failed; phase 4 not run"
   FAILED=$((FAILED + 1))
   STATUS=1
 fi

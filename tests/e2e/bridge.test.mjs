@@ -65,10 +65,14 @@ test("an app opened from its card runs sandboxed: handshake, storage, isolation,
     await waitFor(async () => (await text(app, "#result")) === `saved ${NOTE}`, {
       what: "the note to be saved and read back",
     });
-    const items = await app.execute(
-      "return [...document.querySelectorAll('#notes li')].map((li) => li.textContent);",
+    // The list is refreshed after the result is shown: wait for it.
+    await waitFor(
+      async () =>
+        JSON.stringify(
+          await app.execute("return [...document.querySelectorAll('#notes li')].map((li) => li.textContent);"),
+        ) === JSON.stringify([NOTE]),
+      { what: "the saved note to be listed" },
     );
-    assert.deepEqual(items, [NOTE]);
 
     // Isolation: no Tauri IPC in the frame, no access to the host's DOM, no top navigation.
     const probe = await app.execute(`

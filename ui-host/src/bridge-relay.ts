@@ -146,6 +146,15 @@ export class BridgeRelay {
     }
   }
 
+  /** Removes the frames of mounts Rust already ended; returns how many frames are left. */
+  drop(mountIds: readonly string[]): number {
+    for (const id of mountIds) {
+      this.mounted.get(id)?.frame.remove();
+      this.mounted.delete(id);
+    }
+    return this.mounted.size;
+  }
+
   private frames(): Array<{ mountId: string; window: Window | null }> {
     return [...this.mounted.values()].map((m) => ({
       mountId: m.mount.mountId,

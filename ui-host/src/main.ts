@@ -6,13 +6,23 @@ import type { AppSummary } from "./types.js";
 import { onOpenEntry, renderApps, renderError } from "./view.js";
 
 let apps: AppSummary[] = [];
+/** The list as last rendered (JSON), or null before the first render or after an error. */
+let rendered: string | null = null;
 
 async function load(): Promise<void> {
   try {
-    apps = await transport.listApps();
+    const next = await transport.listApps();
+    // Polls reload often (every capability call writes the audit log): re-render only on change,
+    // so a list the user is clicking in is not replaced under the pointer.
+    if (rendered !== null && rendered === JSON.stringify(next)) {
+      return;
+    }
+    apps = next;
     renderApps(apps);
+    rendered = JSON.stringify(next);
   } catch (error: unknown) {
     console.error("list_apps failed", error);
+    rendered = null;
     renderError(error);
   }
 }
@@ -42,6 +52,10 @@ async function open(appId: string, entryKey: string): Promise<void> {
     const appName = app?.displayName ?? appId;
     const title = `${appName} · ${entry?.title ?? entryKey}`;
     byId("surface-title").textContent = title;
+    const notice = byId("surface-notice");
+    notice.textContent = "";
+    delete notice.dataset.appId;
+    delete notice.dataset.reason;
     relay.attach(mount, title);
     surface.hidden = false;
     document.body.dataset.surface = "mounted";
@@ -55,6 +69,48 @@ async function close(): Promise<void> {
   await relay.detachAll();
   surface.hidden = true;
   delete document.body.dataset.surface;
+}
+
+/**
+ * Follows changes other processes (the CLI) make to the store: tears down frames whose app was
+ * disabled, uninstalled, updated or rolled back, and reloads the list.
+ */
+async function syncMounts(): Promise<void> {
+  let report;
+  try {
+    report = await transport.syncMounts();
+  } catch (error: unknown) {
+    console.warn("sync_mounts failed", error);
+    return;
+  }
+  if (!report.changed) {
+    return;
+  }
+  const ended = report.ended;
+  if (ended.length === 0) {
+    await load();
+    return;
+  }
+  if (relay.drop(ended.map((e) => e.mountId)) === 0) {
+    surface.hidden = true;
+    delete document.body.dataset.surface;
+  }
+  const first = ended[0];
+  await load();
+  if (first === undefined) {
+    return;
+  }
+  if (first.reason === "version-changed") {
+    // An update or rollback: show the entry again, now from the active version.
+    await open(first.appId, first.entryKey);
+  }
+  const notice = byId("surface-notice");
+  notice.dataset.appId = first.appId;
+  notice.dataset.reason = first.reason;
+  notice.textContent =
+    first.reason === "version-changed"
+      ? `${first.appId} changed version outside this window and was reopened.`
+      : `${first.appId} was closed: it was ${first.reason} outside this window.`;
 }
 
 onOpenEntry((app, entry) => void open(app.name, entry.key));
@@ -73,5 +129,6 @@ async function start(): Promise<void> {
 }
 
 void start();
+setInterval(() => void syncMounts(), 1000);
 // Apps installed from the CLI while the window is open show up when it is focused again.
 window.addEventListener("focus", () => void load());

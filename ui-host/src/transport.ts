@@ -1,7 +1,7 @@
 // The host UI's one door to Rust. Desktop: Tauri commands through the global `__TAURI__`
 // (tauri.conf.json sets app.withGlobalTauri). A browser transport arrives with `apphost serve`.
 
-import type { Answer, AppSummary, HostError, LaunchTarget, Mount, Outgoing } from "./types.js";
+import type { Answer, AppSummary, HostError, LaunchTarget, Mount, Outgoing, SyncReport } from "./types.js";
 
 interface TauriGlobal {
   core: {
@@ -71,4 +71,9 @@ export async function openExternal(url: string): Promise<void> {
 /** The entry the window was started to open, or null. */
 export async function launchTarget(): Promise<LaunchTarget | null> {
   return tauri().core.invoke<LaunchTarget | null>("launch_target");
+}
+
+/** Mounts Rust ended because another process changed the app (disable, uninstall, update). */
+export async function syncMounts(): Promise<SyncReport> {
+  return tauri().core.invoke<SyncReport>("sync_mounts");
 }

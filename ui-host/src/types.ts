@@ -86,6 +86,20 @@ export interface LaunchTarget {
   entryKey: string;
 }
 
+/** A mount Rust ended because the store changed under the window (`desktop::watch::EndedMount`). */
+export interface EndedMount {
+  mountId: string;
+  appId: string;
+  entryKey: string;
+  reason: "uninstalled" | "disabled" | "version-changed";
+}
+
+/** One `sync_mounts` poll: whether the store changed, and the mounts that ended. */
+export interface SyncReport {
+  changed: boolean;
+  ended: EndedMount[];
+}
+
 /** `{code, message, details}`: the one error shape every AppHost surface reports. */
 export interface HostError {
   code: string;

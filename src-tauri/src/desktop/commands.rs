@@ -17,6 +17,7 @@ use tauri::{AppHandle, Manager, Runtime};
 
 use super::external;
 use super::state::{Desktop, LaunchTarget};
+use super::watch::{stale_reason, AppNow, EndedMount, SyncReport};
 
 fn store_of<R: Runtime>(app: &AppHandle<R>) -> Result<Store, HostError> {
     Store::open(&app.state::<Desktop>().data)
@@ -94,6 +95,45 @@ pub fn unmount<R: Runtime>(app: AppHandle<R>, mount_id: String) -> Result<bool, 
     Ok(removed.is_some())
 }
 
+/// Ends the mounts whose app another process disabled, uninstalled, updated or rolled back
+/// (the CLI, while the window is open), and returns them so the host UI removes their frames;
+/// `changed` tells the host UI to reload its list. The host UI polls it; an unchanged store
+/// costs two `stat` calls.
+#[tauri::command(async)]
+pub fn sync_mounts<R: Runtime>(app: AppHandle<R>) -> Result<SyncReport, HostError> {
+    let state = app.state::<Desktop>();
+    if !state.store_changed() {
+        return Ok(SyncReport::default());
+    }
+    let store = store_of(&app)?;
+    let mut bridge = state.bridge()?;
+    let mut mounted: Vec<(String, String)> = bridge
+        .mounts()
+        .all()
+        .map(|m| (m.app_id.clone(), m.version.clone()))
+        .collect();
+    mounted.sort();
+    mounted.dedup();
+    let mut ended = Vec::new();
+    for (app_id, version) in mounted {
+        let lookup = store.active_app(&app_id);
+        if let Some(reason) = stale_reason(AppNow::from_lookup(&lookup), &version) {
+            for m in bridge.unmount_app(&app_id) {
+                ended.push(EndedMount {
+                    mount_id: m.mount_id,
+                    app_id: m.app_id,
+                    entry_key: m.entry_key,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(SyncReport {
+        changed: true,
+        ended,
+    })
+}
+
 /// What the bridge and the file server refused, and how many service calls ran.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -101,15 +141,21 @@ pub struct DesktopDiagnostics {
     #[serde(flatten)]
     pub bridge: Diagnostics,
     pub serve_refusals: Vec<ServeRefusal>,
+    /// How many frames Rust has mounted now.
+    pub mounts: usize,
 }
 
 #[tauri::command(async)]
 pub fn bridge_diagnostics<R: Runtime>(app: AppHandle<R>) -> Result<DesktopDiagnostics, HostError> {
     let state = app.state::<Desktop>();
-    let bridge = state.bridge()?.diagnostics();
+    let (bridge, mounts) = {
+        let host = state.bridge()?;
+        (host.diagnostics(), host.mounts().all().count())
+    };
     Ok(DesktopDiagnostics {
         bridge,
         serve_refusals: state.serve_refusals(),
+        mounts,
     })
 }
 

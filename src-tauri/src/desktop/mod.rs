@@ -10,6 +10,7 @@ mod external;
 mod guard;
 mod scheme;
 mod state;
+mod watch;
 
 use std::any::Any;
 use std::ffi::OsString;
@@ -47,6 +48,7 @@ pub fn run() -> i32 {
             commands::bridge_diagnostics,
             commands::open_external,
             commands::launch_target,
+            commands::sync_mounts,
         ]));
     match build_quietly(builder, tauri::generate_context!()) {
         Ok(app) => app.run_return(|_app, _event| {}),

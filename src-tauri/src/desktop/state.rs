@@ -13,6 +13,8 @@ use host_core::surface::origin::OriginStyle;
 use host_core::surface::serve::ServeRefusal;
 use serde::Serialize;
 
+use super::watch::StoreStamp;
+
 /// How many refused `agentapp:` requests are kept for diagnostics.
 pub const SERVE_REFUSAL_LOG: usize = 200;
 
@@ -51,6 +53,8 @@ pub struct Desktop {
     bridge: Mutex<BridgeHost>,
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
     pub launch: Option<LaunchRequest>,
+    /// The store as [`super::commands::sync_mounts`] last checked it.
+    seen_store: Mutex<Option<StoreStamp>>,
 }
 
 impl Desktop {
@@ -65,6 +69,7 @@ impl Desktop {
             bridge: Mutex::new(bridge),
             serve_refusals: Mutex::new(VecDeque::new()),
             launch,
+            seen_store: Mutex::new(None),
         }
     }
 
@@ -75,6 +80,15 @@ impl Desktop {
                 "the bridge state is unusable after a crash in a previous call",
             )
         })
+    }
+
+    /// Whether the store changed since the last call (the first call says yes).
+    pub fn store_changed(&self) -> bool {
+        let now = StoreStamp::of(&self.data);
+        match self.seen_store.lock() {
+            Ok(mut seen) => seen.replace(now.clone()) != Some(now),
+            Err(_) => true,
+        }
     }
 
     /// Keeps a refused request for diagnostics (bounded).

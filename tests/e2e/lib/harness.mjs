@@ -70,6 +70,21 @@ export async function withApp(t, body, args = []) {
   }
 }
 
+/**
+ * Rust's bridge diagnostics (`bridge_diagnostics`: refusedByReason, recentRefusals, executions,
+ * serveRefusals), asked from the host page: the only page the command guard lets call.
+ */
+export async function bridgeDiagnostics(session) {
+  const result = await session.executeAsync(
+    "const done = arguments[arguments.length - 1];" +
+      "window.__TAURI__.core.invoke('bridge_diagnostics').then((d) => done({ ok: d }), (e) => done({ err: e }));",
+  );
+  if (!result.ok) {
+    throw new Error(`bridge_diagnostics failed: ${JSON.stringify(result.err)}`);
+  }
+  return result.ok;
+}
+
 /** Waits until the host UI finished its first load (body[data-state] is no longer "loading"). */
 export async function waitForLoaded(session, timeoutMs = 20_000) {
   await session.waitForElement("#app-list", timeoutMs);

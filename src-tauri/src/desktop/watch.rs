@@ -1,0 +1,155 @@
+//! Keeps the window's mounts in step with the store when another process changes it: the CLI
+//! disabling, uninstalling, updating or rolling back an app while the window shows it.
+//!
+//! The host UI polls [`super::commands::sync_mounts`] about once a second. A [`StoreStamp`]
+//! (size and modification time of `host.db` and its WAL) makes an unchanged store cost two
+//! `stat` calls; when it changed, every mounted app is looked up again and [`stale_reason`]
+//! decides which mounts end. Those are unmounted through `BridgeHost::unmount_app`, which also
+//! closes the app's services (its storage file), and returned so the host UI removes the frames.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use host_core::error::{ErrorCode, HostResult};
+use host_core::paths::DataDir;
+use host_core::store::ActiveApp;
+use serde::Serialize;
+
+/// What the store files looked like at one moment; equal stamps mean no commit in between.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoreStamp(Vec<Option<(u64, SystemTime)>>);
+
+impl StoreStamp {
+    pub fn of(data: &DataDir) -> StoreStamp {
+        let db = data.db_path();
+        let mut wal = db.clone().into_os_string();
+        wal.push("-wal");
+        StoreStamp(vec![file_stamp(&db), file_stamp(Path::new(&wal))])
+    }
+}
+
+fn file_stamp(path: &Path) -> Option<(u64, SystemTime)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
+/// Why a mount ended without the user closing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StaleReason {
+    Uninstalled,
+    Disabled,
+    /// Another version is active now (update or rollback).
+    VersionChanged,
+}
+
+/// What the store says about a mounted app now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppNow<'a> {
+    Missing,
+    /// The store could not be asked (busy, unreadable): the next poll asks again.
+    Unknown,
+    Present {
+        enabled: bool,
+        version: &'a str,
+    },
+}
+
+impl<'a> AppNow<'a> {
+    pub fn from_lookup(lookup: &'a HostResult<ActiveApp>) -> AppNow<'a> {
+        match lookup {
+            Ok(app) => AppNow::Present {
+                enabled: app.enabled,
+                version: &app.version,
+            },
+            Err(e) if e.code == ErrorCode::AppNotInstalled => AppNow::Missing,
+            Err(_) => AppNow::Unknown,
+        }
+    }
+}
+
+/// Whether a mount of `mounted_version` must end. An unknown state keeps the mount.
+pub fn stale_reason(now: AppNow<'_>, mounted_version: &str) -> Option<StaleReason> {
+    match now {
+        AppNow::Missing => Some(StaleReason::Uninstalled),
+        AppNow::Unknown => None,
+        AppNow::Present { enabled: false, .. } => Some(StaleReason::Disabled),
+        AppNow::Present { version, .. } if version != mounted_version => {
+            Some(StaleReason::VersionChanged)
+        }
+        AppNow::Present { .. } => None,
+    }
+}
+
+/// One mount the watcher ended, for the host UI.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndedMount {
+    pub mount_id: String,
+    pub app_id: String,
+    /// The entry it showed (the host UI reopens it after an update or rollback).
+    pub entry_key: String,
+    pub reason: StaleReason,
+}
+
+/// What one poll found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncReport {
+    /// The store changed since the previous poll.
+    pub changed: bool,
+    pub ended: Vec<EndedMount>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use host_core::error::HostError;
+
+    fn present(version: &str, enabled: bool) -> AppNow<'_> {
+        AppNow::Present { enabled, version }
+    }
+
+    #[test]
+    fn a_mount_ends_when_its_app_is_gone_disabled_or_replaced() {
+        assert_eq!(
+            stale_reason(AppNow::Missing, "1.0.0"),
+            Some(StaleReason::Uninstalled)
+        );
+        assert_eq!(
+            stale_reason(present("1.0.0", false), "1.0.0"),
+            Some(StaleReason::Disabled)
+        );
+        assert_eq!(
+            stale_reason(present("1.1.0", true), "1.0.0"),
+            Some(StaleReason::VersionChanged)
+        );
+        assert_eq!(stale_reason(present("1.0.0", true), "1.0.0"), None);
+        // A store that cannot be read right now does not tear frames down.
+        assert_eq!(stale_reason(AppNow::Unknown, "1.0.0"), None);
+    }
+
+    #[test]
+    fn only_not_installed_counts_as_missing() {
+        let gone: HostResult<ActiveApp> = Err(HostError::new(ErrorCode::AppNotInstalled, "gone"));
+        assert_eq!(AppNow::from_lookup(&gone), AppNow::Missing);
+        let busy: HostResult<ActiveApp> = Err(HostError::new(ErrorCode::StoreDb, "locked"));
+        assert_eq!(AppNow::from_lookup(&busy), AppNow::Unknown);
+    }
+
+    #[test]
+    fn the_stamp_changes_with_a_commit() {
+        let root = std::env::temp_dir().join(format!("apphost-watch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let data = DataDir::at(&root);
+        let empty = StoreStamp::of(&data);
+        assert_eq!(empty, StoreStamp::of(&data));
+        let store = host_core::store::Store::open(&data).unwrap();
+        let opened = StoreStamp::of(&data);
+        assert_ne!(empty, opened);
+        assert_eq!(opened, StoreStamp::of(&data), "no commit, same stamp");
+        drop(store);
+        std::fs::write(data.db_path(), b"changed").unwrap();
+        assert_ne!(opened, StoreStamp::of(&data));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
