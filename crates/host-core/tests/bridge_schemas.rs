@@ -218,6 +218,14 @@ fn the_decoder_and_the_schema_agree_on_accept_and_refuse() {
             by_schema, by_decoder,
             "schema says {by_schema}, decoder says {by_decoder} for {text}"
         );
+        if by_decoder {
+            // ... and the serde wire types parse what the decoder accepts.
+            let kind = value["type"].as_str().unwrap();
+            assert!(
+                host_core::bridge::wire::app_payload_parses(kind, value.get("payload")),
+                "wire.rs cannot parse the accepted {text}"
+            );
+        }
         accepted += usize::from(by_decoder);
     }
     assert!(accepted > 10 && accepted < texts.len() - 30, "{accepted}");

@@ -235,3 +235,26 @@ pub struct ErrorPayload {
     pub method: String,
     pub retryable: bool,
 }
+
+/// Whether `payload` (absent or `null`: `{}`) deserializes as the wire type of the app → host
+/// message `kind`. Everything the decoder accepts must (tests/bridge_schemas.rs and the
+/// `bridge_message` fuzz target check it), so the generated types never reject a valid message.
+pub fn app_payload_parses(kind: &str, payload: Option<&Value>) -> bool {
+    fn parses<T: serde::de::DeserializeOwned>(v: Value) -> bool {
+        serde_json::from_value::<T>(v).is_ok()
+    }
+    let v = match payload {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v.clone(),
+    };
+    match kind {
+        "app:ready" | "host:getSnapshot" => parses::<EmptyPayload>(v),
+        "host:navigate" => parses::<NavigatePayload>(v),
+        "host:toast" => parses::<ToastPayload>(v),
+        "host:openExternal" => parses::<OpenExternalPayload>(v),
+        "host:download" => parses::<DownloadPayload>(v),
+        "capability:invoke" => parses::<InvokePayload>(v),
+        "capability:cancel" => parses::<CancelPayload>(v),
+        _ => false,
+    }
+}
