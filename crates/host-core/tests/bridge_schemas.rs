@@ -402,3 +402,25 @@ fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         }
     }
 }
+
+/// What the SDK really posts (recorded by bridge-sdk/test/wire.test.mjs) is accepted by the
+/// decoder and valid against the app → host schema.
+#[test]
+fn the_messages_the_sdk_sends_are_accepted_by_the_decoder() {
+    let path = repo_root().join("bridge-sdk/test/fixtures/sdk-messages.json");
+    let recorded: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = validator(&schema::app_to_host_schema());
+    let mut kinds = std::collections::BTreeSet::new();
+    for m in &recorded {
+        let errors: Vec<String> = v.iter_errors(m).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{m}: {errors:?}");
+        let decoded = decode(&m.to_string(), FRAME, FRAME.origin, true);
+        assert!(
+            decoded.is_ok(),
+            "the decoder refuses the SDK's {m}: {decoded:?}"
+        );
+        kinds.insert(m["type"].as_str().unwrap().to_owned());
+    }
+    assert!(recorded.len() >= 20 && kinds.len() >= 6, "{kinds:?}");
+}
