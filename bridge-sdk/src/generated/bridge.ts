@@ -42,7 +42,25 @@ export type EmptyPayload = Record<string, never>;
  * Every `code` a `host:error` (or the SDK itself) can carry: the standard's `APP_E…`
  * codes AppHost uses and its own bridge-level `HOST_E_…` codes (docs/bridge-protocol.md §6).
  */
-export type ErrorCode = "APP_E001" | "APP_E002" | "APP_E201" | "APP_E900" | "APP_E999" | "HOST_E_RATE_LIMITED" | "HOST_E_DUPLICATE_REQUEST" | "HOST_E_TIMEOUT" | "HOST_E_CANCELLED";
+export type ErrorCode =
+  /** CAPABILITY_NOT_AVAILABLE: not implemented here, or the entry is not ready. */
+  | "APP_E001"
+  /** PERMISSION_DENIED: not declared, not granted, denied by the user or by policy. */
+  | "APP_E002"
+  /** STORAGE_QUOTA_EXCEEDED. */
+  | "APP_E201"
+  /** Invalid arguments (`causeCode` says which). */
+  | "APP_E900"
+  /** The host failed (storage I/O, audit log unavailable); retryable. */
+  | "APP_E999"
+  /** Too many calls in flight on this frame, or too many prompts waiting; retryable. */
+  | "HOST_E_RATE_LIMITED"
+  /** A call with this `requestId` is already in flight. */
+  | "HOST_E_DUPLICATE_REQUEST"
+  /** The call's deadline passed (SDK side); retryable. */
+  | "HOST_E_TIMEOUT"
+  /** The app cancelled the call. */
+  | "HOST_E_CANCELLED";
 
 /**
  * `host:error`: how a call failed. Built by `capability::dispatch::CallError`, whose schema

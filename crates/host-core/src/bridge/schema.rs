@@ -294,7 +294,9 @@ pub fn typescript() -> String {
             out.push_str(&object_body(def, ""));
             out.push_str("\n\n");
         } else {
-            out.push_str(&format!("export type {name} = {};\n\n", ts_type(def, "")));
+            let t = ts_type(def, "");
+            let sep = if t.starts_with('\n') { "" } else { " " };
+            out.push_str(&format!("export type {name} ={sep}{t};\n\n"));
         }
     }
     let codes: Vec<Value> = ErrorCode::ALL.iter().map(|c| json!(c.as_str())).collect();
@@ -449,6 +451,20 @@ fn ts_type(s: &Value, indent: &str) -> String {
         .or_else(|| s.get("anyOf"))
         .and_then(Value::as_array)
     {
+        if alts.iter().any(|a| a.get("description").is_some()) {
+            // One documented member per line.
+            let inner = format!("{indent}  ");
+            return alts
+                .iter()
+                .map(|a| {
+                    format!(
+                        "\n{}\n{inner}| {}",
+                        doc_comment(a, &inner).trim_end_matches('\n'),
+                        ts_type(a, &inner)
+                    )
+                })
+                .collect::<String>();
+        }
         return alts
             .iter()
             .map(|a| ts_type(a, indent))
