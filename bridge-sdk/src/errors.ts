@@ -1,6 +1,6 @@
-import type { ErrorPayload } from "./protocol.js";
+import type { ErrorCode, ErrorPayload } from "./protocol.js";
 
-/** Error codes the host or this SDK can produce (docs/bridge-protocol.md §6). */
+/** Error codes the host or this SDK can produce (docs/bridge-protocol.md §6), by name. */
 export const ErrorCodes = {
   CAPABILITY_NOT_AVAILABLE: "APP_E001",
   PERMISSION_DENIED: "APP_E002",
@@ -11,17 +11,23 @@ export const ErrorCodes = {
   DUPLICATE_REQUEST: "HOST_E_DUPLICATE_REQUEST",
   TIMEOUT: "HOST_E_TIMEOUT",
   CANCELLED: "HOST_E_CANCELLED",
-} as const;
+} as const satisfies Record<string, ErrorCode>;
+
+/** What a `LimeCapabilityError` is built from: a `host:error` payload, or the SDK's own. */
+export type LimeCapabilityErrorInit = Omit<ErrorPayload, "retryable" | "causeCode"> & {
+  retryable?: boolean;
+  causeCode?: string | undefined;
+};
 
 /** A failed capability call: the host's `host:error`, or a timeout / cancellation. */
 export class LimeCapabilityError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly causeCode: string | undefined;
   readonly capability: string;
   readonly method: string;
   readonly retryable: boolean;
 
-  constructor(p: ErrorPayload) {
+  constructor(p: LimeCapabilityErrorInit) {
     super(p.message);
     this.name = "LimeCapabilityError";
     this.code = p.code;

@@ -1,18 +1,42 @@
 // Host Bridge SDK: what an Agent App imports to talk to AppHost from its sandboxed frame.
-// See docs/bridge-protocol.md for the wire contract.
+// See docs/bridge-protocol.md for the wire contract; the wire types are generated from Rust.
 
 export * from "./protocol.js";
-export { ErrorCodes, LimeCapabilityError } from "./errors.js";
+export { ErrorCodes, LimeCapabilityError, type LimeCapabilityErrorInit } from "./errors.js";
 export { applyLimeHostTheme, type ThemeTarget } from "./theme.js";
+export type {
+  ArtifactCreateArgs,
+  Args,
+  CallOptions,
+  Invoke,
+  LimeAppEvent,
+  LimeArtifacts,
+  LimeEvents,
+  LimeEvidence,
+  LimeHandles,
+  LimePolicy,
+  LimeSecrets,
+  LimeStorage,
+  LimeStorageTable,
+  LimeUi,
+  PermissionResult,
+  StorageListPage,
+} from "./handles.js";
 export {
   createLimeRuntime,
   getLimeRuntime,
   windowEndpoint,
   type BridgeEndpoint,
-  type CallOptions,
   type LimeRuntime,
-  type LimeStorage,
-  type LimeUi,
   type RuntimeOptions,
 } from "./runtime.js";
-export { createMockLimeRuntime, type MockCall, type MockLimeRuntime, type MockOptions } from "./mock.js";
+export {
+  createMockEventBus,
+  createMockLimeRuntime,
+  MOCK_CAPABILITIES,
+  type MockArtifact,
+  type MockCall,
+  type MockEventBus,
+  type MockLimeRuntime,
+  type MockOptions,
+} from "./mock.js";

@@ -1,20 +1,23 @@
 import { ErrorCodes, LimeCapabilityError } from "./errors.js";
+import { buildHandles, type CallOptions, type EventHub, type LimeHandles } from "./handles.js";
 import {
   BRIDGE_PROTOCOL,
   BRIDGE_VERSION,
+  type AppMessagePayloads,
   type AppMessageType,
+  type BridgeEnvelope,
+  type ErrorCode,
   type ErrorPayload,
   type HostSnapshot,
-  type LimeAgentAppBridgeMessage,
   type ResponsePayload,
-  type StorageListPage,
   type ThemeSnapshot,
-  type ToastLevel,
 } from "./protocol.js";
+
+export type { CallOptions } from "./handles.js";
 
 /** How the SDK reaches the host: `window.parent` in a real frame, anything in tests. */
 export interface BridgeEndpoint {
-  post(message: LimeAgentAppBridgeMessage, targetOrigin: string): void;
+  post(message: BridgeEnvelope, targetOrigin: string): void;
   /** `fromHost` must be true only when the message came from the host window itself. */
   subscribe(listener: (data: unknown, origin: string, fromHost: boolean) => void): () => void;
 }
@@ -43,38 +46,7 @@ export function windowEndpoint(win?: WindowLike): BridgeEndpoint {
   };
 }
 
-/** Per-call options. */
-export interface CallOptions {
-  /** Cancels the call (`capability:cancel`); the promise rejects with `HOST_E_CANCELLED`. */
-  signal?: AbortSignal;
-  /** Deadline in milliseconds (default: the runtime's, 30 s); rejects with `HOST_E_TIMEOUT`. */
-  timeoutMs?: number;
-  /** Receives `host:event` payloads for this call. */
-  onEvent?: (payload: unknown) => void;
-}
-
-export interface LimeUi {
-  getSnapshot(opts?: CallOptions): Promise<HostSnapshot>;
-  getLocale(opts?: CallOptions): Promise<{ locale: string; timezone: string }>;
-  getTheme(opts?: CallOptions): Promise<ThemeSnapshot>;
-  /** Navigates within the app's own routes. */
-  navigate(route: string, opts?: CallOptions): Promise<void>;
-  toast(message: string, level?: ToastLevel): void;
-  /** Asks the host to open an http(s) URL; the user confirms. */
-  openExternal(url: string): void;
-}
-
-export interface LimeStorage {
-  get<T = unknown>(key: string, opts?: CallOptions): Promise<T | null>;
-  set(key: string, value: unknown, opts?: CallOptions): Promise<void>;
-  delete(key: string, opts?: CallOptions): Promise<{ deleted: boolean }>;
-  list<T = unknown>(
-    query?: { prefix?: string; cursor?: string; limit?: number },
-    opts?: CallOptions,
-  ): Promise<StorageListPage<T>>;
-}
-
-export interface LimeRuntime {
+export interface LimeRuntime extends LimeHandles {
   readonly appId: string;
   readonly entryKey: string;
   /** Sends `app:ready` (once) and resolves with the first snapshot. */
@@ -84,9 +56,8 @@ export interface LimeRuntime {
   /** Called with every snapshot and theme update; returns an unsubscribe function. */
   onSnapshot(cb: (s: HostSnapshot) => void): () => void;
   onVisibility(cb: (visible: boolean) => void): () => void;
+  /** Any `lime.*` call; the typed handles are built on it. */
   invoke<T = unknown>(capability: string, method: string, args?: unknown, opts?: CallOptions): Promise<T>;
-  readonly ui: LimeUi;
-  readonly storage: LimeStorage;
   /** Stops listening; pending calls reject with `HOST_E_CANCELLED`. */
   close(): void;
 }
@@ -113,7 +84,7 @@ function fromLocation(key: string): string | undefined {
   return new URLSearchParams(loc.search).get(key) ?? undefined;
 }
 
-function isMessage(d: unknown): d is LimeAgentAppBridgeMessage {
+function isMessage(d: unknown): d is BridgeEnvelope {
   if (typeof d !== "object" || d === null) return false;
   const m = d as Record<string, unknown>;
   return m["protocol"] === BRIDGE_PROTOCOL && m["version"] === BRIDGE_VERSION && typeof m["type"] === "string";
@@ -149,9 +120,10 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
   const snapshotListeners = new Set<(s: HostSnapshot) => void>();
   const visibilityListeners = new Set<(v: boolean) => void>();
   const firstSnapshot: Array<(s: HostSnapshot) => void> = [];
+  let hub: EventHub | undefined;
 
-  const send = (type: AppMessageType, payload: unknown, requestId?: string) => {
-    const msg: LimeAgentAppBridgeMessage = { protocol: BRIDGE_PROTOCOL, version: BRIDGE_VERSION, type, appId, entryKey, payload };
+  const send = <K extends AppMessageType>(type: K, payload: AppMessagePayloads[K], requestId?: string) => {
+    const msg: BridgeEnvelope<K, AppMessagePayloads[K]> = { protocol: BRIDGE_PROTOCOL, version: BRIDGE_VERSION, type, appId, entryKey, payload };
     if (requestId !== undefined) msg.requestId = requestId;
     endpoint.post(msg, hostOrigin);
   };
@@ -175,9 +147,12 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
       case "host:visibility":
         visibilityListeners.forEach((cb) => cb(Boolean((payload as { visible?: unknown })?.visible)));
         return;
-      case "host:event":
-        if (data.requestId) pending.get(data.requestId)?.onEvent?.(payload);
+      case "host:event": {
+        const call = data.requestId ? pending.get(data.requestId) : undefined;
+        if (call) call.onEvent?.(payload);
+        else hub?.deliver(payload);
         return;
+      }
       case "host:response":
         if (data.requestId) settle(data.requestId, payload as ResponsePayload);
         return;
@@ -199,13 +174,28 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     if (!call) return;
     pending.delete(id);
     call.cleanup();
-    call.reject(new LimeCapabilityError({ ...p, capability: p.capability ?? call.capability, method: p.method ?? call.method }));
+    call.reject(
+      new LimeCapabilityError({
+        code: p?.code ?? ErrorCodes.UNKNOWN_ERROR,
+        message: p?.message ?? "the host reported an error",
+        causeCode: p?.causeCode,
+        capability: p?.capability ?? call.capability,
+        method: p?.method ?? call.method,
+        retryable: p?.retryable ?? false,
+      }),
+    );
   }
 
-  function request<T>(type: AppMessageType, payload: unknown, capability: string, method: string, opts: CallOptions = {}): Promise<T> {
+  function request<T, K extends "capability:invoke" | "host:navigate">(
+    type: K,
+    payload: AppMessagePayloads[K],
+    capability: string,
+    method: string,
+    opts: CallOptions = {},
+  ): Promise<T> {
     const id = `${prefix}-${++counter}`;
     return new Promise<T>((resolve, reject) => {
-      const local = (code: string, message: string, retryable: boolean) => {
+      const local = (code: ErrorCode, message: string, retryable: boolean) => {
         if (!pending.has(id)) return;
         pending.delete(id);
         cleanup();
@@ -229,8 +219,17 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     });
   }
 
-  const invoke = <T>(capability: string, method: string, args?: unknown, opts?: CallOptions) =>
-    request<T>("capability:invoke", { capability, method, args: args ?? {} }, capability, method, opts);
+  const invoke = <T>(capability: string, method: string, args?: unknown, opts?: CallOptions) => {
+    const payload: AppMessagePayloads["capability:invoke"] = { capability, method, args: args ?? {} };
+    if (opts?.options) payload.options = opts.options;
+    return request<T, "capability:invoke">("capability:invoke", payload, capability, method, opts);
+  };
+  const handles = buildHandles(invoke, {
+    navigate: (route, o) => request<void, "host:navigate">("host:navigate", { route }, "lime.ui", "navigate", o),
+    toast: (message, level = "info") => send("host:toast", { message, level }),
+    openExternal: (url) => send("host:openExternal", { url }),
+  });
+  hub = handles.hub;
 
   const runtime: LimeRuntime = {
     appId,
@@ -252,23 +251,16 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
       return () => visibilityListeners.delete(cb);
     },
     invoke,
-    ui: {
-      getSnapshot: (o) => invoke<HostSnapshot>("lime.ui", "getSnapshot", {}, o),
-      getLocale: (o) => invoke("lime.ui", "getLocale", {}, o),
-      getTheme: (o) => invoke<ThemeSnapshot>("lime.ui", "getTheme", {}, o),
-      navigate: (route, o) => request<void>("host:navigate", { route }, "lime.ui", "navigate", o),
-      toast: (message, level = "info") => send("host:toast", { message, level }),
-      openExternal: (url) => send("host:openExternal", { url }),
-    },
-    storage: {
-      get: <T>(key: string, o?: CallOptions) => invoke<T | null>("lime.storage", "get", { key }, o),
-      set: (key, value, o) => invoke<void>("lime.storage", "set", { key, value }, o),
-      delete: (key, o) => invoke("lime.storage", "delete", { key }, o),
-      list: <T>(q: { prefix?: string; cursor?: string; limit?: number } = {}, o?: CallOptions) =>
-        invoke<StorageListPage<T>>("lime.storage", "list", q, o),
-    },
+    ui: handles.ui,
+    storage: handles.storage,
+    artifacts: handles.artifacts,
+    evidence: handles.evidence,
+    secrets: handles.secrets,
+    events: handles.events,
+    policy: handles.policy,
     close() {
       unsubscribe();
+      handles.hub.clear();
       for (const [id, call] of pending) {
         pending.delete(id);
         call.cleanup();

@@ -15,11 +15,14 @@ mod effects;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::message::{self, AppMessage, FrameIdentity, Invocation, Refusal, PROTOCOL, VERSION};
 use super::mounting::mount_entry;
 use super::mounts::{CallRefused, Mount, MountTable};
+use super::wire::{
+    BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, ThemeSnapshot,
+};
 use crate::capability::dispatch::{
     dispatch, prompt_refused, CallError, PermissionQuestion, SessionAnswers, Verdict,
 };
@@ -534,7 +537,11 @@ impl BridgeHost {
     ) -> Result<Value, CallError> {
         match proof.method() {
             "getSnapshot" => Ok(self.snapshot(store, mount)),
-            "getLocale" => Ok(json!({"locale": self.env.locale, "timezone": self.env.timezone})),
+            "getLocale" => Ok(serde_json::to_value(LocaleInfo {
+                locale: self.env.locale.clone(),
+                timezone: self.env.timezone.clone(),
+            })
+            .unwrap_or(Value::Null)),
             "getTheme" => Ok(self.theme_payload()),
             _ => Err(error_for(call, "APP_E001", "unknown lime.ui method")),
         }
@@ -545,33 +552,41 @@ impl BridgeHost {
             .into_iter()
             .next()
             .unwrap_or_else(|| "/".to_owned());
-        let (available, blocked) = capability_summary(store, &self.profile, mount);
-        let mut v = json!({
-            "appId": mount.app_id, "entryKey": mount.entry_key, "entryKind": mount.entry_kind,
-            "route": route, "origin": mount.origin,
-            "locale": self.env.locale, "timezone": self.env.timezone,
-            "workspaceId": self.env.workspace_id, "tenantId": self.env.tenant_id,
-            "capabilities": { "available": available, "blocked": blocked },
-        });
-        if let (Value::Object(o), Value::Object(t)) = (&mut v, self.theme_payload()) {
-            o.extend(t.clone());
-            o.insert("theme".into(), Value::Object(t));
+        let theme = self.theme();
+        let snapshot = HostSnapshot {
+            app_id: mount.app_id.clone(),
+            entry_key: mount.entry_key.clone(),
+            entry_kind: mount.entry_kind.clone(),
+            route,
+            origin: mount.origin.clone(),
+            locale: self.env.locale.clone(),
+            timezone: self.env.timezone.clone(),
+            workspace_id: self.env.workspace_id.clone(),
+            tenant_id: self.env.tenant_id.clone(),
+            theme_fields: theme.clone(),
+            theme,
+            capabilities: capability_summary(store, &self.profile, mount),
+        };
+        serde_json::to_value(snapshot).unwrap_or(Value::Null)
+    }
+
+    fn theme(&self) -> ThemeSnapshot {
+        ThemeSnapshot {
+            theme_mode: self.env.theme_mode.clone(),
+            effective_theme_mode: self.env.effective_theme_mode.clone(),
+            color_scheme_id: self.env.color_scheme_id.clone(),
+            tokens: self
+                .env
+                .tokens
+                .iter()
+                .filter(|(k, _)| k.starts_with("--lime-") || k.starts_with("--app-"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
-        v
     }
 
     fn theme_payload(&self) -> Value {
-        let tokens: Map<String, Value> = self
-            .env
-            .tokens
-            .iter()
-            .filter(|(k, _)| k.starts_with("--lime-") || k.starts_with("--app-"))
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        json!({
-            "themeMode": self.env.theme_mode, "effectiveThemeMode": self.env.effective_theme_mode,
-            "colorSchemeId": self.env.color_scheme_id, "tokens": tokens,
-        })
+        serde_json::to_value(self.theme()).unwrap_or(Value::Null)
     }
 
     fn post(
@@ -751,13 +766,9 @@ fn declared_domains(store: &Store, mount: &Mount) -> Vec<String> {
 }
 
 /// Capabilities the entry can use now, and the others it declares with the reason each is blocked.
-fn capability_summary(
-    store: &Store,
-    profile: &HostProfile,
-    mount: &Mount,
-) -> (Vec<String>, Vec<Value>) {
+fn capability_summary(store: &Store, profile: &HostProfile, mount: &Mount) -> CapabilitySummary {
     let Ok(app) = store.active_app(&mount.app_id) else {
-        return (Vec::new(), Vec::new());
+        return CapabilitySummary::default();
     };
     let mut declared: Vec<String> = Vec::new();
     match app
@@ -771,18 +782,19 @@ fn capability_summary(
         Some(Value::Object(m)) => declared.extend(m.keys().cloned()),
         _ => {}
     }
-    let mut available = Vec::new();
-    let mut blocked = Vec::new();
+    let mut summary = CapabilitySummary::default();
     for c in declared {
         let offered =
             profile.capabilities.get(&c).is_some_and(|i| i.available) && registry::implements(&c);
         if offered {
-            available.push(c);
+            summary.available.push(c);
         } else {
-            blocked.push(
-                json!({"capability": c, "reason": "capability.not_available", "code": "APP_E001"}),
-            );
+            summary.blocked.push(BlockedCapability {
+                capability: c,
+                reason: "capability.not_available".into(),
+                code: ErrorCode::CapabilityNotAvailable,
+            });
         }
     }
-    (available, blocked)
+    summary
 }

@@ -31,14 +31,7 @@ pub struct FrameIdentity<'a> {
     pub origin: &'a str,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToastLevel {
-    Info,
-    Success,
-    Warning,
-    Error,
-}
+pub use super::wire::ToastLevel;
 
 /// A `capability:invoke` call.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,3 +6,5 @@ pub mod host;
 pub mod message;
 pub mod mounting;
 pub mod mounts;
+pub mod schema;
+pub mod wire;
