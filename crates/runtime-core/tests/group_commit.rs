@@ -243,3 +243,40 @@ async fn a_subscriber_that_falls_behind_catches_up_through_pending_deltas() {
         assert_eq!(sub.next().await.unwrap().sequence, want);
     }
 }
+
+#[test]
+fn a_crash_while_no_turn_streams_declares_no_loss() {
+    // Durable facts outside a model stream reserve nothing ahead; a turn's end trims what a
+    // stream reserved.
+    let t = TurnId::new("turn_1").unwrap();
+    let cases: [(&str, Vec<Vec<EventDraft>>); 2] = [
+        ("sess_submitted", vec![vec![submitted(&t)]]),
+        (
+            "sess_ended",
+            vec![
+                vec![submitted(&t)],
+                vec![delta(&t, "a")],
+                vec![completed(&t)],
+            ],
+        ),
+    ];
+    for (name, batches) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = SessionId::new(name).unwrap();
+        let n = batches.len() as u64;
+        {
+            let log = open(tmp.path(), MANUAL);
+            for b in batches {
+                log.append(&s, b).unwrap();
+            }
+            std::mem::forget(log); // a crash
+        }
+        let log = open(tmp.path(), MANUAL);
+        let all = log.read_all(&s).unwrap();
+        assert_eq!(
+            all.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+            (1..=n).collect::<Vec<_>>(),
+            "{name}"
+        );
+    }
+}

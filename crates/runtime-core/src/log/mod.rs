@@ -12,8 +12,8 @@
 //!   transaction also carries every pending delta, so the database is always a prefix of what
 //!   was published, in sequence order.
 //! * **Sequence reservations.** A pending delta's sequence is covered by a durable reservation
-//!   (`reservations` table, written ahead in blocks of [`RESERVATION_BLOCK`] by the flusher
-//!   and by durable appends; a turn's terminal batch trims it back). After a crash, a session
+//!   (`reservations` table, written ahead in blocks of [`RESERVATION_BLOCK`] with each
+//!   `model.requested` and by the flusher; a turn's terminal batch trims it back). After a crash, a session
 //!   whose reservation is beyond its last event lost (at most) those deltas: on open the log
 //!   appends a `snapshot.repaired` at `reservation + 1` whose payload names the skipped range
 //!   (`lostSequenceFrom..=lostSequenceThrough`). So a sequence a client may have seen is never
@@ -429,13 +429,18 @@ impl EventLog {
         ordering.admit_batch(&drafts)?;
         let first = s.last_sequence + 1;
         let ends_turn = drafts.last().is_some_and(|d| d.kind().is_turn_terminal());
+        let streams = drafts.iter().any(|d| d.kind() == EventType::ModelRequested);
         let events = self.stamp(session, first, drafts);
         let last = first + events.len() as u64 - 1;
-        // While a turn streams, keep a block reserved ahead; its end trims the reservation.
+        // A model request reserves a block ahead for the deltas that follow (so the first one
+        // needs no extra fsync); the turn's end trims the reservation back, so an idle session
+        // has none and a crash while idle declares no loss.
         let through = if ends_turn {
             last
+        } else if streams {
+            s.reserved.max(last + RESERVATION_BLOCK)
         } else {
-            last + RESERVATION_BLOCK
+            s.reserved.max(last)
         };
         let flushed = st.pending.len();
         let written = (|| -> Result<(), LogError> {
