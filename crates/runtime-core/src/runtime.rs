@@ -33,6 +33,8 @@ pub enum RuntimeError {
     TurnNotFound(String),
     #[error("a turn is already active in this session: {0}")]
     TurnAlreadyActive(String),
+    #[error("queued turns restored after a restart wait for agentSession/thread/resume: {0}")]
+    QueuePaused(String),
     #[error("no pending action {0}")]
     ActionNotFound(String),
     #[error("no model provider is configured (run `apphost model set`)")]
@@ -83,6 +85,9 @@ struct SessionState {
     model: SessionReadModel,
     active: Option<(TurnId, mpsc::Sender<Control>)>,
     queue: VecDeque<QueuedTurn>,
+    /// A queue restored after a restart: nothing starts until `resume_queue` (the standard:
+    /// resuming is explicit when the runtime cannot prove the work is still wanted).
+    queue_paused: bool,
     /// Completed turns' input and answer, for the next turn's context.
     history: Vec<ChatMessage>,
 }
@@ -219,20 +224,26 @@ impl Runtime {
                     model,
                     active: None,
                     queue: VecDeque::new(),
+                    queue_paused: false,
                     history,
                 }),
             });
-            // Close what the previous process left open.
-            let unfinished: Vec<TurnView> = {
+            // Close what the previous process left running; keep its queue.
+            let (unfinished, queued): (Vec<TurnView>, Vec<TurnId>) = {
                 let st = lock(&handle.state);
                 st.model
                     .thread(&thread)
                     .map(|th| {
-                        th.turns
-                            .iter()
-                            .filter(|t| !t.status.is_terminal())
-                            .cloned()
-                            .collect()
+                        (
+                            th.turns
+                                .iter()
+                                .filter(|t| {
+                                    !t.status.is_terminal() && t.status != TurnStatus::Queued
+                                })
+                                .cloned()
+                                .collect(),
+                            th.queued_turns.clone(),
+                        )
                     })
                     .unwrap_or_default()
             };
@@ -241,9 +252,127 @@ impl Runtime {
                 self.append(&handle, drafts)?;
                 tracing::warn!(session = %sid, turn = %t.turn_id, "interrupted turn recorded as failed");
             }
+            self.restore_queue(&handle, queued, &inputs)?;
             lock(&self.inner.sessions).insert(sid, handle);
         }
         Ok(())
+    }
+
+    /// Puts the turns a previous process left queued back in the queue, paused (recorded as
+    /// `queue.changed {change: restored, status: paused}`); a queued turn whose input is gone
+    /// fails with `input_unavailable`.
+    fn restore_queue(
+        &self,
+        h: &SessionHandle,
+        queued: Vec<TurnId>,
+        inputs: &HashMap<String, (String, Option<Value>)>,
+    ) -> Result<(), RuntimeError> {
+        let mut queue = VecDeque::new();
+        for turn_id in queued {
+            match inputs.get(turn_id.as_str()) {
+                Some((input, output_schema)) => queue.push_back(QueuedTurn {
+                    turn_id,
+                    input: input.clone(),
+                    output_schema: output_schema.clone(),
+                }),
+                None => {
+                    let ts = Scope::turn(&h.thread_id, &turn_id);
+                    self.append(
+                        h,
+                        vec![EventDraft::new(
+                            ts,
+                            EventBody::TurnFailed(
+                                EventType::TurnFailed,
+                                TurnFailed {
+                                    status: Some("failed".into()),
+                                    code: Some("input_unavailable".into()),
+                                    message: Some(
+                                        "the queued turn's input was not recorded".into(),
+                                    ),
+                                    reason: Some("runtime_recovery".into()),
+                                    ..Default::default()
+                                },
+                            ),
+                        )],
+                    )?;
+                }
+            }
+        }
+        if queue.is_empty() {
+            return Ok(());
+        }
+        let head = queue.front().map(|q| q.turn_id.to_string());
+        self.append(
+            h,
+            vec![EventDraft::new(
+                Scope {
+                    thread_id: Some(h.thread_id.clone()),
+                    ..Scope::default()
+                },
+                EventBody::Queue(
+                    EventType::QueueChanged,
+                    QueueChanged {
+                        change: Some("restored".into()),
+                        queued_turn_id: head,
+                        queue_length: Some(queue.len() as u64),
+                        status: Some("paused".into()),
+                        reason: Some("awaiting_resume".into()),
+                        ..Default::default()
+                    },
+                ),
+            )],
+        )?;
+        let mut st = lock(&h.state);
+        st.queue = queue;
+        st.queue_paused = true;
+        Ok(())
+    }
+
+    /// Resumes a queue restored after a restart: the head turn starts. False when there was
+    /// nothing to resume (idempotent).
+    pub fn resume_queue(&self, session: &SessionId) -> Result<bool, RuntimeError> {
+        let h = self.session(session)?;
+        let mut st = lock(&h.state);
+        if !st.queue_paused {
+            return Ok(false);
+        }
+        if self.inner.backend.is_none() {
+            return Err(RuntimeError::NeedsSetup);
+        }
+        st.queue_paused = false;
+        if st.active.is_some() {
+            return Ok(true);
+        }
+        let Some(q) = st.queue.pop_front() else {
+            return Ok(false);
+        };
+        let events = self.inner.log.append(
+            &h.id,
+            vec![EventDraft::new(
+                Scope {
+                    thread_id: Some(h.thread_id.clone()),
+                    ..Scope::default()
+                },
+                EventBody::Queue(
+                    EventType::QueueChanged,
+                    QueueChanged {
+                        change: Some("resumed".into()),
+                        queued_turn_id: Some(q.turn_id.to_string()),
+                        queue_length: Some(st.queue.len() as u64),
+                        reason: Some("agentSession/thread/resume".into()),
+                        ..Default::default()
+                    },
+                ),
+            )],
+        )?;
+        for e in &events {
+            st.model.apply(e);
+        }
+        let (tx, rx) = mpsc::channel(16);
+        st.active = Some((q.turn_id.clone(), tx));
+        drop(st);
+        self.spawn_turn(h.clone(), q.turn_id, q.input, q.output_schema, rx);
+        Ok(true)
     }
 
     fn recovery_drafts(
@@ -430,6 +559,7 @@ impl Runtime {
                 model: SessionReadModel::default(),
                 active: None,
                 queue: VecDeque::new(),
+                queue_paused: false,
                 history: Vec::new(),
             }),
         });
@@ -510,6 +640,10 @@ impl Runtime {
                 return Err(RuntimeError::TurnAlreadyActive(active.to_string()));
             }
         }
+        if st.queue_paused && !queue_if_busy {
+            let ids: Vec<String> = st.queue.iter().map(|q| q.turn_id.to_string()).collect();
+            return Err(RuntimeError::QueuePaused(ids.join(",")));
+        }
         let turn_id = turn_id.unwrap_or_else(TurnId::random);
         if !self
             .inner
@@ -540,7 +674,7 @@ impl Runtime {
                 ),
             )
         };
-        if st.active.is_some() {
+        if st.active.is_some() || st.queue_paused {
             let drafts = vec![
                 submitted("queued"),
                 EventDraft::new(
@@ -680,7 +814,13 @@ impl Runtime {
     ) {
         let rt = self.clone();
         let backend = self.inner.backend.clone().expect("checked by start_turn");
-        let history = lock(&h.state).history.clone();
+        let (history, session_allowed_tools) = {
+            let st = lock(&h.state);
+            (
+                st.history.clone(),
+                st.model.permission_sandbox.session_allowed_tools.clone(),
+            )
+        };
         let spec = TurnSpec {
             thread_id: h.thread_id.clone(),
             turn_id: turn_id.clone(),
@@ -692,6 +832,7 @@ impl Runtime {
             tools: HostTools::specs(),
             backend: backend.info(),
             limits: self.inner.config.limits.clone(),
+            session_allowed_tools,
         };
         let span = tracing::info_span!("agent.task", session = %h.id, turn = %turn_id);
         self.inner.tokio.spawn(

@@ -272,6 +272,102 @@ async fn risky_tools_wait_for_action_respond() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_for_session_is_remembered_for_the_session_across_turns_and_restarts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |n: u32| format!(r#"{{"path":"a.txt","content":"v{n}"}}"#);
+    let file = tmp.path().join("apps/demo/a.txt");
+    let turn_done = |t: &'static str| {
+        move |e: &Value| {
+            e["turnId"] == t && (e["type"] == "turn.completed" || e["type"] == "turn.failed")
+        }
+    };
+    let (b, backend) = scripted();
+    for n in 1..=2 {
+        b.push_tool_call("p1", "storage_write", &write(n));
+        b.push_text(&["saved"]);
+    }
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    c.init().await;
+    let sid =
+        c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "turnId": "turn_a", "input": {"text": "write"}}),
+    )
+    .await;
+    let action = c.wait_type("action.required").await;
+    c.ok("agentSession/action/respond", json!({"sessionId": sid, "requestId": action["actionId"], "actionType": "tool_confirmation", "decision": "allow_for_session"})).await;
+    assert_eq!(
+        c.wait_event(turn_done("turn_a")).await["type"],
+        "turn.completed"
+    );
+    let resolved = c.wait_type("action.resolved").await;
+    assert_eq!(resolved["payload"]["scope"], "session");
+    assert_eq!(resolved["payload"]["toolName"], "storage_write");
+    // The next turn's write runs without asking.
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "turnId": "turn_b", "input": {"text": "again"}}),
+    )
+    .await;
+    assert_eq!(
+        c.wait_event(turn_done("turn_b")).await["type"],
+        "turn.completed"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v2");
+    let asked = |c: &Client, t: &str| {
+        c.events()
+            .iter()
+            .filter(|e| e["turnId"] == t && e["type"] == "action.required")
+            .count()
+    };
+    assert_eq!(asked(&c, "turn_b"), 0);
+    let granted = c
+        .events()
+        .into_iter()
+        .find(|e| e["turnId"] == "turn_b" && e["type"] == "permission.evaluated")
+        .unwrap();
+    assert_eq!(granted["payload"]["decisionSource"], "session_grant");
+    let read = c.ok("agentSession/read", json!({"sessionId": sid})).await;
+    assert_eq!(
+        read["detail"]["permissionSandbox"]["sessionAllowedTools"],
+        json!(["storage_write"])
+    );
+    drop(c);
+    // After a restart the answer still holds for this session (rebuilt from the log)...
+    let (b, backend) = scripted();
+    b.push_tool_call("p1", "storage_write", &write(3));
+    b.push_text(&["saved"]);
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    c.init().await;
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "turnId": "turn_c", "input": {"text": "third"}}),
+    )
+    .await;
+    assert_eq!(
+        c.wait_event(turn_done("turn_c")).await["type"],
+        "turn.completed"
+    );
+    assert_eq!(asked(&c, "turn_c"), 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v3");
+    // ...and only for this session: another session asks.
+    b.push_tool_call("p1", "storage_write", &write(4));
+    let other =
+        c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": other, "turnId": "turn_d", "input": {"text": "other"}}),
+    )
+    .await;
+    let a = c
+        .wait_event(|e| e["turnId"] == "turn_d" && e["type"] == "action.required")
+        .await;
+    assert_eq!(a["sessionId"], other);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_sessions_queue_or_refuse_and_cancel_ends_turns() {
     let tmp = tempfile::tempdir().unwrap();
     let (b, backend) = scripted();
@@ -405,5 +501,125 @@ async fn evidence_and_spilled_outputs() {
         whole["runtimeCorrelation"]["missing"],
         json!(["turnId", "taskId", "runId", "traceId"]),
         "missing correlation is named, not guessed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_and_read_methods_page_with_a_cursor_and_a_bounded_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (b, backend) = scripted();
+    for i in 0..5 {
+        b.push_tool_call(
+            &format!("p{i}"),
+            "artifact_write",
+            &format!(r#"{{"title":"doc {i}","content":"body {i}"}}"#),
+        );
+    }
+    b.push_text(&["done"]);
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    c.init().await;
+    let sid =
+        c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();
+    c.ok(
+        "agentSession/turn/start",
+        json!({"sessionId": sid, "input": {"text": "write five"}}),
+    )
+    .await;
+    c.wait_type("turn.completed").await;
+
+    // capability/list: pages of 2 add up to the whole list.
+    let all = c.ok("capability/list", json!({})).await["capabilities"].clone();
+    let (mut got, mut cursor) = (Vec::new(), None::<Value>);
+    loop {
+        let mut p = json!({"limit": 2});
+        if let Some(cur) = &cursor {
+            p["cursor"] = cur.clone();
+        }
+        let r = c.ok("capability/list", p).await;
+        let page = r["capabilities"].as_array().unwrap().clone();
+        assert!(page.len() <= 2);
+        got.extend(page);
+        match r.get("nextCursor") {
+            Some(n) => cursor = Some(n.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(Value::Array(got), all);
+
+    // artifact/read: pages of 2, in log order, no loss, no duplicate.
+    let (mut refs, mut cursor, mut pages) = (Vec::new(), None::<Value>, 0);
+    loop {
+        let mut p = json!({"sessionId": sid, "limit": 2, "includeContent": true});
+        if let Some(cur) = &cursor {
+            p["cursor"] = cur.clone();
+        }
+        let r = c.ok("artifact/read", p).await;
+        pages += 1;
+        let page = r["artifacts"].as_array().unwrap();
+        assert!(page.len() <= 2, "{r}");
+        for a in page {
+            assert_eq!(a["contentStatus"], "available");
+            refs.push((a["sequence"].as_u64().unwrap(), a["title"].clone()));
+        }
+        match r.get("nextCursor") {
+            Some(n) => cursor = Some(n.clone()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(
+        refs.iter().map(|r| r.1.clone()).collect::<Vec<_>>(),
+        (0..5)
+            .map(|i| json!(format!("doc {i}")))
+            .collect::<Vec<_>>()
+    );
+    assert!(refs.windows(2).all(|w| w[0].0 < w[1].0));
+    // A limit over the maximum is clamped, zero means one; a foreign cursor is refused.
+    let r = c
+        .ok("artifact/read", json!({"sessionId": sid, "limit": 100000}))
+        .await;
+    assert_eq!(r["artifacts"].as_array().unwrap().len(), 5);
+    assert!(r.get("nextCursor").is_none());
+    let r = c
+        .ok("artifact/read", json!({"sessionId": sid, "limit": 0}))
+        .await;
+    assert_eq!(r["artifacts"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        c.err("artifact/read", json!({"sessionId": sid, "cursor": "x"}))
+            .await,
+        -32602
+    );
+
+    // evidence/export events: pages of 7 cover the log exactly once, in order.
+    let total = c.ok("evidence/export", json!({"sessionId": sid})).await["evidencePack"]
+        ["eventCount"]
+        .as_u64()
+        .unwrap();
+    let (mut seqs, mut cursor) = (Vec::new(), None::<Value>);
+    loop {
+        let mut p = json!({"sessionId": sid, "includeEvents": true, "eventsLimit": 7});
+        if let Some(cur) = &cursor {
+            p["eventsCursor"] = cur.clone();
+        }
+        let r = c.ok("evidence/export", p).await;
+        let page = r["events"].as_array().unwrap();
+        assert!(page.len() <= 7);
+        seqs.extend(page.iter().map(|e| e["sequence"].as_u64().unwrap()));
+        match r.get("nextEventsCursor") {
+            Some(n) => cursor = Some(n.clone()),
+            None => break,
+        }
+    }
+    // Each export records one evidence.changed, so the log grew while we paged; every event
+    // up to the count the first export saw is there once.
+    assert!(seqs.len() as u64 > total);
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    assert_eq!(
+        c.err(
+            "evidence/export",
+            json!({"sessionId": sid, "includeEvents": true, "eventsCursor": 5})
+        )
+        .await,
+        -32602
     );
 }

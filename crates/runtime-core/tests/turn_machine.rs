@@ -33,6 +33,7 @@ fn spec(schema: Option<Value>) -> TurnSpec {
             model_name: "m".into(),
         },
         limits: TurnLimits::default(),
+        session_allowed_tools: vec![],
     }
 }
 
@@ -254,6 +255,110 @@ fn approval_runs_the_tool() {
         decision: Decision::AllowOnce,
     });
     assert!(matches!(fx.as_slice(), [Effect::RunTool { name, .. }] if name == "storage_write"));
+}
+
+/// The `permission.evaluated` of the latest tool call.
+fn last_permission(h: &Harness) -> PermissionEvaluated {
+    h.events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.body {
+            EventBody::Permission(EventType::PermissionEvaluated, p) => Some(p.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn write_then_finish(h: &mut Harness, model: EffectId) -> Vec<Effect> {
+    h.tool_call(model, "storage_write", r#"{"path":"a.txt","content":"x"}"#)
+}
+
+fn tool_ok() -> ToolOutcome {
+    ToolOutcome::Ok {
+        output: "ok".into(),
+        output_ref: "output://s/c".into(),
+        artifacts: vec![],
+    }
+}
+
+#[test]
+fn allow_for_session_is_remembered_for_later_calls_and_allow_once_is_not() {
+    for (decision, asks_again) in [
+        (Decision::AllowForSession, false),
+        (Decision::AllowOnce, true),
+    ] {
+        let mut h = Harness::new(None);
+        let (id, _) = h.call_model(Input::Start);
+        write_then_finish(&mut h, id);
+        let action = h.events.last().unwrap().scope.action_id.clone().unwrap();
+        let fx = h.feed(Input::Action {
+            action_id: action,
+            decision,
+        });
+        let [Effect::RunTool { id: tool, .. }] = fx.as_slice() else {
+            panic!("{fx:?}")
+        };
+        let EventBody::ActionResolved(_, r) = &h
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.kind() == EventType::ActionResolved)
+            .unwrap()
+            .body
+        else {
+            unreachable!()
+        };
+        assert_eq!(r.tool_name.as_deref(), Some("storage_write"));
+        assert_eq!(
+            r.scope.as_deref(),
+            Some(if asks_again { "call" } else { "session" })
+        );
+        let (id, _) = h.call_model(Input::ToolDone(*tool, tool_ok()));
+        let fx = write_then_finish(&mut h, id);
+        if asks_again {
+            assert!(fx.is_empty(), "{fx:?}");
+            assert_eq!(h.kinds().last(), Some(&"action.required"));
+            assert_eq!(last_permission(&h).result.as_deref(), Some("ask"));
+        } else {
+            assert!(
+                matches!(fx.as_slice(), [Effect::RunTool { name, .. }] if name == "storage_write"),
+                "{fx:?}"
+            );
+            assert_eq!(
+                h.kinds()
+                    .iter()
+                    .filter(|k| **k == "action.required")
+                    .count(),
+                1
+            );
+            let p = last_permission(&h);
+            assert_eq!(p.result.as_deref(), Some("allow"));
+            assert_eq!(p.decision_source.as_deref(), Some("session_grant"));
+        }
+    }
+}
+
+#[test]
+fn a_tool_the_session_allowed_runs_without_asking() {
+    let mut s = spec(None);
+    s.session_allowed_tools = vec!["storage_write".into()];
+    let mut h = Harness::new(None);
+    h.m = TurnMachine::new(s);
+    let (id, _) = h.call_model(Input::Start);
+    let fx = write_then_finish(&mut h, id);
+    assert!(
+        matches!(fx.as_slice(), [Effect::RunTool { name, .. }] if name == "storage_write"),
+        "{fx:?}"
+    );
+    assert!(!h.kinds().contains(&"action.required"));
+    // A grant for another tool does not cover this one.
+    let mut s = spec(None);
+    s.session_allowed_tools = vec!["artifact_write".into()];
+    let mut h = Harness::new(None);
+    h.m = TurnMachine::new(s);
+    let (id, _) = h.call_model(Input::Start);
+    assert!(write_then_finish(&mut h, id).is_empty());
+    assert_eq!(h.kinds().last(), Some(&"action.required"));
 }
 
 #[test]

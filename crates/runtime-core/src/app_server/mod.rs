@@ -4,6 +4,7 @@
 //!
 //! Every method, param, result, error code and event is documented in `docs/app-server.md`.
 
+pub mod paging;
 pub mod protocol;
 pub mod schema;
 mod stdio;
@@ -22,6 +23,10 @@ use crate::tools::HostTools;
 use crate::turn::Decision;
 use protocol::*;
 pub use stdio::{serve_stdio, ServeConfig, DEFAULT_MAX_LINE_BYTES};
+
+/// Artifact summaries an evidence export lists at most (then `knownGaps:
+/// ["artifacts_truncated"]`; `artifact/read` pages through all of them).
+pub const MAX_EXPORT_ARTIFACTS: usize = 1000;
 
 /// Largest artifact content `artifact/read` inlines (bytes).
 pub const MAX_INLINE_CONTENT: u64 = 1024 * 1024;
@@ -63,6 +68,7 @@ impl From<RuntimeError> for RpcError {
             RuntimeError::SessionAlreadyExists(id) => RpcError::new(codes::SESSION_ALREADY_EXISTS, "Session already exists").with(json!({"sessionId": id})),
             RuntimeError::TurnNotFound(id) => RpcError::new(codes::TURN_NOT_FOUND, "Turn not found").with(json!({"turnId": id})),
             RuntimeError::TurnAlreadyActive(id) => RpcError::new(codes::TURN_ALREADY_ACTIVE, "Turn already active").with(json!({"activeTurnId": id})),
+            RuntimeError::QueuePaused(ids) => RpcError::new(codes::TURN_ALREADY_ACTIVE, "Queued turns wait for agentSession/thread/resume").with(json!({"code": "runtime.queue_paused", "queuedTurnIds": ids.split(',').collect::<Vec<_>>()})),
             RuntimeError::ActionNotFound(id) => RpcError::new(codes::ACTION_NOT_FOUND, "Action not found").with(json!({"requestId": id})),
             RuntimeError::NeedsSetup => RpcError::new(codes::NEEDS_SETUP, "Model provider not configured").with(json!({"code": "runtime.needs_setup", "status": "needs-setup", "hint": "apphost model set --base-url <url> --model <name>"})),
             RuntimeError::InvalidParams(m) => RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {m}")),
@@ -91,6 +97,7 @@ pub const METHODS: &[&str] = &[
     "agentSession/turn/start",
     "agentSession/turn/cancel",
     "agentSession/action/respond",
+    "agentSession/thread/resume",
 ];
 
 /// One client connection's protocol state.
@@ -319,6 +326,18 @@ impl Connection {
                     .respond_action(&ap.session_id, &ap.request_id, decision)?;
                 Ok(json!({}))
             }
+            "agentSession/thread/resume" => {
+                let r: SessionRef = params(p)?;
+                let (_, _, before) = self.rt.read(&r.session_id)?;
+                self.subscribe(&r.session_id, before.session.recovery_cursor);
+                let resumed = self.rt.resume_queue(&r.session_id)?;
+                let (app, thread, model) = self.rt.read(&r.session_id)?;
+                ser(ThreadResumeResult {
+                    session: agent_session(&r.session_id, &app, &thread, &model),
+                    turns: turns(&r.session_id, &thread, &model),
+                    resumed,
+                })
+            }
             "capability/list" => {
                 let cp: CapabilityListParams = params(p)?;
                 if let Some(s) = &cp.session_id {
@@ -343,28 +362,65 @@ impl Connection {
                         requires_approval: t.risky,
                     });
                 }
-                ser(CapabilityListResult { capabilities: caps })
+                let start = paging::position(cp.cursor.as_deref())?;
+                let n = paging::limit(cp.limit, paging::CAPABILITY_PAGE, paging::CAPABILITY_PAGE);
+                let total = caps.len() as u64;
+                let page: Vec<Capability> = caps
+                    .into_iter()
+                    .skip(start.min(total) as usize)
+                    .take(n)
+                    .collect();
+                let end = start.min(total) + page.len() as u64;
+                ser(CapabilityListResult {
+                    capabilities: page,
+                    next_cursor: (end < total).then(|| paging::cursor(end)),
+                })
             }
             "artifact/read" => {
                 let ap: ArtifactReadParams = params(p)?;
                 let (app, _, _) = self.rt.read(&ap.session_id)?;
-                let events = self
-                    .rt
-                    .log()
-                    .read_all(&ap.session_id)
-                    .map_err(RuntimeError::from)?;
-                let mut arts = artifacts(
-                    &self.rt,
-                    &app,
-                    &ap.session_id,
-                    &events,
-                    ap.turn_id.as_ref(),
-                    ap.include_content,
-                );
-                if let Some(r) = &ap.artifact_ref {
-                    arts.retain(|a| &a.artifact_ref == r);
-                }
-                ser(ArtifactReadResult { artifacts: arts })
+                let after = paging::position(ap.cursor.as_deref())?;
+                let n = paging::limit(ap.limit, paging::ARTIFACT_PAGE, paging::MAX_ARTIFACT_PAGE);
+                let mut arts: Vec<ArtifactSummary> = Vec::new();
+                let mut content = 0u64;
+                let rt = &self.rt;
+                let (through, ended) = paging::walk(rt.log(), &ap.session_id, after, |e| {
+                    let one = std::slice::from_ref(&e);
+                    let turn = ap.turn_id.as_ref();
+                    let matches = |a: &ArtifactSummary| {
+                        ap.artifact_ref
+                            .as_ref()
+                            .is_none_or(|r| &a.artifact_ref == r)
+                    };
+                    if !artifacts(rt, &app, &ap.session_id, one, turn, false)
+                        .iter()
+                        .any(matches)
+                    {
+                        return true;
+                    }
+                    // A full page (count or inline bytes) stops before this event.
+                    if arts.len() >= n {
+                        return false;
+                    }
+                    let mut found =
+                        artifacts(rt, &app, &ap.session_id, one, turn, ap.include_content);
+                    found.retain(matches);
+                    let bytes: u64 = found
+                        .iter()
+                        .map(|a| a.content.as_ref().map_or(0, |c| c.len() as u64))
+                        .sum();
+                    if !arts.is_empty() && content + bytes > paging::MAX_PAGE_CONTENT {
+                        return false;
+                    }
+                    content += bytes;
+                    arts.extend(found);
+                    true
+                })
+                .map_err(RuntimeError::from)?;
+                ser(ArtifactReadResult {
+                    artifacts: arts,
+                    next_cursor: (!ended).then(|| paging::cursor(through)),
+                })
             }
             "evidence/export" => {
                 let ep: EvidenceExportParams = params(p)?;
@@ -416,14 +472,63 @@ impl Connection {
             )],
         )?;
         let (_, _, model) = self.rt.read(&ep.session_id)?;
-        let mut events = self
-            .rt
-            .log()
-            .read_all(&ep.session_id)
-            .map_err(RuntimeError::from)?;
-        if let Some(t) = &turn {
-            events.retain(|e| e.scope.turn_id.as_ref() == Some(&t.turn_id));
+        let in_scope = |e: &Event| {
+            turn.as_ref()
+                .is_none_or(|t| e.scope.turn_id.as_ref() == Some(&t.turn_id))
+        };
+        // Counts and artifact summaries over the whole scope, a page of events at a time.
+        let (mut event_count, mut artifact_count, mut arts) = (0u64, 0u64, Vec::new());
+        let mut from = 1;
+        loop {
+            let page = self
+                .rt
+                .log()
+                .read(&ep.session_id, from, crate::log::CATCH_UP_PAGE)
+                .map_err(RuntimeError::from)?;
+            let Some(last) = page.last().map(|e| e.sequence) else {
+                break;
+            };
+            for e in page.iter().filter(|e| in_scope(e)) {
+                event_count += 1;
+                for a in artifacts(
+                    &self.rt,
+                    &app,
+                    &ep.session_id,
+                    std::slice::from_ref(e),
+                    None,
+                    false,
+                ) {
+                    artifact_count += 1;
+                    if arts.len() < MAX_EXPORT_ARTIFACTS {
+                        arts.push(a);
+                    }
+                }
+            }
+            if page.len() < crate::log::CATCH_UP_PAGE {
+                break;
+            }
+            from = last + 1;
         }
+        // The events themselves, one bounded page per export.
+        let (events, next_events_cursor) = if ep.include_events {
+            let after = paging::position(ep.events_cursor.as_deref())?;
+            let n = paging::limit(ep.events_limit, paging::EVENT_PAGE, paging::EVENT_PAGE);
+            let mut out = Vec::new();
+            let (through, ended) = paging::walk(self.rt.log(), &ep.session_id, after, |e| {
+                if !in_scope(&e) {
+                    return true;
+                }
+                if out.len() >= n {
+                    return false;
+                }
+                out.push(e);
+                true
+            })
+            .map_err(RuntimeError::from)?;
+            (Some(out), (!ended).then(|| paging::cursor(through)))
+        } else {
+            (None, None)
+        };
         let th = model.thread(&thread).cloned().unwrap_or_default();
         let latest = th.turns.last().map(|t| t.status);
         let trace = turn
@@ -444,15 +549,10 @@ impl Connection {
         if trace.is_none() {
             missing.push("traceId".to_owned());
         }
-        let arts = artifacts(
-            &self.rt,
-            &app,
-            &ep.session_id,
-            &events,
-            ep.turn_id.as_ref(),
-            false,
-        );
         let mut gaps = Vec::new();
+        if artifact_count > arts.len() as u64 {
+            gaps.push("artifacts_truncated".to_owned());
+        }
         if th.pending_actions.iter().any(|_| true) {
             gaps.push("pending_actions_unresolved".to_owned());
         }
@@ -475,16 +575,17 @@ impl Connection {
                 thread_status: th.status.clone(),
                 latest_turn_status: latest,
                 turn_count: model.session.turn_count,
-                event_count: events.len() as u64,
+                event_count,
                 tool_call_count: th.tool_call_count,
                 failed_tool_call_count: th.failed_tool_call_count,
                 pending_request_count: th.pending_actions.len() as u64,
                 queued_turn_count: th.queued_turns.len() as u64,
-                artifact_count: arts.len() as u64,
+                artifact_count,
                 known_gaps: gaps,
             },
             artifacts: arts,
-            events: ep.include_events.then_some(events),
+            events,
+            next_events_cursor,
             exported_at: format_timestamp(jiff::Timestamp::now()),
         })
     }

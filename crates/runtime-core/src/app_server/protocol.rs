@@ -134,6 +134,17 @@ pub struct SessionRef {
     pub session_id: SessionId,
 }
 
+/// `agentSession/thread/resume` result.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeResult {
+    pub session: AgentSession,
+    pub turns: Vec<AgentTurn>,
+    /// True when a queue restored after a restart was resumed (its head turn started); false
+    /// when there was nothing to resume.
+    pub resumed: bool,
+}
+
 /// `AgentTurn`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -227,6 +238,12 @@ pub struct CapabilityListParams {
     pub app_id: Option<String>,
     #[serde(default)]
     pub session_id: Option<SessionId>,
+    /// Opaque: a previous page's `nextCursor`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Page size (default and maximum [`super::paging::CAPABILITY_PAGE`]).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -245,6 +262,9 @@ pub struct Capability {
 #[serde(rename_all = "camelCase")]
 pub struct CapabilityListResult {
     pub capabilities: Vec<Capability>,
+    /// Present when more follow: pass it as `cursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -257,6 +277,13 @@ pub struct ArtifactReadParams {
     pub artifact_ref: Option<String>,
     #[serde(default)]
     pub include_content: bool,
+    /// Opaque: a previous page's `nextCursor`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Page size (default [`super::paging::ARTIFACT_PAGE`], at most
+    /// [`super::paging::MAX_ARTIFACT_PAGE`]).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -284,6 +311,9 @@ pub struct ArtifactSummary {
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactReadResult {
     pub artifacts: Vec<ArtifactSummary>,
+    /// Present when the log may hold more: pass it as `cursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -294,6 +324,12 @@ pub struct EvidenceExportParams {
     pub turn_id: Option<TurnId>,
     #[serde(default)]
     pub include_events: bool,
+    /// Opaque: a previous export's `nextEventsCursor` (with `includeEvents`).
+    #[serde(default)]
+    pub events_cursor: Option<String>,
+    /// Events per export (default and maximum [`super::paging::EVENT_PAGE`]).
+    #[serde(default)]
+    pub events_limit: Option<u32>,
 }
 
 /// The correlation spine of an export. Ids the scope does not have are absent (never guessed).
@@ -346,5 +382,8 @@ pub struct EvidenceExportResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Value>>")]
     pub events: Option<Vec<crate::event::Event>>,
+    /// Present when more events follow: pass it as `eventsCursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_events_cursor: Option<String>,
     pub exported_at: String,
 }

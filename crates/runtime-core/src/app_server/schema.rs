@@ -70,6 +70,11 @@ fn methods(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, Option<Value
             Some(sub::<ActionRespondParams>(g)),
             Some(empty),
         ),
+        (
+            "agentSession/thread/resume",
+            Some(sub::<SessionRef>(g)),
+            Some(sub::<ThreadResumeResult>(g)),
+        ),
     ]
 }
 

@@ -64,7 +64,15 @@ payload!(
 );
 payload!(
     /// `queue.changed`.
-    QueueChanged { change: String, queued_turn_id: String, queue_length: u64 }
+    QueueChanged {
+        /// `added`, `removed`, `restored` (after a restart) or `resumed`.
+        change: String,
+        queued_turn_id: String,
+        queue_length: u64,
+        /// `paused` while a restored queue waits for `agentSession/thread/resume`.
+        status: String,
+        reason: String,
+    }
 );
 payload!(
     /// `task.*` lifecycle (created, started, completed, failed, cancel_requested, cancelled,
@@ -157,7 +165,15 @@ payload!(
 );
 payload!(
     /// `permission.evaluated`.
-    PermissionEvaluated { tool_name: String, result: String, risk: String, owner: String, mode: String }
+    PermissionEvaluated {
+        tool_name: String,
+        result: String,
+        risk: String,
+        owner: String,
+        mode: String,
+        /// `session_grant` when an earlier `allow_for_session` answer allowed the call.
+        decision_source: String,
+    }
 );
 payload!(
     /// `action.required`.
@@ -174,7 +190,17 @@ payload!(
 );
 payload!(
     /// `action.resolved`.
-    ActionResolved { decision: String, confirmed: bool, status: String, source: String }
+    ActionResolved {
+        decision: String,
+        confirmed: bool,
+        status: String,
+        source: String,
+        /// The tool the decision is about (tool confirmations).
+        tool_name: String,
+        /// `session` for `allow_for_session` (remembered for the session's later calls of
+        /// `toolName`), else `call`.
+        scope: String,
+    }
 );
 payload!(
     /// `artifact.changed`.
@@ -204,7 +230,17 @@ payload!(
 );
 payload!(
     /// `snapshot.repaired` / `snapshot.updated`: recovery facts.
-    SnapshotPayload { source: String, reason: String, status: String, repaired_turn_ids: Vec<String> }
+    SnapshotPayload {
+        source: String,
+        reason: String,
+        status: String,
+        repaired_turn_ids: Vec<String>,
+        /// First sequence of a range a crash lost (group-committed deltas that never became
+        /// durable); the range is never reused and ends just before this event.
+        lost_sequence_from: u64,
+        /// Last sequence of that range.
+        lost_sequence_through: u64,
+    }
 );
 
 /// One verification outcome inside `evidence.changed`.

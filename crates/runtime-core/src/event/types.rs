@@ -185,6 +185,13 @@ impl EventType {
         matches!(self, EventType::TurnCompleted | EventType::TurnFailed)
     }
 
+    /// Streamed text a client only displays (`model.delta`, `reasoning.delta`): published from
+    /// memory at once and made durable by group commit (see `log`). Everything else is durable
+    /// before anyone sees it.
+    pub fn is_group_committed(self) -> bool {
+        matches!(self, EventType::ModelDelta | EventType::ReasoningDelta)
+    }
+
     /// The scope ids the Lime profile requires on this type, beyond the base envelope
     /// (mirrors the profile schema's `if/then` rules).
     pub fn required_scope(self) -> &'static [ScopeField] {

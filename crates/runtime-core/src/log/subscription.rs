@@ -1,5 +1,6 @@
-//! Resumable subscriptions: live delivery through a bounded channel, catch-up from the database
-//! whenever the channel was dropped (the subscriber fell behind) or a gap shows.
+//! Resumable subscriptions: live delivery through a bounded channel, catch-up from the log
+//! (durable rows, then pending ones) whenever the channel was dropped (the subscriber fell
+//! behind) or a gap shows.
 
 use std::collections::VecDeque;
 
@@ -33,7 +34,8 @@ impl Subscription {
         self.last
     }
 
-    /// The next event (`sequence == position() + 1`), waiting for it if needed.
+    /// The next event (`sequence == position() + 1`, or the event declaring a gap a crash
+    /// left), waiting for it if needed.
     pub async fn next(&mut self) -> Result<Event, LogError> {
         loop {
             if let Some(e) = self.take_ready()? {
@@ -86,7 +88,9 @@ impl Subscription {
     fn take_ready(&mut self) -> Result<Option<Event>, LogError> {
         loop {
             while let Some(e) = self.page.pop_front() {
-                if e.sequence == self.last + 1 {
+                // The log's own order: consecutive, except across a gap a crash left, which
+                // the event after it declares.
+                if e.sequence > self.last {
                     self.last = e.sequence;
                     return Ok(Some(e));
                 }

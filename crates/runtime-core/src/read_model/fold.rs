@@ -447,6 +447,11 @@ impl SessionReadModel {
                 }
             }
             EventBody::ActionResolved(_, r) => {
+                if let (Some("allow_for_session"), Some(true), Some(tool)) =
+                    (r.decision.as_deref(), r.confirmed, &r.tool_name)
+                {
+                    push_unique(&mut p.session_allowed_tools, tool.clone());
+                }
                 if let Some(id) = &sc.action_id {
                     if p.pending_approvals.contains(id) {
                         p.pending_approvals.retain(|a| a != id);
@@ -460,7 +465,7 @@ impl SessionReadModel {
                             PermissionDecision {
                                 turn_id: sc.turn_id.clone(),
                                 tool_call_id: sc.tool_call_id.clone(),
-                                tool_name: None,
+                                tool_name: r.tool_name.clone(),
                                 result: r
                                     .decision
                                     .clone()

@@ -239,6 +239,8 @@ pub struct PermissionSandboxSummary {
     pub denied_count: u64,
     pub sandbox_profile: Option<Value>,
     pub violations: Vec<Value>,
+    /// Risky tools an `allow_for_session` answer allowed for the rest of the session.
+    pub session_allowed_tools: Vec<String>,
 }
 
 /// RoutingLimitSummary.

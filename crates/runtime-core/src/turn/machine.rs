@@ -55,6 +55,10 @@ pub struct TurnSpec {
     pub tools: Vec<ToolSpec>,
     pub backend: BackendInfo,
     pub limits: TurnLimits,
+    /// Risky tools the session already allowed (`allow_for_session` answers): their calls run
+    /// without asking again.
+    #[serde(default)]
+    pub session_allowed_tools: Vec<String>,
 }
 
 /// A decision on an action.
@@ -195,6 +199,9 @@ pub struct TurnCheckpoint {
     pub next_call: usize,
     pub tool_calls_total: u64,
     pub usage: (u64, u64),
+    /// `spec.session_allowed_tools` plus the tools allowed for the session during this turn.
+    #[serde(default)]
+    pub session_allowed_tools: Vec<String>,
 }
 
 pub struct TurnMachine {
@@ -215,6 +222,7 @@ impl TurnMachine {
             content: spec.input.clone(),
         });
         let run_start_len = messages.len();
+        let session_allowed_tools = spec.session_allowed_tools.clone();
         TurnMachine {
             cp: TurnCheckpoint {
                 task_id: TaskId::derived(spec.turn_id.as_str(), 0),
@@ -234,6 +242,7 @@ impl TurnMachine {
                 call_ids: Vec::new(),
                 next_call: 0,
                 tool_calls_total: 0,
+                session_allowed_tools,
                 usage: (0, 0),
             },
         }
@@ -396,6 +405,11 @@ impl TurnMachine {
                     action_id: Some(action_id),
                     ..self.tool_scope(call)
                 };
+                let tool = self.cp.calls[call].name.clone();
+                let for_session = decision == Decision::AllowForSession;
+                if for_session && !self.cp.session_allowed_tools.contains(&tool) {
+                    self.cp.session_allowed_tools.push(tool.clone());
+                }
                 step.events.push(EventDraft::new(
                     scope,
                     EventBody::ActionResolved(
@@ -405,6 +419,8 @@ impl TurnMachine {
                             confirmed: Some(decision.allows()),
                             status: Some("resolved".into()),
                             source: Some("agentSession/action/respond".into()),
+                            tool_name: Some(tool),
+                            scope: Some(if for_session { "session" } else { "call" }.into()),
                             ..Default::default()
                         },
                     ),
@@ -763,17 +779,17 @@ impl TurnMachine {
                 return self.next_call(step);
             }
         };
+        // A risky tool the session allowed (`allow_for_session`) runs without asking again.
+        let granted = spec.risky && self.cp.session_allowed_tools.contains(&spec.name);
+        let ask = spec.risky && !granted;
         step.events.push(EventDraft::new(
             self.turn_scope_with_tool(call),
             EventBody::Permission(
                 EventType::PermissionEvaluated,
                 PermissionEvaluated {
                     tool_name: Some(spec.name.clone()),
-                    result: Some(if spec.risky {
-                        "ask".into()
-                    } else {
-                        "allow".into()
-                    }),
+                    result: Some(if ask { "ask".into() } else { "allow".into() }),
+                    decision_source: granted.then(|| "session_grant".into()),
                     risk: Some(if spec.risky {
                         "high".into()
                     } else {
@@ -785,7 +801,7 @@ impl TurnMachine {
                 },
             ),
         ));
-        if spec.risky {
+        if ask {
             let action_id = ActionId::derived(&turn, self.cp.next_action);
             self.cp.next_action += 1;
             step.events.push(EventDraft::new(
