@@ -27,6 +27,7 @@ mod grants;
 mod model;
 mod output;
 mod prompt;
+mod records;
 
 use std::ffi::OsString;
 

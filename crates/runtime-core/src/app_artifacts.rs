@@ -121,9 +121,7 @@ impl ArtifactError {
             | ArtifactError::InvalidId
             | ArtifactError::InvalidArgument(_) => "APP_E900",
             ArtifactError::NotFound => "APP_E904",
-            ArtifactError::Corrupt | ArtifactError::Db(_) | ArtifactError::Io { .. } => {
-                "APP_E999"
-            }
+            ArtifactError::Corrupt | ArtifactError::Db(_) | ArtifactError::Io { .. } => "APP_E999",
         }
     }
 
@@ -626,7 +624,8 @@ impl AppArtifacts {
     /// other non-files are left alone.
     fn collect_garbage(&self) -> Result<BlobCleanup, ArtifactError> {
         let mut names: Vec<CString> = Vec::new();
-        let dir = rustix::fs::Dir::read_from(&self.blobs).map_err(errno("list the blob directory"))?;
+        let dir =
+            rustix::fs::Dir::read_from(&self.blobs).map_err(errno("list the blob directory"))?;
         for entry in dir {
             let entry = entry.map_err(errno("list the blob directory"))?;
             let name = entry.file_name();
@@ -660,7 +659,12 @@ impl AppArtifacts {
 
 /// How many bytes adding content `sha` of `size` bytes would add to the quota, or the
 /// error if it does not fit.
-fn check_room(conn: &Connection, limits: &ArtifactLimits, sha: &str, size: u64) -> Result<u64, ArtifactError> {
+fn check_room(
+    conn: &Connection,
+    limits: &ArtifactLimits,
+    sha: &str,
+    size: u64,
+) -> Result<u64, ArtifactError> {
     let count: i64 = conn.query_row("SELECT count(*) FROM artifacts", [], |r| r.get(0))?;
     if count.max(0) as u64 >= limits.max_artifacts {
         return Err(ArtifactError::TooMany {
@@ -780,9 +784,7 @@ pub fn check_name(name: &str) -> Result<(), ArtifactError> {
         ));
     }
     if name.starts_with(' ') || name.ends_with(' ') {
-        return Err(ArtifactError::InvalidName(
-            "starts or ends with a space",
-        ));
+        return Err(ArtifactError::InvalidName("starts or ends with a space"));
     }
     Ok(())
 }
@@ -855,8 +857,13 @@ mod tests {
         let dir = tmp.path().join("notes");
         let meta = {
             let mut a = AppArtifacts::open(&dir, ArtifactLimits::default()).unwrap();
-            a.create("report.md", Some("text/markdown; charset=utf-8"), b"# Hi", &prov("t1"))
-                .unwrap()
+            a.create(
+                "report.md",
+                Some("text/markdown; charset=utf-8"),
+                b"# Hi",
+                &prov("t1"),
+            )
+            .unwrap()
         };
         assert!(meta.id.starts_with("artifact_") && meta.id.len() == 41);
         assert_eq!(meta.size, 4);
@@ -903,10 +910,23 @@ mod tests {
         // Duplicate content costs nothing.
         a.create("b", None, b"123456", &prov("t")).unwrap();
         let e = a.create("c", None, b"12345", &prov("t")).unwrap_err();
-        assert!(matches!(e, ArtifactError::QuotaExceeded { used: 6, adding: 5, quota: 10 }), "{e}");
+        assert!(
+            matches!(
+                e,
+                ArtifactError::QuotaExceeded {
+                    used: 6,
+                    adding: 5,
+                    quota: 10
+                }
+            ),
+            "{e}"
+        );
         assert_eq!(e.app_code(), "APP_E201");
         let e = a.create("c", None, b"123456789", &prov("t")).unwrap_err();
-        assert!(matches!(e, ArtifactError::TooLarge { size: 9, max: 8 }), "{e}");
+        assert!(
+            matches!(e, ArtifactError::TooLarge { size: 9, max: 8 }),
+            "{e}"
+        );
         assert_eq!(e.app_code(), "APP_E900");
         assert_eq!(blob_names(&dir).len(), 1);
         assert_eq!(a.count().unwrap(), 2);
@@ -921,9 +941,14 @@ mod tests {
         let (_t, _d, mut a) = open(ArtifactLimits::default());
         let ids: Vec<String> = (0..5)
             .map(|i| {
-                a.create(&format!("n{i}"), None, format!("{i}").as_bytes(), &prov("t"))
-                    .unwrap()
-                    .id
+                a.create(
+                    &format!("n{i}"),
+                    None,
+                    format!("{i}").as_bytes(),
+                    &prov("t"),
+                )
+                .unwrap()
+                .id
             })
             .collect();
         let p1 = a.list(None, 2).unwrap();
@@ -940,28 +965,83 @@ mod tests {
         assert!(a.list(None, 0).is_err());
         assert!(a.list(None, 1001).is_err());
         for bad in ["x", "c", "c-1", "c1x", "../1"] {
-            assert!(matches!(a.list(Some(bad), 10), Err(ArtifactError::InvalidArgument(_))), "{bad}");
+            assert!(
+                matches!(
+                    a.list(Some(bad), 10),
+                    Err(ArtifactError::InvalidArgument(_))
+                ),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn names_ids_and_mime_types_are_validated() {
         let (_t, dir, mut a) = open(ArtifactLimits::default());
-        for bad in ["", ".", "..", "../x", "a/b", "a\\b", "a\nb", " x", "x ", "a\u{202e}b"] {
-            assert!(matches!(a.create(bad, None, b"x", &prov("t")), Err(ArtifactError::InvalidName(_))), "{bad:?}");
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/b",
+            "a\\b",
+            "a\nb",
+            " x",
+            "x ",
+            "a\u{202e}b",
+        ] {
+            assert!(
+                matches!(
+                    a.create(bad, None, b"x", &prov("t")),
+                    Err(ArtifactError::InvalidName(_))
+                ),
+                "{bad:?}"
+            );
         }
         assert!(a.create(&"n".repeat(256), None, b"x", &prov("t")).is_err());
-        for bad in ["text", "/x", "text/", "te xt/plain", "text/plain; x", &format!("a/{}", "b".repeat(130))] {
-            assert!(matches!(a.create("n", Some(bad), b"x", &prov("t")), Err(ArtifactError::InvalidMimeType)), "{bad:?}");
+        for bad in [
+            "text",
+            "/x",
+            "text/",
+            "te xt/plain",
+            "text/plain; x",
+            &format!("a/{}", "b".repeat(130)),
+        ] {
+            assert!(
+                matches!(
+                    a.create("n", Some(bad), b"x", &prov("t")),
+                    Err(ArtifactError::InvalidMimeType)
+                ),
+                "{bad:?}"
+            );
         }
-        for bad in ["", "../x", "artifact_../x", "x", "evidence_1", &format!("artifact_{}", "a".repeat(200))] {
-            assert!(matches!(a.get(bad), Err(ArtifactError::InvalidId)), "{bad:?}");
-            assert!(matches!(a.delete(bad), Err(ArtifactError::InvalidId)), "{bad:?}");
+        for bad in [
+            "",
+            "../x",
+            "artifact_../x",
+            "x",
+            "evidence_1",
+            &format!("artifact_{}", "a".repeat(200)),
+        ] {
+            assert!(
+                matches!(a.get(bad), Err(ArtifactError::InvalidId)),
+                "{bad:?}"
+            );
+            assert!(
+                matches!(a.delete(bad), Err(ArtifactError::InvalidId)),
+                "{bad:?}"
+            );
         }
         assert!(matches!(a.get("artifact_0"), Err(ArtifactError::NotFound)));
         assert!(blob_names(&dir).is_empty());
         assert_eq!(a.count().unwrap(), 0);
-        a.create("été — résumé.pdf", Some("application/pdf"), b"%PDF", &prov("t")).unwrap();
+        a.create(
+            "été — résumé.pdf",
+            Some("application/pdf"),
+            b"%PDF",
+            &prov("t"),
+        )
+        .unwrap();
     }
 
     #[test]
@@ -978,9 +1058,15 @@ mod tests {
         // Creating the same content again puts the right bytes back.
         a.create("b", None, b"hello", &prov("t")).unwrap();
         assert_eq!(a.read(&m.id, 100).unwrap().1, b"hello");
-        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert!(!std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         // Reading is bounded before any byte is read.
-        assert!(matches!(a.read(&m.id, 4), Err(ArtifactError::TooLarge { .. })));
+        assert!(matches!(
+            a.read(&m.id, 4),
+            Err(ArtifactError::TooLarge { .. })
+        ));
     }
 
     #[test]

@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::app_artifacts::{
-    now_rfc3339, open_app_dir, open_db, open_db_read_only, parse_cursor, AppArtifacts, ArtifactError, Provenance,
+    now_rfc3339, open_app_dir, open_db, open_db_read_only, parse_cursor, AppArtifacts,
+    ArtifactError, Provenance,
 };
 use crate::ids::EvidenceId;
 
@@ -345,9 +346,8 @@ impl AppEvidence {
         if let Some(k) = kind {
             check_kind(k)?;
         }
-        let after = parse_cursor(cursor).map_err(|_| {
-            EvidenceError::InvalidArgument("unknown cursor".into())
-        })?;
+        let after = parse_cursor(cursor)
+            .map_err(|_| EvidenceError::InvalidArgument("unknown cursor".into()))?;
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {COLUMNS} FROM evidence WHERE seq > ?1 AND (?2 IS NULL OR kind = ?2)
              ORDER BY seq LIMIT ?3"
@@ -510,7 +510,12 @@ mod tests {
         let rec = {
             let mut ev = AppEvidence::open(&dir, EvidenceLimits::default()).unwrap();
             ev.record(
-                &input("eval.result", "passed 3/3", json!({"score": 1}), &[&art.id, &art.id]),
+                &input(
+                    "eval.result",
+                    "passed 3/3",
+                    json!({"score": 1}),
+                    &[&art.id, &art.id],
+                ),
                 Some(&arts),
                 &prov("t1"),
             )
@@ -529,7 +534,14 @@ mod tests {
         assert_eq!(ev.get(&rec.id).unwrap().provenance.trace_id, "t1");
 
         // The pack: records with provenance, refs with hashes; a deleted artifact is not present.
-        let pack = ev.export(json!({"appId": "notes"}), None, Some(&arts), "2026-11-23T00:00:00Z").unwrap();
+        let pack = ev
+            .export(
+                json!({"appId": "notes"}),
+                None,
+                Some(&arts),
+                "2026-11-23T00:00:00Z",
+            )
+            .unwrap();
         assert_eq!(pack["schemaVersion"], PACK_SCHEMA_VERSION);
         assert_eq!(pack["records"][0]["provenance"]["traceId"], "t1");
         assert_eq!(pack["artifacts"][0]["sha256"], art.sha256.as_str());
@@ -544,34 +556,61 @@ mod tests {
     #[test]
     fn unknown_or_foreign_artifact_refs_and_bad_input_record_nothing() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut other = AppArtifacts::open(&tmp.path().join("other"), ArtifactLimits::default()).unwrap();
+        let mut other =
+            AppArtifacts::open(&tmp.path().join("other"), ArtifactLimits::default()).unwrap();
         let foreign = other.create("x", None, b"x", &prov("t")).unwrap();
         let dir = tmp.path().join("notes");
         let arts = AppArtifacts::open(&dir, ArtifactLimits::default()).unwrap();
         let mut ev = AppEvidence::open(&dir, EvidenceLimits::default()).unwrap();
         let e = ev
-            .record(&input("k", "", json!(null), &[&foreign.id]), Some(&arts), &prov("t"))
+            .record(
+                &input("k", "", json!(null), &[&foreign.id]),
+                Some(&arts),
+                &prov("t"),
+            )
             .unwrap_err();
-        assert_eq!((e.app_code(), e.cause_code()), ("APP_E904", "artifacts.not_found"));
+        assert_eq!(
+            (e.app_code(), e.cause_code()),
+            ("APP_E904", "artifacts.not_found")
+        );
         let e = ev
-            .record(&input("k", "", json!(null), &["../x"]), Some(&arts), &prov("t"))
+            .record(
+                &input("k", "", json!(null), &["../x"]),
+                Some(&arts),
+                &prov("t"),
+            )
             .unwrap_err();
         assert_eq!(e.cause_code(), "artifacts.invalid_id");
         for bad in ["", "a b", "../x", &"k".repeat(65)] {
-            let e = ev.record(&input(bad, "", json!(null), &[]), None, &prov("t")).unwrap_err();
+            let e = ev
+                .record(&input(bad, "", json!(null), &[]), None, &prov("t"))
+                .unwrap_err();
             assert_eq!(e.cause_code(), "evidence.invalid_kind", "{bad:?}");
         }
         let e = ev
-            .record(&input("k", &"s".repeat(2001), json!(null), &[]), None, &prov("t"))
+            .record(
+                &input("k", &"s".repeat(2001), json!(null), &[]),
+                None,
+                &prov("t"),
+            )
             .unwrap_err();
         assert_eq!(e.cause_code(), "evidence.too_large");
         let e = ev
-            .record(&input("k", "", json!("x".repeat(MAX_DATA_BYTES)), &[]), None, &prov("t"))
+            .record(
+                &input("k", "", json!("x".repeat(MAX_DATA_BYTES)), &[]),
+                None,
+                &prov("t"),
+            )
             .unwrap_err();
-        assert_eq!((e.app_code(), e.cause_code()), ("APP_E900", "evidence.too_large"));
+        assert_eq!(
+            (e.app_code(), e.cause_code()),
+            ("APP_E900", "evidence.too_large")
+        );
         let many: Vec<String> = (0..65).map(|i| format!("artifact_{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        assert!(ev.record(&input("k", "", json!(null), &many), Some(&arts), &prov("t")).is_err());
+        assert!(ev
+            .record(&input("k", "", json!(null), &many), Some(&arts), &prov("t"))
+            .is_err());
         assert_eq!(ev.list(None, None, 10).unwrap().items.len(), 0);
         assert_eq!(ev.used().unwrap(), 0);
         assert!(matches!(ev.get("evidence_0"), Err(EvidenceError::NotFound)));
@@ -590,13 +629,37 @@ mod tests {
         )
         .unwrap();
         // kind 1 + summary 10 + data 4 ("null") + refs 2 ("[]") = 17 bytes.
-        ev.record(&input("k", "0123456789", json!(null), &[]), None, &prov("t")).unwrap();
+        ev.record(
+            &input("k", "0123456789", json!(null), &[]),
+            None,
+            &prov("t"),
+        )
+        .unwrap();
         assert_eq!(ev.used().unwrap(), 17);
-        let e = ev.record(&input("k", "0123456789", json!(null), &[]), None, &prov("t")).unwrap_err();
-        assert!(matches!(e, EvidenceError::QuotaExceeded { used: 17, adding: 17, quota: 30 }), "{e}");
+        let e = ev
+            .record(
+                &input("k", "0123456789", json!(null), &[]),
+                None,
+                &prov("t"),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                EvidenceError::QuotaExceeded {
+                    used: 17,
+                    adding: 17,
+                    quota: 30
+                }
+            ),
+            "{e}"
+        );
         assert_eq!(e.app_code(), "APP_E201");
-        ev.record(&input("k", "", json!(null), &[]), None, &prov("t")).unwrap();
-        let e = ev.record(&input("k", "", json!(null), &[]), None, &prov("t")).unwrap_err();
+        ev.record(&input("k", "", json!(null), &[]), None, &prov("t"))
+            .unwrap();
+        let e = ev
+            .record(&input("k", "", json!(null), &[]), None, &prov("t"))
+            .unwrap_err();
         assert!(matches!(e, EvidenceError::TooMany { max: 2 }));
         assert_eq!(ev.list(None, None, 10).unwrap().items.len(), 2);
     }
@@ -604,10 +667,16 @@ mod tests {
     #[test]
     fn listing_pages_and_filters_by_kind() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut ev = AppEvidence::open(&tmp.path().join("notes"), EvidenceLimits::default()).unwrap();
+        let mut ev =
+            AppEvidence::open(&tmp.path().join("notes"), EvidenceLimits::default()).unwrap();
         for i in 0..7 {
             let kind = if i % 2 == 0 { "tool.call" } else { "source" };
-            ev.record(&input(kind, &format!("{i}"), json!(i), &[]), None, &prov("t")).unwrap();
+            ev.record(
+                &input(kind, &format!("{i}"), json!(i), &[]),
+                None,
+                &prov("t"),
+            )
+            .unwrap();
         }
         let mut seen = Vec::new();
         let mut cursor = None;

@@ -98,7 +98,9 @@ impl ArtifactsService {
                 let text = match opt_str(a, o, "encoding")? {
                     None | Some("base64") => false,
                     Some("text") => true,
-                    Some(_) => return Err(invalid(a, "args.encoding must be \"base64\" or \"text\"")),
+                    Some(_) => {
+                        return Err(invalid(a, "args.encoding must be \"base64\" or \"text\""))
+                    }
                 };
                 let (meta, bytes) = self
                     .store(apps_data, a)?
@@ -115,7 +117,10 @@ impl ArtifactsService {
                 };
                 let mut v = serde_json::to_value(meta).unwrap_or(Value::Null);
                 if let Some(m) = v.as_object_mut() {
-                    m.insert("encoding".into(), json!(if text { "text" } else { "base64" }));
+                    m.insert(
+                        "encoding".into(),
+                        json!(if text { "text" } else { "base64" }),
+                    );
                     m.insert("content".into(), Value::String(content));
                 }
                 Ok(v)
@@ -243,7 +248,10 @@ fn content(a: &Allowed, o: &Map<String, Value>) -> Result<Vec<u8>, CallError> {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(b)
                 .map_err(|_| {
-                    let mut e = invalid(a, "args.base64 is not valid base64 (standard alphabet, padded)");
+                    let mut e = invalid(
+                        a,
+                        "args.base64 is not valid base64 (standard alphabet, padded)",
+                    );
                     e.cause_code = Some("artifacts.invalid_base64");
                     e
                 })?;
