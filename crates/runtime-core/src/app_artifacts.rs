@@ -872,7 +872,7 @@ mod tests {
         let a = AppArtifacts::open(&dir, ArtifactLimits::default()).unwrap();
         let (m, bytes) = a.read(&meta.id, u64::MAX).unwrap();
         assert_eq!((m, bytes.as_slice()), (meta.clone(), &b"# Hi"[..]));
-        assert_eq!(blob_names(&dir), [meta.sha256.clone()]);
+        assert_eq!(blob_names(&dir), std::slice::from_ref(&meta.sha256));
         assert_eq!(a.used().unwrap(), 4);
         assert!(dir.join(ARTIFACTS_FILE).is_file());
     }
@@ -893,7 +893,7 @@ mod tests {
         assert_eq!(blob_names(&dir).len(), 2);
         assert_eq!(a.read(&two.id, 100).unwrap().1, b"same");
         assert!(a.delete(&two.id).unwrap());
-        assert_eq!(blob_names(&dir), [other.sha256.clone()]);
+        assert_eq!(blob_names(&dir), std::slice::from_ref(&other.sha256));
         assert_eq!(a.used().unwrap(), 5);
         assert!(matches!(a.get(&one.id), Err(ArtifactError::NotFound)));
     }
@@ -1080,7 +1080,7 @@ mod tests {
         std::fs::write(&pending, b"in flight").unwrap();
         let ro = AppArtifacts::open_read_only(&dir).unwrap().unwrap();
         assert!(pending.exists());
-        assert_eq!(ro.list(None, 10).unwrap().items, [m.clone()]);
+        assert_eq!(ro.list(None, 10).unwrap().items, std::slice::from_ref(&m));
         assert_eq!(ro.read(&m.id, 100).unwrap().1, b"kept");
         assert!(ro.conn.execute("DELETE FROM artifacts", []).is_err());
         assert_eq!(a.count().unwrap(), 1);
