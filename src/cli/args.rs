@@ -121,6 +121,18 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// List the artifacts an app keeps (lime.artifacts), read-only.
+    Artifacts { app: String },
+    /// List an app's evidence records (lime.evidence), or write its evidence pack to a file.
+    Evidence {
+        app: String,
+        /// Only records of this kind.
+        #[arg(long, value_name = "KIND")]
+        kind: Option<String>,
+        /// Write the evidence pack (JSON) to FILE, which must not exist (never replaced).
+        #[arg(long, value_name = "FILE")]
+        export: Option<PathBuf>,
+    },
     /// Show the host's audit log.
     Audit {
         app: Option<String>,

@@ -92,6 +92,10 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Grant { app, permission } => super::grants::grant(&dir, &app, &permission, json),
         Command::Revoke { app, permission } => super::grants::revoke(&dir, &app, &permission, json),
         Command::Secrets(c) => super::secrets::run(&dir, c, json),
+        Command::Artifacts { app } => super::records::artifacts(&dir, &app, json),
+        Command::Evidence { app, kind, export } => {
+            super::records::evidence(&dir, &app, kind.as_deref(), export.as_deref(), json)
+        }
         Command::Audit { app, limit } => {
             let rows = Store::open(&dir)?.audit_log(app.as_deref(), limit)?;
             output::audit(&rows, json);

@@ -28,6 +28,7 @@ mod model;
 mod output;
 mod prompt;
 mod secrets;
+mod records;
 
 use std::ffi::OsString;
 

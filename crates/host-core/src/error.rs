@@ -110,6 +110,8 @@ error_codes! {
     StoreCorrupt = "store.corrupt" => Internal,
     StoreSchemaMismatch = "store.schema_mismatch" => Internal,
     ExportFailed = "export.failed" => Internal,
+    /// An app's artifact or evidence records (in its data area) could not be read.
+    AppDataUnreadable = "app_data.unreadable" => Internal,
     /// A warning, never a failed command: the operation committed, a step after it did not.
     StoreCleanupIncomplete = "store.cleanup_incomplete" => Internal,
     // --- trust configuration and keys -------------------------------------------------------

@@ -92,7 +92,7 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
 
     // Not implemented, not declared, unknown method: APP_E001 / APP_E002, never mock success.
     for (cap, method, code) in [
-        ("lime.artifacts", "create", "APP_E001"),
+        ("lime.workflow", "start", "APP_E001"),
         ("lime.storage", "drop", "APP_E001"),
         ("lime.knowledge", "search", "APP_E001"),
     ] {

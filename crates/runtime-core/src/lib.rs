@@ -7,7 +7,9 @@
 //!
 //! Architecture invariant: no dependency on `tauri` or on `host-core`.
 
+pub mod app_artifacts;
 pub mod app_data;
+pub mod app_evidence;
 pub mod app_server;
 pub mod app_storage;
 pub mod backend;

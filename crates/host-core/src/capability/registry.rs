@@ -47,6 +47,16 @@ pub const METHODS: &[MethodSpec] = &[
     m("lime.events", "subscribe", None, Allow),
     m("lime.events", "unsubscribe", None, Allow),
     m("lime.policy", "requestPermission", None, Allow),
+    // lime.artifacts: the app's own deliverables; a granted permission of scope `artifact`.
+    m("lime.artifacts", "create", Some("artifact"), Allow),
+    m("lime.artifacts", "read", Some("artifact"), Allow),
+    m("lime.artifacts", "list", Some("artifact"), Allow),
+    m("lime.artifacts", "delete", Some("artifact"), Allow),
+    // lime.evidence: the app's own evidence trail. The standard's permission scopes have no
+    // evidence scope, so declaring the capability is enough (records stay in the app's area).
+    m("lime.evidence", "record", None, Allow),
+    m("lime.evidence", "list", None, Allow),
+    m("lime.evidence", "export", None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it.

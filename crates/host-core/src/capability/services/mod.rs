@@ -3,15 +3,19 @@
 //! service around the decision. App data lives in RuntimeCore's per-app area; the services here
 //! only adapt arguments and errors to the Host Bridge contract.
 //!
-//! One module per capability (`storage.rs`, ...); [`Services::call`] routes by capability name.
-//! Services never see mounts: what only the bridge can do (deliver an event to other frames,
-//! change a frame's subscriptions, show a prompt) a service asks for with an [`Effect`] in its
-//! [`Reply`], which `bridge/host.rs` carries out.
+//! One module per capability (`storage.rs`, `artifacts.rs`, `evidence.rs`, ...); [`Services::call`]
+//! routes by capability name. Services never see mounts: what only the bridge can do (deliver an
+//! event to other frames, change a frame's subscriptions, show a prompt) a service asks for with an
+//! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
+mod artifacts;
 mod events;
+mod evidence;
 mod policy;
 mod secrets;
 mod storage;
+
+pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
 
 use std::path::PathBuf;
 
@@ -59,6 +63,8 @@ impl Reply {
 pub struct Services {
     apps_data: PathBuf,
     storage: storage::StorageService,
+    artifacts: artifacts::ArtifactsService,
+    evidence: evidence::EvidenceService,
 }
 
 impl Services {
@@ -66,6 +72,8 @@ impl Services {
     pub fn new(apps_data: PathBuf) -> Self {
         Services {
             storage: storage::StorageService::default(),
+            artifacts: artifacts::ArtifactsService::default(),
+            evidence: evidence::EvidenceService::default(),
             apps_data,
         }
     }
@@ -73,6 +81,8 @@ impl Services {
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
     pub fn close_app(&mut self, app: &str) {
         self.storage.close_app(app);
+        self.artifacts.close_app(app);
+        self.evidence.close_app(app);
     }
 
     /// Runs an allowed call of any capability, including those that read host state from the
@@ -95,6 +105,11 @@ impl Services {
     pub fn call(&mut self, allowed: &Allowed, args: &Value) -> Result<Value, CallError> {
         match allowed.capability() {
             "lime.storage" => self.storage.call(&self.apps_data, allowed, args),
+            "lime.artifacts" => self.artifacts.call(&self.apps_data, allowed, args),
+            "lime.evidence" => {
+                self.evidence
+                    .call(&self.apps_data, &mut self.artifacts, allowed, args)
+            }
             _ => Err(err(
                 allowed,
                 "APP_E001",

@@ -1,0 +1,128 @@
+//! `lime.evidence`: the app's evidence records (RuntimeCore's `AppEvidence`) and the evidence
+//! pack export. Records may point at the same app's artifacts (by id; resolved in the app's own
+//! artifact store, so another app's ids are unknown here).
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::path::Path;
+
+use runtime_core::app_artifacts::now_rfc3339;
+use runtime_core::app_evidence::{
+    check_kind, AppEvidence, EvidenceError, EvidenceInput, EvidenceLimits, MAX_ARTIFACT_REFS,
+};
+use serde_json::{json, Value};
+
+use super::artifacts::{invalid, limit, object, opt_str, provenance, req_str, ArtifactsService};
+use super::err;
+use crate::capability::dispatch::{Allowed, CallError};
+
+#[derive(Default)]
+pub(super) struct EvidenceService {
+    open: HashMap<String, AppEvidence>,
+}
+
+impl EvidenceService {
+    pub(super) fn close_app(&mut self, app: &str) {
+        self.open.remove(app);
+    }
+
+    fn store(&mut self, apps_data: &Path, a: &Allowed) -> Result<&mut AppEvidence, CallError> {
+        Ok(match self.open.entry(a.app().to_owned()) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(
+                AppEvidence::open(&apps_data.join(a.app()), EvidenceLimits::default())
+                    .map_err(|e| evidence_err(a, e))?,
+            ),
+        })
+    }
+
+    pub(super) fn call(
+        &mut self,
+        apps_data: &Path,
+        artifacts: &mut ArtifactsService,
+        a: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        match a.method() {
+            "record" => {
+                let o = object(a, args, &["kind", "summary", "data", "artifactIds"])?;
+                let kind = req_str(a, o, "kind")?.to_owned();
+                // Checked before the app's files are opened (and again by the store).
+                check_kind(&kind).map_err(|e| evidence_err(a, e))?;
+                let summary = opt_str(a, o, "summary")?.unwrap_or("").to_owned();
+                let data = o.get("data").cloned().unwrap_or(Value::Null);
+                let artifact_ids: Vec<String> = match o.get("artifactIds") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(ids)) if ids.len() <= MAX_ARTIFACT_REFS => ids
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| invalid(a, "args.artifactIds must be strings"))?,
+                    Some(Value::Array(_)) => {
+                        return Err(err(
+                            a,
+                            "APP_E900",
+                            &format!("at most {MAX_ARTIFACT_REFS} artifactIds"),
+                            Some("evidence.too_large"),
+                        ))
+                    }
+                    Some(_) => return Err(invalid(a, "args.artifactIds must be an array")),
+                };
+                let input = EvidenceInput {
+                    kind,
+                    summary,
+                    data,
+                    artifact_ids,
+                };
+                let prov = provenance(a)?;
+                let arts = if input.artifact_ids.is_empty() {
+                    None
+                } else {
+                    artifacts.existing(apps_data, a)?
+                };
+                let rec = self
+                    .store(apps_data, a)?
+                    .record(&input, arts, &prov)
+                    .map_err(|e| evidence_err(a, e))?;
+                Ok(serde_json::to_value(rec).unwrap_or(Value::Null))
+            }
+            "list" => {
+                let o = object(a, args, &["kind", "cursor", "limit"])?;
+                let kind = opt_str(a, o, "kind")?;
+                let cursor = opt_str(a, o, "cursor")?;
+                let limit = limit(a, o)?;
+                let page = self
+                    .store(apps_data, a)?
+                    .list(kind, cursor, limit)
+                    .map_err(|e| evidence_err(a, e))?;
+                Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+            }
+            "export" => {
+                let o = object(a, args, &["kind"])?;
+                let kind = opt_str(a, o, "kind")?;
+                let prov = a.provenance();
+                let app = json!({
+                    "appId": a.app(), "appVersion": a.version(),
+                    "packageHash": prov["packageHash"], "manifestHash": prov["manifestHash"],
+                });
+                let arts = artifacts.existing(apps_data, a)?;
+                self.store(apps_data, a)?
+                    .export(app, kind, arts, &now_rfc3339())
+                    .map_err(|e| evidence_err(a, e))
+            }
+            _ => Err(err(a, "APP_E001", "unknown lime.evidence method", None)),
+        }
+    }
+}
+
+fn evidence_err(a: &Allowed, e: EvidenceError) -> CallError {
+    let message = if e.is_host_failure() {
+        // Never leak host paths to the app.
+        "the app's evidence store failed".to_owned()
+    } else {
+        e.to_string()
+    };
+    let mut out = err(a, e.app_code(), &message, Some(e.cause_code()));
+    out.retryable = e.is_host_failure();
+    out
+}
