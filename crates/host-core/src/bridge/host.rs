@@ -454,7 +454,7 @@ impl BridgeHost {
                 let result = if proof.capability() == "lime.ui" {
                     self.ui_call(store, mount, &proof, &call)
                 } else {
-                    self.services.call(&proof, &call.args)
+                    self.services.call(store, &proof, &call.args)
                 };
                 self.table.end_call(&mount.mount_id, &call.request_id);
                 match result {

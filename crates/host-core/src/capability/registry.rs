@@ -40,6 +40,12 @@ pub const METHODS: &[MethodSpec] = &[
     m("lime.storage", "set", Some("storage"), Allow),
     m("lime.storage", "delete", Some("storage"), Allow),
     m("lime.storage", "list", Some("storage"), Allow),
+    // lime.storage row methods on the tables storage/schema.json declares.
+    m("lime.storage", "tableGet", Some("storage"), Allow),
+    m("lime.storage", "tableQuery", Some("storage"), Allow),
+    m("lime.storage", "tableInsert", Some("storage"), Allow),
+    m("lime.storage", "tableUpdate", Some("storage"), Allow),
+    m("lime.storage", "tableDelete", Some("storage"), Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it.

@@ -22,6 +22,7 @@ mod packs;
 mod recovery;
 mod schema;
 mod serving;
+mod storage_plan;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -40,6 +41,7 @@ pub use install::{
 pub use lifecycle::UninstallOutcome;
 pub use recovery::{Quarantined, Recovered};
 pub use serving::ActiveApp;
+pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
 pub use verify::{Problem, VerifyReport};
 
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -506,6 +508,7 @@ impl Store {
         let mut state = HostState::preview(jiff::Timestamp::now());
         state.disabled = !app.enabled;
         state.grants = Grants::Granted(self.grants_of(name)?);
+        state.storage_failure = self.storage_failure(name, &app.active)?;
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

@@ -124,10 +124,12 @@ impl AppStorage {
                 let pks: Vec<&(String, i64, i64)> = cols.iter().filter(|c| c.1 > 0).collect();
                 match pks.as_slice() {
                     [one] => one.0.clone(),
-                    _ => return Err(StorageError::SchemaMismatch(format!(
+                    _ => {
+                        return Err(StorageError::SchemaMismatch(format!(
                         "table {:?} declares no primaryKey and has no single-column primary key",
                         decl.name
-                    ))),
+                    )))
+                    }
                 }
             }
         };

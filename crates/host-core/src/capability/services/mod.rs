@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::dispatch::{Allowed, CallError};
+use crate::store::Store;
 
 /// Long-lived service state for one host process (open per-app files, ...).
 pub struct Services {
@@ -33,10 +34,16 @@ impl Services {
         self.storage.close_app(app);
     }
 
-    /// Runs an allowed call.
-    pub fn call(&mut self, allowed: &Allowed, args: &Value) -> Result<Value, CallError> {
+    /// Runs an allowed call. `store` is read for what the app version was installed with (its
+    /// reviewed storage migrations), and written only to record a failed migration.
+    pub fn call(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
         match allowed.capability() {
-            "lime.storage" => self.storage.call(&self.apps_data, allowed, args),
+            "lime.storage" => self.storage.call(store, &self.apps_data, allowed, args),
             _ => Err(err(
                 allowed,
                 "APP_E001",
