@@ -313,3 +313,41 @@ fn storage(m: &Manifest, files: &[FileRecord], prov: &Value) -> Value {
     s["provenance"] = prov.clone();
     s
 }
+
+#[cfg(test)]
+mod migration_plan_tests {
+    use super::*;
+
+    fn rec(path: &str) -> FileRecord {
+        FileRecord {
+            path: path.into(),
+            size: 1,
+            sha256: [0; 32],
+        }
+    }
+
+    /// Only `.sql` files directly in the folder are migrations, in byte order: a README or a
+    /// nested folder is never shown as (nor run as) a migration.
+    #[test]
+    fn planned_migrations_are_the_sql_files_of_the_folder_in_order() {
+        let files = [
+            rec("storage/migrations/002_b.sql"),
+            rec("storage/migrations/README.md"),
+            rec("storage/migrations/old/000_x.sql"),
+            rec("storage/migrations/001_a.sql"),
+            rec("storage/schema.json"),
+        ];
+        let got: Vec<&str> = planned_migration_files("./storage/migrations/", &files)
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "storage/migrations/001_a.sql",
+                "storage/migrations/002_b.sql"
+            ]
+        );
+        assert!(planned_migration_files("./", &files).is_empty());
+    }
+}

@@ -115,6 +115,23 @@ fn fail(id: &str, failure: MigrationFailure, message: impl Into<String>) -> Stor
     }
 }
 
+fn is_environmental(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode as C;
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            C::DatabaseBusy
+                | C::DatabaseLocked
+                | C::SystemIoFailure
+                | C::OutOfMemory
+                | C::CannotOpen
+                | C::DatabaseCorrupt
+                | C::NotADatabase
+                | C::ReadOnly
+        )
+    )
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -230,6 +247,11 @@ impl AppStorage {
                     match StorageError::from_sql(&tx, quota, e) {
                         StorageError::QuotaExceeded { .. } => MigrationFailure::Quota,
                         StorageError::TimedOut => MigrationFailure::TimedOut,
+                        // Busy, I/O, out of memory, corruption: not the migration's fault,
+                        // so the version is not blocked for it (the caller may retry).
+                        StorageError::Db(e) if is_environmental(&e) => {
+                            return Err(StorageError::Db(e))
+                        }
                         StorageError::Db(e) => {
                             return Err(fail(&m.id, MigrationFailure::Failed, e.to_string()))
                         }
