@@ -1211,3 +1211,84 @@ fn grants_can_be_listed_revoked_and_granted_again() {
     assert!(actions.iter().any(|a| a["action"] == "permission.revoke"));
     assert!(actions.iter().any(|a| a["action"] == "permission.grant"));
 }
+
+/// Runs one `lime.storage` call for `notes` as the window would (mount, choke point, service),
+/// against the data directory the CLI manages.
+fn notes_storage_call(data: &Path, method: &str, args: Value) -> Result<Value, String> {
+    use host_core::bridge::message::Invocation;
+    use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
+    let dir = host_core::paths::DataDir::at(data.to_owned());
+    let store = host_core::store::Store::open(&dir).unwrap();
+    let profile = host_core::profile::HostProfile::all_available();
+    let mut table = host_core::bridge::mounts::MountTable::new();
+    let mount = host_core::bridge::mounting::mount_entry(
+        &store,
+        &profile,
+        &mut table,
+        &host_core::surface::origin::OriginStyle::Scheme,
+        "notes",
+        "notes",
+    )
+    .map_err(|e| e.code.as_str().to_owned())?;
+    let call = Invocation {
+        request_id: "r".into(),
+        capability: "lime.storage".into(),
+        method: method.into(),
+        args,
+        options: Default::default(),
+    };
+    let mut services = host_core::capability::services::Services::new(dir.apps_data());
+    match dispatch(
+        &store,
+        &profile,
+        &mount,
+        &call,
+        "t",
+        &mut SessionAnswers::default(),
+    ) {
+        Verdict::Allowed(proof) => services
+            .call(&store, &proof, &call.args)
+            .map_err(|e| format!("{} {:?}", e.code, e.cause_code)),
+        Verdict::Denied(e) => Err(format!("{} {:?}", e.code, e.cause_code)),
+        Verdict::Ask(q) => Err(format!("ask {q:?}")),
+    }
+}
+
+/// The notes sample's tables and migrations across the lifecycle: rows survive
+/// `uninstall --keep-data` and a reinstall (its migrations are not applied twice);
+/// `--delete-data` removes the storage file, and a reinstall starts from empty tables.
+#[test]
+fn app_storage_tables_survive_keep_data_and_go_with_delete_data() {
+    let h = Host::new();
+    let notes = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/notes");
+    let notes = notes.to_str().unwrap();
+    h.install(notes);
+    let row = json!({"table": "notes", "row": {"id": "n1", "body": "keep me", "created_at": "t"}});
+    notes_storage_call(&h.data, "tableInsert", row).unwrap();
+    let get = json!({"table": "notes", "id": "n1"});
+    assert_eq!(
+        notes_storage_call(&h.data, "tableGet", get.clone()).unwrap()["body"],
+        "keep me"
+    );
+    let storage = h.app_data_dir("notes").join("storage.sqlite");
+    assert!(storage.is_file());
+
+    h.ok(&["uninstall", "notes", "--keep-data", "--yes"]);
+    assert!(storage.is_file(), "--keep-data keeps the storage file");
+    h.install(notes);
+    assert_eq!(
+        notes_storage_call(&h.data, "tableGet", get.clone()).unwrap()["body"],
+        "keep me"
+    );
+
+    h.ok(&["uninstall", "notes", "--delete-data", "--yes"]);
+    assert!(
+        !h.app_data_dir("notes").exists(),
+        "--delete-data removes it"
+    );
+    h.install(notes);
+    assert_eq!(
+        notes_storage_call(&h.data, "tableGet", get).unwrap(),
+        Value::Null
+    );
+}

@@ -56,7 +56,7 @@ export interface LimeStorage {
   set(key: string, value: unknown, opts?: CallOptions): Promise<void>;
   delete(key: string, opts?: CallOptions): Promise<{ deleted: boolean }>;
   list<T = unknown>(query?: { prefix?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<StorageListPage<T>>;
-  /** Table calls: `lime.storage.<method>` with `{ table: name, ...args }`. */
+  /** Table calls: `lime.storage.table<Query|Get|Insert|Update|Delete>` with `{ table: name, ...args }`. */
   table(name: string): LimeStorageTable;
 }
 
@@ -167,7 +167,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     invoke<T>(capability, method, args ?? {}, opts);
   const table = (name: string): LimeStorageTable => {
     const t = (method: string) => (args?: Args, opts?: CallOptions) => invoke("lime.storage", method, { ...(args ?? {}), table: name }, opts);
-    return { name, query: t("query"), get: t("get"), insert: t("insert"), update: t("update"), delete: t("delete") };
+    return { name, query: t("tableQuery"), get: t("tableGet"), insert: t("tableInsert"), update: t("tableUpdate"), delete: t("tableDelete") };
   };
   return {
     hub,

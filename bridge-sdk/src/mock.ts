@@ -170,12 +170,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
       getTheme: () => snapshot.theme,
     },
     "lime.storage": {
+      tableGet(a) {
+        const row = tables.get(str(a, "table"))?.get(String(a["id"]));
+        return row === undefined ? null : structuredClone(row);
+      },
       get(a) {
-        if ("table" in a) {
-          const rows = tables.get(str(a, "table"));
-          const row = rows?.get(str(a, "id"));
-          return row === undefined ? null : structuredClone(row);
-        }
         const k = key(a);
         return store.has(k) ? structuredClone(store.get(k)) : null;
       },
@@ -189,8 +188,10 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         store.set(k, JSON.parse(text));
         return null;
       },
+      tableDelete(a) {
+        return { deleted: tables.get(str(a, "table"))?.delete(String(a["id"])) ?? false };
+      },
       delete(a) {
-        if ("table" in a) return { deleted: tables.get(str(a, "table"))?.delete(str(a, "id")) ?? false };
         return { deleted: store.delete(key(a)) };
       },
       list(a) {
@@ -201,7 +202,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         const out: StorageListPage = { items: p.items.map((k) => ({ key: k, value: structuredClone(store.get(k)) })), nextCursor: p.nextCursor };
         return out;
       },
-      insert(a) {
+      tableInsert(a) {
         const t = str(a, "table");
         if (!isRecord(a["row"])) throw invalid("args.row must be an object");
         const row = structuredClone(a["row"]);
@@ -213,9 +214,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         tables.set(t, rows);
         return { id: rowId };
       },
-      update(a) {
+      tableUpdate(a) {
         const t = str(a, "table");
-        const rowId = str(a, "id");
+        const rowId = String(a["id"]);
         if (!isRecord(a["patch"])) throw invalid("args.patch must be an object");
         const rows = tables.get(t);
         const old = rows?.get(rowId);
@@ -225,14 +226,19 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         rows.set(rowId, next);
         return { updated: true };
       },
-      query(a) {
+      tableQuery(a) {
         const rows = [...(tables.get(str(a, "table"))?.values() ?? [])];
         const where = a["where"] ?? {};
         if (!isRecord(where)) throw invalid("args.where must be an object");
+        const limit = a["limit"] ?? 100;
+        const offset = a["offset"] ?? 0;
+        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid("args.limit must be 1..=1000");
+        if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0 || offset > 100000) throw invalid("args.offset must be 0..=100000");
         const hits = rows.filter((r) => Object.entries(where).every(([f, v]) => JSON.stringify(r[f]) === JSON.stringify(v)));
-        hits.sort((x, y) => String(x["id"]).localeCompare(String(y["id"])));
-        const p = page(hits, (r) => String(r["id"]), a);
-        return { rows: structuredClone(p.items), nextCursor: p.nextCursor };
+        const orderBy = typeof a["orderBy"] === "string" ? a["orderBy"] : "id";
+        hits.sort((x, y) => String(x[orderBy]).localeCompare(String(y[orderBy])));
+        if (a["descending"] === true) hits.reverse();
+        return { rows: structuredClone(hits.slice(offset, offset + limit)) };
       },
     },
     "lime.artifacts": {

@@ -56,8 +56,8 @@ test("each handle sends capability:invoke with its capability, method and args",
     [() => lime.secrets.getRef({ key: "apiKey" }), "lime.secrets", "getRef", { key: "apiKey" }],
     [() => lime.events.publish("t", { n: 1 }), "lime.events", "publish", { topic: "t", payload: { n: 1 } }],
     [() => lime.policy.requestPermission({ permission: "network" }), "lime.policy", "requestPermission", { permission: "network" }],
-    [() => lime.storage.table("notes").insert({ row: { title: "x" } }), "lime.storage", "insert", { row: { title: "x" }, table: "notes" }],
-    [() => lime.storage.table("notes").query({ where: { done: false } }), "lime.storage", "query", { where: { done: false }, table: "notes" }],
+    [() => lime.storage.table("notes").insert({ row: { title: "x" } }), "lime.storage", "tableInsert", { row: { title: "x" }, table: "notes" }],
+    [() => lime.storage.table("notes").query({ where: { done: false } }), "lime.storage", "tableQuery", { where: { done: false }, table: "notes" }],
     [() => lime.ui.getLocale(), "lime.ui", "getLocale", {}],
   ];
   for (const [call, capability, method, args] of cases) {

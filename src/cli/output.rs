@@ -287,11 +287,17 @@ pub fn inspection(i: &Inspection, json: bool) {
     }
     let storage = &p["storage"];
     if let Some(ns) = storage["namespace"].as_str() {
-        let migrations: Vec<&str> = storage["plannedMigrations"]
+        // Each with the start of its SHA-256: only these bytes will ever run.
+        let migrations: Vec<String> = storage["plannedMigrations"]
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|m| m["path"].as_str())
+            .filter_map(|m| {
+                let sha = m["sha256"].as_str().unwrap_or_default();
+                m["path"]
+                    .as_str()
+                    .map(|p| format!("{p} (sha256 {})", sha.get(..12).unwrap_or(sha)))
+            })
             .collect();
         out_line!(
             "  storage    namespace {ns}; migrations: {}",

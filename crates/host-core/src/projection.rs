@@ -62,6 +62,26 @@ fn pick(m: &Manifest, keys: &[&str]) -> Map<String, Value> {
 }
 
 /// Normalises a package-relative reference (`./storage/migrations`) to a package path.
+/// The migration files of `storage.migrations` (a folder): its `.sql` files directly inside,
+/// in byte order of their paths. The order they run in, and what the install review shows.
+pub fn planned_migration_files<'a>(dir: &str, files: &'a [FileRecord]) -> Vec<&'a FileRecord> {
+    let dir = package_path(dir);
+    if dir.is_empty() {
+        return Vec::new();
+    }
+    let prefix = format!("{dir}/");
+    let mut list: Vec<&FileRecord> = files
+        .iter()
+        .filter(|f| {
+            f.path
+                .strip_prefix(&prefix)
+                .is_some_and(|rest| !rest.contains('/') && rest.ends_with(".sql"))
+        })
+        .collect();
+    list.sort_by(|a, b| a.path.cmp(&b.path));
+    list
+}
+
 pub fn package_path(reference: &str) -> String {
     reference
         .trim_start_matches("./")
@@ -281,30 +301,53 @@ fn storage(m: &Manifest, files: &[FileRecord], prov: &Value) -> Value {
             s["namespace"] = json!(m.name());
         }
         // The migrations AppHost would apply, in order, with their hashes: shown before install.
-        let dir = s
-            .get("migrations")
-            .and_then(Value::as_str)
-            .map(package_path);
-        let migrations: Vec<Value> = match dir {
-            Some(dir) if !dir.is_empty() => {
-                let prefix = format!("{dir}/");
-                let mut list: Vec<&FileRecord> = files
-                    .iter()
-                    .filter(|f| {
-                        f.path
-                            .strip_prefix(&prefix)
-                            .is_some_and(|rest| !rest.contains('/'))
-                    })
-                    .collect();
-                list.sort_by(|a, b| a.path.cmp(&b.path));
-                list.iter()
-                    .map(|f| json!({"path": f.path, "size": f.size, "sha256": f.hex()}))
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
+        let dir = s.get("migrations").and_then(Value::as_str);
+        let migrations: Vec<Value> = dir
+            .map(|d| planned_migration_files(d, files))
+            .unwrap_or_default()
+            .iter()
+            .map(|f| json!({"path": f.path, "size": f.size, "sha256": f.hex()}))
+            .collect();
         s["plannedMigrations"] = Value::Array(migrations);
     }
     s["provenance"] = prov.clone();
     s
+}
+
+#[cfg(test)]
+mod migration_plan_tests {
+    use super::*;
+
+    fn rec(path: &str) -> FileRecord {
+        FileRecord {
+            path: path.into(),
+            size: 1,
+            sha256: [0; 32],
+        }
+    }
+
+    /// Only `.sql` files directly in the folder are migrations, in byte order: a README or a
+    /// nested folder is never shown as (nor run as) a migration.
+    #[test]
+    fn planned_migrations_are_the_sql_files_of_the_folder_in_order() {
+        let files = [
+            rec("storage/migrations/002_b.sql"),
+            rec("storage/migrations/README.md"),
+            rec("storage/migrations/old/000_x.sql"),
+            rec("storage/migrations/001_a.sql"),
+            rec("storage/schema.json"),
+        ];
+        let got: Vec<&str> = planned_migration_files("./storage/migrations/", &files)
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "storage/migrations/001_a.sql",
+                "storage/migrations/002_b.sql"
+            ]
+        );
+        assert!(planned_migration_files("./", &files).is_empty());
+    }
 }

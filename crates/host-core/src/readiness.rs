@@ -137,6 +137,19 @@ pub struct HostState {
     pub bound_secrets: BTreeSet<String>,
     pub bound_knowledge: BTreeSet<String>,
     pub available_tools: BTreeSet<String>,
+    /// Why this version's storage migrations could not be applied (blocks the app).
+    pub storage_failure: Option<StorageFailure>,
+}
+
+/// A storage migration batch that failed for an app version (recorded in `host.db`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageFailure {
+    /// `storage.migration_*` cause.
+    pub cause: String,
+    /// The migration's id (file name).
+    pub migration: String,
+    pub message: String,
 }
 
 impl HostState {
@@ -148,6 +161,7 @@ impl HostState {
             bound_secrets: BTreeSet::new(),
             bound_knowledge: BTreeSet::new(),
             available_tools: BTreeSet::new(),
+            storage_failure: None,
         }
     }
 }
@@ -595,21 +609,26 @@ fn storage(cx: &mut Ctx) {
             }
         }
     }
-    let count = s
-        .get("migrations")
-        .and_then(Value::as_str)
-        .map(|d| {
-            let prefix = format!("{}/", package_path(d));
-            cx.files
-                .iter()
-                .filter(|f| {
-                    f.path
-                        .strip_prefix(&prefix)
-                        .is_some_and(|r| !r.contains('/'))
-                })
-                .count()
-        })
-        .unwrap_or(0);
+    let count = s.get("migrations").and_then(Value::as_str).map_or(0, |d| {
+        crate::projection::planned_migration_files(d, cx.files).len()
+    });
+    if let Some(f) = &cx.state.storage_failure {
+        let c = cx.push(
+            "storage",
+            "storage.migrations",
+            true,
+            Outcome::Blocked,
+            format!(
+                "the storage migrations of this version were not applied: {} {}",
+                f.migration, f.message
+            ),
+        );
+        c.code = Some("storage.migration_failed");
+        c.remediation = Some(
+            "update the app to a release with a working migration, or roll back to the previous version"
+                .into(),
+        );
+    }
     // The namespace is created by lime.storage on first use; until that capability exists,
     // no namespace exists and no migration has been reviewed or applied.
     let required = requires_capability(cx.m, "lime.storage");

@@ -123,7 +123,7 @@ impl Env {
         ) {
             Verdict::Allowed(proof) => self
                 .services
-                .call(&proof, &c.args)
+                .call(&self.store, &proof, &c.args)
                 .map_err(|e| serde_json::to_value(e).unwrap()),
             Verdict::Denied(e) => Err(serde_json::to_value(e).unwrap()),
             Verdict::Ask(q) => Err(json!({"ask": q.permission})),

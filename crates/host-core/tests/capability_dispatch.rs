@@ -66,14 +66,14 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         panic!("set should be allowed");
     };
     assert_eq!(proof.app(), "hello-app");
-    services.call(&proof, &set.args).unwrap();
+    services.call(&store, &proof, &set.args).unwrap();
     let get = call("r2", "lime.storage", "get", json!({"key": "n:1"}));
     let Verdict::Allowed(proof) = dispatch(&store, &profile, &mount, &get, "t2", &mut answers)
     else {
         panic!("get should be allowed");
     };
     assert_eq!(
-        services.call(&proof, &get.args).unwrap(),
+        services.call(&store, &proof, &get.args).unwrap(),
         json!({"t": "hi"})
     );
     assert!(dir.apps_data().join("hello-app/storage.sqlite").is_file());

@@ -208,8 +208,15 @@ error_codes! {
     SecretNotBound = "APP_E011",
     /// STORAGE_QUOTA_EXCEEDED.
     StorageQuotaExceeded = "APP_E201",
+    /// STORAGE_MIGRATION_REQUIRED: the version's reviewed migrations could not be applied; the
+    /// app is blocked until an update or rollback (`causeCode` `storage.migration_*`).
+    StorageMigrationRequired = "APP_E202",
+    /// STORAGE_SCHEMA_MISMATCH: a declared table or a column is not in the app's database.
+    StorageSchemaMismatch = "APP_E203",
     /// Invalid arguments (`causeCode` says which).
     InvalidArgument = "APP_E900",
+    /// NOT_FOUND (AppHost extension): no artifact or evidence record with this id in the app.
+    NotFound = "APP_E904",
     /// The host failed (storage I/O, audit log unavailable); retryable.
     UnknownError = "APP_E999",
     /// Too many calls in flight on this frame, or too many prompts waiting; retryable.

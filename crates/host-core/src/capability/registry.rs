@@ -57,6 +57,12 @@ pub const METHODS: &[MethodSpec] = &[
     m("lime.evidence", "record", None, Allow),
     m("lime.evidence", "list", None, Allow),
     m("lime.evidence", "export", None, Allow),
+    // lime.storage row methods on the tables storage/schema.json declares.
+    m("lime.storage", "tableGet", Some("storage"), Allow),
+    m("lime.storage", "tableQuery", Some("storage"), Allow),
+    m("lime.storage", "tableInsert", Some("storage"), Allow),
+    m("lime.storage", "tableUpdate", Some("storage"), Allow),
+    m("lime.storage", "tableDelete", Some("storage"), Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it.

@@ -23,6 +23,7 @@ mod recovery;
 mod schema;
 mod secret_bindings;
 mod serving;
+mod storage_plan;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -42,6 +43,7 @@ pub use lifecycle::UninstallOutcome;
 pub use recovery::{Quarantined, Recovered};
 pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
+pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
 pub use verify::{Problem, VerifyReport};
 
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -513,6 +515,7 @@ impl Store {
             .into_iter()
             .map(|b| b.slot)
             .collect();
+        state.storage_failure = self.storage_failure(name, &app.active)?;
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

@@ -5,7 +5,7 @@ use rusqlite::Connection;
 
 use crate::error::{ErrorCode, HostError, HostResult};
 
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Version 1, as first released. A new database is created at version 1 and migrated like an
 /// old one, so every migration runs on every fresh store (and in every test).
@@ -119,6 +119,10 @@ pub fn open(path: &std::path::Path) -> HostResult<Connection> {
                 migrate_1_to_2(&tx)?;
                 at = 2;
             }
+            if at == 2 {
+                migrate_2_to_3(&tx)?;
+                at = 3;
+            }
             if at == SCHEMA_VERSION {
                 tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
             }
@@ -214,6 +218,27 @@ CREATE TABLE publishers (
         "INSERT INTO publishers (app, key_id, public_key, pinned_at)
              SELECT a.name, v.key_id, v.public_key, a.updated_at
              FROM apps a JOIN app_versions v ON v.name = a.name AND v.version = a.active_version;",
+    )?;
+    Ok(())
+}
+
+/// Version 3: `storage_failures` records, per app version, why its storage migrations could
+/// not be applied (readiness shows that version `blocked` with the reason). Keyed by version, so
+/// an update or a rollback to another version is not blocked by it; removed with the version.
+fn migrate_2_to_3(tx: &rusqlite::Transaction) -> HostResult<()> {
+    tx.execute_batch(
+        r#"
+CREATE TABLE storage_failures (
+    name      TEXT NOT NULL,
+    version   TEXT NOT NULL,
+    cause     TEXT NOT NULL,
+    migration TEXT NOT NULL,
+    message   TEXT NOT NULL,
+    failed_at TEXT NOT NULL,
+    PRIMARY KEY (name, version),
+    FOREIGN KEY (name, version) REFERENCES app_versions (name, version) ON DELETE CASCADE
+);
+"#,
     )?;
     Ok(())
 }

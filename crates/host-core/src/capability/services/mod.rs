@@ -97,14 +97,20 @@ impl Services {
             "lime.secrets" => secrets::call(store, allowed, args).map(Reply::value),
             "lime.events" => events::call(allowed, args),
             "lime.policy" => policy::call(store, allowed, args),
-            _ => self.call(allowed, args).map(Reply::value),
+            _ => self.call(store, allowed, args).map(Reply::value),
         }
     }
 
-    /// Runs an allowed call.
-    pub fn call(&mut self, allowed: &Allowed, args: &Value) -> Result<Value, CallError> {
+    /// Runs an allowed call. `store` is read for what the app version was installed with (its
+    /// reviewed storage migrations), and written only to record a failed migration.
+    pub fn call(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
         match allowed.capability() {
-            "lime.storage" => self.storage.call(&self.apps_data, allowed, args),
+            "lime.storage" => self.storage.call(store, &self.apps_data, allowed, args),
             "lime.artifacts" => self.artifacts.call(&self.apps_data, allowed, args),
             "lime.evidence" => {
                 self.evidence

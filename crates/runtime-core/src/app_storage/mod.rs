@@ -1,38 +1,78 @@
-//! `lime.storage` key-value data: one SQLite file per app, in the app's own data area.
+//! `lime.storage`: one SQLite file per app, in the app's own data area.
 //!
-//! The file is `apps/<app>/storage.sqlite`, never the host's database. Values are JSON. A quota
-//! bounds the bytes of keys plus values (tracked in the same transaction as every write, so it is
-//! exact, not estimated); a write that would exceed it fails with [`StorageError::QuotaExceeded`]
-//! and changes nothing.
+//! The file is `apps/<app>/storage.sqlite`, never the host's database. It holds the key-value
+//! data (`lime_kv`, values are JSON), the app's own tables (created by its migrations, reached
+//! through [`tables`] on the tables its `storage/schema.json` declares) and the record of applied
+//! migrations (`lime_migrations`, see [`migrate`]). Names starting with `lime_` are the host's.
 //!
-//! The connection is hardened because migrations run SQL the app ships: `ATTACH` is impossible
-//! (the attached-database limit is 0, so an app cannot open the host's database or another app's
-//! file), `trusted_schema` is off and extensions cannot be loaded.
+//! **Quota.** The quota bounds the whole database file: SQLite's `max_page_count` is set to
+//! `quota / page_size`, so any statement (a key-value write, a table insert, a migration, a
+//! trigger) that would grow the file past it fails with `SQLITE_FULL`, which rolls back its
+//! transaction; that is reported as [`StorageError::QuotaExceeded`] (`APP_E201`) and changes
+//! nothing. Space freed by deletes is reused. The WAL file is transient (checkpointed back into
+//! the database every 1000 pages) and not counted.
+//!
+//! **Hardening.** The connection is fenced because migrations run SQL the app ships
+//! ([`guard`]): no `ATTACH` (also the attached-database limit is 0), no extension loading,
+//! `trusted_schema` off, defensive mode, no pragma changes or transaction control from app SQL,
+//! no access to `lime_*` from app SQL or from triggers and views, and a deadline on every
+//! statement.
+
+pub mod guard;
+pub mod migrate;
+pub mod tables;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
+use guard::{Guard, Mode};
+pub use migrate::{AppliedMigration, Migration, MigrationFailure};
+pub use tables::{Query, TableDecl, MAX_QUERY_LIMIT};
+
 /// The storage file name inside an app's data directory.
 pub const STORAGE_FILE: &str = "storage.sqlite";
-/// Default quota when neither the manifest nor the host sets one: 64 MiB.
+/// Default quota when the manifest sets none: 64 MiB.
 pub const DEFAULT_QUOTA_BYTES: u64 = 64 * 1024 * 1024;
+/// The most an app may ask for in its manifest (`storage.quota`): 1 GiB.
+pub const MAX_QUOTA_BYTES: u64 = 1024 * 1024 * 1024;
+/// The least quota an app gets (the host's own tables need a few pages): 64 KiB.
+pub const MIN_QUOTA_BYTES: u64 = 64 * 1024;
 pub const MAX_KEY_BYTES: usize = 512;
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
 pub const MAX_LIST_LIMIT: u32 = 1000;
+/// Time any one call from the app may take before its statement is interrupted.
+pub const CALL_BUDGET: Duration = Duration::from_secs(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
-    #[error("storage quota exceeded: {used} + {adding} bytes > {quota} bytes")]
-    QuotaExceeded { used: u64, adding: u64, quota: u64 },
+    #[error("storage quota exceeded: the database uses {used} of {quota} bytes")]
+    QuotaExceeded { used: u64, quota: u64 },
     #[error("invalid key: {0}")]
     InvalidKey(&'static str),
     #[error("value too large: {0} bytes (at most {MAX_VALUE_BYTES})")]
     ValueTooLarge(usize),
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A table the app's `storage/schema.json` does not declare, or a reserved one.
+    #[error("table {0:?} is not declared in the app's storage schema")]
+    UndeclaredTable(String),
+    /// A declared table (or a column named in a call) that the database does not have.
+    #[error("schema mismatch: {0}")]
+    SchemaMismatch(String),
+    /// A migration was refused or failed; nothing of the batch was applied.
+    #[error("migration {id} {failure}: {message}")]
+    Migration {
+        id: String,
+        failure: MigrationFailure,
+        message: String,
+    },
+    /// A statement ran past its deadline and was interrupted (rolled back).
+    #[error("storage call took longer than allowed and was stopped")]
+    TimedOut,
     #[error("storage database error: {0}")]
     Db(#[from] rusqlite::Error),
     #[error("storage i/o error on {path}: {source}")]
@@ -43,14 +83,35 @@ pub enum StorageError {
 }
 
 impl StorageError {
-    /// The standard's error code for the Host Bridge (`APP_E201` quota, `APP_E9xx` otherwise).
+    /// The standard's error code for the Host Bridge: `APP_E201` quota, `APP_E202` a migration
+    /// could not be applied, `APP_E203` the database does not match the declared schema,
+    /// `APP_E900` bad arguments, `APP_E999` host failures.
     pub fn app_code(&self) -> &'static str {
         match self {
             StorageError::QuotaExceeded { .. } => "APP_E201",
+            StorageError::Migration { .. } => "APP_E202",
+            StorageError::SchemaMismatch(_) => "APP_E203",
             StorageError::InvalidKey(_)
             | StorageError::ValueTooLarge(_)
-            | StorageError::InvalidArgument(_) => "APP_E900",
-            StorageError::Db(_) | StorageError::Io { .. } => "APP_E999",
+            | StorageError::InvalidArgument(_)
+            | StorageError::UndeclaredTable(_) => "APP_E900",
+            StorageError::TimedOut | StorageError::Db(_) | StorageError::Io { .. } => "APP_E999",
+        }
+    }
+
+    /// A stable machine-readable cause (`storage.*`).
+    pub fn cause(&self) -> &'static str {
+        match self {
+            StorageError::QuotaExceeded { .. } => "storage.quota_exceeded",
+            StorageError::InvalidKey(_) => "storage.invalid_key",
+            StorageError::ValueTooLarge(_) => "storage.value_too_large",
+            StorageError::InvalidArgument(_) => "storage.invalid_argument",
+            StorageError::UndeclaredTable(_) => "storage.undeclared_table",
+            StorageError::SchemaMismatch(_) => "storage.schema_mismatch",
+            StorageError::Migration { failure, .. } => failure.cause(),
+            StorageError::TimedOut => "storage.timed_out",
+            StorageError::Db(_) => "storage.db",
+            StorageError::Io { .. } => "storage.io",
         }
     }
 }
@@ -73,6 +134,7 @@ pub struct Item {
 /// An app's storage file, open.
 pub struct AppStorage {
     conn: Connection,
+    guard: Guard,
     quota: u64,
     path: PathBuf,
 }
@@ -83,22 +145,25 @@ CREATE TABLE IF NOT EXISTS lime_kv (
     value      TEXT NOT NULL,
     updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS lime_meta (
-    name  TEXT PRIMARY KEY NOT NULL,
-    value INTEGER NOT NULL
-) WITHOUT ROWID;
-INSERT OR IGNORE INTO lime_meta (name, value) VALUES ('kv_bytes', 0);
+CREATE TABLE IF NOT EXISTS lime_migrations (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    sha256      TEXT NOT NULL,
+    app_version TEXT NOT NULL,
+    applied_at  TEXT NOT NULL
+);
 ";
 
 impl AppStorage {
-    /// Opens (creating if needed) the storage file in `app_dir`, the app's data directory.
+    /// Opens (creating if needed) the storage file in `app_dir`, the app's data directory, with
+    /// `quota` bytes (clamped to [`MIN_QUOTA_BYTES`]..=[`MAX_QUOTA_BYTES`]).
     pub fn open(app_dir: &Path, quota: u64) -> Result<AppStorage, StorageError> {
         std::fs::create_dir_all(app_dir).map_err(|source| StorageError::Io {
             path: app_dir.to_owned(),
             source,
         })?;
         let path = app_dir.join(STORAGE_FILE);
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
@@ -106,8 +171,19 @@ impl AppStorage {
                 | OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )?;
         harden(&conn)?;
-        conn.execute_batch(SCHEMA)?;
-        Ok(AppStorage { conn, quota, path })
+        let quota = quota.clamp(MIN_QUOTA_BYTES, MAX_QUOTA_BYTES);
+        let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+        let pages = quota / page_size.max(512) as u64;
+        conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        conn.execute_batch(SCHEMA)
+            .map_err(|e| StorageError::from_sql(&conn, quota, e))?;
+        let guard = Guard::install(&mut conn)?;
+        Ok(AppStorage {
+            conn,
+            guard,
+            quota,
+            path,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -118,31 +194,36 @@ impl AppStorage {
         self.quota
     }
 
-    /// Bytes of keys plus values stored.
+    /// Bytes the database file occupies (pages in use or free for reuse): what the quota bounds.
     pub fn used(&self) -> Result<u64, StorageError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT value FROM lime_meta WHERE name = 'kv_bytes'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )?
-            .max(0) as u64)
+        used_bytes(&self.conn)
+    }
+
+    /// Starts a call from the app: host SQL, under the per-call deadline.
+    fn begin_call(&self) {
+        self.guard.set_mode(Mode::Host);
+        self.guard.set_deadline(CALL_BUDGET);
+    }
+
+    fn sql_err(&self, e: rusqlite::Error) -> StorageError {
+        StorageError::from_sql(&self.conn, self.quota, e)
     }
 
     pub fn get(&self, key: &str) -> Result<Option<Value>, StorageError> {
         check_key(key)?;
+        self.begin_call();
         let text: Option<String> = self
             .conn
             .query_row("SELECT value FROM lime_kv WHERE key = ?1", [key], |r| {
                 r.get(0)
             })
-            .optional()?;
+            .optional()
+            .map_err(|e| self.sql_err(e))?;
         Ok(text.map(|t| serde_json::from_str(&t).unwrap_or(Value::String(t))))
     }
 
-    /// Stores `value` under `key`. Fails with `QuotaExceeded`, changing nothing, when the new
-    /// total would exceed the quota.
+    /// Stores `value` under `key`. Fails with `QuotaExceeded`, changing nothing, when the
+    /// database would grow past the quota.
     pub fn set(&mut self, key: &str, value: &Value) -> Result<(), StorageError> {
         check_key(key)?;
         let text = serde_json::to_string(value)
@@ -150,66 +231,25 @@ impl AppStorage {
         if text.len() > MAX_VALUE_BYTES {
             return Err(StorageError::ValueTooLarge(text.len()));
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let old: Option<i64> = tx
-            .query_row(
-                "SELECT length(CAST(key AS BLOB)) + length(CAST(value AS BLOB)) FROM lime_kv WHERE key = ?1",
-                [key],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let used: i64 = tx.query_row(
-            "SELECT value FROM lime_meta WHERE name = 'kv_bytes'",
-            [],
-            |r| r.get(0),
-        )?;
-        let new_size = (key.len() + text.len()) as i64;
-        let after = used - old.unwrap_or(0) + new_size;
-        if after as u64 > self.quota && new_size > old.unwrap_or(0) {
-            return Err(StorageError::QuotaExceeded {
-                used: used.max(0) as u64,
-                adding: (new_size - old.unwrap_or(0)).max(0) as u64,
-                quota: self.quota,
-            });
-        }
-        tx.execute(
+        self.begin_call();
+        let r = self.conn.execute(
             "INSERT INTO lime_kv (key, value) VALUES (?1, ?2)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value,
                  updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
             params![key, text],
-        )?;
-        tx.execute(
-            "UPDATE lime_meta SET value = ?1 WHERE name = 'kv_bytes'",
-            [after],
-        )?;
-        tx.commit()?;
-        Ok(())
+        );
+        r.map(|_| ()).map_err(|e| self.sql_err(e))
     }
 
     /// Removes `key`; returns whether it existed.
     pub fn delete(&mut self, key: &str) -> Result<bool, StorageError> {
         check_key(key)?;
-        let tx = self
+        self.begin_call();
+        let n = self
             .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let old: Option<i64> = tx
-            .query_row(
-                "SELECT length(CAST(key AS BLOB)) + length(CAST(value AS BLOB)) FROM lime_kv WHERE key = ?1",
-                [key],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(size) = old {
-            tx.execute("DELETE FROM lime_kv WHERE key = ?1", [key])?;
-            tx.execute(
-                "UPDATE lime_meta SET value = value - ?1 WHERE name = 'kv_bytes'",
-                [size],
-            )?;
-        }
-        tx.commit()?;
-        Ok(old.is_some())
+            .execute("DELETE FROM lime_kv WHERE key = ?1", [key])
+            .map_err(|e| self.sql_err(e))?;
+        Ok(n > 0)
     }
 
     /// Keys starting with `prefix`, in byte order, after `cursor` (exclusive), at most `limit`.
@@ -237,14 +277,17 @@ impl AppStorage {
         } else {
             "SELECT key, value FROM lime_kv WHERE CAST(key AS BLOB) > CAST(?1 AS BLOB) ORDER BY CAST(key AS BLOB) LIMIT ?2"
         };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![lower, i64::from(limit) + 1], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?;
+        self.begin_call();
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.sql_err(e))?;
+        let rows = stmt
+            .query_map(params![lower, i64::from(limit) + 1], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.sql_err(e))?;
         let mut items = Vec::new();
         let mut more = false;
         for row in rows {
-            let (key, text) = row?;
+            let (key, text) = row.map_err(|e| self.sql_err(e))?;
             if !key.starts_with(prefix) {
                 break;
             }
@@ -263,14 +306,40 @@ impl AppStorage {
         Ok(ListPage { items, next_cursor })
     }
 
-    /// The connection, for migrations (already hardened).
-    pub fn connection(&mut self) -> &mut Connection {
+    /// The connection, for tests that try hostile SQL on it (hardened, host mode).
+    #[cfg(test)]
+    pub(crate) fn connection(&mut self) -> &mut Connection {
         &mut self.conn
     }
 }
 
+impl StorageError {
+    /// Classifies an SQLite error: `SQLITE_FULL` is the quota, an interrupt
+    /// is the deadline.
+    fn from_sql(conn: &Connection, quota: u64, e: rusqlite::Error) -> StorageError {
+        use rusqlite::ErrorCode as C;
+        match e.sqlite_error_code() {
+            // The page limit is the quota. (A full disk is also SQLITE_FULL: either way the
+            // app cannot store more here, and nothing was changed.)
+            Some(C::DiskFull) => StorageError::QuotaExceeded {
+                used: used_bytes(conn).unwrap_or(0),
+                quota,
+            },
+            Some(C::OperationInterrupted) => StorageError::TimedOut,
+            _ => StorageError::Db(e),
+        }
+    }
+}
+
+fn used_bytes(conn: &Connection) -> Result<u64, StorageError> {
+    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    Ok((pages.max(0) * size.max(0)) as u64)
+}
+
 /// No `ATTACH` (limit 0), no untrusted schema functions, defensive mode. Extension loading is
-/// off (SQLite's default; rusqlite is built without `load_extension`).
+/// off (SQLite's default; rusqlite is built without `load_extension`). The authorizer and the
+/// deadline are installed by [`Guard::install`].
 fn harden(conn: &Connection) -> Result<(), StorageError> {
     conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
     conn.set_db_config(
@@ -321,29 +390,40 @@ mod tests {
         }
         let mut s = AppStorage::open(&dir, DEFAULT_QUOTA_BYTES).unwrap();
         assert_eq!(s.get("note:1").unwrap(), Some(json!({"text": "hello"})));
-        assert_eq!(
-            s.used().unwrap(),
-            ("note:1".len() + r#"{"text":"hello"}"#.len()) as u64
-        );
         assert!(s.delete("note:1").unwrap());
         assert!(!s.delete("note:1").unwrap());
-        assert_eq!(s.used().unwrap(), 0);
         assert!(dir.join(STORAGE_FILE).is_file());
     }
 
+    /// The quota bounds the whole database file: a write that would grow it past the quota is
+    /// APP_E201 and changes nothing; space freed by a delete is reused.
     #[test]
-    fn quota_is_exact_and_a_refused_write_changes_nothing() {
-        let (_t, mut s) = open(20);
-        s.set("a", &json!("0123456789")).unwrap(); // 1 + 12 = 13 bytes
-        let e = s.set("b", &json!("0123456789")).unwrap_err();
-        assert!(matches!(e, StorageError::QuotaExceeded { .. }), "{e}");
-        assert_eq!(e.app_code(), "APP_E201");
-        assert_eq!(s.get("b").unwrap(), None);
-        assert_eq!(s.used().unwrap(), 13);
-        // Shrinking an existing value is always allowed, and frees space.
-        s.set("a", &json!(1)).unwrap();
-        assert_eq!(s.used().unwrap(), 2);
-        s.set("b", &json!("0123456789")).unwrap();
+    fn quota_bounds_the_database_and_a_refused_write_changes_nothing() {
+        let (_t, mut s) = open(MIN_QUOTA_BYTES);
+        assert_eq!(s.quota(), MIN_QUOTA_BYTES);
+        let chunk = json!("x".repeat(8 * 1024));
+        let mut stored = 0;
+        let err = loop {
+            match s.set(&format!("k{stored}"), &chunk) {
+                Ok(()) => stored += 1,
+                Err(e) => break e,
+            }
+            assert!(stored < 100, "the quota never bit");
+        };
+        assert!(matches!(err, StorageError::QuotaExceeded { .. }), "{err}");
+        assert_eq!(err.app_code(), "APP_E201");
+        assert!(stored >= 2, "only {stored} values fit in 64 KiB");
+        assert!(s.used().unwrap() <= MIN_QUOTA_BYTES);
+        assert_eq!(s.get(&format!("k{stored}")).unwrap(), None);
+        for i in 0..stored {
+            assert_eq!(s.get(&format!("k{i}")).unwrap(), Some(chunk.clone()));
+        }
+        // Space a delete frees is reused.
+        assert!(s.delete("k0").unwrap());
+        s.set("again", &chunk).unwrap();
+        // Quotas are clamped to the host's bounds.
+        let (_t2, s2) = open(u64::MAX);
+        assert_eq!(s2.quota(), MAX_QUOTA_BYTES);
     }
 
     #[test]
