@@ -38,10 +38,8 @@ pub fn mount_entry<R: Runtime>(
     app_id: String,
     entry_key: String,
 ) -> Result<Mount, HostError> {
-    let store = store_of(&app)?;
-    let state = app.state::<Desktop>();
-    let mut bridge = state.bridge()?;
-    bridge.mount(&store, &app_id, &entry_key)
+    app.state::<Desktop>()
+        .with_bridge(|bridge, store| bridge.mount(store, &app_id, &entry_key))?
 }
 
 /// One message a frame posted, relayed with the origin the host UI observed.
@@ -52,10 +50,8 @@ pub fn bridge_message<R: Runtime>(
     origin: String,
     data: String,
 ) -> Result<Vec<Outgoing>, HostError> {
-    let store = store_of(&app)?;
-    let state = app.state::<Desktop>();
-    let mut bridge = state.bridge()?;
-    Ok(bridge.handle(&store, &mount_id, &origin, &data))
+    app.state::<Desktop>()
+        .with_bridge(|bridge, store| bridge.handle(store, &mount_id, &origin, &data))
 }
 
 /// A message the host UI refused itself (`bridge.wrong_source`): counted, never acted on.
@@ -69,6 +65,7 @@ pub fn bridge_refused<R: Runtime>(
     let state = app.state::<Desktop>();
     state
         .bridge()?
+        .host
         .report_refusal(mount_id.as_deref(), &reason, bytes);
     Ok(())
 }
@@ -80,17 +77,15 @@ pub fn answer_prompt<R: Runtime>(
     prompt_id: String,
     answer: Answer,
 ) -> Result<Vec<Outgoing>, HostError> {
-    let store = store_of(&app)?;
-    let state = app.state::<Desktop>();
-    let mut bridge = state.bridge()?;
-    Ok(bridge.answer(&store, &prompt_id, answer))
+    app.state::<Desktop>()
+        .with_bridge(|bridge, store| bridge.answer(store, &prompt_id, answer))
 }
 
 /// The frame went away. Returns whether the mount existed.
 #[tauri::command(async)]
 pub fn unmount<R: Runtime>(app: AppHandle<R>, mount_id: String) -> Result<bool, HostError> {
     let state = app.state::<Desktop>();
-    let removed = state.bridge()?.unmount(&mount_id);
+    let removed = state.bridge()?.host.unmount(&mount_id);
     Ok(removed.is_some())
 }
 
@@ -106,7 +101,7 @@ pub struct DesktopDiagnostics {
 #[tauri::command(async)]
 pub fn bridge_diagnostics<R: Runtime>(app: AppHandle<R>) -> Result<DesktopDiagnostics, HostError> {
     let state = app.state::<Desktop>();
-    let bridge = state.bridge()?.diagnostics();
+    let bridge = state.bridge()?.host.diagnostics();
     Ok(DesktopDiagnostics {
         bridge,
         serve_refusals: state.serve_refusals(),

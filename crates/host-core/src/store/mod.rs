@@ -22,6 +22,7 @@ mod packs;
 mod recovery;
 mod schema;
 mod serving;
+mod stamp;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -40,6 +41,7 @@ pub use install::{
 pub use lifecycle::UninstallOutcome;
 pub use recovery::{Quarantined, Recovered};
 pub use serving::ActiveApp;
+pub use stamp::ChangeStamp;
 pub use verify::{Problem, VerifyReport};
 
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -54,6 +56,8 @@ pub struct Store {
     dir: DataDir,
     conn: Connection,
     lock: Option<File>,
+    /// Unique per opened store, so change stamps of two connections never compare equal.
+    id: u64,
 }
 
 /// One installed app as lists show it.
@@ -110,6 +114,7 @@ impl Store {
             dir: dir.clone(),
             conn,
             lock: None,
+            id: stamp::next_store_id(),
         })
     }
 
