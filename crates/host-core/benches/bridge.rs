@@ -185,6 +185,12 @@ fn main() -> Res<()> {
         OriginStyle::Scheme,
     );
     let mount = host.mount(&store, APP, ENTRY)?;
+    let ready = json!({"protocol": PROTOCOL, "version": 1, "type": "app:ready", "requestId": "r0",
+                       "appId": APP, "entryKey": ENTRY, "payload": {}});
+    match host.handle(&store, &mount.mount_id, &mount.origin, &ready.to_string()).as_slice() {
+        [Outgoing::Post { message, .. }] if message["type"] == "host:snapshot" => {}
+        other => return Err(format!("handshake: {other:?}").into()),
+    }
     expect_response(&host.handle(
         &store,
         &mount.mount_id,
@@ -281,7 +287,7 @@ fn main() -> Res<()> {
     }
 
     table(
-        "Serving one app file (`agentapp://notes/app.js`, 2.7 KB)",
+        "Serving one app file (`agentapp://notes/app.js`, 2.4 KB)",
         &s_read,
         &[&s_open_serve, &s_serve, &s_cached],
     );
