@@ -39,10 +39,8 @@ pub fn mount_entry<R: Runtime>(
     app_id: String,
     entry_key: String,
 ) -> Result<Mount, HostError> {
-    let store = store_of(&app)?;
-    let state = app.state::<Desktop>();
-    let mut bridge = state.bridge()?;
-    bridge.mount(&store, &app_id, &entry_key)
+    app.state::<Desktop>()
+        .with_bridge(|bridge, store| bridge.mount(store, &app_id, &entry_key))?
 }
 
 /// One message a frame posted, relayed with the origin the host UI observed.
@@ -53,10 +51,8 @@ pub fn bridge_message<R: Runtime>(
     origin: String,
     data: String,
 ) -> Result<Vec<Outgoing>, HostError> {
-    let store = store_of(&app)?;
-    let state = app.state::<Desktop>();
-    let mut bridge = state.bridge()?;
-    Ok(bridge.handle(&store, &mount_id, &origin, &data))
+    app.state::<Desktop>()
+        .with_bridge(|bridge, store| bridge.handle(store, &mount_id, &origin, &data))
 }
 
 /// A message the host UI refused itself (`bridge.wrong_source`): counted, never acted on.
@@ -70,6 +66,7 @@ pub fn bridge_refused<R: Runtime>(
     let state = app.state::<Desktop>();
     state
         .bridge()?
+        .host
         .report_refusal(mount_id.as_deref(), &reason, bytes);
     Ok(())
 }
@@ -81,17 +78,15 @@ pub fn answer_prompt<R: Runtime>(
     prompt_id: String,
     answer: Answer,
 ) -> Result<Vec<Outgoing>, HostError> {
-    let store = store_of(&app)?;
-    let state = app.state::<Desktop>();
-    let mut bridge = state.bridge()?;
-    Ok(bridge.answer(&store, &prompt_id, answer))
+    app.state::<Desktop>()
+        .with_bridge(|bridge, store| bridge.answer(store, &prompt_id, answer))
 }
 
 /// The frame went away. Returns whether the mount existed.
 #[tauri::command(async)]
 pub fn unmount<R: Runtime>(app: AppHandle<R>, mount_id: String) -> Result<bool, HostError> {
     let state = app.state::<Desktop>();
-    let removed = state.bridge()?.unmount(&mount_id);
+    let removed = state.bridge()?.host.unmount(&mount_id);
     Ok(removed.is_some())
 }
 
@@ -106,7 +101,8 @@ pub fn sync_mounts<R: Runtime>(app: AppHandle<R>) -> Result<SyncReport, HostErro
         return Ok(SyncReport::default());
     }
     let store = store_of(&app)?;
-    let mut bridge = state.bridge()?;
+    let mut guard = state.bridge()?;
+    let bridge = &mut guard.host;
     let mut mounted: Vec<(String, String)> = bridge
         .mounts()
         .all()
@@ -149,7 +145,8 @@ pub struct DesktopDiagnostics {
 pub fn bridge_diagnostics<R: Runtime>(app: AppHandle<R>) -> Result<DesktopDiagnostics, HostError> {
     let state = app.state::<Desktop>();
     let (bridge, mounts) = {
-        let host = state.bridge()?;
+        let guard = state.bridge()?;
+        let host = &guard.host;
         (host.diagnostics(), host.mounts().all().count())
     };
     Ok(DesktopDiagnostics {

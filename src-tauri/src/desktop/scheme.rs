@@ -1,5 +1,7 @@
 //! The `agentapp:` scheme: app files for app frames, one host per app
-//! (`agentapp://<label>/<path>`), answered off the main thread by `surface::serve::serve`.
+//! (`agentapp://<label>/<path>`), answered off the main thread by a pooled
+//! `surface::serve::CachedServer` (same answers as `serve`; per-app facts reused until the store
+//! changes, every file's hash still checked).
 //!
 //! The handler only adapts: it takes the host label and the raw path (query and fragment
 //! stripped), and copies status, headers and body. Which file, which CSP and whether to refuse
@@ -8,9 +10,8 @@
 
 use std::borrow::Cow;
 
-use host_core::store::Store;
 use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::{serve, AppResponse, ServeContext};
+use host_core::surface::serve::{AppResponse, ServeContext};
 use tauri::http::{Request, Response, Uri};
 use tauri::{Manager, Runtime, UriSchemeContext, UriSchemeResponder};
 
@@ -58,8 +59,8 @@ fn answer(state: &Desktop, uri: &Uri) -> AppResponse {
     let label = uri.host().unwrap_or_default();
     // `Uri::path` has neither query nor fragment.
     let path = uri.path();
-    match Store::open(&state.data) {
-        Ok(store) => serve(&store, &context(), label, path),
+    match state.serve(&context(), label, path) {
+        Ok(answer) => answer,
         Err(error) => {
             tracing::warn!(code = error.code.as_str(), message = %error.message, "agentapp: cannot open the store");
             AppResponse {

@@ -1,5 +1,7 @@
-//! The window's managed state: the bridge host (one per window process), the recent refusals of
-//! the `agentapp:` file server, and the entry the window was asked to open at start.
+//! The window's managed state: the bridge host (one per window process) with the store
+//! connection it keeps, the `agentapp:` file servers (a small pool of open stores, each caching
+//! per-app serving facts until the store changes) and their recent refusals, and the entry the
+//! window was asked to open at start.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
@@ -9,14 +11,18 @@ use host_core::capability::services::Services;
 use host_core::error::{ErrorCode, HostError, HostResult};
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
+use host_core::store::Store;
 use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeRefusal;
+use host_core::surface::serve::{AppResponse, CachedServer, ServeContext, ServeRefusal};
 use serde::Serialize;
 
 use super::watch::StoreStamp;
 
 /// How many refused `agentapp:` requests are kept for diagnostics.
 pub const SERVE_REFUSAL_LOG: usize = 200;
+/// Most idle file servers (open store connections) kept for `agentapp:` requests; requests
+/// beyond it in parallel open a store of their own, dropped after the request.
+pub const SERVE_POOL: usize = 4;
 
 /// Environment variables `apphost open <app> [--entry <key>]` sets for the window.
 pub const OPEN_APP_ENV: &str = "APPHOST_OPEN_APP";
@@ -48,9 +54,17 @@ pub struct LaunchTarget {
     pub entry_key: String,
 }
 
+/// The bridge host and the store connection it is fed from: one connection for the life of the
+/// window, so the host's cached call facts stay valid until the store changes.
+pub struct Bridge {
+    pub host: BridgeHost,
+    store: Option<Store>,
+}
+
 pub struct Desktop {
     pub data: DataDir,
-    bridge: Mutex<BridgeHost>,
+    bridge: Mutex<Bridge>,
+    servers: Mutex<Vec<CachedServer>>,
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
     pub launch: Option<LaunchRequest>,
     /// The store as [`super::commands::sync_mounts`] last checked it.
@@ -66,14 +80,18 @@ impl Desktop {
         );
         Desktop {
             data,
-            bridge: Mutex::new(bridge),
+            bridge: Mutex::new(Bridge {
+                host: bridge,
+                store: None,
+            }),
+            servers: Mutex::new(Vec::new()),
             serve_refusals: Mutex::new(VecDeque::new()),
             launch,
             seen_store: Mutex::new(None),
         }
     }
 
-    pub fn bridge(&self) -> HostResult<MutexGuard<'_, BridgeHost>> {
+    pub fn bridge(&self) -> HostResult<MutexGuard<'_, Bridge>> {
         self.bridge.lock().map_err(|_| {
             HostError::new(
                 ErrorCode::Internal,
@@ -89,6 +107,33 @@ impl Desktop {
             Ok(mut seen) => seen.replace(now.clone()) != Some(now),
             Err(_) => true,
         }
+    }
+
+    /// Runs `f` with the bridge host and its store (opened on first use, then kept).
+    pub fn with_bridge<T>(&self, f: impl FnOnce(&mut BridgeHost, &Store) -> T) -> HostResult<T> {
+        let mut guard = self.bridge()?;
+        let bridge = &mut *guard;
+        let store: &Store = match &mut bridge.store {
+            Some(store) => store,
+            slot @ None => slot.insert(Store::open(&self.data)?),
+        };
+        Ok(f(&mut bridge.host, store))
+    }
+
+    /// Serves one `agentapp:` request with an idle file server from the pool (or a new one).
+    pub fn serve(&self, ctx: &ServeContext, label: &str, path: &str) -> HostResult<AppResponse> {
+        let idle = self.servers.lock().ok().and_then(|mut pool| pool.pop());
+        let mut server = match idle {
+            Some(server) => server,
+            None => CachedServer::new(Store::open(&self.data)?, ctx.clone()),
+        };
+        let answer = server.serve(label, path);
+        if let Ok(mut pool) = self.servers.lock() {
+            if pool.len() < SERVE_POOL {
+                pool.push(server);
+            }
+        }
+        Ok(answer)
     }
 
     /// Keeps a refused request for diagnostics (bounded).

@@ -24,13 +24,14 @@ use super::wire::{
     BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, ThemeSnapshot,
 };
 use crate::capability::dispatch::{
-    dispatch, prompt_refused, CallError, PermissionQuestion, SessionAnswers, Verdict,
+    dispatch_with, prompt_refused, CallError, PermissionQuestion, SessionAnswers, Verdict,
 };
+use crate::capability::facts::FactsCache;
 use crate::capability::registry;
 use crate::capability::services::{Reply, Services};
 use crate::error::HostResult;
 use crate::profile::HostProfile;
-use crate::store::Store;
+use crate::store::{ActiveApp, Store};
 use crate::surface::origin::OriginStyle;
 
 /// How many refused messages are kept for diagnostics.
@@ -159,6 +160,8 @@ pub struct BridgeHost {
     refused_by_reason: BTreeMap<&'static str, u64>,
     executions: u64,
     next_id: u64,
+    /// Store facts of the mounted apps, reused until the store changes (`capability::facts`).
+    facts: FactsCache,
 }
 
 impl BridgeHost {
@@ -175,6 +178,7 @@ impl BridgeHost {
             refused_by_reason: BTreeMap::new(),
             executions: 0,
             next_id: 0,
+            facts: FactsCache::new(),
         }
     }
 
@@ -300,7 +304,7 @@ impl BridgeHost {
                 vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)]
             }
             AppMessage::Navigate { request_id, route } => {
-                if app_routes(store, &mount)
+                if app_routes(self.active_app(store, &mount).as_deref(), &mount)
                     .iter()
                     .any(|r| route_matches(r, &route))
                 {
@@ -340,7 +344,9 @@ impl BridgeHost {
                         mount_id: mount.mount_id.clone(),
                         app_id: mount.app_id.clone(),
                         url,
-                        declared_domains: declared_domains(store, &mount),
+                        declared_domains: declared_domains(
+                            self.active_app(store, &mount).as_deref(),
+                        ),
                     }]
                 } else {
                     vec![self.post_error(
@@ -465,7 +471,15 @@ impl BridgeHost {
         trace_id: &str,
     ) -> Vec<Outgoing> {
         let answers = self.answers.entry(mount.mount_id.clone()).or_default();
-        let verdict = dispatch(store, &self.profile, mount, &call, trace_id, answers);
+        let verdict = dispatch_with(
+            &self.facts,
+            store,
+            &self.profile,
+            mount,
+            &call,
+            trace_id,
+            answers,
+        );
         match verdict {
             Verdict::Allowed(proof) => {
                 self.executions += 1;
@@ -547,8 +561,14 @@ impl BridgeHost {
         }
     }
 
+    /// The mount's app as the store has it now (cached until the store changes).
+    fn active_app(&self, store: &Store, mount: &Mount) -> Option<std::sync::Arc<ActiveApp>> {
+        self.facts.active_app(store, &mount.app_id).ok()
+    }
+
     fn snapshot(&self, store: &Store, mount: &Mount) -> Value {
-        let route = app_routes(store, mount)
+        let app = self.active_app(store, mount);
+        let route = app_routes(app.as_deref(), mount)
             .into_iter()
             .next()
             .unwrap_or_else(|| "/".to_owned());
@@ -565,7 +585,7 @@ impl BridgeHost {
             tenant_id: self.env.tenant_id.clone(),
             theme_fields: theme.clone(),
             theme,
-            capabilities: capability_summary(store, &self.profile, mount),
+            capabilities: capability_summary(app.as_deref(), &self.profile),
         };
         serde_json::to_value(snapshot).unwrap_or(Value::Null)
     }
@@ -706,8 +726,8 @@ fn peek_type(raw: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn app_routes(store: &Store, mount: &Mount) -> Vec<String> {
-    let Ok(app) = store.active_app(&mount.app_id) else {
+fn app_routes(app: Option<&ActiveApp>, mount: &Mount) -> Vec<String> {
+    let Some(app) = app else {
         return Vec::new();
     };
     let own = app
@@ -744,8 +764,8 @@ fn is_http_url(url: &str) -> bool {
         && !url.chars().any(|c| c.is_control() || c.is_whitespace())
 }
 
-fn declared_domains(store: &Store, mount: &Mount) -> Vec<String> {
-    let Ok(app) = store.active_app(&mount.app_id) else {
+fn declared_domains(app: Option<&ActiveApp>) -> Vec<String> {
+    let Some(app) = app else {
         return Vec::new();
     };
     let mut out: Vec<String> = Vec::new();
@@ -766,8 +786,8 @@ fn declared_domains(store: &Store, mount: &Mount) -> Vec<String> {
 }
 
 /// Capabilities the entry can use now, and the others it declares with the reason each is blocked.
-fn capability_summary(store: &Store, profile: &HostProfile, mount: &Mount) -> CapabilitySummary {
-    let Ok(app) = store.active_app(&mount.app_id) else {
+fn capability_summary(app: Option<&ActiveApp>, profile: &HostProfile) -> CapabilitySummary {
+    let Some(app) = app else {
         return CapabilitySummary::default();
     };
     let mut declared: Vec<String> = Vec::new();

@@ -1,8 +1,10 @@
 //! The one choke point: every capability call, from any transport, goes through [`dispatch`].
 //!
-//! The facts are re-derived from the store on every call (never taken from the message or cached
-//! from mount time): the app's active version and manifest, whether it is enabled, the calling
-//! entry's readiness, the user's grants. [`decide`](super::decision::decide) turns them into
+//! The facts come from the store (never from the message or from mount time): the app's active
+//! version and manifest, whether it is enabled, the calling entry's readiness, the user's
+//! grants. [`dispatch_with`] reuses them from a [`FactsCache`] until the store changes (any
+//! commit, from any process), so a grant, revoke, disable or update takes effect on the next
+//! call; [`dispatch`] reads them afresh. [`decide`](super::decision::decide) turns them into
 //! Allow / Ask / Deny; every decision is written to the audit log with the app, version, entry,
 //! capability, method, decision, reason, request id, trace id and package provenance. Only an
 //! Allow mints the [`Allowed`] proof that the service functions require, so no service can be
@@ -16,11 +18,11 @@ use serde_json::{json, Value};
 use super::decision::{
     decide, AskReason, CallFacts, Decision, DenyReason, EntryState, GrantState, PermissionFact,
 };
+use super::facts::FactsCache;
 use super::registry::{self, MethodSpec};
 use crate::bridge::message::Invocation;
 use crate::bridge::mounts::Mount;
 use crate::profile::HostProfile;
-use crate::readiness::Status;
 use crate::store::{ActiveApp, Store};
 
 /// The proof that one call was allowed. Its fields are private and it can only be made here.
@@ -116,8 +118,8 @@ pub struct SessionAnswers {
     pub confirmed_once: BTreeSet<String>,
 }
 
-/// Decides one call and records the decision. `Verdict::Allowed` consumes a matching
-/// allow-once answer.
+/// Decides one call and records the decision, reading every fact from the store. `Verdict::Allowed`
+/// consumes a matching allow-once answer.
 pub fn dispatch(
     store: &Store,
     profile: &HostProfile,
@@ -126,9 +128,40 @@ pub fn dispatch(
     trace_id: &str,
     answers: &mut SessionAnswers,
 ) -> Verdict {
+    dispatch_with(
+        &FactsCache::new(),
+        store,
+        profile,
+        mount,
+        call,
+        trace_id,
+        answers,
+    )
+}
+
+/// [`dispatch`] with the store facts taken from `cache` while the store is unchanged. The cache
+/// must only ever be used with one `profile`.
+pub fn dispatch_with(
+    cache: &FactsCache,
+    store: &Store,
+    profile: &HostProfile,
+    mount: &Mount,
+    call: &Invocation,
+    trace_id: &str,
+    answers: &mut SessionAnswers,
+) -> Verdict {
     let spec = registry::lookup(&call.capability, &call.method);
-    let app = store.active_app(&mount.app_id).ok();
-    let facts = gather(profile, mount, call, spec, app.as_ref(), store, answers);
+    let stamp = cache.validate(store);
+    let app = cache.active_app(store, &mount.app_id).ok();
+    let facts = gather(
+        profile,
+        mount,
+        call,
+        spec,
+        app.as_deref(),
+        (cache, store),
+        answers,
+    );
     let (facts, permission) = facts;
     let decision = decide(&facts);
     let (decision_str, reason_str) = match decision {
@@ -167,6 +200,10 @@ pub fn dispatch(
             true,
         ));
     }
+    if let Some(stamp) = stamp {
+        // The audit record changes no fact: the cached ones stay valid.
+        cache.after_own_write(store, stamp);
+    }
     match (decision, app) {
         (Decision::Allow, Some(app)) => {
             if let Some(p) = &permission {
@@ -176,15 +213,15 @@ pub fn dispatch(
                 .confirmed_once
                 .remove(&format!("{}.{}", call.capability, call.method));
             Verdict::Allowed(Allowed {
-                app: app.name,
-                version: app.version,
+                app: app.name.clone(),
+                version: app.version.clone(),
                 entry: mount.entry_key.clone(),
                 capability: call.capability.clone(),
                 method: call.method.clone(),
                 request_id: call.request_id.clone(),
                 trace_id: trace_id.to_owned(),
-                package_hash: app.package_hash,
-                manifest_hash: app.manifest_hash,
+                package_hash: app.package_hash.clone(),
+                manifest_hash: app.manifest_hash.clone(),
             })
         }
         (Decision::Allow, None) => Verdict::Denied(error(
@@ -272,7 +309,7 @@ fn gather(
     call: &Invocation,
     spec: Option<&MethodSpec>,
     app: Option<&ActiveApp>,
-    store: &Store,
+    (cache, store): (&FactsCache, &Store),
     answers: &SessionAnswers,
 ) -> (CallFacts, Option<String>) {
     let available = spec.is_some()
@@ -299,7 +336,7 @@ fn gather(
         // The mount shows a version that is no longer active (update or rollback): stale.
         EntryState::Blocked
     } else {
-        entry_state(store, profile, app, &mount.entry_key)
+        cache.entry_state(store, profile, app, &mount.entry_key)
     };
     let (permission, key) = match spec.and_then(|s| s.scope) {
         None => (PermissionFact::NotNeeded, None),
@@ -404,22 +441,4 @@ fn permission_field(app: &ActiveApp, key: &str, field: &str) -> Option<String> {
         .and_then(|p| p.get(field))
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-fn entry_state(store: &Store, profile: &HostProfile, app: &ActiveApp, key: &str) -> EntryState {
-    let Ok(report) = store.readiness(&app.name, profile) else {
-        return EntryState::Blocked;
-    };
-    let status = report
-        .entries
-        .iter()
-        .find(|e| e.entry_key == key)
-        .map(|e| e.status);
-    match status {
-        Some(Status::Ready) => EntryState::Ready,
-        Some(Status::ReadyDegraded) => EntryState::ReadyDegraded,
-        Some(Status::NeedsSetup) => EntryState::NeedsSetup,
-        Some(Status::Disabled) => EntryState::Disabled,
-        Some(Status::Blocked) | None => EntryState::Blocked,
-    }
 }

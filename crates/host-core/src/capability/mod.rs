@@ -3,5 +3,6 @@
 
 pub mod decision;
 pub mod dispatch;
+pub mod facts;
 pub mod registry;
 pub mod services;

@@ -24,6 +24,7 @@ mod schema;
 mod secret_bindings;
 mod serving;
 mod storage_plan;
+mod stamp;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -44,6 +45,7 @@ pub use recovery::{Quarantined, Recovered};
 pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
 pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
+pub use stamp::ChangeStamp;
 pub use verify::{Problem, VerifyReport};
 
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -58,6 +60,8 @@ pub struct Store {
     dir: DataDir,
     conn: Connection,
     lock: Option<File>,
+    /// Unique per opened store, so change stamps of two connections never compare equal.
+    id: u64,
 }
 
 /// One installed app as lists show it.
@@ -114,6 +118,7 @@ impl Store {
             dir: dir.clone(),
             conn,
             lock: None,
+            id: stamp::next_store_id(),
         })
     }
 

@@ -10,12 +10,15 @@
 //! response, errors included, carries the app's CSP, `X-Content-Type-Options: nosniff` and a
 //! MIME type from a fixed table (unknown types are `application/octet-stream`).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use super::csp::{self, CspInput, FrameOptions};
 use super::origin::{app_host_label, OriginStyle};
 use crate::error::ErrorCode;
-use crate::store::{ActiveApp, Store};
+use crate::store::{ActiveApp, ChangeStamp, Store};
 
 /// Where requests come from and who may frame the app.
 #[derive(Debug, Clone)]
@@ -54,27 +57,64 @@ pub struct ServeRefusal {
 }
 
 /// Serves `path` (the raw, still percent-encoded URL path, without query or fragment) for the
-/// app whose host label is `label`.
+/// app whose host label is `label`. Reads the app's facts from the store on every request; the
+/// desktop keeps a [`CachedServer`] instead.
 pub fn serve(store: &Store, ctx: &ServeContext, label: &str, path: &str) -> AppResponse {
-    let Some(name) = find_app(store, label) else {
-        return refuse(404, "serve.unknown_app", None, path, None);
-    };
-    let app = match store.active_app(&name) {
-        Ok(a) => a,
-        Err(_) => return refuse(404, "serve.unknown_app", Some(&name), path, None),
-    };
-    let csp = csp_for(&app, ctx);
-    if !app.enabled {
-        return refuse(403, "serve.app_disabled", Some(&name), path, Some(&csp));
+    match resolve(store, ctx, label) {
+        Some(app) => serve_app(store, &app, path),
+        None => unknown_app(path),
     }
-    let Some(root) = ui_root(&app) else {
-        return refuse(404, "serve.no_ui", Some(&name), path, Some(&csp));
+}
+
+/// What serving an app's files depends on, besides the file itself: read from the store once
+/// per app and kept by [`CachedServer`] until the store changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedApp {
+    pub name: String,
+    pub version: String,
+    pub enabled: bool,
+    /// The CSP of every response for this app (errors included).
+    pub csp: String,
+    /// The UI root inside the package (`None`: the app has no UI to serve).
+    pub root: Option<String>,
+    /// The file a directory request gets (`index.html` unless the manifest says otherwise).
+    pub entry: String,
+}
+
+/// The installed app behind `label`, with what serving it depends on (`None`: no such app).
+pub fn resolve(store: &Store, ctx: &ServeContext, label: &str) -> Option<ServedApp> {
+    let name = find_app(store, label)?;
+    let app = store.active_app(&name).ok()?;
+    Some(ServedApp {
+        csp: csp_for(&app, ctx),
+        root: ui_root(&app),
+        entry: ui_entry(&app),
+        name: app.name,
+        version: app.version,
+        enabled: app.enabled,
+    })
+}
+
+fn unknown_app(path: &str) -> AppResponse {
+    refuse(404, "serve.unknown_app", None, path, None)
+}
+
+/// Serves `path` of a resolved app: refuses a disabled app or one without a UI, then reads the
+/// file from the store, whose hash is checked on every read.
+pub fn serve_app(store: &Store, app: &ServedApp, path: &str) -> AppResponse {
+    let name = app.name.as_str();
+    let csp = app.csp.as_str();
+    if !app.enabled {
+        return refuse(403, "serve.app_disabled", Some(name), path, Some(csp));
+    }
+    let Some(root) = &app.root else {
+        return refuse(404, "serve.no_ui", Some(name), path, Some(csp));
     };
     let Some(rel) = decode_path(path) else {
-        return refuse(400, "serve.bad_path", Some(&name), path, Some(&csp));
+        return refuse(400, "serve.bad_path", Some(name), path, Some(csp));
     };
     let rel = if rel.is_empty() || rel.ends_with('/') {
-        format!("{rel}{}", ui_entry(&app))
+        format!("{rel}{}", app.entry)
     } else {
         rel
     };
@@ -83,24 +123,80 @@ pub fn serve(store: &Store, ctx: &ServeContext, label: &str, path: &str) -> AppR
     } else {
         format!("{root}/{rel}")
     };
-    match store.read_file(&name, &app.version, &full) {
+    match store.read_file(name, &app.version, &full) {
         Ok(body) => AppResponse {
             status: 200,
-            headers: headers(mime_for(&rel), &csp),
+            headers: headers(mime_for(&rel), csp),
             body,
             refusal: None,
         },
         Err(e) if e.code == ErrorCode::StoreCorrupt => {
             tracing::warn!(app = %name, path = %full, "refused to serve a file whose content no longer matches its hash");
-            refuse(403, "serve.tampered", Some(&name), path, Some(&csp))
+            refuse(403, "serve.tampered", Some(name), path, Some(csp))
         }
         Err(e) if e.code == ErrorCode::AppNotInstalled => {
-            refuse(404, "serve.not_found", Some(&name), path, Some(&csp))
+            refuse(404, "serve.not_found", Some(name), path, Some(csp))
         }
         Err(e) => {
             tracing::warn!(app = %name, path = %full, error = %e.message, "cannot serve an app file");
-            refuse(500, "serve.io", Some(&name), path, Some(&csp))
+            refuse(500, "serve.io", Some(name), path, Some(csp))
         }
+    }
+}
+
+/// A file server over one open store that keeps each app's [`ServedApp`] (which app a host
+/// label names, its active version, enabled flag, UI root and CSP) until the store changes
+/// ([`ChangeStamp`]: any commit, by this process or another, drops every entry). The file itself
+/// is still looked up and its hash checked on every request, so a disabled, uninstalled,
+/// updated or tampered app is never served from the cache. Only installed apps are kept, so the
+/// memory is bounded by the number of installed apps.
+pub struct CachedServer {
+    store: Store,
+    ctx: ServeContext,
+    stamp: Option<ChangeStamp>,
+    apps: HashMap<String, Arc<ServedApp>>,
+}
+
+impl CachedServer {
+    pub fn new(store: Store, ctx: ServeContext) -> Self {
+        CachedServer {
+            store,
+            ctx,
+            stamp: None,
+            apps: HashMap::new(),
+        }
+    }
+
+    /// Same answer as [`serve`] on this store.
+    pub fn serve(&mut self, label: &str, path: &str) -> AppResponse {
+        match self.resolve(label) {
+            Some(app) => serve_app(&self.store, &app, path),
+            None => unknown_app(path),
+        }
+    }
+
+    /// Whether the facts of the app behind `label` are cached for the store's current state
+    /// (diagnostics and tests).
+    pub fn is_cached(&self, label: &str) -> bool {
+        self.stamp.is_some()
+            && self.store.change_stamp().ok() == self.stamp
+            && self.apps.contains_key(label)
+    }
+
+    fn resolve(&mut self, label: &str) -> Option<Arc<ServedApp>> {
+        let stamp = self.store.change_stamp().ok();
+        if stamp.is_none() || stamp != self.stamp {
+            self.apps.clear();
+            self.stamp = stamp;
+        }
+        if let Some(app) = self.apps.get(label) {
+            return Some(Arc::clone(app));
+        }
+        let app = Arc::new(resolve(&self.store, &self.ctx, label)?);
+        if self.stamp.is_some() {
+            self.apps.insert(label.to_owned(), Arc::clone(&app));
+        }
+        Some(app)
     }
 }
 
