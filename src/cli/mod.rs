@@ -27,8 +27,8 @@ mod grants;
 mod model;
 mod output;
 mod prompt;
-mod secrets;
 mod records;
+mod secrets;
 
 use std::ffi::OsString;
 

@@ -187,7 +187,10 @@ fn main() -> Res<()> {
     let mount = host.mount(&store, APP, ENTRY)?;
     let ready = json!({"protocol": PROTOCOL, "version": 1, "type": "app:ready", "requestId": "r0",
                        "appId": APP, "entryKey": ENTRY, "payload": {}});
-    match host.handle(&store, &mount.mount_id, &mount.origin, &ready.to_string()).as_slice() {
+    match host
+        .handle(&store, &mount.mount_id, &mount.origin, &ready.to_string())
+        .as_slice()
+    {
         [Outgoing::Post { message, .. }] if message["type"] == "host:snapshot" => {}
         other => return Err(format!("handshake: {other:?}").into()),
     }

@@ -23,8 +23,8 @@ mod recovery;
 mod schema;
 mod secret_bindings;
 mod serving;
-mod storage_plan;
 mod stamp;
+mod storage_plan;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -44,8 +44,8 @@ pub use lifecycle::UninstallOutcome;
 pub use recovery::{Quarantined, Recovered};
 pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
-pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
 pub use stamp::ChangeStamp;
+pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
 pub use verify::{Problem, VerifyReport};
 
 use crate::error::{ErrorCode, HostError, HostResult};
