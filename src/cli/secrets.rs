@@ -99,10 +99,12 @@ fn read_value(slot: &str) -> HostResult<SecretValue> {
     let tty = stdin.is_terminal();
     let mut raw = Zeroizing::new(Vec::new());
     if tty {
+        // Echo goes off before the prompt shows, so nothing typed (or pasted) after the
+        // prompt appears can be echoed.
+        let guard = NoEcho::new(&stdin);
         let mut err = std::io::stderr();
         let _ = write!(err, "Value for {slot} (not shown): ");
         let _ = err.flush();
-        let guard = NoEcho::new(&stdin);
         let mut line = Zeroizing::new(String::new());
         let r = stdin
             .lock()
