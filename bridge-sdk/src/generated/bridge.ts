@@ -47,10 +47,21 @@ export type ErrorCode =
   | "APP_E001"
   /** PERMISSION_DENIED: not declared, not granted, denied by the user or by policy. */
   | "APP_E002"
+  /** SECRET_NOT_BOUND: the secret slot is declared but the user has bound no value to it. */
+  | "APP_E011"
   /** STORAGE_QUOTA_EXCEEDED. */
   | "APP_E201"
+  /**
+   * STORAGE_MIGRATION_REQUIRED: the version's reviewed migrations could not be applied; the
+   * app is blocked until an update or rollback (`causeCode` `storage.migration_*`).
+   */
+  | "APP_E202"
+  /** STORAGE_SCHEMA_MISMATCH: a declared table or a column is not in the app's database. */
+  | "APP_E203"
   /** Invalid arguments (`causeCode` says which). */
   | "APP_E900"
+  /** NOT_FOUND (AppHost extension): no artifact or evidence record with this id in the app. */
+  | "APP_E904"
   /** The host failed (storage I/O, audit log unavailable); retryable. */
   | "APP_E999"
   /** Too many calls in flight on this frame, or too many prompts waiting; retryable. */
@@ -171,7 +182,7 @@ export interface VisibilityPayload {
 }
 
 /** Every error code, in documentation order. */
-export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E201", "APP_E900", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E011", "APP_E201", "APP_E202", "APP_E203", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
 
 /** Message types an app frame sends. */
 export const APP_MESSAGE_TYPES = ["app:ready", "host:getSnapshot", "host:navigate", "host:toast", "host:openExternal", "host:download", "capability:invoke", "capability:cancel"] as const;
