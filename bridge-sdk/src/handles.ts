@@ -1,9 +1,9 @@
 // The typed `lime.*` handles, built over one `invoke` function: the real runtime's (the bridge)
 // and the mock's (in memory) share them, so both have exactly the same surface.
 //
-// Argument shapes follow docs/bridge-protocol.md §5 (and the standard's capability SDK section).
-// Where the host's shape is still settling, a handle passes an `args` object through and types
-// its result as `unknown`; `invoke()` stays available for anything not wrapped here.
+// Argument and result shapes are the host's, as docs/bridge-protocol.md §5 documents them
+// (crates/host-core/src/capability/services/*.rs). `invoke()` stays available for anything not
+// wrapped here.
 
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
@@ -22,8 +22,14 @@ export interface CallOptions {
 /** The one primitive every handle is built on. */
 export type Invoke = <T = unknown>(capability: string, method: string, args?: unknown, opts?: CallOptions) => Promise<T>;
 
-/** Extra argument fields are passed through unchanged. */
+/** Extra argument fields are passed through unchanged (only where the host ignores them). */
 export type Args<T extends object = object> = T & { [field: string]: unknown };
+
+/** One page of a listing; pass `nextCursor` as `cursor` for the next (`null`: the last page). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
 
 export interface StorageListPage<T = unknown> {
   items: { key: string; value: T }[];
@@ -41,14 +47,38 @@ export interface LimeUi {
   openExternal(url: string): void;
 }
 
+/** A table row as the host returns it: column -> value (booleans read back as 0/1, arrays and
+ * objects as their JSON text, BLOBs as lowercase hex). */
+export type TableRow = Record<string, unknown>;
+
+/** A primary key value: the declared key's value, or SQLite's rowid (a number) when it chose it. */
+export type RowId = string | number;
+
+export interface TableQueryArgs {
+  /** AND of equalities, `null` matching NULL. */
+  where?: Record<string, unknown>;
+  /** A column (default: the primary key; ties are ordered by the primary key). */
+  orderBy?: string;
+  descending?: boolean;
+  /** 1–1000, default 100. */
+  limit?: number;
+  /** 0–100000, default 0. */
+  offset?: number;
+}
+
 /** A table declared in the app's `storage/schema.json` (rows addressed by the table's key). */
-export interface LimeStorageTable {
+export interface LimeStorageTable<R extends TableRow = TableRow> {
   readonly name: string;
-  query(args?: Args, opts?: CallOptions): Promise<unknown>;
-  get(args: Args, opts?: CallOptions): Promise<unknown>;
-  insert(args: Args, opts?: CallOptions): Promise<unknown>;
-  update(args: Args, opts?: CallOptions): Promise<unknown>;
-  delete(args: Args, opts?: CallOptions): Promise<unknown>;
+  /** `lime.storage.tableQuery`. */
+  query(args?: Args<TableQueryArgs>, opts?: CallOptions): Promise<{ rows: R[] }>;
+  /** `lime.storage.tableGet`: the row, or `null`. */
+  get(args: Args<{ id: RowId }>, opts?: CallOptions): Promise<R | null>;
+  /** `lime.storage.tableInsert`: the new row's primary key. */
+  insert(args: Args<{ row: Partial<R> }>, opts?: CallOptions): Promise<{ id: RowId }>;
+  /** `lime.storage.tableUpdate`: whether the row existed. */
+  update(args: Args<{ id: RowId; patch: Partial<R> }>, opts?: CallOptions): Promise<{ updated: boolean }>;
+  /** `lime.storage.tableDelete`: whether the row existed. */
+  delete(args: Args<{ id: RowId }>, opts?: CallOptions): Promise<{ deleted: boolean }>;
 }
 
 export interface LimeStorage {
@@ -57,46 +87,138 @@ export interface LimeStorage {
   delete(key: string, opts?: CallOptions): Promise<{ deleted: boolean }>;
   list<T = unknown>(query?: { prefix?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<StorageListPage<T>>;
   /** Table calls: `lime.storage.table<Query|Get|Insert|Update|Delete>` with `{ table: name, ...args }`. */
-  table(name: string): LimeStorageTable;
+  table<R extends TableRow = TableRow>(name: string): LimeStorageTable<R>;
 }
 
-export interface ArtifactCreateArgs {
-  name?: string;
-  mimeType?: string;
-  kind?: string;
-  title?: string;
-  /** Text, or base64 when `encoding` is `"base64"`. */
-  content?: string;
-  encoding?: "text" | "base64";
+/** Who made a record: stamped by the host from the mount, never taken from the message. */
+export interface Provenance {
+  appId: string;
+  appVersion: string;
+  entryKey: string;
+  packageHash: string;
+  manifestHash: string;
+  traceId: string;
+}
+
+/**
+ * `lime.artifacts.create` arguments (a closed object: the host refuses unknown fields). Content is
+ * exactly one of `text` (stored as its UTF-8 bytes) or `base64` (standard alphabet, padded); at
+ * most 1 MiB after decoding.
+ */
+export type ArtifactCreateArgs = { name: string; mimeType?: string } & (
+  | { text: string; base64?: never }
+  | { base64: string; text?: never }
+);
+
+/** An artifact's metadata. */
+export interface ArtifactMetadata {
+  /** `artifact_` + 32 hex digits, scoped to the app. */
+  id: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the bytes. */
+  sha256: string;
+  /** UTC, milliseconds (`2026-11-23T16:00:00.000Z`). */
+  createdAt: string;
+  provenance: Provenance;
+}
+
+/** `lime.artifacts.read`: the metadata plus the content. */
+export interface ArtifactContent extends ArtifactMetadata {
+  encoding: "base64" | "text";
+  content: string;
 }
 
 export interface LimeArtifacts {
-  create(args: Args<ArtifactCreateArgs>, opts?: CallOptions): Promise<unknown>;
-  read(args: Args<{ artifactId: string }>, opts?: CallOptions): Promise<unknown>;
-  list(args?: Args<{ cursor?: string; limit?: number }>, opts?: CallOptions): Promise<unknown>;
-  delete(args: Args<{ artifactId: string }>, opts?: CallOptions): Promise<unknown>;
+  create(args: ArtifactCreateArgs, opts?: CallOptions): Promise<ArtifactMetadata>;
+  /** `encoding` defaults to `"base64"`; `"text"` fails (`artifacts.not_text`) unless the bytes are UTF-8. */
+  read(args: { id: string; encoding?: "base64" | "text" }, opts?: CallOptions): Promise<ArtifactContent>;
+  /** Oldest first; `limit` 1–1000, default 100. */
+  list(args?: { cursor?: string; limit?: number }, opts?: CallOptions): Promise<Page<ArtifactMetadata>>;
+  /** `{deleted: false}` for an id the app does not have. */
+  delete(args: { id: string }, opts?: CallOptions): Promise<{ deleted: boolean }>;
+}
+
+/** `lime.evidence.record` arguments (a closed object). */
+export interface EvidenceRecordArgs {
+  /** 1–64 characters of `[A-Za-z0-9._:-]` (`model.call`, `tool.call`, `source`, `eval.result`, …). */
+  kind: string;
+  /** At most 2,000 bytes. */
+  summary?: string;
+  /** Any JSON value, at most 64 KiB as compact JSON. */
+  data?: unknown;
+  /** At most 64 ids of this app's artifacts. */
+  artifactIds?: string[];
+}
+
+/** A record's ref to one of the app's artifacts, with the SHA-256 it had at record time. */
+export interface EvidenceArtifactRef {
+  artifactId: string;
+  sha256: string;
+}
+
+export interface EvidenceRecord {
+  /** `evidence_` + 32 hex digits. */
+  id: string;
+  kind: string;
+  summary: string;
+  /** `null` when the record has none. */
+  data: unknown;
+  artifacts: EvidenceArtifactRef[];
+  createdAt: string;
+  provenance: Provenance;
+}
+
+/** An artifact an evidence pack's records refer to: with its metadata while it still exists
+ * with the recorded content, else `present: false`. */
+export type EvidencePackArtifact =
+  | ({ artifactId: string; sha256: string; present: true } & Omit<ArtifactMetadata, "id" | "sha256">)
+  | { artifactId: string; sha256: string; present: false };
+
+/** `lime.evidence.export`: the `apphost.evidence-pack.v1` evidence pack. */
+export interface EvidencePack {
+  schemaVersion: "apphost.evidence-pack.v1";
+  app: { appId: string; appVersion: string; packageHash: string; manifestHash: string };
+  generatedAt: string;
+  /** The `kind` filter, or `null`. */
+  kind: string | null;
+  records: EvidenceRecord[];
+  /** Each artifact the records refer to, once. */
+  artifacts: EvidencePackArtifact[];
 }
 
 export interface LimeEvidence {
-  record(args: Args<{ kind: string; summary?: string; data?: unknown; artifactIds?: string[] }>, opts?: CallOptions): Promise<unknown>;
-  list(args?: Args<{ kind?: string; cursor?: string; limit?: number }>, opts?: CallOptions): Promise<unknown>;
-  export(args?: Args, opts?: CallOptions): Promise<unknown>;
+  record(args: EvidenceRecordArgs, opts?: CallOptions): Promise<EvidenceRecord>;
+  /** Oldest first; `limit` 1–1000, default 100. */
+  list(args?: { kind?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<Page<EvidenceRecord>>;
+  export(args?: { kind?: string }, opts?: CallOptions): Promise<EvidencePack>;
+}
+
+/** An opaque secret reference (`secretref_` + 32 hex digits) and the slot it is for. */
+export interface SecretRef {
+  ref: string;
+  key: string;
 }
 
 export interface LimeSecrets {
   /** An opaque reference to the value bound to the declared slot `key`; never the value. */
-  getRef(args: Args<{ key: string }>, opts?: CallOptions): Promise<unknown>;
+  getRef(args: { key: string }, opts?: CallOptions): Promise<SecretRef>;
 }
 
-/** An app event as `host:event` delivers it to a subscription. */
+/** An app event as `host:event` (without `requestId`) delivers it to a subscription. */
 export interface LimeAppEvent {
+  capability: "lime.events";
   topic: string;
-  payload?: unknown;
-  [field: string]: unknown;
+  /** `null` when the publisher sent none. */
+  payload: unknown;
+  /** The entry that published it (never this frame: a publisher does not receive its own event). */
+  sourceEntryKey: string;
 }
 
 export interface LimeEvents {
-  publish(topic: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
+  /** Delivers to every *other* frame of this app subscribed to `topic`; resolves how many. */
+  publish(topic: string, payload?: unknown, opts?: CallOptions): Promise<{ delivered: number }>;
   /**
    * Subscribes this frame to `topic` (the first listener of a topic calls
    * `lime.events.subscribe`) and calls `listener` for each event; resolves with a function that
@@ -114,7 +236,7 @@ export interface PermissionResult {
 
 export interface LimePolicy {
   /** Asks the user for an optional permission the manifest declares. */
-  requestPermission(args: Args<{ permission: string }>, opts?: CallOptions): Promise<PermissionResult>;
+  requestPermission(args: { permission: string }, opts?: CallOptions): Promise<PermissionResult>;
 }
 
 /** Every typed handle. */
@@ -165,9 +287,16 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
   };
   const call = <T = unknown>(capability: string, method: string) => (args?: unknown, opts?: CallOptions) =>
     invoke<T>(capability, method, args ?? {}, opts);
-  const table = (name: string): LimeStorageTable => {
-    const t = (method: string) => (args?: Args, opts?: CallOptions) => invoke("lime.storage", method, { ...(args ?? {}), table: name }, opts);
-    return { name, query: t("tableQuery"), get: t("tableGet"), insert: t("tableInsert"), update: t("tableUpdate"), delete: t("tableDelete") };
+  const table = <R extends TableRow>(name: string): LimeStorageTable<R> => {
+    const t = <T>(method: string) => (args?: object, opts?: CallOptions) => invoke<T>("lime.storage", method, { ...(args ?? {}), table: name }, opts);
+    return {
+      name,
+      query: t<{ rows: R[] }>("tableQuery"),
+      get: t<R | null>("tableGet"),
+      insert: t<{ id: RowId }>("tableInsert"),
+      update: t<{ updated: boolean }>("tableUpdate"),
+      delete: t<{ deleted: boolean }>("tableDelete"),
+    };
   };
   return {
     hub,
@@ -186,19 +315,20 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       table,
     },
     artifacts: {
-      create: call("lime.artifacts", "create"),
-      read: call("lime.artifacts", "read"),
-      list: call("lime.artifacts", "list"),
-      delete: call("lime.artifacts", "delete"),
+      create: call<ArtifactMetadata>("lime.artifacts", "create"),
+      read: call<ArtifactContent>("lime.artifacts", "read"),
+      list: call<Page<ArtifactMetadata>>("lime.artifacts", "list"),
+      delete: call<{ deleted: boolean }>("lime.artifacts", "delete"),
     },
     evidence: {
-      record: call("lime.evidence", "record"),
-      list: call("lime.evidence", "list"),
-      export: call("lime.evidence", "export"),
+      record: call<EvidenceRecord>("lime.evidence", "record"),
+      list: call<Page<EvidenceRecord>>("lime.evidence", "list"),
+      export: call<EvidencePack>("lime.evidence", "export"),
     },
-    secrets: { getRef: call("lime.secrets", "getRef") },
+    secrets: { getRef: call<SecretRef>("lime.secrets", "getRef") },
     events: {
-      publish: (topic, payload, o) => invoke("lime.events", "publish", payload === undefined ? { topic } : { topic, payload }, o),
+      publish: (topic, payload, o) =>
+        invoke<{ delivered: number }>("lime.events", "publish", payload === undefined ? { topic } : { topic, payload }, o),
       async subscribe(topic, listener, o) {
         let set = listeners.get(topic);
         if (!set) {

@@ -5,9 +5,16 @@ export * from "./protocol.js";
 export { ErrorCodes, LimeCapabilityError, type LimeCapabilityErrorInit } from "./errors.js";
 export { applyLimeHostTheme, type ThemeTarget } from "./theme.js";
 export type {
+  ArtifactContent,
   ArtifactCreateArgs,
+  ArtifactMetadata,
   Args,
   CallOptions,
+  EvidenceArtifactRef,
+  EvidencePack,
+  EvidencePackArtifact,
+  EvidenceRecord,
+  EvidenceRecordArgs,
   Invoke,
   LimeAppEvent,
   LimeArtifacts,
@@ -19,8 +26,14 @@ export type {
   LimeStorage,
   LimeStorageTable,
   LimeUi,
+  Page,
   PermissionResult,
+  Provenance,
+  RowId,
+  SecretRef,
   StorageListPage,
+  TableQueryArgs,
+  TableRow,
 } from "./handles.js";
 export {
   createLimeRuntime,
@@ -35,8 +48,11 @@ export {
   createMockLimeRuntime,
   MOCK_CAPABILITIES,
   type MockArtifact,
+  type MockBusMember,
   type MockCall,
   type MockEventBus,
+  type MockPermission,
+  type MockTable,
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";

@@ -1,49 +1,112 @@
+// An in-memory `lime` runtime for app authors' unit tests. It follows the host's services
+// (crates/host-core/src/capability/services/*.rs, runtime-core's app_artifacts.rs and
+// app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
+// shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
+
 import { ErrorCodes, LimeCapabilityError } from "./errors.js";
-import { buildHandles, type CallOptions, type LimeAppEvent, type PermissionResult, type StorageListPage } from "./handles.js";
+import {
+  buildHandles,
+  type ArtifactMetadata,
+  type CallOptions,
+  type EvidencePack,
+  type EvidencePackArtifact,
+  type EvidenceRecord,
+  type LimeAppEvent,
+  type PermissionResult,
+  type Provenance,
+  type RowId,
+  type StorageListPage,
+  type TableRow,
+} from "./handles.js";
 import type { ErrorCode, HostSnapshot, ThemeSnapshot } from "./protocol.js";
 import type { LimeRuntime } from "./runtime.js";
 
+/** One entry's end of a {@link MockEventBus}. */
+export interface MockBusMember {
+  /** Whether the entry subscribes to `topic`. */
+  accepts(topic: string): boolean;
+  deliver(event: LimeAppEvent): void;
+}
+
 /** App events shared by several mock runtimes (entries of one app); never across apps. */
 export interface MockEventBus {
-  publish(appId: string, event: LimeAppEvent): void;
-  join(appId: string, deliver: (event: LimeAppEvent) => void): () => void;
+  /** Delivers `event` to every member of `appId` but `from` that accepts its topic; returns how many. */
+  publish(appId: string, from: MockBusMember, event: LimeAppEvent): number;
+  join(appId: string, member: MockBusMember): () => void;
 }
 
 export function createMockEventBus(): MockEventBus {
-  const members = new Map<string, Set<(e: LimeAppEvent) => void>>();
+  const members = new Map<string, Set<MockBusMember>>();
   return {
-    publish(appId, event) {
-      for (const d of [...(members.get(appId) ?? [])]) d(structuredClone(event));
+    publish(appId, from, event) {
+      let n = 0;
+      for (const m of [...(members.get(appId) ?? [])]) {
+        if (m === from || !m.accepts(event.topic)) continue;
+        n += 1;
+        m.deliver(structuredClone(event));
+      }
+      return n;
     },
-    join(appId, deliver) {
+    join(appId, member) {
       const set = members.get(appId) ?? new Set();
       members.set(appId, set);
-      set.add(deliver);
-      return () => set.delete(deliver);
+      set.add(member);
+      return () => set.delete(member);
     },
   };
+}
+
+/**
+ * An optional permission as the mock host knows it: the user's answer when asked (`once`,
+ * `always`, `denied`, or `dismissed`: the prompt closed unanswered), `granted` (already granted:
+ * no prompt), or `required` (granted by install consent; requesting it is `APP_E900`).
+ */
+export type MockPermission = PermissionResult["persistence"] | "dismissed" | "granted" | "required";
+
+/** A table the app's `storage/schema.json` declares. */
+export interface MockTable {
+  /** Default `"id"`. A row inserted without it gets the next integer, as SQLite's rowid. */
+  primaryKey?: string;
+  /** The columns the database has; any column is accepted when absent. */
+  columns?: string[];
 }
 
 export interface MockOptions {
   appId?: string;
   entryKey?: string;
+  /** Stamped in provenance (default `"1.0.0"`). */
+  appVersion?: string;
+  packageHash?: string;
+  manifestHash?: string;
   /** Capabilities the mock host offers (default: all the host implements). */
   capabilities?: string[];
   /** Methods to deny as the host would (`"lime.storage.set"`): APP_E002. */
   denied?: string[];
-  /** Storage quota in bytes of keys plus JSON values, per app (default 64 MiB). */
+  /** Storage quota in bytes of keys, JSON values and table rows, per app (default 64 MiB). */
   quotaBytes?: number;
+  /** Artifact quota in bytes of distinct contents (default 256 MiB). */
+  artifactQuotaBytes?: number;
+  /** Evidence quota in bytes of kind + summary + data + refs (default 16 MiB). */
+  evidenceQuotaBytes?: number;
+  /**
+   * Declared storage tables. When given, any other table is `APP_E900`
+   * (`storage.undeclared_table`) and an unknown column `APP_E203`; when absent, every table is
+   * accepted with primary key `id`.
+   */
+  tables?: Record<string, MockTable>;
   snapshot?: Partial<HostSnapshot>;
-  /** Declared secret slots and whether each is bound (`getRef` of an unbound one fails). */
+  /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
   secrets?: Record<string, boolean>;
-  /** Optional permissions and the user's answer to `requestPermission` (default: undeclared). */
-  permissions?: Record<string, PermissionResult["persistence"]>;
+  /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
+  permissions?: Record<string, MockPermission>;
   /** Shares `lime.events` between mock runtimes of the same app. */
   bus?: MockEventBus;
   /** Delay before each call answers, to exercise timeouts and cancellation (default 0). */
   latencyMs?: number;
   /** Default deadline of a call, as in the real runtime (default 30 s). */
   timeoutMs?: number;
+  /** The clock for `createdAt` / `generatedAt` (default: now). */
+  now?: () => Date;
 }
 
 /** A recorded call, for assertions in app authors' tests. */
@@ -53,24 +116,24 @@ export interface MockCall {
   args: unknown;
 }
 
-export interface MockArtifact {
-  artifactId: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  createdAt: string;
-  content: string;
-  encoding: "text" | "base64";
+/** A stored artifact: its metadata and bytes. */
+export interface MockArtifact extends ArtifactMetadata {
+  bytes: Uint8Array;
 }
 
 export interface MockLimeRuntime extends LimeRuntime {
   readonly calls: MockCall[];
   /** The key-value storage contents, as the real host would keep them. */
   readonly store: Map<string, unknown>;
-  /** Table rows by table name, then by row id. */
-  readonly tables: Map<string, Map<string, Record<string, unknown>>>;
+  /** Table rows by table name, then by primary key (values stored as the host stores them). */
+  readonly tables: Map<string, Map<RowId, TableRow>>;
+  /** Artifacts by id, oldest first. */
   readonly artifactStore: Map<string, MockArtifact>;
-  readonly evidenceRecords: Record<string, unknown>[];
+  readonly evidenceRecords: EvidenceRecord[];
+  /** Permissions the mock user was asked for, in order. */
+  readonly permissionPrompts: string[];
+  /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
+  setSecretBound(key: string, bound: boolean): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
@@ -80,30 +143,193 @@ export interface MockLimeRuntime extends LimeRuntime {
 /** Every capability the real host implements (the mock's default offer). */
 export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy"];
 
+// The host's limits (docs/bridge-protocol.md §5).
 const MAX_KEY_BYTES = 512;
 const MAX_VALUE_BYTES = 1024 * 1024;
-const MAX_LIMIT = 1000;
-const bytes = (s: string) => new TextEncoder().encode(s).length;
+const MAX_LIST_LIMIT = 1000;
+const MAX_QUERY_OFFSET = 100_000;
+const MAX_CONTENT_BYTES = 1024 * 1024;
+const MAX_NAME_BYTES = 255;
+const MAX_MIME_BYTES = 127;
+const MAX_ARTIFACTS = 100_000;
+const MAX_KIND_BYTES = 64;
+const MAX_SUMMARY_BYTES = 2000;
+const MAX_DATA_BYTES = 64 * 1024;
+const MAX_ARTIFACT_REFS = 64;
+const MAX_RECORDS = 100_000;
+const MAX_TOPIC_BYTES = 128;
+const MAX_PAYLOAD_BYTES = 64 * 1024;
+const MAX_SUBSCRIPTIONS = 32;
+const MAX_SLOT_BYTES = 256;
+const MAX_ID_BYTES = 128;
+
+const utf8 = new TextEncoder();
+const bytes = (s: string) => utf8.encode(s).length;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
 
 class Refusal {
   constructor(
     readonly code: ErrorCode,
     readonly message: string,
     readonly causeCode?: string,
+    readonly retryable = false,
   ) {}
 }
-const invalid = (message: string, cause?: string) => new Refusal(ErrorCodes.INVALID_ARGUMENT, message, cause);
+const refuse = (code: ErrorCode, message: string, cause?: string) => new Refusal(code, message, cause);
+const invalid = (message: string, cause: string) => refuse(ErrorCodes.INVALID_ARGUMENT, message, cause);
 
-function page<T>(items: T[], keyOf: (t: T) => string, a: Record<string, unknown>) {
-  const cursor = a["cursor"];
-  const limit = a["limit"] ?? 100;
-  if (cursor !== undefined && typeof cursor !== "string") throw invalid("args.cursor must be a string");
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid(`args.limit must be 1..=${MAX_LIMIT}`);
-  const rest = items.filter((i) => cursor === undefined || keyOf(i) > cursor);
-  const out = rest.slice(0, limit);
-  const last = out[out.length - 1];
-  return { items: out, nextCursor: rest.length > limit && last !== undefined ? keyOf(last) : null };
+/** 32 random lowercase hex digits, as the host's ids. */
+function randomHex(): string {
+  const b = new Uint8Array(16);
+  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint8Array) => Uint8Array } }).crypto;
+  if (c?.getRandomValues) c.getRandomValues(b);
+  else for (let i = 0; i < b.length; i++) b[i] = Math.floor(Math.random() * 256);
+  return hex(b);
+}
+
+function hex(b: Uint8Array): string {
+  let s = "";
+  for (const x of b) s += x.toString(16).padStart(2, "0");
+  return s;
+}
+
+const K = new Uint32Array([
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+  0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+]);
+
+/** SHA-256 as lowercase hex (synchronous, no platform crypto needed). */
+export function sha256Hex(data: Uint8Array): string {
+  const len = data.length;
+  const total = Math.ceil((len + 9) / 64) * 64;
+  const m = new Uint8Array(total);
+  m.set(data);
+  m[len] = 0x80;
+  const view = new DataView(m.buffer);
+  view.setUint32(total - 8, Math.floor(len / 0x20000000));
+  view.setUint32(total - 4, (len * 8) >>> 0);
+  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const w = new Uint32Array(64);
+  const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
+  for (let off = 0; off < total; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getUint32(off + i * 4);
+    for (let i = 16; i < 64; i++) {
+      const a = w[i - 15]!;
+      const b = w[i - 2]!;
+      const s0 = rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3);
+      const s1 = rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10);
+      w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) >>> 0;
+    }
+    let [a, b, c, d, e, f, g, hh] = [h[0]!, h[1]!, h[2]!, h[3]!, h[4]!, h[5]!, h[6]!, h[7]!];
+    for (let i = 0; i < 64; i++) {
+      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i]! + w[i]!) >>> 0;
+      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
+      hh = g;
+      g = f;
+      f = e;
+      e = (d + t1) >>> 0;
+      d = c;
+      c = b;
+      b = a;
+      a = (t1 + t2) >>> 0;
+    }
+    h[0] = (h[0]! + a) >>> 0;
+    h[1] = (h[1]! + b) >>> 0;
+    h[2] = (h[2]! + c) >>> 0;
+    h[3] = (h[3]! + d) >>> 0;
+    h[4] = (h[4]! + e) >>> 0;
+    h[5] = (h[5]! + f) >>> 0;
+    h[6] = (h[6]! + g) >>> 0;
+    h[7] = (h[7]! + hh) >>> 0;
+  }
+  let out = "";
+  for (const x of h) out += x.toString(16).padStart(8, "0");
+  return out;
+}
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** RFC 4648 standard alphabet, padded, canonical (zero trailing bits), as the host decodes; `null` if not. */
+function decodeBase64(s: string): Uint8Array | null {
+  if (s.length % 4 !== 0 || !/^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return null;
+  const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
+  const out = new Uint8Array((s.length / 4) * 3 - pad);
+  let o = 0;
+  for (let i = 0; i < s.length; i += 4) {
+    const v = [0, 1, 2, 3].map((j) => (s[i + j] === "=" ? 0 : B64.indexOf(s[i + j]!)));
+    const n = (v[0]! << 18) | (v[1]! << 12) | (v[2]! << 6) | v[3]!;
+    const last = i + 4 === s.length;
+    if (last && pad === 2 && (n & 0xffff) !== 0) return null;
+    if (last && pad === 1 && (n & 0xff) !== 0) return null;
+    for (const shift of [16, 8, 0]) if (o < out.length) out[o++] = (n >> shift) & 0xff;
+  }
+  return out;
+}
+
+function encodeBase64(b: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < b.length; i += 3) {
+    const n = (b[i]! << 16) | ((b[i + 1] ?? 0) << 8) | (b[i + 2] ?? 0);
+    s += B64[(n >> 18) & 63]! + B64[(n >> 12) & 63]!;
+    s += i + 1 < b.length ? B64[(n >> 6) & 63]! : "=";
+    s += i + 2 < b.length ? B64[n & 63]! : "=";
+  }
+  return s;
+}
+
+// Checks the host applies (runtime-core's app_artifacts.rs and app_evidence.rs).
+const isRuntimeId = (id: string, prefix: string) => id.startsWith(prefix) && id.length <= MAX_ID_BYTES && /^[A-Za-z0-9_.:-]+$/.test(id);
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+function nameProblem(name: string): string | null {
+  if (name.length === 0) return "empty";
+  if (bytes(name) > MAX_NAME_BYTES) return "longer than 255 bytes";
+  if (name === "." || name === "..") return "not a file name";
+  if (/[/\\]/.test(name)) return "contains a path separator ('/' or '\\')";
+  if (INVISIBLE.test(name)) return "contains a control or invisible formatting character";
+  if (name.startsWith(" ") || name.endsWith(" ")) return "starts or ends with a space";
+  return null;
+}
+function isMime(m: string): boolean {
+  const tok = (s: string) => /^[A-Za-z0-9!#$&\-^_.+]+$/.test(s);
+  const [essence = "", ...params] = m.split(";");
+  const slash = essence.indexOf("/");
+  return (
+    bytes(m) <= MAX_MIME_BYTES &&
+    slash > 0 &&
+    tok(essence.slice(0, slash)) &&
+    tok(essence.slice(slash + 1)) &&
+    params.every((p) => {
+      const t = p.trimStart();
+      const eq = t.indexOf("=");
+      return eq > 0 && tok(t.slice(0, eq)) && tok(t.slice(eq + 1).replace(/^"+|"+$/g, ""));
+    })
+  );
+}
+const isKind = (k: string) => k.length > 0 && k.length <= MAX_KIND_BYTES && /^[A-Za-z0-9._:-]+$/.test(k);
+const isTopic = (t: unknown): t is string => typeof t === "string" && t.length > 0 && t.length <= MAX_TOPIC_BYTES && /^[A-Za-z0-9._:/-]+$/.test(t);
+
+/** A table value as SQLite keeps it: booleans as 0/1, arrays and objects as JSON text. */
+function toSql(v: unknown): string | number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  if (typeof v === "string") return v;
+  return JSON.stringify(v);
+}
+/** SQLite's order of values: NULL, numbers, text (by bytes). */
+function sqlCompare(x: unknown, y: unknown): number {
+  const rank = (v: unknown) => (v === null || v === undefined ? 0 : typeof v === "number" ? 1 : 2);
+  const d = rank(x) - rank(y);
+  if (d !== 0) return d;
+  if (typeof x === "number" && typeof y === "number") return x - y;
+  const a = String(x);
+  const b = String(y);
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -113,26 +339,34 @@ function page<T>(items: T[], keyOf: (t: T) => string, a: Record<string, unknown>
 export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntime {
   const appId = options.appId ?? "mock-app";
   const entryKey = options.entryKey ?? "home";
+  const appVersion = options.appVersion ?? "1.0.0";
+  const packageHash = options.packageHash ?? `sha256:${"0".repeat(64)}`;
+  const manifestHash = options.manifestHash ?? `sha256:${"0".repeat(64)}`;
   const offered = new Set(options.capabilities ?? MOCK_CAPABILITIES);
   const denied = new Set(options.denied ?? []);
   const quota = options.quotaBytes ?? 64 * 1024 * 1024;
-  const secrets = options.secrets ?? {};
+  const artifactQuota = options.artifactQuotaBytes ?? 256 * 1024 * 1024;
+  const evidenceQuota = options.evidenceQuotaBytes ?? 16 * 1024 * 1024;
+  const declaredTables = options.tables;
+  const secrets = new Map(Object.entries(options.secrets ?? {}));
   const permissions = options.permissions ?? {};
   const bus = options.bus ?? createMockEventBus();
   const latency = options.latencyMs ?? 0;
   const defaultTimeout = options.timeoutMs ?? 30_000;
+  const now = () => (options.now ? options.now() : new Date()).toISOString();
   const store = new Map<string, unknown>();
-  const tables = new Map<string, Map<string, Record<string, unknown>>>();
+  const tables = new Map<string, Map<RowId, TableRow>>();
   const artifactStore = new Map<string, MockArtifact>();
-  const evidenceRecords: Record<string, unknown>[] = [];
+  const evidenceRecords: EvidenceRecord[] = [];
+  const evidenceBytes: number[] = [];
   const secretRefs = new Map<string, string>();
   const subscribed = new Set<string>();
+  const answered = new Map<string, "once" | "denied">();
+  const permissionPrompts: string[] = [];
   const calls: MockCall[] = [];
   const toasts: { message: string; level: string }[] = [];
   const navigations: string[] = [];
   const listeners = new Set<(s: HostSnapshot) => void>();
-  let seq = 0;
-  const id = (prefix: string) => `${prefix}_${(++seq).toString(36).padStart(6, "0")}`;
   const theme: ThemeSnapshot = { themeMode: "system", effectiveThemeMode: "light", colorSchemeId: "lime-default", tokens: {} };
   let snapshot: HostSnapshot = {
     appId, entryKey, entryKind: "page", route: "/", origin: `agentapp://${appId}`,
@@ -141,27 +375,142 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     capabilities: { available: [...offered], blocked: [] },
     ...options.snapshot,
   };
+  let traceId = "";
+  const provenance = (): Provenance => ({ appId, appVersion, entryKey, packageHash, manifestHash, traceId });
 
-  const used = () => {
+  // ---- lime.storage ----
+  const storageUsed = () => {
     let n = 0;
-    for (const [k, v] of store) n += bytes(k) + bytes(JSON.stringify(v));
-    for (const [, rows] of tables) for (const [k, r] of rows) n += bytes(k) + bytes(JSON.stringify(r));
-    for (const a of artifactStore.values()) n += a.size;
+    for (const [k, v] of store) n += bytes(k) + bytes(json(v));
+    for (const [, rows] of tables) for (const r of rows.values()) n += bytes(json(r));
     return n;
   };
   const ensureRoom = (add: number, old = 0) => {
-    if (add > old && used() - old + add > quota) throw new Refusal(ErrorCodes.STORAGE_QUOTA_EXCEEDED, "storage quota exceeded", "storage.quota_exceeded");
+    if (add > old && storageUsed() - old + add > quota) {
+      throw refuse(ErrorCodes.STORAGE_QUOTA_EXCEEDED, `storage quota exceeded: the database may use ${quota} bytes`, "storage.quota_exceeded");
+    }
   };
-  const str = (a: Record<string, unknown>, field: string, max = 256) => {
-    const v = a[field];
-    if (typeof v !== "string" || v.length === 0 || bytes(v) > max || /[\u0000-\u001f\u007f]/.test(v)) throw invalid(`args.${field} must be a non-empty string`, `${field}.invalid`);
-    return v;
-  };
+  const bad = (message: string) => invalid(message, "storage.invalid_argument");
   const key = (a: Record<string, unknown>) => {
     const k = a["key"];
-    if (typeof k !== "string" || k.length === 0 || bytes(k) > MAX_KEY_BYTES || /[\u0000-\u001f\u007f]/.test(k)) throw invalid("invalid key", "storage.invalid_key");
+    if (typeof k !== "string") throw bad("args.key must be a string");
+    const why = k.length === 0 ? "empty" : bytes(k) > MAX_KEY_BYTES ? "longer than 512 bytes" : /[\u0000-\u001f\u007f]/.test(k) ? "contains a control character" : null;
+    if (why) throw invalid(`invalid key: ${why}`, "storage.invalid_key");
     return k;
   };
+  const optStr = (a: Record<string, unknown>, field: string, err: (m: string) => Refusal) => {
+    const v = a[field];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "string") throw err(`args.${field} must be a string`);
+    return v;
+  };
+  const limitOf = (a: Record<string, unknown>, err: (m: string) => Refusal) => {
+    const v = a["limit"];
+    if (v === undefined || v === null) return 100;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > MAX_LIST_LIMIT) throw err(`args.limit must be 1..=${MAX_LIST_LIMIT}`);
+    return v;
+  };
+  const table = (a: Record<string, unknown>) => {
+    const name = a["table"];
+    if (typeof name !== "string") throw bad("args.table must be a string");
+    const decl = declaredTables ? (Object.hasOwn(declaredTables, name) ? declaredTables[name] : undefined) : {};
+    if (!decl || name.startsWith("lime_")) throw invalid(`table ${JSON.stringify(name.slice(0, 128))} is not declared in the app's storage schema`, "storage.undeclared_table");
+    const pk = decl.primaryKey ?? "id";
+    const columns = decl.columns;
+    if (columns && !columns.includes(pk)) throw refuse(ErrorCodes.STORAGE_SCHEMA_MISMATCH, `schema mismatch: table ${JSON.stringify(name)} has no column ${JSON.stringify(pk)}, its declared primary key`, "storage.schema_mismatch");
+    const checkColumns = (names: Iterable<string>) => {
+      for (const c of names) {
+        if (columns && !columns.includes(c)) {
+          throw refuse(ErrorCodes.STORAGE_SCHEMA_MISMATCH, `schema mismatch: table ${JSON.stringify(name)} has no writable column ${JSON.stringify(c.slice(0, 128))}`, "storage.schema_mismatch");
+        }
+      }
+    };
+    const rows = tables.get(name) ?? new Map<RowId, TableRow>();
+    return { name, pk, rows, checkColumns, save: () => tables.set(name, rows) };
+  };
+  const sqlValues = (o: Record<string, unknown>) => {
+    const out: TableRow = {};
+    for (const [k, v] of Object.entries(o)) {
+      const s = toSql(v);
+      if (typeof s === "string" && bytes(s) > MAX_VALUE_BYTES) throw invalid(`value too large: ${bytes(s)} bytes (at most ${MAX_VALUE_BYTES})`, "storage.value_too_large");
+      out[k] = s;
+    }
+    return out;
+  };
+  const rowId = (a: Record<string, unknown>): RowId | null => {
+    if (!("id" in a) || a["id"] === undefined) throw bad("args.id is required");
+    const id = toSql(a["id"]);
+    return id;
+  };
+  const object = (a: Record<string, unknown>, field: string) => {
+    const v = a[field];
+    if (!isRecord(v)) throw bad(`args.${field} must be an object`);
+    return v;
+  };
+
+  // ---- lime.artifacts / lime.evidence ----
+  const closed = (a: Record<string, unknown>, allowed: string[], cause: string) => {
+    const extra = Object.keys(a).find((k) => !allowed.includes(k));
+    if (extra !== undefined) throw invalid(`unknown argument ${JSON.stringify(extra.slice(0, 64))}`, cause);
+  };
+  const artBad = (m: string) => invalid(m, "artifacts.invalid_argument");
+  const evBad = (m: string) => invalid(m, "evidence.invalid_argument");
+  const artifactId = (a: Record<string, unknown>) => {
+    const id = a["id"];
+    if (id === undefined || id === null) throw artBad("args.id is required");
+    if (typeof id !== "string") throw artBad("args.id must be a string");
+    if (!isRuntimeId(id, "artifact_")) throw invalid("invalid artifact id", "artifacts.invalid_id");
+    return id;
+  };
+  const meta = (art: MockArtifact): ArtifactMetadata => {
+    const { bytes: _b, ...m } = art;
+    return structuredClone(m);
+  };
+  const artifactBytes = () => {
+    const seen = new Map<string, number>();
+    for (const a of artifactStore.values()) seen.set(a.sha256, a.size);
+    let n = 0;
+    for (const s of seen.values()) n += s;
+    return n;
+  };
+  const cursorSeq = (cursor: string | undefined, err: (m: string) => Refusal) => {
+    if (cursor === undefined) return 0;
+    if (!/^c[0-9]{1,19}$/.test(cursor)) throw err("invalid argument: unknown cursor");
+    return Number(cursor.slice(1));
+  };
+  let artifactSeq = 0;
+  const artifactSeqs = new Map<string, number>();
+  let evidenceSeq = 0;
+  const evidenceSeqs: number[] = [];
+  const evidencePage = (kind: string | undefined, cursor: string | undefined, limit: number) => {
+    if (kind !== undefined && !isKind(kind)) throw invalid("invalid kind: 1..=64 characters of [A-Za-z0-9._:-]", "evidence.invalid_kind");
+    const after = cursorSeq(cursor, evBad);
+    const rest = evidenceRecords
+      .map((r, i) => ({ r, seq: evidenceSeqs[i]! }))
+      .filter((x) => x.seq > after && (kind === undefined || x.r.kind === kind));
+    const out = rest.slice(0, limit);
+    const last = out[out.length - 1];
+    return { items: structuredClone(out.map((x) => x.r)), nextCursor: rest.length > limit && last ? `c${last.seq}` : null };
+  };
+
+  // ---- lime.policy ----
+  const permissionAnswer = (perm: string): PermissionResult => {
+    const how = Object.hasOwn(permissions, perm) ? permissions[perm] : undefined;
+    if (how === undefined) throw refuse(ErrorCodes.PERMISSION_DENIED, "the app declares no permission with this key", "permission.not_declared");
+    if (how === "required") {
+      throw invalid("this permission is required: install consent grants it, so it cannot be requested", "policy.permission_required");
+    }
+    if (how === "granted" || (how === "always" && permissionPrompts.includes(perm))) return { granted: true, persistence: "always" };
+    const remembered = answered.get(perm);
+    if (remembered === "denied") return { granted: false, persistence: "denied" };
+    if (remembered === "once") return { granted: true, persistence: "once" };
+    permissionPrompts.push(perm);
+    if (how === "dismissed") return { granted: false, persistence: "denied" };
+    if (how === "once" || how === "denied") answered.set(perm, how);
+    return { granted: how !== "denied", persistence: how };
+  };
+
+  let member: MockBusMember;
 
   const services: Record<string, Record<string, (a: Record<string, unknown>) => unknown>> = {
     "lime.ui": {
@@ -170,159 +519,312 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
       getTheme: () => snapshot.theme,
     },
     "lime.storage": {
-      tableGet(a) {
-        const row = tables.get(str(a, "table"))?.get(String(a["id"]));
-        return row === undefined ? null : structuredClone(row);
-      },
       get(a) {
         const k = key(a);
         return store.has(k) ? structuredClone(store.get(k)) : null;
       },
       set(a) {
+        if (!("value" in a)) throw bad("args.value is required");
         const k = key(a);
-        if (!("value" in a)) throw invalid("args.value is required");
-        const text = JSON.stringify(a["value"]);
-        if (text === undefined || bytes(text) > MAX_VALUE_BYTES) throw invalid("value too large or not JSON", "storage.value_too_large");
-        const old = store.has(k) ? bytes(k) + bytes(JSON.stringify(store.get(k))) : 0;
+        const text = json(a["value"]);
+        if (bytes(text) > MAX_VALUE_BYTES) throw invalid(`value too large: ${bytes(text)} bytes (at most ${MAX_VALUE_BYTES})`, "storage.value_too_large");
+        const old = store.has(k) ? bytes(k) + bytes(json(store.get(k))) : 0;
         ensureRoom(bytes(k) + bytes(text), old);
         store.set(k, JSON.parse(text));
         return null;
-      },
-      tableDelete(a) {
-        return { deleted: tables.get(str(a, "table"))?.delete(String(a["id"])) ?? false };
       },
       delete(a) {
         return { deleted: store.delete(key(a)) };
       },
       list(a) {
-        const prefix = a["prefix"] ?? "";
-        if (typeof prefix !== "string") throw invalid("args.prefix must be a string");
-        const keys = [...store.keys()].filter((k) => k.startsWith(prefix)).sort();
-        const p = page(keys, (k) => k, a);
-        const out: StorageListPage = { items: p.items.map((k) => ({ key: k, value: structuredClone(store.get(k)) })), nextCursor: p.nextCursor };
+        const prefix = optStr(a, "prefix", bad) ?? "";
+        const cursor = optStr(a, "cursor", bad);
+        const limit = limitOf(a, bad);
+        if (bytes(prefix) > MAX_KEY_BYTES) throw invalid("invalid key: prefix longer than a key", "storage.invalid_key");
+        const keys = [...store.keys()].filter((k) => k.startsWith(prefix) && (cursor === undefined || k > cursor)).sort();
+        const items = keys.slice(0, limit);
+        const out: StorageListPage = {
+          items: items.map((k) => ({ key: k, value: structuredClone(store.get(k)) })),
+          nextCursor: keys.length > limit ? (items[items.length - 1] ?? null) : null,
+        };
         return out;
       },
-      tableInsert(a) {
-        const t = str(a, "table");
-        if (!isRecord(a["row"])) throw invalid("args.row must be an object");
-        const row = structuredClone(a["row"]);
-        const rowId = typeof row["id"] === "string" && row["id"] ? row["id"] : id("row");
-        const rows = tables.get(t) ?? new Map<string, Record<string, unknown>>();
-        if (rows.has(rowId)) throw invalid(`a row with id ${rowId} exists`, "storage.duplicate_id");
-        ensureRoom(bytes(rowId) + bytes(JSON.stringify({ ...row, id: rowId })));
-        rows.set(rowId, { ...row, id: rowId });
-        tables.set(t, rows);
-        return { id: rowId };
-      },
-      tableUpdate(a) {
-        const t = str(a, "table");
-        const rowId = String(a["id"]);
-        if (!isRecord(a["patch"])) throw invalid("args.patch must be an object");
-        const rows = tables.get(t);
-        const old = rows?.get(rowId);
-        if (!rows || !old) return { updated: false };
-        const next = { ...old, ...structuredClone(a["patch"]), id: rowId };
-        ensureRoom(bytes(JSON.stringify(next)), bytes(JSON.stringify(old)));
-        rows.set(rowId, next);
-        return { updated: true };
+      tableGet(a) {
+        const t = table(a);
+        const id = rowId(a);
+        const row = id === null ? undefined : t.rows.get(id);
+        return row === undefined ? null : structuredClone(row);
       },
       tableQuery(a) {
-        const rows = [...(tables.get(str(a, "table"))?.values() ?? [])];
         const where = a["where"] ?? {};
-        if (!isRecord(where)) throw invalid("args.where must be an object");
-        const limit = a["limit"] ?? 100;
+        if (!isRecord(where)) throw bad("args.where must be an object");
+        const orderBy = optStr(a, "orderBy", bad);
+        const descending = a["descending"] ?? false;
+        if (typeof descending !== "boolean") throw bad("args.descending must be a boolean");
+        const limit = limitOf(a, bad);
         const offset = a["offset"] ?? 0;
-        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid("args.limit must be 1..=1000");
-        if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0 || offset > 100000) throw invalid("args.offset must be 0..=100000");
-        const hits = rows.filter((r) => Object.entries(where).every(([f, v]) => JSON.stringify(r[f]) === JSON.stringify(v)));
-        const orderBy = typeof a["orderBy"] === "string" ? a["orderBy"] : "id";
-        hits.sort((x, y) => String(x[orderBy]).localeCompare(String(y[orderBy])));
-        if (a["descending"] === true) hits.reverse();
+        if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0) throw bad("args.offset must be a whole number");
+        if (offset > MAX_QUERY_OFFSET) throw bad(`invalid argument: offset must be at most ${MAX_QUERY_OFFSET}`);
+        const t = table(a);
+        t.checkColumns([...Object.keys(where), ...(orderBy === undefined ? [] : [orderBy])]);
+        const filter = sqlValues(where);
+        const hits = [...t.rows.values()].filter((r) => Object.entries(filter).every(([c, v]) => (v === null ? (r[c] ?? null) === null : r[c] === v)));
+        const dir = descending ? -1 : 1;
+        hits.sort((x, y) => dir * (sqlCompare(orderBy === undefined ? x[t.pk] : x[orderBy], orderBy === undefined ? y[t.pk] : y[orderBy]) || sqlCompare(x[t.pk], y[t.pk])));
         return { rows: structuredClone(hits.slice(offset, offset + limit)) };
+      },
+      tableInsert(a) {
+        const t = table(a);
+        const given = object(a, "row");
+        if (Object.keys(given).length === 0) throw bad("invalid argument: row has no columns");
+        t.checkColumns(Object.keys(given));
+        const row = sqlValues(given);
+        let id = row[t.pk] as RowId | null | undefined;
+        if (id === null || id === undefined) {
+          let max = 0;
+          for (const k of t.rows.keys()) if (typeof k === "number" && k > max) max = k;
+          id = Math.floor(max) + 1;
+          row[t.pk] = id;
+        }
+        if (t.rows.has(id)) throw bad(`invalid argument: constraint failed: UNIQUE constraint failed: ${t.name}.${t.pk}`);
+        ensureRoom(bytes(json(row)));
+        t.rows.set(id, row);
+        t.save();
+        return { id };
+      },
+      tableUpdate(a) {
+        const t = table(a);
+        const id = rowId(a);
+        const patch = object(a, "patch");
+        if (Object.keys(patch).length === 0) throw bad("invalid argument: patch has no columns");
+        t.checkColumns(Object.keys(patch));
+        const old = id === null ? undefined : t.rows.get(id);
+        if (id === null || !old) return { updated: false };
+        const next: TableRow = { ...old, ...sqlValues(patch) };
+        const newId = next[t.pk] as RowId | null;
+        if (newId === null || (newId !== id && t.rows.has(newId))) throw bad(`invalid argument: constraint failed: ${t.name}.${t.pk}`);
+        ensureRoom(bytes(json(next)), bytes(json(old)));
+        t.rows.delete(id);
+        t.rows.set(newId, next);
+        return { updated: true };
+      },
+      tableDelete(a) {
+        const t = table(a);
+        const id = rowId(a);
+        return { deleted: id !== null && t.rows.delete(id) };
       },
     },
     "lime.artifacts": {
       create(a) {
-        const name = str(a, "name");
-        const content = a["content"];
-        const encoding = a["encoding"] ?? "text";
-        if (typeof content !== "string") throw invalid("args.content must be a string");
-        if (encoding !== "text" && encoding !== "base64") throw invalid("args.encoding must be text or base64");
-        if (encoding === "base64" && !/^[A-Za-z0-9+/]*={0,2}$/.test(content)) throw invalid("args.content is not base64", "artifact.invalid_base64");
-        const size = encoding === "base64" ? Math.floor((content.length * 3) / 4) - (content.match(/=+$/)?.[0].length ?? 0) : bytes(content);
-        ensureRoom(size);
+        closed(a, ["name", "mimeType", "text", "base64"], "artifacts.invalid_argument");
+        const name = optStr(a, "name", artBad);
+        if (name === undefined) throw artBad("args.name is required");
+        const mime = optStr(a, "mimeType", artBad);
+        const text = optStr(a, "text", artBad);
+        const b64 = optStr(a, "base64", artBad);
+        const tooLarge = (n: number) => invalid(`content is ${n} bytes or more (at most ${MAX_CONTENT_BYTES})`, "artifacts.too_large");
+        let content: Uint8Array;
+        if (text !== undefined && b64 === undefined) {
+          content = utf8.encode(text);
+          if (content.length > MAX_CONTENT_BYTES) throw tooLarge(content.length);
+        } else if (b64 !== undefined && text === undefined) {
+          if (b64.length > Math.ceil(MAX_CONTENT_BYTES / 3) * 4) throw tooLarge(Math.floor(b64.length / 4) * 3);
+          const decoded = decodeBase64(b64);
+          if (!decoded) throw invalid("args.base64 is not valid base64 (standard alphabet, padded)", "artifacts.invalid_base64");
+          if (decoded.length > MAX_CONTENT_BYTES) throw tooLarge(decoded.length);
+          content = decoded;
+        } else if (text !== undefined) {
+          throw artBad("give args.text or args.base64, not both");
+        } else {
+          throw artBad("args.text or args.base64 is required");
+        }
+        const why = nameProblem(name);
+        if (why) throw invalid(`invalid artifact name: ${why}`, "artifacts.invalid_name");
+        if (mime !== undefined && !isMime(mime)) throw invalid("invalid MIME type: must be type/subtype, at most 127 characters", "artifacts.invalid_mime_type");
+        if (artifactStore.size >= MAX_ARTIFACTS) throw refuse(ErrorCodes.STORAGE_QUOTA_EXCEEDED, `the app already keeps ${MAX_ARTIFACTS} artifacts`, "artifacts.too_many");
+        const sha256 = sha256Hex(content);
+        const used = artifactBytes();
+        const adding = [...artifactStore.values()].some((x) => x.sha256 === sha256) ? 0 : content.length;
+        if (used + adding > artifactQuota) {
+          throw refuse(ErrorCodes.STORAGE_QUOTA_EXCEEDED, `artifact quota exceeded: ${used} + ${adding} bytes > ${artifactQuota} bytes`, "artifacts.quota_exceeded");
+        }
         const art: MockArtifact = {
-          artifactId: id("art"), name, mimeType: typeof a["mimeType"] === "string" ? a["mimeType"] : "application/octet-stream",
-          size, createdAt: new Date(0).toISOString(), content, encoding,
+          id: `artifact_${randomHex()}`, name, mimeType: mime ?? "application/octet-stream", size: content.length,
+          sha256, createdAt: now(), provenance: provenance(), bytes: content,
         };
-        artifactStore.set(art.artifactId, art);
-        const { content: _c, ...meta } = art;
-        return meta;
+        artifactStore.set(art.id, art);
+        artifactSeqs.set(art.id, ++artifactSeq);
+        return meta(art);
       },
       read(a) {
-        const art = artifactStore.get(str(a, "artifactId"));
-        if (!art) throw invalid("no such artifact", "artifact.not_found");
-        return { ...art };
+        closed(a, ["id", "encoding"], "artifacts.invalid_argument");
+        const id = artifactId(a);
+        const encoding = optStr(a, "encoding", artBad) ?? "base64";
+        if (encoding !== "base64" && encoding !== "text") throw artBad('args.encoding must be "base64" or "text"');
+        const art = artifactStore.get(id);
+        if (!art) throw refuse(ErrorCodes.NOT_FOUND, "no artifact with this id", "artifacts.not_found");
+        let content: string;
+        if (encoding === "text") {
+          try {
+            content = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(art.bytes);
+          } catch {
+            throw invalid("the artifact is not UTF-8 text; read it as base64", "artifacts.not_text");
+          }
+        } else {
+          content = encodeBase64(art.bytes);
+        }
+        return { ...meta(art), encoding, content };
       },
       list(a) {
-        const all = [...artifactStore.values()].map(({ content: _c, ...meta }) => meta);
-        return page(all, (m) => m.artifactId, a);
+        closed(a, ["cursor", "limit"], "artifacts.invalid_argument");
+        const cursor = optStr(a, "cursor", artBad);
+        const limit = limitOf(a, artBad);
+        const all = [...artifactStore.values()].map((x) => ({ m: meta(x), seq: artifactSeqs.get(x.id)! }));
+        const after = cursorSeq(cursor, artBad);
+        const rest = all.filter((x) => x.seq > after);
+        const out = rest.slice(0, limit);
+        const last = out[out.length - 1];
+        return { items: out.map((x) => x.m), nextCursor: rest.length > limit && last ? `c${last.seq}` : null };
       },
-      delete: (a) => ({ deleted: artifactStore.delete(str(a, "artifactId")) }),
+      delete(a) {
+        closed(a, ["id"], "artifacts.invalid_argument");
+        const id = artifactId(a);
+        artifactSeqs.delete(id);
+        return { deleted: artifactStore.delete(id) };
+      },
     },
     "lime.evidence": {
       record(a) {
-        const kind = str(a, "kind", 64);
-        const data = a["data"];
-        if (data !== undefined && bytes(JSON.stringify(data)) > MAX_VALUE_BYTES) throw invalid("args.data too large", "evidence.too_large");
-        const ids = a["artifactIds"] ?? [];
-        if (!Array.isArray(ids) || ids.some((x) => typeof x !== "string" || !artifactStore.has(x))) throw invalid("args.artifactIds must name this app's artifacts", "artifact.not_found");
-        const rec = { evidenceId: id("ev"), kind, summary: typeof a["summary"] === "string" ? a["summary"] : "", data: structuredClone(data ?? null), artifactIds: [...ids], provenance: { appId, entryKey } };
+        closed(a, ["kind", "summary", "data", "artifactIds"], "evidence.invalid_argument");
+        const kind = optStr(a, "kind", evBad);
+        if (kind === undefined) throw evBad("args.kind is required");
+        if (!isKind(kind)) throw invalid("invalid kind: 1..=64 characters of [A-Za-z0-9._:-]", "evidence.invalid_kind");
+        const summary = optStr(a, "summary", evBad) ?? "";
+        const data = a["data"] === undefined ? null : structuredClone(a["data"]);
+        const rawIds = a["artifactIds"] ?? [];
+        if (!Array.isArray(rawIds)) throw evBad("args.artifactIds must be an array");
+        if (rawIds.length > MAX_ARTIFACT_REFS) throw invalid(`at most ${MAX_ARTIFACT_REFS} artifactIds`, "evidence.too_large");
+        if (rawIds.some((x) => typeof x !== "string")) throw evBad("args.artifactIds must be strings");
+        if (bytes(summary) > MAX_SUMMARY_BYTES) throw invalid(`summary longer than ${MAX_SUMMARY_BYTES} bytes`, "evidence.too_large");
+        const dataText = json(data);
+        if (bytes(dataText) > MAX_DATA_BYTES) throw invalid(`data is ${bytes(dataText)} bytes of JSON (at most ${MAX_DATA_BYTES})`, "evidence.too_large");
+        const refs: { artifactId: string; sha256: string }[] = [];
+        for (const id of rawIds as string[]) {
+          if (!isRuntimeId(id, "artifact_")) throw invalid("artifact ref: invalid artifact id", "artifacts.invalid_id");
+          if (refs.some((r) => r.artifactId === id)) continue;
+          const art = artifactStore.get(id);
+          if (!art) throw refuse(ErrorCodes.NOT_FOUND, "artifact ref: no artifact with this id", "artifacts.not_found");
+          refs.push({ artifactId: art.id, sha256: art.sha256 });
+        }
+        const size = bytes(kind) + bytes(summary) + bytes(dataText) + bytes(JSON.stringify(refs));
+        if (evidenceRecords.length >= MAX_RECORDS) throw refuse(ErrorCodes.STORAGE_QUOTA_EXCEEDED, `the app already keeps ${MAX_RECORDS} evidence records`, "evidence.too_many");
+        const used = evidenceBytes.reduce((x, y) => x + y, 0);
+        if (used + size > evidenceQuota) {
+          throw refuse(ErrorCodes.STORAGE_QUOTA_EXCEEDED, `evidence quota exceeded: ${used} + ${size} bytes > ${evidenceQuota} bytes`, "evidence.quota_exceeded");
+        }
+        const rec: EvidenceRecord = {
+          id: `evidence_${randomHex()}`, kind, summary, data, artifacts: refs, createdAt: now(), provenance: provenance(),
+        };
         evidenceRecords.push(rec);
-        return { evidenceId: rec.evidenceId };
+        evidenceBytes.push(size);
+        evidenceSeqs.push(++evidenceSeq);
+        return structuredClone(rec);
       },
       list(a) {
-        const kind = a["kind"];
-        return page(evidenceRecords.filter((r) => kind === undefined || r["kind"] === kind), (r) => String(r["evidenceId"]), a);
+        closed(a, ["kind", "cursor", "limit"], "evidence.invalid_argument");
+        const kind = optStr(a, "kind", evBad);
+        const cursor = optStr(a, "cursor", evBad);
+        const limit = limitOf(a, evBad);
+        return evidencePage(kind, cursor, limit);
       },
-      export: () => ({ schemaVersion: 1, app: { appId }, records: structuredClone(evidenceRecords) }),
+      export(a) {
+        closed(a, ["kind"], "evidence.invalid_argument");
+        const kind = optStr(a, "kind", evBad);
+        const records = evidencePage(kind, undefined, Number.MAX_SAFE_INTEGER).items;
+        const refs = new Map<string, EvidencePackArtifact>();
+        for (const r of records) {
+          for (const ref of r.artifacts) {
+            const k = `${ref.artifactId}\u0000${ref.sha256}`;
+            if (refs.has(k)) continue;
+            const art = artifactStore.get(ref.artifactId);
+            refs.set(
+              k,
+              art && art.sha256 === ref.sha256
+                ? { artifactId: art.id, sha256: art.sha256, present: true, name: art.name, mimeType: art.mimeType, size: art.size, createdAt: art.createdAt, provenance: structuredClone(art.provenance) }
+                : { artifactId: ref.artifactId, sha256: ref.sha256, present: false },
+            );
+          }
+        }
+        const pack: EvidencePack = {
+          schemaVersion: "apphost.evidence-pack.v1",
+          app: { appId, appVersion, packageHash, manifestHash },
+          generatedAt: now(),
+          kind: kind ?? null,
+          records,
+          artifacts: [...refs.entries()].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([, v]) => v),
+        };
+        return pack;
+      },
     },
     "lime.secrets": {
       getRef(a) {
-        const slot = str(a, "key", 128);
-        if (!(slot in secrets)) throw new Refusal(ErrorCodes.PERMISSION_DENIED, `the app declares no secret ${slot}`, "secret.not_declared");
-        if (!secrets[slot]) throw new Refusal(ErrorCodes.CAPABILITY_NOT_AVAILABLE, `secret ${slot} is not bound yet`, "secret.unbound");
+        const slot = a["key"];
+        if (typeof slot !== "string" || slot.length === 0 || bytes(slot) > MAX_SLOT_BYTES) {
+          throw invalid("args.key must be a slot key (a non-empty string)", "secrets.invalid_argument");
+        }
+        const bound = secrets.get(slot);
+        if (bound === undefined) throw refuse(ErrorCodes.PERMISSION_DENIED, "the app's manifest declares no secret slot with this key", "secrets.not_declared");
+        if (!bound) throw refuse(ErrorCodes.SECRET_NOT_BOUND, "no value is bound to this secret slot yet; the user binds one in the host", "secrets.not_bound");
         let ref = secretRefs.get(slot);
-        if (!ref) secretRefs.set(slot, (ref = `secretref_${Math.random().toString(36).slice(2, 14)}`));
-        return { ref };
+        if (!ref) secretRefs.set(slot, (ref = `secretref_${randomHex()}`));
+        return { ref, key: slot };
       },
     },
     "lime.events": {
       publish(a) {
-        const topic = str(a, "topic", 128);
-        const payload = a["payload"];
-        if (payload !== undefined && bytes(JSON.stringify(payload)) > 64 * 1024) throw invalid("args.payload too large", "events.too_large");
-        bus.publish(appId, payload === undefined ? { topic } : { topic, payload });
-        return null;
+        const topic = a["topic"];
+        if (!isTopic(topic)) throw invalid(`args.topic must be 1-${MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /`, "events.invalid_topic");
+        const payload = a["payload"] === undefined ? null : a["payload"];
+        if (bytes(json(payload)) > MAX_PAYLOAD_BYTES) {
+          throw invalid(`an event payload may be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`, "events.payload_too_large");
+        }
+        const event: LimeAppEvent = { capability: "lime.events", topic, payload: structuredClone(payload), sourceEntryKey: entryKey };
+        return { delivered: bus.publish(appId, member, event) };
       },
       subscribe(a) {
-        subscribed.add(str(a, "topic", 128));
-        return null;
+        const topic = a["topic"];
+        if (!isTopic(topic)) throw invalid(`args.topic must be 1-${MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /`, "events.invalid_topic");
+        if (!subscribed.has(topic) && subscribed.size >= MAX_SUBSCRIPTIONS) {
+          throw invalid(`a frame may subscribe to at most ${MAX_SUBSCRIPTIONS} topics`, "events.too_many_subscriptions");
+        }
+        subscribed.add(topic);
+        return { subscribed: true, topic };
       },
       unsubscribe(a) {
-        subscribed.delete(str(a, "topic", 128));
-        return null;
+        const topic = a["topic"];
+        if (!isTopic(topic)) throw invalid(`args.topic must be 1-${MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /`, "events.invalid_topic");
+        return { unsubscribed: subscribed.delete(topic), topic };
       },
     },
     "lime.policy": {
       requestPermission(a) {
-        const perm = str(a, "permission", 128);
-        const answer = permissions[perm];
-        if (!answer) throw new Refusal(ErrorCodes.PERMISSION_DENIED, `the app declares no optional permission ${perm}`, "permission.not_declared");
-        const r: PermissionResult = { granted: answer !== "denied", persistence: answer };
-        return r;
+        const perm = a["permission"];
+        if (typeof perm !== "string" || perm.length === 0 || bytes(perm) > 256) {
+          throw invalid("args.permission must be the key of a declared permission", "policy.invalid_argument");
+        }
+        return permissionAnswer(perm);
       },
     },
+  };
+
+  /** What the host answers for `args` that are not an object, per capability. */
+  const notAnObject: Record<string, Refusal> = {
+    "lime.storage": bad("args must be an object"),
+    "lime.artifacts": artBad("args must be an object"),
+    "lime.evidence": evBad("args must be an object"),
+    "lime.secrets": invalid("args.key must be a slot key (a non-empty string)", "secrets.invalid_argument"),
+    "lime.events": invalid("args.topic must be a topic", "events.invalid_topic"),
+    "lime.policy": invalid("args.permission must be the key of a declared permission", "policy.invalid_argument"),
   };
 
   const fail = (code: ErrorCode, message: string, capability: string, method: string, causeCode?: string, retryable = false) =>
@@ -350,16 +852,21 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     calls.push({ capability, method, args: structuredClone(args) });
     if (opts.signal?.aborted) throw fail(ErrorCodes.CANCELLED, "cancelled by the app", capability, method);
     await wait(capability, method, opts);
-    const service = offered.has(capability) ? services[capability] : undefined;
+    const service = offered.has(capability) && Object.hasOwn(services, capability) ? services[capability] : undefined;
     const fn = service && Object.hasOwn(service, method) ? service[method] : undefined;
     if (!fn) throw fail(ErrorCodes.CAPABILITY_NOT_AVAILABLE, `${capability}.${method} is not available in this host`, capability, method, "capability.not_available");
     if (denied.has(`${capability}.${method}`)) throw fail(ErrorCodes.PERMISSION_DENIED, `the user denied ${capability}.${method}`, capability, method, "permission.denied");
     const a = args === null || args === undefined ? {} : args;
-    if (!isRecord(a)) throw fail(ErrorCodes.INVALID_ARGUMENT, "args must be an object", capability, method, "args.not_an_object");
     try {
-      return fn(a) as T;
+      if (!isRecord(a)) {
+        if (capability === "lime.ui") return fn({}) as T;
+        throw notAnObject[capability] ?? invalid("args must be an object", "args.invalid");
+      }
+      traceId = `trace_${randomHex()}`;
+      // Arguments cross the bridge as JSON: the mock sees them as the host would.
+      return fn(JSON.parse(JSON.stringify(a)) as Record<string, unknown>) as T;
     } catch (e) {
-      if (e instanceof Refusal) throw fail(e.code, e.message, capability, method, e.causeCode);
+      if (e instanceof Refusal) throw fail(e.code, e.message, capability, method, e.causeCode, e.retryable);
       throw e;
     }
   }
@@ -375,9 +882,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     },
     openExternal: () => undefined,
   });
-  const leave = bus.join(appId, (e) => {
-    if (subscribed.has(e.topic)) handles.hub.deliver(e);
-  });
+  member = {
+    accepts: (topic) => subscribed.has(topic),
+    deliver: (e) => void handles.hub.deliver(e),
+  };
+  const leave = bus.join(appId, member);
 
   const rt: MockLimeRuntime = {
     appId,
@@ -387,6 +896,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     tables,
     artifactStore,
     evidenceRecords,
+    permissionPrompts,
     toasts,
     navigations,
     ready: async () => snapshot,
@@ -404,6 +914,10 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     secrets: handles.secrets,
     events: handles.events,
     policy: handles.policy,
+    setSecretBound(k, b) {
+      secrets.set(k, b);
+      secretRefs.delete(k);
+    },
     setTheme(t) {
       const th = { ...snapshot.theme, ...t };
       snapshot = { ...snapshot, ...th, theme: th };
@@ -412,6 +926,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     close: () => {
       listeners.clear();
       handles.hub.clear();
+      subscribed.clear();
       leave();
     },
   };

@@ -1,6 +1,7 @@
 // The typed lime.* handles over a scripted host, and the mock runtime's same surface.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import {
   APP_MESSAGE_TYPES,
   BRIDGE_PROTOCOL,
@@ -13,6 +14,7 @@ import {
   createMockEventBus,
   createMockLimeRuntime,
 } from "@apphost/bridge-sdk"; // through package.json `exports`, as an app imports it
+import { sha256Hex } from "../dist/mock.js";
 
 function fakeHost() {
   const sent = [];
@@ -46,10 +48,10 @@ test("each handle sends capability:invoke with its capability, method and args",
   const h = fakeHost();
   const lime = rt(h);
   const cases = [
-    [() => lime.artifacts.create({ name: "r.txt", content: "hi" }), "lime.artifacts", "create", { name: "r.txt", content: "hi" }],
-    [() => lime.artifacts.read({ artifactId: "x" }), "lime.artifacts", "read", { artifactId: "x" }],
+    [() => lime.artifacts.create({ name: "r.txt", text: "hi" }), "lime.artifacts", "create", { name: "r.txt", text: "hi" }],
+    [() => lime.artifacts.read({ id: "artifact_1", encoding: "text" }), "lime.artifacts", "read", { id: "artifact_1", encoding: "text" }],
     [() => lime.artifacts.list(), "lime.artifacts", "list", {}],
-    [() => lime.artifacts.delete({ artifactId: "x" }), "lime.artifacts", "delete", { artifactId: "x" }],
+    [() => lime.artifacts.delete({ id: "artifact_1" }), "lime.artifacts", "delete", { id: "artifact_1" }],
     [() => lime.evidence.record({ kind: "review", data: { ok: 1 } }), "lime.evidence", "record", { kind: "review", data: { ok: 1 } }],
     [() => lime.evidence.list({ kind: "review", limit: 5 }), "lime.evidence", "list", { kind: "review", limit: 5 }],
     [() => lime.evidence.export(), "lime.evidence", "export", {}],
@@ -58,6 +60,9 @@ test("each handle sends capability:invoke with its capability, method and args",
     [() => lime.policy.requestPermission({ permission: "network" }), "lime.policy", "requestPermission", { permission: "network" }],
     [() => lime.storage.table("notes").insert({ row: { title: "x" } }), "lime.storage", "tableInsert", { row: { title: "x" }, table: "notes" }],
     [() => lime.storage.table("notes").query({ where: { done: false } }), "lime.storage", "tableQuery", { where: { done: false }, table: "notes" }],
+    [() => lime.storage.table("notes").get({ id: 7 }), "lime.storage", "tableGet", { id: 7, table: "notes" }],
+    [() => lime.storage.table("notes").update({ id: 7, patch: { done: true } }), "lime.storage", "tableUpdate", { id: 7, patch: { done: true }, table: "notes" }],
+    [() => lime.storage.table("notes").delete({ id: 7 }), "lime.storage", "tableDelete", { id: 7, table: "notes" }],
     [() => lime.ui.getLocale(), "lime.ui", "getLocale", {}],
   ];
   for (const [call, capability, method, args] of cases) {
@@ -112,14 +117,15 @@ test("events: one subscribe per topic, host:event reaches that topic's listeners
   h.answer(null);
   await s3;
 
-  h.reply("host:event", undefined, { topic: "t", payload: 1 });
-  h.reply("host:event", undefined, { topic: "u", payload: 2 });
-  h.reply("host:event", undefined, { topic: "t", payload: "spoofed" }, { fromHost: false });
+  const ev = (topic, payload) => ({ capability: "lime.events", topic, payload, sourceEntryKey: "panel" });
+  h.reply("host:event", undefined, ev("t", 1));
+  h.reply("host:event", undefined, ev("u", 2));
+  h.reply("host:event", undefined, ev("t", "spoofed"), { fromHost: false });
   h.reply("host:event", undefined, { nope: true });
   assert.deepEqual(got, { a: [1], b: [1], other: [2] });
 
   await off1();
-  h.reply("host:event", undefined, { topic: "t", payload: 3 });
+  h.reply("host:event", undefined, ev("t", 3));
   assert.deepEqual(got.a, [1]);
   assert.deepEqual(got.b, [1, 3]);
   const before = h.sent.length;
@@ -128,7 +134,7 @@ test("events: one subscribe per topic, host:event reaches that topic's listeners
   assert.deepEqual(h.sent.at(-1).payload, { capability: "lime.events", method: "unsubscribe", args: { topic: "t" } });
   h.answer(null);
   await last;
-  h.reply("host:event", undefined, { topic: "t", payload: 4 });
+  h.reply("host:event", undefined, ev("t", 4));
   assert.deepEqual(got.b, [1, 3]);
   lime.close();
 });
@@ -152,7 +158,7 @@ test("a host:event for a pending call goes to its onEvent, not to app-event list
 test("timeout and AbortSignal work the same on every handle (and tell the host)", async () => {
   const h = fakeHost();
   const lime = rt(h, { timeoutMs: 30 });
-  const slow = lime.artifacts.create({ name: "x", content: "y" });
+  const slow = lime.artifacts.create({ name: "x", text: "y" });
   const id = h.sent.at(-1).requestId;
   await assert.rejects(slow, (e) => e.code === "HOST_E_TIMEOUT" && e.retryable && e.capability === "lime.artifacts");
   assert.deepEqual(h.sent.at(-1), { ...h.sent.at(-1), type: "capability:cancel", payload: { requestId: id } });
@@ -198,88 +204,257 @@ test("mock: unknown capability, unknown method and a capability not offered answ
   assert.deepEqual(MOCK_CAPABILITIES.length, 7);
 });
 
-test("mock: artifacts round trip, paging, quota shared with storage", async () => {
-  const lime = createMockLimeRuntime({ quotaBytes: 40 });
-  const a = await lime.artifacts.create({ name: "a.txt", content: "0123456789", mimeType: "text/plain" });
-  assert.equal(a.size, 10);
-  assert.equal(a.content, undefined, "create returns metadata only");
-  const b = await lime.artifacts.create({ name: "b.bin", content: "AAEC", encoding: "base64" });
+test("mock: sha256Hex is SHA-256 (the artifacts' content address)", () => {
+  for (const n of [0, 1, 3, 55, 56, 63, 64, 65, 119, 120, 1000]) {
+    const data = Uint8Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff);
+    assert.equal(sha256Hex(data), createHash("sha256").update(data).digest("hex"), `length ${n}`);
+  }
+});
+
+test("mock: artifacts have the host's shapes: text or base64 in, {id, name, mimeType, size, sha256, createdAt, provenance} out", async () => {
+  const lime = createMockLimeRuntime({ appId: "notes", entryKey: "main", appVersion: "1.2.0", now: () => new Date("2026-11-23T16:00:00Z") });
+  const a = await lime.artifacts.create({ name: "summary.md", mimeType: "text/markdown", text: "# Notes" });
+  assert.match(a.id, /^artifact_[0-9a-f]{32}$/);
+  assert.deepEqual(Object.keys(a).sort(), ["createdAt", "id", "mimeType", "name", "provenance", "sha256", "size"]);
+  assert.deepEqual({ ...a, id: "-", provenance: { ...a.provenance, traceId: "-" } }, {
+    id: "-", name: "summary.md", mimeType: "text/markdown", size: 7,
+    sha256: createHash("sha256").update("# Notes").digest("hex"), createdAt: "2026-11-23T16:00:00.000Z",
+    provenance: { appId: "notes", appVersion: "1.2.0", entryKey: "main", packageHash: `sha256:${"0".repeat(64)}`, manifestHash: `sha256:${"0".repeat(64)}`, traceId: "-" },
+  });
+  assert.match(a.provenance.traceId, /^trace_/);
+  const b = await lime.artifacts.create({ name: "b.bin", base64: "AAEC" });
+  assert.equal(b.mimeType, "application/octet-stream");
   assert.equal(b.size, 3);
-  assert.equal((await lime.artifacts.read({ artifactId: a.artifactId })).content, "0123456789");
-  const p1 = await lime.artifacts.list({ limit: 1 });
-  assert.equal(p1.items.length, 1);
-  const p2 = await lime.artifacts.list({ limit: 1, cursor: p1.nextCursor });
-  assert.equal(p2.items[0].artifactId, b.artifactId);
-  assert.equal(p2.nextCursor, null);
-  await assert.rejects(lime.artifacts.create({ name: "c", content: "x".repeat(30) }), (e) => e.code === "APP_E201");
-  await assert.rejects(lime.artifacts.create({ name: "c", content: "***", encoding: "base64" }), (e) => e.code === "APP_E900");
-  await assert.rejects(lime.artifacts.read({ artifactId: "nope" }), (e) => e.code === "APP_E900" && e.causeCode === "artifact.not_found");
-  assert.deepEqual(await lime.artifacts.delete({ artifactId: a.artifactId }), { deleted: true });
-  assert.deepEqual(await lime.artifacts.delete({ artifactId: a.artifactId }), { deleted: false });
-  await lime.storage.set("k", "x".repeat(20)); // room again after the delete
+  const c = await lime.artifacts.create({ name: "c.bin", base64: "/w==" });
+
+  assert.deepEqual(await lime.artifacts.read({ id: a.id }), { ...a, encoding: "base64", content: Buffer.from("# Notes").toString("base64") });
+  assert.deepEqual(await lime.artifacts.read({ id: a.id, encoding: "text" }), { ...a, encoding: "text", content: "# Notes" });
+  assert.equal((await lime.artifacts.read({ id: b.id })).content, "AAEC");
+  await assert.rejects(lime.artifacts.read({ id: c.id, encoding: "text" }), (e) => e.code === "APP_E900" && e.causeCode === "artifacts.not_text");
+
+  const p1 = await lime.artifacts.list({ limit: 2 });
+  assert.deepEqual(p1.items.map((m) => m.id), [a.id, b.id], "oldest first");
+  assert.equal(typeof p1.nextCursor, "string");
+  const p2 = await lime.artifacts.list({ limit: 2, cursor: p1.nextCursor });
+  assert.deepEqual(p2, { items: [c], nextCursor: null });
+
+  assert.deepEqual(await lime.artifacts.delete({ id: a.id }), { deleted: true });
+  assert.deepEqual(await lime.artifacts.delete({ id: a.id }), { deleted: false });
+  await assert.rejects(lime.artifacts.read({ id: a.id }), (e) => e.code === "APP_E904" && e.causeCode === "artifacts.not_found");
 });
 
-test("mock: evidence record, list by kind, export with provenance", async () => {
-  const lime = createMockLimeRuntime({ appId: "rev", entryKey: "queue" });
-  const art = await lime.artifacts.create({ name: "r", content: "x" });
-  const { evidenceId } = await lime.evidence.record({ kind: "review", summary: "ok", artifactIds: [art.artifactId] });
-  await lime.evidence.record({ kind: "model", data: { tokens: 3 } });
-  await assert.rejects(lime.evidence.record({ kind: "x", artifactIds: ["other-app-art"] }), (e) => e.code === "APP_E900");
-  await assert.rejects(lime.evidence.record({}), (e) => e.code === "APP_E900");
-  const reviews = await lime.evidence.list({ kind: "review" });
-  assert.deepEqual(reviews.items.map((r) => r.evidenceId), [evidenceId]);
-  const pack = await lime.evidence.export();
-  assert.equal(pack.records.length, 2);
-  assert.deepEqual(pack.records[0].provenance, { appId: "rev", entryKey: "queue" });
+test("mock: artifact arguments are refused as the host refuses them (closed args, artifacts.* causes)", async () => {
+  const lime = createMockLimeRuntime();
+  const refused = async (p, code, cause) => assert.rejects(p, (e) => e.code === code && e.causeCode === cause && e.capability === "lime.artifacts");
+  await refused(lime.artifacts.create({ name: "x", content: "hi" }), "APP_E900", "artifacts.invalid_argument"); // the old guessed shape
+  await refused(lime.artifacts.create({ name: "x", text: "hi", encoding: "text" }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.create({ name: "x" }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.create({ name: "x", text: "a", base64: "YQ==" }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.create({ text: "a" }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.create({ name: "x", base64: "AAE" }), "APP_E900", "artifacts.invalid_base64");
+  await refused(lime.artifacts.create({ name: "x", base64: "AB==" }), "APP_E900", "artifacts.invalid_base64"); // non-zero trailing bits
+  await refused(lime.artifacts.create({ name: "x", base64: "YQ" }), "APP_E900", "artifacts.invalid_base64"); // unpadded
+  await refused(lime.artifacts.create({ name: "../x", text: "a" }), "APP_E900", "artifacts.invalid_name");
+  await refused(lime.artifacts.create({ name: " x", text: "a" }), "APP_E900", "artifacts.invalid_name");
+  await refused(lime.artifacts.create({ name: "a\u202eb", text: "a" }), "APP_E900", "artifacts.invalid_name");
+  await refused(lime.artifacts.create({ name: "x", text: "a", mimeType: "text" }), "APP_E900", "artifacts.invalid_mime_type");
+  await refused(lime.artifacts.create({ name: "x", text: "é".repeat(512 * 1024 + 1) }), "APP_E900", "artifacts.too_large");
+  await refused(lime.artifacts.read({ artifactId: "artifact_1" }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.read({ id: "art_000001" }), "APP_E900", "artifacts.invalid_id");
+  await refused(lime.artifacts.read({ id: `artifact_${"0".repeat(32)}` }), "APP_E904", "artifacts.not_found");
+  await refused(lime.artifacts.read({ id: `artifact_${"0".repeat(32)}`, encoding: "utf8" }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.list({ limit: 0 }), "APP_E900", "artifacts.invalid_argument");
+  await refused(lime.artifacts.list({ cursor: "next" }), "APP_E900", "artifacts.invalid_argument");
+  assert.deepEqual(await lime.artifacts.delete({ id: `artifact_${"0".repeat(32)}` }), { deleted: false });
+  assert.equal(lime.artifactStore.size, 0, "a refused create stores nothing");
+  const ok = await lime.artifacts.create({ name: "x.txt", mimeType: "text/plain; charset=utf-8", text: "é" });
+  assert.equal(ok.size, 2, "text is stored as its UTF-8 bytes");
 });
 
-test("mock: secrets give a stable opaque ref, never the value; unbound and undeclared slots fail", async () => {
+test("mock: the artifact quota counts distinct contents and is not the storage quota", async () => {
+  const lime = createMockLimeRuntime({ artifactQuotaBytes: 10, quotaBytes: 64 });
+  await lime.artifacts.create({ name: "a", text: "12345678" });
+  await lime.artifacts.create({ name: "b", text: "12345678" }); // same content: stored once
+  await assert.rejects(lime.artifacts.create({ name: "c", text: "abcdefgh" }), (e) => e.code === "APP_E201" && e.causeCode === "artifacts.quota_exceeded");
+  await lime.storage.set("k", "x".repeat(40)); // the artifacts do not use the storage quota
+  await assert.rejects(lime.storage.set("k2", "x".repeat(40)), (e) => e.code === "APP_E201" && e.causeCode === "storage.quota_exceeded");
+});
+
+test("mock: evidence record returns the whole record; export is the apphost.evidence-pack.v1 pack", async () => {
+  const lime = createMockLimeRuntime({ appId: "rev", entryKey: "queue", appVersion: "2.0.0", now: () => new Date("2026-11-23T16:00:00Z") });
+  const art = await lime.artifacts.create({ name: "r.md", mimeType: "text/markdown", text: "# r" });
+  const gone = await lime.artifacts.create({ name: "g.txt", text: "g" });
+  const rec = await lime.evidence.record({ kind: "eval.result", summary: "3/3 passed", data: { passed: 3 }, artifactIds: [art.id, art.id, gone.id] });
+  assert.match(rec.id, /^evidence_[0-9a-f]{32}$/);
+  assert.deepEqual(rec, {
+    id: rec.id, kind: "eval.result", summary: "3/3 passed", data: { passed: 3 },
+    artifacts: [{ artifactId: art.id, sha256: art.sha256 }, { artifactId: gone.id, sha256: gone.sha256 }],
+    createdAt: "2026-11-23T16:00:00.000Z", provenance: { ...art.provenance, traceId: rec.provenance.traceId },
+  });
+  const model = await lime.evidence.record({ kind: "model.call" });
+  assert.deepEqual([model.summary, model.data, model.artifacts], ["", null, []]);
+  assert.deepEqual((await lime.evidence.list({ kind: "eval.result" })).items, [rec]);
+  const p1 = await lime.evidence.list({ limit: 1 });
+  assert.deepEqual((await lime.evidence.list({ limit: 1, cursor: p1.nextCursor })), { items: [model], nextCursor: null });
+
+  await lime.artifacts.delete({ id: gone.id });
+  const pack = await lime.evidence.export({ kind: "eval.result" });
+  const { provenance, createdAt, name, mimeType, size } = art;
+  assert.deepEqual(pack, {
+    schemaVersion: "apphost.evidence-pack.v1",
+    app: { appId: "rev", appVersion: "2.0.0", packageHash: `sha256:${"0".repeat(64)}`, manifestHash: `sha256:${"0".repeat(64)}` },
+    generatedAt: "2026-11-23T16:00:00.000Z",
+    kind: "eval.result",
+    records: [rec],
+    artifacts: [
+      { artifactId: art.id, sha256: art.sha256, present: true, name, mimeType, size, createdAt, provenance },
+      { artifactId: gone.id, sha256: gone.sha256, present: false },
+    ].sort((x, y) => (x.artifactId < y.artifactId ? -1 : 1)),
+  });
+  assert.equal((await lime.evidence.export()).kind, null);
+  assert.equal((await lime.evidence.export()).records.length, 2);
+});
+
+test("mock: evidence arguments are refused as the host refuses them", async () => {
+  const lime = createMockLimeRuntime();
+  const refused = async (p, code, cause) => assert.rejects(p, (e) => e.code === code && e.causeCode === cause);
+  await refused(lime.evidence.record({ kind: "x", artifactIds: [`artifact_${"1".repeat(32)}`] }), "APP_E904", "artifacts.not_found");
+  await refused(lime.evidence.record({ kind: "x", artifactIds: ["other-app-art"] }), "APP_E900", "artifacts.invalid_id");
+  await refused(lime.evidence.record({}), "APP_E900", "evidence.invalid_argument");
+  await refused(lime.evidence.record({ kind: "has space" }), "APP_E900", "evidence.invalid_kind");
+  await refused(lime.evidence.record({ kind: "k", note: "x" }), "APP_E900", "evidence.invalid_argument");
+  await refused(lime.evidence.record({ kind: "k", summary: "x".repeat(2001) }), "APP_E900", "evidence.too_large");
+  await refused(lime.evidence.record({ kind: "k", data: "x".repeat(64 * 1024) }), "APP_E900", "evidence.too_large");
+  await refused(lime.evidence.list({ kind: "" }), "APP_E900", "evidence.invalid_kind");
+  await refused(lime.evidence.list({ cursor: "zz" }), "APP_E900", "evidence.invalid_argument");
+  await refused(lime.evidence.export({ kind: "k", since: 1 }), "APP_E900", "evidence.invalid_argument");
+  assert.equal(lime.evidenceRecords.length, 0);
+  const small = createMockLimeRuntime({ evidenceQuotaBytes: 20 });
+  await small.evidence.record({ kind: "k", summary: "0123456789" });
+  await refused(small.evidence.record({ kind: "k", summary: "0123456789" }), "APP_E201", "evidence.quota_exceeded");
+});
+
+test("mock: secrets answer {ref, key} with a secretref_<32 hex>; unbound APP_E011, undeclared APP_E002", async () => {
   const lime = createMockLimeRuntime({ secrets: { apiKey: true, webhook: false } });
   const r1 = await lime.secrets.getRef({ key: "apiKey" });
+  assert.deepEqual(await lime.secrets.getRef({ key: "apiKey" }), r1, "stable while the binding stands");
+  assert.deepEqual(Object.keys(r1).sort(), ["key", "ref"]);
+  assert.equal(r1.key, "apiKey");
+  assert.match(r1.ref, /^secretref_[0-9a-f]{32}$/);
+  await assert.rejects(lime.secrets.getRef({ key: "webhook" }), (e) => e.code === "APP_E011" && e.causeCode === "secrets.not_bound");
+  await assert.rejects(lime.secrets.getRef({ key: "other" }), (e) => e.code === "APP_E002" && e.causeCode === "secrets.not_declared");
+  await assert.rejects(lime.secrets.getRef({}), (e) => e.code === "APP_E900" && e.causeCode === "secrets.invalid_argument");
+  lime.setSecretBound("apiKey", true);
   const r2 = await lime.secrets.getRef({ key: "apiKey" });
-  assert.deepEqual(r1, r2);
-  assert.match(r1.ref, /^secretref_/);
-  await assert.rejects(lime.secrets.getRef({ key: "webhook" }), (e) => e.code === "APP_E001" && e.causeCode === "secret.unbound");
-  await assert.rejects(lime.secrets.getRef({ key: "other" }), (e) => e.code === "APP_E002");
+  assert.notEqual(r2.ref, r1.ref, "a rebind gives a new ref");
+  lime.setSecretBound("apiKey", false);
+  await assert.rejects(lime.secrets.getRef({ key: "apiKey" }), (e) => e.code === "APP_E011");
 });
 
-test("mock: events reach subscribed entries of the same app only", async () => {
+test("mock: events are delivered as the host delivers them, to the other subscribed entries of the same app only", async () => {
   const bus = createMockEventBus();
   const home = createMockLimeRuntime({ appId: "a", entryKey: "home", bus });
   const panel = createMockLimeRuntime({ appId: "a", entryKey: "panel", bus });
   const stranger = createMockLimeRuntime({ appId: "b", entryKey: "home", bus });
   const got = { panel: [], stranger: [], home: [] };
-  const off = await panel.events.subscribe("saved", (e) => got.panel.push(e.payload));
-  await stranger.events.subscribe("saved", (e) => got.stranger.push(e.payload));
-  await home.events.subscribe("other", (e) => got.home.push(e.payload));
-  await home.events.publish("saved", { id: 1 });
-  assert.deepEqual(got, { panel: [{ id: 1 }], stranger: [], home: [] });
+  const off = await panel.events.subscribe("saved", (e) => got.panel.push(e));
+  await stranger.events.subscribe("saved", (e) => got.stranger.push(e));
+  await home.events.subscribe("saved", (e) => got.home.push(e));
+  assert.deepEqual(await home.events.publish("saved", { id: 1 }), { delivered: 1 });
+  assert.deepEqual(got, {
+    panel: [{ capability: "lime.events", topic: "saved", payload: { id: 1 }, sourceEntryKey: "home" }],
+    stranger: [],
+    home: [],
+  }, "the publisher does not receive its own event; another app never does");
+  assert.deepEqual(await panel.events.publish("saved"), { delivered: 1 });
+  assert.deepEqual(got.home, [{ capability: "lime.events", topic: "saved", payload: null, sourceEntryKey: "panel" }]);
   await off();
-  await home.events.publish("saved", { id: 2 });
-  assert.deepEqual(got.panel, [{ id: 1 }]);
-  await assert.rejects(home.events.publish("", 1), (e) => e.code === "APP_E900");
+  assert.deepEqual(await home.events.publish("saved", { id: 2 }), { delivered: 0 });
+  assert.equal(got.panel.length, 1);
+
+  assert.deepEqual(await home.invoke("lime.events", "subscribe", { topic: "x/y:z" }), { subscribed: true, topic: "x/y:z" });
+  assert.deepEqual(await home.invoke("lime.events", "unsubscribe", { topic: "x/y:z" }), { unsubscribed: true, topic: "x/y:z" });
+  assert.deepEqual(await home.invoke("lime.events", "unsubscribe", { topic: "x/y:z" }), { unsubscribed: false, topic: "x/y:z" });
+  const refused = async (p, cause) => assert.rejects(p, (e) => e.code === "APP_E900" && e.causeCode === cause);
+  await refused(home.events.publish("", 1), "events.invalid_topic");
+  await refused(home.events.publish("a b", 1), "events.invalid_topic");
+  await refused(home.events.publish("t".repeat(129)), "events.invalid_topic");
+  await refused(home.events.publish("t", "x".repeat(64 * 1024)), "events.payload_too_large");
+  const many = createMockLimeRuntime();
+  for (let i = 0; i < 32; i++) await many.invoke("lime.events", "subscribe", { topic: `t${i}` });
+  await many.invoke("lime.events", "subscribe", { topic: "t0" }); // already subscribed: fine
+  await refused(many.invoke("lime.events", "subscribe", { topic: "t32" }), "events.too_many_subscriptions");
+  for (const r of [home, panel, stranger, many]) r.close();
 });
 
-test("mock: requestPermission answers as configured; undeclared is APP_E002", async () => {
-  const lime = createMockLimeRuntime({ permissions: { network: "always", camera: "denied" } });
-  assert.deepEqual(await lime.policy.requestPermission({ permission: "network" }), { granted: true, persistence: "always" });
-  assert.deepEqual(await lime.policy.requestPermission({ permission: "camera" }), { granted: false, persistence: "denied" });
-  await assert.rejects(lime.policy.requestPermission({ permission: "files" }), (e) => e.code === "APP_E002" && e.causeCode === "permission.not_declared");
+test("mock: requestPermission answers {granted, persistence} as the host's prompt does", async () => {
+  const lime = createMockLimeRuntime({
+    permissions: { network: "always", camera: "denied", clip: "once", sync: "dismissed", files: "granted", storage: "required" },
+  });
+  const ask = (permission) => lime.policy.requestPermission({ permission });
+  assert.deepEqual(await ask("network"), { granted: true, persistence: "always" });
+  assert.deepEqual(await ask("network"), { granted: true, persistence: "always" });
+  assert.deepEqual(await ask("camera"), { granted: false, persistence: "denied" });
+  assert.deepEqual(await ask("camera"), { granted: false, persistence: "denied" });
+  assert.deepEqual(await ask("clip"), { granted: true, persistence: "once" });
+  assert.deepEqual(await ask("clip"), { granted: true, persistence: "once" });
+  assert.deepEqual(await ask("sync"), { granted: false, persistence: "denied" });
+  assert.deepEqual(await ask("sync"), { granted: false, persistence: "denied" });
+  assert.deepEqual(await ask("files"), { granted: true, persistence: "always" });
+  assert.deepEqual(lime.permissionPrompts, ["network", "camera", "clip", "sync", "sync"], "answers are remembered, a dismissed prompt is not; granted asks nothing");
+  await assert.rejects(ask("storage"), (e) => e.code === "APP_E900" && e.causeCode === "policy.permission_required");
+  await assert.rejects(ask("other"), (e) => e.code === "APP_E002" && e.causeCode === "permission.not_declared");
+  await assert.rejects(lime.policy.requestPermission({}), (e) => e.code === "APP_E900" && e.causeCode === "policy.invalid_argument");
 });
 
-test("mock: storage tables insert, get, query, update, delete", async () => {
+test("mock: storage tables insert, get, query, update, delete with the host's values and results", async () => {
   const lime = createMockLimeRuntime();
   const notes = lime.storage.table("notes");
-  const { id } = await notes.insert({ row: { title: "a", done: false } });
-  await notes.insert({ row: { id: "n2", title: "b", done: true } });
-  await assert.rejects(notes.insert({ row: { id: "n2" } }), (e) => e.code === "APP_E900");
-  assert.deepEqual(await notes.get({ id }), { id, title: "a", done: false });
-  assert.deepEqual((await notes.query({ where: { done: true } })).rows, [{ id: "n2", title: "b", done: true }]);
+  const { id } = await notes.insert({ row: { title: "a", done: false, tags: ["x"] } });
+  assert.equal(id, 1, "a key left to SQLite is the rowid");
+  assert.deepEqual(await notes.insert({ row: { id: 5, title: "b", done: true } }), { id: 5 });
+  await assert.rejects(notes.insert({ row: { id: 5 } }), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
+  await assert.rejects(notes.insert({ row: {} }), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
+  assert.deepEqual(await notes.get({ id }), { id: 1, title: "a", done: 0, tags: '["x"]' }, "booleans read back as 0/1, arrays as JSON text");
+  assert.deepEqual(await notes.query({ where: { done: true } }), { rows: [{ id: 5, title: "b", done: 1 }] });
   assert.deepEqual(await notes.update({ id, patch: { done: true } }), { updated: true });
-  assert.equal((await notes.query({ where: { done: true } })).rows.length, 2);
+  assert.deepEqual(await notes.update({ id: 99, patch: { done: true } }), { updated: false });
+  assert.deepEqual((await notes.query({ where: { done: true }, orderBy: "title", descending: true })).rows.map((r) => r.id), [5, 1]);
+  assert.deepEqual((await notes.query({ limit: 1, offset: 1 })).rows.map((r) => r.id), [5]);
+  assert.deepEqual((await notes.query({ where: { missing: null } })).rows.length, 2, "null matches NULL");
+  await assert.rejects(notes.query({ limit: 1001 }), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
+  await assert.rejects(notes.query({ offset: 100_001 }), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
+  await assert.rejects(notes.query({ descending: "yes" }), (e) => e.code === "APP_E900");
+  await assert.rejects(notes.get({}), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
   assert.deepEqual(await notes.delete({ id }), { deleted: true });
+  assert.deepEqual(await notes.delete({ id }), { deleted: false });
   assert.equal(await notes.get({ id }), null);
   assert.equal(lime.tables.get("notes").size, 1);
+});
+
+test("mock: declared tables: another table is storage.undeclared_table, an unknown column APP_E203", async () => {
+  const lime = createMockLimeRuntime({ tables: { notes: { primaryKey: "slug", columns: ["slug", "title"] } } });
+  const notes = lime.storage.table("notes");
+  assert.deepEqual(await notes.insert({ row: { slug: "a", title: "A" } }), { id: "a" });
+  assert.deepEqual(await notes.get({ id: "a" }), { slug: "a", title: "A" });
+  await assert.rejects(notes.insert({ row: { slug: "b", body: "x" } }), (e) => e.code === "APP_E203" && e.causeCode === "storage.schema_mismatch");
+  await assert.rejects(notes.query({ orderBy: "body" }), (e) => e.code === "APP_E203");
+  await assert.rejects(lime.storage.table("other").query(), (e) => e.code === "APP_E900" && e.causeCode === "storage.undeclared_table");
+  await assert.rejects(lime.storage.table("lime_kv").query(), (e) => e.code === "APP_E900" && e.causeCode === "storage.undeclared_table");
+});
+
+test("mock: key-value storage refuses as the host does", async () => {
+  const lime = createMockLimeRuntime();
+  await assert.rejects(lime.invoke("lime.storage", "get", {}), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
+  await assert.rejects(lime.storage.get(""), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_key");
+  await assert.rejects(lime.storage.get("a\nb"), (e) => e.causeCode === "storage.invalid_key");
+  await assert.rejects(lime.storage.set("k", "x".repeat(1024 * 1024)), (e) => e.code === "APP_E900" && e.causeCode === "storage.value_too_large");
+  await assert.rejects(lime.invoke("lime.storage", "set", { key: "k" }), (e) => e.causeCode === "storage.invalid_argument");
+  await assert.rejects(lime.storage.list({ limit: 0 }), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_argument");
+  for (const k of ["n:1", "n:2", "n:3", "m:1"]) await lime.storage.set(k, k);
+  const p1 = await lime.storage.list({ prefix: "n:", limit: 2 });
+  assert.deepEqual(p1, { items: [{ key: "n:1", value: "n:1" }, { key: "n:2", value: "n:2" }], nextCursor: "n:2" });
+  assert.deepEqual(await lime.storage.list({ prefix: "n:", cursor: p1.nextCursor }), { items: [{ key: "n:3", value: "n:3" }], nextCursor: null });
 });
 
 test("mock: timeout and cancellation with latency, as the real runtime", async () => {
@@ -297,5 +472,5 @@ test("mock: timeout and cancellation with latency, as the real runtime", async (
 
 test("mock: denied methods answer APP_E002 like the host", async () => {
   const lime = createMockLimeRuntime({ denied: ["lime.artifacts.delete"] });
-  await assert.rejects(lime.artifacts.delete({ artifactId: "x" }), (e) => e.code === "APP_E002" && e.causeCode === "permission.denied");
+  await assert.rejects(lime.artifacts.delete({ id: `artifact_${"0".repeat(32)}` }), (e) => e.code === "APP_E002" && e.causeCode === "permission.denied");
 });

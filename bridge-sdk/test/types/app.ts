@@ -7,7 +7,9 @@ import {
   ErrorCodes,
   LimeCapabilityError,
   type AppMessage,
+  type ArtifactMetadata,
   type ErrorCode,
+  type EvidencePack,
   type HostMessagePayloads,
   type HostSnapshot,
   type LimeRuntime,
@@ -34,10 +36,43 @@ export async function app(lime: LimeRuntime): Promise<void> {
   void locale.timezone;
 
   try {
-    await lime.artifacts.create({ name: "r.txt", content: "hi" }, { timeoutMs: 1000, signal: new AbortController().signal });
+    const meta: ArtifactMetadata = await lime.artifacts.create({ name: "r.txt", text: "hi" }, { timeoutMs: 1000, signal: new AbortController().signal });
+    const read = await lime.artifacts.read({ id: meta.id, encoding: "text" });
+    const body: string = read.content;
+    const sha: string = read.sha256;
+    const version: string = read.provenance.appVersion;
+    void [body, sha, version];
+    await lime.artifacts.create({ name: "b.bin", base64: "AAEC", mimeType: "application/octet-stream" });
+    const page = await lime.artifacts.list({ limit: 10 });
+    const next: string | null = page.nextCursor;
+    const firstName: string | undefined = page.items[0]?.name;
+    const { deleted }: { deleted: boolean } = await lime.artifacts.delete({ id: meta.id });
+    void [next, firstName, deleted];
   } catch (e) {
     if (e instanceof LimeCapabilityError && e.code === ErrorCodes.STORAGE_QUOTA_EXCEEDED) void e.retryable;
+    if (e instanceof LimeCapabilityError && e.code === ErrorCodes.NOT_FOUND) void e.causeCode;
   }
+  const rec = await lime.evidence.record({ kind: "eval.result", summary: "3/3", data: { passed: 3 }, artifactIds: [] });
+  const recId: string = rec.id;
+  const refSha: string | undefined = rec.artifacts[0]?.sha256;
+  const pack: EvidencePack = await lime.evidence.export({ kind: "eval.result" });
+  const schemaVersion: "apphost.evidence-pack.v1" = pack.schemaVersion;
+  const packed = pack.artifacts[0];
+  if (packed?.present) void packed.mimeType.length;
+  void [recId, refSha, schemaVersion];
+  const secret = await lime.secrets.getRef({ key: "apiKey" });
+  const secretRef: string = secret.ref;
+  const published: number = (await lime.events.publish("saved", { id: 1 })).delivered;
+  const offSource = await lime.events.subscribe("saved", (e) => void e.sourceEntryKey.toUpperCase());
+  await offSource();
+  void [secretRef, published];
+  const notes = lime.storage.table<{ id: number; title: string }>("notes");
+  const { rows } = await notes.query({ where: { title: "a" }, orderBy: "title", descending: true, limit: 5, offset: 0 });
+  const title: string | undefined = rows[0]?.title;
+  const inserted = await notes.insert({ row: { title: "b" } });
+  const row = await notes.get({ id: inserted.id });
+  const updated: boolean = (await notes.update({ id: inserted.id, patch: { title: "c" } })).updated;
+  void [title, row?.title, updated];
 
   // @ts-expect-error toast levels are the generated union
   lime.ui.toast("x", "loud");
@@ -46,7 +81,18 @@ export async function app(lime: LimeRuntime): Promise<void> {
   // @ts-expect-error getRef needs the slot key
   await lime.secrets.getRef({});
   // @ts-expect-error artifact content is text or base64, not bytes
-  await lime.artifacts.create({ content: new Uint8Array(1) });
+  await lime.artifacts.create({ name: "x", text: new Uint8Array(1) });
+  // @ts-expect-error text and base64 are exclusive
+  await lime.artifacts.create({ name: "x", text: "a", base64: "YQ==" });
+  // @ts-expect-error one of text or base64 is required
+  await lime.artifacts.create({ name: "x" });
+  // @ts-expect-error artifact arguments are closed: the host refuses unknown fields
+  await lime.artifacts.create({ name: "x", text: "a", encoding: "text" });
+  // @ts-expect-error artifacts are addressed by `id`
+  await lime.artifacts.read({ artifactId: "artifact_1" });
+  // @ts-expect-error tableQuery answers {rows}, not an array
+  const notRows: unknown[] = await notes.query();
+  void notRows;
   // @ts-expect-error error codes are the generated union
   const bad: ErrorCode = "APP_E123";
   void bad;
@@ -65,5 +111,10 @@ export const wrongPayload: AppMessage = {
 export const wrongVersion: AppMessage = { protocol: "lime.agentApp.bridge", version: 2, type: "app:ready", appId: "a", entryKey: "e" };
 export const retryable: HostMessagePayloads["host:error"]["retryable"] = true;
 
-export const mock: LimeRuntime = createMockLimeRuntime({ appId: "a", secrets: { k: true } });
+export const mock: LimeRuntime = createMockLimeRuntime({
+  appId: "a",
+  secrets: { k: true },
+  permissions: { sync: "dismissed", files: "required", network: "granted" },
+  tables: { notes: { primaryKey: "id", columns: ["id", "title"] } },
+});
 export const real: () => LimeRuntime = () => getLimeRuntime();
