@@ -108,13 +108,15 @@ free_port() {
 # other people's Xvfb) start and stop displays at the same time, the low numbers are where they
 # collide (a client connecting to :0 can reach a server that is just going away). A number whose
 # lock file or socket (path or abstract) exists is skipped; -displayfd reports readiness.
+# -noreset: without it Xvfb resets when its last client disconnects, and a window started during
+# the reset (a test that restarts the app) fails with "Failed to initialize GTK".
 XVFB_PID=""
 for _ in $(seq 20); do
   n=$((RANDOM % 900 + 100))
   [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ] && continue
   grep -aq "/tmp/.X11-unix/X$n\$" /proc/net/unix 2>/dev/null && continue
   : >"$WORK/display"
-  Xvfb ":$n" -displayfd 3 -screen 0 1280x900x24 -nolisten tcp 3>"$WORK/display" >"$E2E_ARTIFACTS_DIR/xvfb.log" 2>&1 &
+  Xvfb ":$n" -displayfd 3 -screen 0 1280x900x24 -nolisten tcp -noreset 3>"$WORK/display" >"$E2E_ARTIFACTS_DIR/xvfb.log" 2>&1 &
   XVFB_PID=$!
   for _ in $(seq 100); do
     [ -s "$WORK/display" ] && break
@@ -212,7 +214,7 @@ fi
 CONFORMANCE="$WORK/conformance-app"
 cp -R "$REPO/fixtures/apps/conformance-app" "$CONFORMANCE"
 mkdir -p "$CONFORMANCE/ui/sdk"
-cp "$SDK_DIST"/*.js "$CONFORMANCE/ui/sdk/" 2>/dev/null || true
+(cd "$SDK_DIST" && find . -name "*.js" -exec cp --parents {} "$CONFORMANCE/ui/sdk/" \;) 2>/dev/null || true
 # Version 1.0.1 of the same package, for the test that updates the app while the window shows it.
 export CONFORMANCE_UPDATE="$WORK/conformance-app-1.0.1"
 cp -R "$CONFORMANCE" "$CONFORMANCE_UPDATE"
