@@ -23,6 +23,9 @@ npm test --silent
 step "cargo fmt --check"
 cargo fmt --all --check
 
+step "fuzz/ manifest parses (its own workspace, built with nightly + cargo-fuzz, see fuzz/README.md)"
+cargo metadata --no-deps --format-version 1 --manifest-path fuzz/Cargo.toml > /dev/null
+
 step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
