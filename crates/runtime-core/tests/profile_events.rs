@@ -260,3 +260,22 @@ fn typed_events_validate_and_round_trip() {
         assert_eq!(back, ev);
     }
 }
+
+/// Found by the `event_decode` fuzz target: a timestamp whose byte 19 falls inside a multi-byte
+/// character panicked (`s[19..]`) instead of being refused.
+#[test]
+fn a_timestamp_with_multibyte_characters_is_refused_not_a_panic() {
+    for ts in [
+        "2026-01-01T0\u{fffd}\u{fffd}\u{fffd}",
+        "2026-01-01T00:00:0\u{e9}+01:00",
+        "2026-01-01T00:00:00\u{fffd}",
+    ] {
+        let text = json!({
+            "schemaVersion": "lime-profile-0.4.0", "runtimeId": "runtime_1",
+            "sessionId": "sess_0", "eventId": "evt_2", "timestamp": ts,
+            "sequence": 1, "type": "job.created", "payload": {}
+        })
+        .to_string();
+        assert!(decode_event(&text).is_err(), "{ts} was accepted");
+    }
+}
