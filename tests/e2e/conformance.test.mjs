@@ -127,6 +127,7 @@ test("every check passes in the frame; spoofed messages execute nothing; undecla
         "ui.toast", "capability.not_available", "storage.roundtrip", "storage.boot_count",
         "storage.before_ready_not_written", "storage.other_apps", "isolation.origin", "isolation.tauri_globals",
         "isolation.ipc_fetch", "isolation.parent_document", "isolation.top_navigation", "isolation.popup",
+        "artifacts.roundtrip", "evidence.record_export", "events.publish", "secrets.unbound",
       ];
       const failed = auto.filter((name) => all[name]?.result !== "pass").map((name) => [name, all[name]]);
       assert.deepEqual(failed, [], "automatic checks that did not pass");
