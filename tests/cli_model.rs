@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
-use common::files_under;
+use common::{apphost_in, describe, files_under};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -30,31 +30,12 @@ impl Host {
         Host { tmp, data }
     }
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
-            .arg("--json")
-            .arg("--data-dir")
-            .arg(&self.data)
+        apphost_in(self.tmp.path(), &self.data)
             .args(args)
-            .env("APPHOST_SECRET_STORE", "file")
-            .env(
-                "APPHOST_SECRET_KEY_FILE",
-                self.tmp.path().join("keys/secrets.key"),
-            )
-            .env("XDG_CONFIG_HOME", self.tmp.path().join("config"))
             .env("TEST_PROVIDER_KEY", KEY)
-            .env_remove("APPHOST_CRASH_AT")
             .output()
             .unwrap()
     }
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn stdout_json(out: &Output) -> Value {

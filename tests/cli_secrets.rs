@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use common::{copy_dir, files_under};
+use common::{apphost_in, copy_dir, describe, files_under};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -30,18 +30,8 @@ impl Host {
     }
 
     fn run_with(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut child = Command::new(BIN)
-            .arg("--json")
-            .arg("--data-dir")
-            .arg(&self.data)
+        let mut child = apphost_in(self.tmp.path(), &self.data)
             .args(args)
-            .env("APPHOST_SECRET_STORE", "file")
-            .env(
-                "APPHOST_SECRET_KEY_FILE",
-                self.tmp.path().join("keys/secrets.key"),
-            )
-            .env("XDG_CONFIG_HOME", self.tmp.path().join("config"))
-            .env_remove("APPHOST_CRASH_AT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -80,15 +70,6 @@ impl Host {
         let out = self.run(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
         assert!(out.status.success(), "{}", describe(&out));
     }
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn ok_json(out: &Output) -> Value {

@@ -68,3 +68,27 @@ pub fn zip_contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// `apphost --json --data-dir <data>` with the secret store pinned to the encrypted file, its
+/// key and any config under `tmp` (no user keyring or config is touched), and no crash point.
+pub fn apphost_in(tmp: &Path, data: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_apphost"));
+    cmd.arg("--json")
+        .arg("--data-dir")
+        .arg(data)
+        .env("APPHOST_SECRET_STORE", "file")
+        .env("APPHOST_SECRET_KEY_FILE", tmp.join("keys/secrets.key"))
+        .env("XDG_CONFIG_HOME", tmp.join("config"))
+        .env_remove("APPHOST_CRASH_AT");
+    cmd
+}
+
+/// A command's status, stdout and stderr, for assertion messages.
+pub fn describe(out: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
