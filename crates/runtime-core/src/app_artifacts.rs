@@ -465,26 +465,8 @@ impl AppArtifacts {
         let rows = stmt.query_map(params![after, i64::from(limit) + 1], |r| {
             Ok((row_meta(r)?, r.get::<_, i64>(7)?))
         })?;
-        let mut items = Vec::new();
-        let mut last = None;
-        let mut more = false;
-        for row in rows {
-            let (m, seq) = row?;
-            if items.len() == limit as usize {
-                more = true;
-                break;
-            }
-            items.push(m);
-            last = Some(seq);
-        }
-        Ok(ArtifactPage {
-            items,
-            next_cursor: if more {
-                last.map(|s| format!("c{s}"))
-            } else {
-                None
-            },
-        })
+        let (items, next_cursor) = seq_page(rows, limit)?;
+        Ok(ArtifactPage { items, next_cursor })
     }
 
     /// Removes `id`; returns whether it existed. Its blob goes when no row references it.
@@ -723,6 +705,25 @@ fn meta(conn: &Connection, name: &str) -> Result<u64, rusqlite::Error> {
 }
 
 /// Cursors are `c<seq>`, opaque to callers.
+/// One keyset page from rows fetched with `LIMIT limit + 1` as `(item, seq)`: at most `limit`
+/// items, and the cursor of the last one (`c<seq>`, read back by [`parse_cursor`]) when more follow.
+pub(crate) fn seq_page<T>(
+    rows: impl Iterator<Item = rusqlite::Result<(T, i64)>>,
+    limit: u32,
+) -> rusqlite::Result<(Vec<T>, Option<String>)> {
+    let mut items = Vec::new();
+    let mut last = None;
+    for row in rows {
+        let (item, seq) = row?;
+        if items.len() == limit as usize {
+            return Ok((items, last.map(|s| format!("c{s}"))));
+        }
+        items.push(item);
+        last = Some(seq);
+    }
+    Ok((items, None))
+}
+
 pub(crate) fn parse_cursor(cursor: Option<&str>) -> Result<i64, ArtifactError> {
     match cursor {
         None => Ok(0),

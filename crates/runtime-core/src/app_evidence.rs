@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::app_artifacts::{
-    now_rfc3339, open_app_dir, open_db, open_db_read_only, parse_cursor, AppArtifacts,
+    now_rfc3339, open_app_dir, open_db, open_db_read_only, parse_cursor, seq_page, AppArtifacts,
     ArtifactError, Provenance,
 };
 use crate::ids::EvidenceId;
@@ -355,26 +355,8 @@ impl AppEvidence {
         let rows = stmt.query_map(params![after, kind, i64::from(limit) + 1], |r| {
             Ok((row_record(r)?, r.get::<_, i64>(7)?))
         })?;
-        let mut items = Vec::new();
-        let mut last = None;
-        let mut more = false;
-        for row in rows {
-            let (rec, seq) = row?;
-            if items.len() == limit as usize {
-                more = true;
-                break;
-            }
-            items.push(rec);
-            last = Some(seq);
-        }
-        Ok(EvidencePage {
-            items,
-            next_cursor: if more {
-                last.map(|s| format!("c{s}"))
-            } else {
-                None
-            },
-        })
+        let (items, next_cursor) = seq_page(rows, limit)?;
+        Ok(EvidencePage { items, next_cursor })
     }
 
     /// The evidence pack: every record (optionally of one `kind`) with its provenance, and each
