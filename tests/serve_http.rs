@@ -9,7 +9,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -593,9 +593,30 @@ fn an_app_runs_on_its_own_origin_through_the_same_bridge() {
     assert!(events["next"].as_u64().is_some(), "{events}");
 }
 
+/// SIGTERM right after the URL line (as a test harness does) is a clean stop, not a kill:
+/// the handler is installed before the URL is printed.
+#[test]
+fn sigterm_right_after_the_url_is_a_clean_exit() {
+    for _ in 0..5 {
+        let mut s = start(&[]);
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &s.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = s.child.wait().unwrap();
+        assert!(
+            exit.success(),
+            "{exit:?}: killed by the signal instead of stopping"
+        );
+    }
+}
+
 #[test]
 fn sigterm_stops_the_server_cleanly() {
     let mut s = start(&[]);
+    // Serve one request first, then stop.
+    assert_eq!(s.get(&s.ui(), "/", None).status, 401);
     let started = Instant::now();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &s.child.id().to_string()])
@@ -619,5 +640,4 @@ fn sigterm_stops_the_server_cleanly() {
         TcpStream::connect(("127.0.0.1", s.port)).is_err(),
         "the port is closed"
     );
-    let _ = Path::new("");
 }

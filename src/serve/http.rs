@@ -27,6 +27,8 @@ use super::guard::{cookie, query_param, same_secret, HostKind, Hosts};
 
 /// Largest JSON body of an API call (a relayed bridge message is far smaller).
 pub const MAX_JSON_BODY: usize = 4 * 1024 * 1024;
+/// Time a client has to send a request body.
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The server's shared state.
 pub struct Server {
@@ -226,14 +228,15 @@ async fn api_call(server: Arc<Server>, command: String, req: Request<Incoming>) 
     if declared.is_some_and(|n| n > limit as u64) {
         return too_large(limit);
     }
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(limit),
-        Err(_) => {
+    let read = tokio::time::timeout(BODY_TIMEOUT, Limited::new(req.into_body(), limit).collect());
+    let body = match read.await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(limit),
+        Ok(Err(_)) | Err(_) => {
             return refuse(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::ApiBadRequest,
-                "the request body could not be read",
+                "the request body could not be read (broken off or too slow)",
                 "body",
             )
         }

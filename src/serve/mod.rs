@@ -30,7 +30,10 @@ use guard::Hosts;
 use http::Server;
 
 /// Most connections served at once (long polls hold one each); more wait to be accepted.
-pub const MAX_CONNECTIONS: usize = 64;
+pub const MAX_CONNECTIONS: usize = 256;
+/// After this long a connection is closed once its current request is answered (an idle
+/// keep-alive connection at once), so idle connections cannot hold every slot.
+pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
 /// Time a client has to send a request's headers.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest request head (request line and headers).
@@ -112,6 +115,7 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
             launch: None,
         },
     ));
+    let shutdown = shutdown_signal()?;
     let token = secret()?;
     let url = format!("{}/?token={token}", hosts.ui_origin());
     let first_line = if opts.json {
@@ -127,7 +131,6 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
     }
     let server = Arc::new(Server::new(session, hosts, token, secret()?));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -155,7 +158,14 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
                 .header_read_timeout(HEADER_TIMEOUT)
                 .max_buf_size(MAX_HEAD_BYTES)
                 .serve_connection(TokioIo::new(stream), service);
-            let _ = conn.await;
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = tokio::time::sleep(CONNECTION_LIFETIME) => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
             drop(permit);
         });
     }
@@ -163,28 +173,32 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
     Ok(0)
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
+/// SIGINT (Ctrl-C) and SIGTERM, caught from the moment this is called: before the URL is
+/// printed, so a caller that stops the server as soon as it read the URL still gets a clean exit.
+fn shutdown_signal() -> HostResult<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let term = signal(SignalKind::terminate());
-        let int = signal(SignalKind::interrupt());
-        match (term, int) {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {},
-                    _ = int.recv() => {},
-                }
+        let failed = |e: std::io::Error| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot catch SIGINT/SIGTERM: {e}"),
+            )
+        };
+        let mut term = signal(SignalKind::terminate()).map_err(failed)?;
+        let mut int = signal(SignalKind::interrupt()).map_err(failed)?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {},
+                _ = int.recv() => {},
             }
-            _ => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
 
