@@ -1,11 +1,12 @@
-// The host UI's one door to Rust. Desktop: Tauri commands through the global `__TAURI__`
-// (tauri.conf.json sets app.withGlobalTauri). A browser transport arrives with `apphost serve`.
+// The host UI's one door to Rust (docs/host-api.md). Desktop: the Tauri command `host_call`
+// through the global `__TAURI__` (tauri.conf.json sets app.withGlobalTauri). The browser
+// transport (`apphost serve`) replaces this file with the same three exports.
 
-import type { Answer, AppSummary, HostError, LaunchTarget, Mount, Outgoing, SyncReport } from "./types.js";
+import type { EventsPage, HostError } from "./types.js";
 
 interface TauriGlobal {
   core: {
-    invoke<T>(command: string, args?: Record<string, unknown>): Promise<T>;
+    invoke<T>(command: string, args?: unknown, options?: { headers?: Record<string, string> }): Promise<T>;
   };
 }
 
@@ -27,53 +28,40 @@ function tauri(): TauriGlobal {
   return global;
 }
 
-/** The installed apps. Rejects with a HostError. */
-export async function listApps(): Promise<AppSummary[]> {
-  return tauri().core.invoke<AppSummary[]>("list_apps");
+/** Whether the shell has `host_call` (null until the first call tells). */
+let hasHostCall: boolean | null = null;
+
+function isMissingCommand(error: unknown): boolean {
+  return typeof error === "string" && /host_call not found/.test(error);
 }
 
-/** Mounts an app entry; Rust checks the app, the entry and its readiness. */
-export async function mountEntry(appId: string, entryKey: string): Promise<Mount> {
-  return tauri().core.invoke<Mount>("mount_entry", { appId, entryKey });
+/**
+ * Calls one host command; rejects with a HostError. A shell without `host_call` (older builds)
+ * gets the legacy per-command Tauri name with the same arguments.
+ */
+export async function invoke<T>(command: string, args?: unknown): Promise<T> {
+  const core = tauri().core;
+  if (hasHostCall !== false) {
+    try {
+      const answer = await core.invoke<T>("host_call", { command, args: args ?? null });
+      hasHostCall = true;
+      return answer;
+    } catch (error: unknown) {
+      if (!isMissingCommand(error)) {
+        throw error;
+      }
+      hasHostCall = false;
+    }
+  }
+  return core.invoke<T>(command, (args ?? {}) as Record<string, unknown>);
 }
 
-/** Relays one message a frame posted; returns what to do. */
-export async function bridgeMessage(
-  mountId: string,
-  origin: string,
-  data: string,
-): Promise<Outgoing[]> {
-  return tauri().core.invoke<Outgoing[]>("bridge_message", { mountId, origin, data });
+/** Uploads a package's bytes (raw-body invoke); the answer's uploadId goes to `review_install`. */
+export async function uploadPackage(bytes: Uint8Array): Promise<{ uploadId: string; bytes: number }> {
+  return tauri().core.invoke("upload_package", bytes);
 }
 
-/** Reports a message the relay refused itself (never acted on). */
-export async function bridgeRefused(
-  mountId: string | null,
-  reason: string,
-  bytes: number,
-): Promise<void> {
-  await tauri().core.invoke<null>("bridge_refused", { mountId, reason, bytes });
-}
-
-export async function answerPrompt(promptId: string, answer: Answer): Promise<Outgoing[]> {
-  return tauri().core.invoke<Outgoing[]>("answer_prompt", { promptId, answer });
-}
-
-export async function unmount(mountId: string): Promise<boolean> {
-  return tauri().core.invoke<boolean>("unmount", { mountId });
-}
-
-/** Opens an http(s) link after the user confirmed it (Rust checks the URL again). */
-export async function openExternal(url: string): Promise<void> {
-  await tauri().core.invoke<null>("open_external", { url });
-}
-
-/** The entry the window was started to open, or null. */
-export async function launchTarget(): Promise<LaunchTarget | null> {
-  return tauri().core.invoke<LaunchTarget | null>("launch_target");
-}
-
-/** Mounts Rust ended because another process changed the app (disable, uninstall, update). */
-export async function syncMounts(): Promise<SyncReport> {
-  return tauri().core.invoke<SyncReport>("sync_mounts");
+/** Host→UI events with a sequence greater than `after`, waiting up to `timeoutMs`. */
+export async function nextEvents(after: number, timeoutMs: number): Promise<EventsPage> {
+  return invoke<EventsPage>("next_events", { after, timeoutMs });
 }

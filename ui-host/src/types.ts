@@ -21,6 +21,11 @@ export interface AppSummary {
   updatedAt?: string;
   /** The active version's entries, in manifest order (absent from older hosts). */
   entries?: EntrySummary[];
+  /** Shown when the backend sends them (not in docs/host-api.md's AppSummary yet). */
+  publisher?: string | null;
+  icon?: string | null;
+  readinessReasons?: string[];
+  setupActions?: SetupAction[];
 }
 
 /** One entry of an app (`host_core::store::EntrySummary`). */
@@ -105,4 +110,168 @@ export interface HostError {
   code: string;
   message: string;
   details?: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// App center wire types (docs/host-api.md). Optional fields are ones the contract leaves open or
+// that older hosts do not send: the UI shows what it gets and never invents the rest.
+
+/** A setup action of a readiness report (`readiness::SetupAction`). */
+export interface SetupAction {
+  key: string;
+  title: string;
+  /** `secret`, `knowledge`, `tool`, `permission`, `model`, … */
+  kind: string;
+  target?: string | null;
+  description?: string | null;
+}
+
+/** Readiness with its reasons in words and what the user can do about it. */
+export interface ReadinessInfo {
+  status: Readiness | string;
+  reasons: string[];
+  setupActions: SetupAction[];
+}
+
+export type ReviewTrustState = "trusted" | "untrusted-signature" | "unsigned" | "sideload" | "dev";
+
+export type PermissionChange = "added" | "widened" | "narrowed" | "unchanged";
+
+export interface ReviewPermission {
+  scope: string;
+  access?: string | null;
+  reason?: string | null;
+  required: boolean;
+  domains?: string[];
+  paths?: string[];
+  change?: PermissionChange;
+  old?: unknown;
+  new?: unknown;
+}
+
+export interface ReviewEntry {
+  key: string;
+  kind: string;
+  title?: string | null;
+  readiness?: string;
+}
+
+/** What `review_install` answers: everything the user sees before anything is stored. */
+export interface InstallReview {
+  reviewId: string;
+  mode: "install" | "update";
+  app: {
+    id: string;
+    name?: string | null;
+    version: string;
+    description?: string | null;
+    publisher?: string | null;
+    icon?: string | null;
+  };
+  trust: { state: ReviewTrustState | string; signer?: { keyId: string; fingerprint: string } | null };
+  publisherChange?: { from?: string | null; to?: string | null } | null;
+  packageHash: string;
+  bytes: number;
+  entries: ReviewEntry[];
+  permissions: ReviewPermission[];
+  network: { domains: string[] };
+  storage: { quota?: number | string | null; tables: string[]; migrations: Array<{ id: string; sha256: string }> };
+  services: unknown[];
+  readiness: ReadinessInfo;
+  blockers: Array<{ code: string; message: string }>;
+  existingData: boolean;
+  needsConsent: string[];
+}
+
+/** One `install:progress` event payload. */
+export interface InstallProgress {
+  reviewId: string;
+  bytesVerified: number;
+  bytesTotal: number;
+}
+
+/** One host→UI push read through `next_events`. */
+export interface HostEvent {
+  seq: number;
+  kind: string;
+  payload: unknown;
+}
+
+export interface EventsPage {
+  events: HostEvent[];
+  next: number;
+}
+
+export interface DetailPermission {
+  scope: string;
+  access?: string | null;
+  reason?: string | null;
+  required: boolean;
+  granted: boolean;
+}
+
+/** What `app_detail` answers. */
+export interface AppDetail {
+  summary: AppSummary;
+  readme?: string | null;
+  entries: EntrySummary[];
+  permissions: DetailPermission[];
+  data: { storageBytes: number; artifacts: number; evidence: number };
+  versions: Array<{ version: string; installedAt: string; active: boolean }>;
+  readiness: ReadinessInfo;
+}
+
+/** One grant (`grant`, `revoke`, `list_grants`). */
+export interface GrantRow {
+  appId: string;
+  scope: string;
+  granted: boolean;
+  required?: boolean;
+  reason?: string | null;
+  source?: string | null;
+  grantedAt?: string | null;
+}
+
+export type UninstallMode = "keep-data" | "delete-data" | "export";
+
+/** What an uninstall mode would remove and keep (`uninstall_plan`). */
+export interface CleanupPlan {
+  mode: UninstallMode;
+  remove?: string[];
+  keep?: string[];
+  bytes?: number;
+  [key: string]: unknown;
+}
+
+export interface UninstallResult {
+  removed: unknown;
+  kept: unknown;
+  exportedTo?: string | null;
+}
+
+export interface AuditRow {
+  seq?: number;
+  at?: string;
+  appId?: string | null;
+  capability?: string | null;
+  method?: string | null;
+  decision?: string | null;
+  reason?: string | null;
+  [key: string]: unknown;
+}
+
+export interface TrustedKey {
+  keyId: string;
+  fingerprint: string;
+  label?: string | null;
+  addedAt?: string | null;
+}
+
+export type ThemeMode = "system" | "light" | "dark";
+
+export interface HostSettings {
+  dataDir: string;
+  limits: Record<string, unknown>;
+  theme: ThemeMode;
+  version: string;
 }
