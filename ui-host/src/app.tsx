@@ -522,21 +522,21 @@ export function App(): JSX.Element {
         {route.page === "grants" && <GrantsPage />}
         {route.page === "diagnostics" && <DiagnosticsPage apps={(apps ?? []).map((a) => a.name)} />}
         {route.page === "settings" && <SettingsPage theme={theme} setTheme={setThemeChoice} />}
+        <input
+          ref={fileInput}
+          type="file"
+          accept=".zip,application/zip"
+          class="visually-hidden"
+          data-testid="add-app-file"
+          aria-label="Choose an app package (.zip)"
+          tabIndex={-1}
+          onChange={(e) => {
+            const file = e.currentTarget.files?.[0];
+            if (file !== undefined) reviewFile(file);
+            e.currentTarget.value = "";
+          }}
+        />
       </main>
-      <input
-        ref={fileInput}
-        type="file"
-        accept=".zip,application/zip"
-        class="visually-hidden"
-        data-testid="add-app-file"
-        aria-label="Choose an app package (.zip)"
-        tabIndex={-1}
-        onChange={(e) => {
-          const file = e.currentTarget.files?.[0];
-          if (file !== undefined) reviewFile(file);
-          e.currentTarget.value = "";
-        }}
-      />
       {dragging && (
         <div class="drop-overlay" aria-hidden="true">
           Drop the package to review it

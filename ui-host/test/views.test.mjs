@@ -181,3 +181,10 @@ test("grants rows and tabs carry their test ids; prompts and errors show on the 
   assert.match(tabs, /data-state="error"/);
   assert.match(tabs, /data-testid="tab-error"/);
 });
+
+test("a limit renders the first cards only, and the count still says how many match", () => {
+  const apps = Array.from({ length: 500 }, (_, i) => app(i));
+  const html = renderToString(h(AppCards, { apps, query: "", filter: "all", actions, limit: 80 }));
+  assert.equal(html.match(/data-testid="app-card"/g).length, 80);
+  assert.match(html, />500 apps</);
+});

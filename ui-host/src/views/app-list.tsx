@@ -3,7 +3,7 @@
 // are the desktop e2e's selectors (tests/e2e): keep them.
 
 import type { JSX } from "preact";
-import { useContext, useMemo, useState } from "preact/hooks";
+import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 
 import { HostContext } from "../context.js";
 import {
@@ -127,13 +127,23 @@ const FILTERS: Array<[AppFilter, string]> = [
   ["sideloaded", "Sideloaded"],
 ];
 
-/** The list of cards, filtered (no state: render-tested under node). */
-export function AppCards(props: { apps: readonly AppSummary[]; query: string; filter: AppFilter; actions: CardActions }): JSX.Element {
-  const shown = filterApps(props.apps, props.query, props.filter);
+/** Cards rendered per frame: a long list paints its first screen at once and the rest after. */
+export const CARD_CHUNK = 80;
+
+/** The list of cards, filtered; at most `limit` of them (no state: render-tested under node). */
+export function AppCards(props: {
+  apps: readonly AppSummary[];
+  query: string;
+  filter: AppFilter;
+  actions: CardActions;
+  limit?: number;
+}): JSX.Element {
+  const matching = filterApps(props.apps, props.query, props.filter);
+  const shown = props.limit === undefined ? matching : matching.slice(0, props.limit);
   return (
     <>
       <p class="list-count" role="status" aria-live="polite">
-        {shown.length === props.apps.length ? `${shown.length} apps` : `${shown.length} of ${props.apps.length} apps`}
+        {matching.length === props.apps.length ? `${matching.length} apps` : `${matching.length} of ${props.apps.length} apps`}
       </p>
       <ul id="app-list" class="app-list">
         {shown.map((app) => (
@@ -162,6 +172,16 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
     [host],
   );
   const apps = host.apps ?? [];
+  // Progressive rendering: CARD_CHUNK more cards each frame until all are in (500 apps stay
+  // responsive: the first screen paints at once, input is never blocked for the whole list).
+  const [limit, setLimit] = useState(CARD_CHUNK);
+  useEffect(() => {
+    if (limit >= apps.length) {
+      return undefined;
+    }
+    const id = requestAnimationFrame(() => setLimit((l) => l + CARD_CHUNK));
+    return () => cancelAnimationFrame(id);
+  }, [limit, apps.length]);
   return (
     <section aria-labelledby="installed-heading" class="page">
       <div class="page-head">
@@ -177,13 +197,19 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
             type="search"
             data-testid="app-search"
             value={query}
-            onInput={(e) => setQuery(e.currentTarget.value)}
+            onInput={(e) => {
+              setQuery(e.currentTarget.value);
+              setLimit(CARD_CHUNK);
+            }}
             placeholder="Name, publisher or description"
           />
         </label>
         <label class="field field--inline">
           <span>Show</span>
-          <select data-testid="app-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value as AppFilter)}>
+          <select data-testid="app-filter" value={filter} onChange={(e) => {
+              setFilter(e.currentTarget.value as AppFilter);
+              setLimit(CARD_CHUNK);
+            }}>
             {FILTERS.map(([value, label]) => (
               <option key={value} value={value}>
                 {label}
@@ -192,7 +218,7 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
           </select>
         </label>
       </div>
-      <AppCards apps={apps} query={query} filter={filter} actions={actions} />
+      <AppCards apps={apps} query={query} filter={filter} actions={actions} limit={limit} />
       <div id="empty-state" class="empty-state" hidden={host.apps === null || apps.length > 0}>
         <p class="empty-title">No apps installed yet</p>
         <p>
