@@ -168,20 +168,25 @@ export function App(): JSX.Element {
     async (key: string): Promise<void> => {
       const mount = mountsRef.current[key];
       const next = closeTabState(tabsRef.current, key);
+      const live = { ...mountsRef.current };
+      delete live[key];
+      mountsRef.current = live;
+      tabsRef.current = next;
+      // Decided before any await: a render in between must not mount a sleeping neighbour.
+      const livePages = next.tabs.filter((t) => !isPanel(t.kind) && live[tabKey(t)] !== undefined);
+      if (livePages.length === 0 && parseRoute(location.hash).page === "running") {
+        navigate({ page: "apps" });
+      }
       setTabs(next);
+      setMounts(live);
       setTabErrors(({ [key]: _gone, ...rest }) => rest);
       if (mount !== undefined) {
         relay().drop([mount.mountId]);
-        setMounts(({ [key]: _gone, ...rest }) => rest);
         try {
           await api.unmount(mount.mountId);
         } catch (error: unknown) {
           setBanner(error);
         }
-      }
-      const livePages = next.tabs.filter((t) => !isPanel(t.kind) && mountsRef.current[tabKey(t)] !== undefined && tabKey(t) !== key);
-      if (livePages.length === 0 && parseRoute(location.hash).page === "running") {
-        navigate({ page: "apps" });
       }
     },
     [navigate, relay],
@@ -201,9 +206,10 @@ export function App(): JSX.Element {
     }
     const ended: EndedMount[] = report.ended;
     relayRef.current?.drop(ended.map((e) => e.mountId));
-    const endedKeys = new Set(ended.map((e) => tabKey(e)));
-    setMounts((m) => Object.fromEntries(Object.entries(m).filter(([k, v]) => !endedKeys.has(k) || !ended.some((e) => e.mountId === v.mountId))));
-    mountsRef.current = Object.fromEntries(Object.entries(mountsRef.current).filter(([k]) => !endedKeys.has(k)));
+    const endedIds = new Set(ended.map((e) => e.mountId));
+    const live = Object.fromEntries(Object.entries(mountsRef.current).filter(([, m]) => !endedIds.has(m.mountId)));
+    mountsRef.current = live;
+    setMounts(live);
     await reload();
     const first = ended[0];
     if (first === undefined) {
