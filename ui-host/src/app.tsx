@@ -382,7 +382,8 @@ export function App(): JSX.Element {
     const current = review;
     setReview(null);
     setProgress(null);
-    const id = current?.phase === "review" ? current.review.reviewId : null;
+    // A review that was shown (or whose install failed) is dropped on the Rust side too.
+    const id = current?.phase === "review" || current?.phase === "failed" ? current.review?.reviewId ?? null : null;
     if (id !== null) {
       api.cancelReview(id).catch((error: unknown) => console.warn("cancel_review failed", error));
     }
