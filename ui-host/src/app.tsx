@@ -81,6 +81,7 @@ export function App(): JSX.Element {
   const rendered = useRef<string | null>(null);
   const relayRef = useRef<BridgeRelay | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
+  const pendingMounts = useRef(new Map<string, Promise<void>>());
 
   const relay = useCallback((): BridgeRelay => {
     if (relayRef.current === null) {
@@ -141,10 +142,23 @@ export function App(): JSX.Element {
         if (show) navigate({ page: "running" });
         return;
       }
+      // One mount per tab: a second request while one is in flight waits for it.
+      const inFlight = pendingMounts.current.get(key);
+      if (inFlight !== undefined) {
+        await inFlight;
+        if (show) {
+          setTabs((s) => openTab(s, tab));
+          navigate({ page: "running" });
+        }
+        return;
+      }
+      let done: () => void = () => undefined;
+      pendingMounts.current.set(key, new Promise<void>((resolve) => (done = resolve)));
       try {
         const mount = await api.mountEntry(appId, entryKey);
         const container = isPanel(kind) ? document.getElementById("surface-panels") ?? undefined : undefined;
         relay().attach(mount, title, container);
+        mountsRef.current = { ...mountsRef.current, [key]: mount };
         setMounts((m) => ({ ...m, [key]: mount }));
         setTabErrors(({ [key]: _gone, ...rest }) => rest);
         setTabs((s) => openTab(s, tab));
@@ -159,6 +173,9 @@ export function App(): JSX.Element {
         } else {
           setTabErrors((e) => ({ ...e, [key]: errorText(error) }));
         }
+      } finally {
+        pendingMounts.current.delete(key);
+        done();
       }
     },
     [navigate, relay],
@@ -210,18 +227,18 @@ export function App(): JSX.Element {
     const live = Object.fromEntries(Object.entries(mountsRef.current).filter(([, m]) => !endedIds.has(m.mountId)));
     mountsRef.current = live;
     setMounts(live);
+    // Tabs of disabled or uninstalled apps close before anything renders again.
+    for (const e of ended.filter((e) => e.reason !== "version-changed")) {
+      await closeTab(tabKey(e));
+    }
     await reload();
     const first = ended[0];
     if (first === undefined) {
       return;
     }
-    for (const e of ended) {
-      if (e.reason === "version-changed") {
-        // An update or rollback: show the entry again, now from the active version.
-        await mountTab(e.appId, e.entryKey, tabsRef.current.active === tabKey(e));
-      } else {
-        await closeTab(tabKey(e));
-      }
+    for (const e of ended.filter((e) => e.reason === "version-changed")) {
+      // An update or rollback: show the entry again, now from the active version.
+      await mountTab(e.appId, e.entryKey, tabsRef.current.active === tabKey(e));
     }
     setNotice({
       appId: first.appId,
@@ -302,7 +319,14 @@ export function App(): JSX.Element {
       frame.hidden = frame.dataset.mountId !== activeMount;
     }
     // A restored (sleeping) tab mounts when it is shown.
-    if (route.page === "running" && tabs.active !== null && activeMount === undefined && tabErrors[tabs.active] === undefined) {
+    if (
+      route.page === "running" &&
+      tabs.active !== null &&
+      activeMount === undefined &&
+      mountsRef.current[tabs.active] === undefined &&
+      !pendingMounts.current.has(tabs.active) &&
+      tabErrors[tabs.active] === undefined
+    ) {
       const tab = tabs.tabs.find((t) => tabKey(t) === tabs.active);
       if (tab !== undefined && apps !== null) {
         void mountTab(tab.appId, tab.entryKey, false);
