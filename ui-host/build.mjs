@@ -1,6 +1,7 @@
 // Builds the host UI into dist/ with esbuild: dist/main.js (the app, Preact included, one file),
 // dist/index.html and dist/styles.css (copied from public/; Tauri embeds ../ui-host/dist), plus
-// dist/format.js and dist/bridge-relay.js (standalone modules the node tests import).
+// dist/format.js, dist/bridge-relay.js and dist/transport.js (standalone modules the node tests
+// import).
 // `--test` also writes build/test/: the views with preact left external, so node tests render
 // them with preact-render-to-string against the same preact instance.
 // Type checking is `npm run typecheck` (tsc --noEmit); esbuild only strips types.
@@ -32,7 +33,7 @@ await build({
 });
 await build({
   ...common,
-  entryPoints: [join(here, "src/format.ts"), join(here, "src/bridge-relay.ts")],
+  entryPoints: ["format", "bridge-relay", "transport"].map((m) => join(here, `src/${m}.ts`)),
   outdir: dist,
 });
 cpSync(join(here, "public"), dist, { recursive: true });

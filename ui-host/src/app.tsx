@@ -8,7 +8,8 @@ import * as api from "./api.js";
 import { BridgeRelay } from "./bridge-relay.js";
 import { HostContext, type Host } from "./context.js";
 import { errorText, summaryText, toHostError } from "./format.js";
-import { launchPath, parseRoute, routeHash, type Route } from "./router.js";
+import { parseRoute, routeHash, type Route } from "./router.js";
+import { launchFromPath } from "./transport.js";
 import {
   closeTab as closeTabState,
   isPanel,
@@ -21,7 +22,7 @@ import {
   type TabState,
 } from "./tabs.js";
 import { applyTheme, effectiveTheme, parseThemeChoice, THEME_STORAGE_KEY, type ThemeChoice } from "./theme.js";
-import type { AppSummary, EndedMount, InstallProgress, Mount } from "./types.js";
+import type { AppSummary, EndedMount, InstallProgress, Mount, Outgoing } from "./types.js";
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
 import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
@@ -209,19 +210,15 @@ export function App(): JSX.Element {
     [navigate, relay],
   );
 
-  /** Follows changes other processes make to the store (the CLI): ended mounts, a new list. */
-  const syncMounts = useCallback(async (): Promise<void> => {
-    let report;
-    try {
-      report = await api.syncMounts();
-    } catch (error: unknown) {
-      console.warn("sync_mounts failed", error);
+  /**
+   * Follows mounts Rust ended because another process (the CLI) disabled, uninstalled, updated
+   * or rolled back their app (`mounts:ended`): tabs close, or reopen from the active version.
+   */
+  const mountsEnded = useCallback(async (ended: readonly EndedMount[]): Promise<void> => {
+    if (ended.length === 0) {
+      await reload();
       return;
     }
-    if (!report.changed) {
-      return;
-    }
-    const ended: EndedMount[] = report.ended;
     relayRef.current?.drop(ended.map((e) => e.mountId));
     const endedIds = new Set(ended.map((e) => e.mountId));
     const live = Object.fromEntries(Object.entries(mountsRef.current).filter(([, m]) => !endedIds.has(m.mountId)));
@@ -249,6 +246,8 @@ export function App(): JSX.Element {
           : `${first.appId} was closed: it was ${first.reason} outside this window.`,
     });
   }, [closeTab, mountTab, reload]);
+  const mountsEndedRef = useRef(mountsEnded);
+  mountsEndedRef.current = mountsEnded;
 
   // Start: the list, then the entry the window was opened for (a launch target, or the page
   // path `/apps/<app>/<entry>`), then the follow loops.
@@ -260,7 +259,7 @@ export function App(): JSX.Element {
     window.addEventListener("focus", onFocus);
     void (async () => {
       await reload();
-      const fromPath = launchPath(location.pathname);
+      const fromPath = launchFromPath(location.pathname);
       let target = fromPath;
       if (target === null) {
         try {
@@ -273,33 +272,43 @@ export function App(): JSX.Element {
         await mountTab(target.appId, target.entryKey, true);
       }
     })();
-    const timer = setInterval(() => void syncMounts(), 1000);
-    // Host→UI pushes: install progress; a mount ended elsewhere triggers a sync.
+    // Host→UI pushes (docs/host-api.md): one long poll at a time; Rust runs the mount watcher
+    // while it waits.
     void (async () => {
       let after = 0;
       while (!stopped) {
         try {
-          const page = await api.events(after, 25_000);
-          after = page.next;
-          for (const event of page.events) {
-            if (event.kind === "install:progress") {
-              const p = event.payload as InstallProgress;
-              setProgress({ done: p.bytesVerified, total: p.bytesTotal });
-            } else if (event.kind.startsWith("mount")) {
-              void syncMounts();
+          const batch = await api.events(after, 25_000);
+          after = batch.next;
+          for (const event of batch.events) {
+            switch (event.kind) {
+              case "install:progress": {
+                const p = event.payload as InstallProgress;
+                setProgress({ done: p.bytesVerified, total: p.bytesTotal });
+                break;
+              }
+              case "store:changed":
+                await reload();
+                break;
+              case "mounts:ended":
+                await mountsEndedRef.current(event.payload as EndedMount[]);
+                break;
+              case "outgoing":
+                // Bridge actions produced off the request path, executed like a bridge_message answer.
+                await relayRef.current?.execute(event.payload as Outgoing[]);
+                break;
+              default:
+                break; // kinds for newer views
             }
           }
         } catch (error: unknown) {
-          if (isMissingCommand(error)) {
-            return; // an older backend: sync_mounts polling covers mounts; no progress events
-          }
-          await new Promise((r) => setTimeout(r, 2000));
+          console.warn("next_events failed", error);
+          await new Promise((r) => setTimeout(r, 1000));
         }
       }
     })();
     return () => {
       stopped = true;
-      clearInterval(timer);
       window.removeEventListener("hashchange", onHash);
       window.removeEventListener("focus", onFocus);
     };

@@ -1,6 +1,6 @@
 // Hash routing: the same under Tauri's embedded assets and `apphost serve`. Pure, unit-tested.
 // A page loaded at the path `/apps/<app>/<entry>` (the server serves index.html there) opens that
-// entry: see `launchPath`.
+// entry: see `launchFromPath` in transport.ts.
 
 export type Route =
   | { page: "apps" }
@@ -60,18 +60,4 @@ export function routeHash(route: Route): string {
     default:
       return `#/${route.page}`;
   }
-}
-
-/** The entry a page path names (`/apps/<app>/<entry>`), or null. */
-export function launchPath(pathname: string): { appId: string; entryKey: string } | null {
-  const match = /^\/apps\/([^/]+)\/([^/]+)\/?$/.exec(pathname);
-  if (match === null) {
-    return null;
-  }
-  const appId = decode(match[1] ?? "");
-  const entryKey = decode(match[2] ?? "");
-  if (appId === null || entryKey === null || appId === "" || entryKey === "") {
-    return null;
-  }
-  return { appId, entryKey };
 }

@@ -5,7 +5,7 @@ import { test } from "node:test";
 
 import { filterApps, errorHelp, formatBytes, percent, reviewTrustBadge, changeLabel } from "../build/test/format.js";
 import { MAX_README_CHARS, parseInline, parseMarkdown } from "../build/test/markdown.js";
-import { launchPath, parseRoute, routeHash } from "../build/test/router.js";
+import { parseRoute, routeHash } from "../build/test/router.js";
 import { closeApp, closeTab, MAX_SAVED_TABS, openTab, restoreTabs, saveTabs, tabKey } from "../build/test/tabs.js";
 import { effectiveTheme, parseThemeChoice } from "../build/test/theme.js";
 
@@ -28,17 +28,6 @@ test("routes: every page round-trips; unknown hashes fall back to the list", () 
   assert.deepEqual(parseRoute("#/apps/hello-app/bogus"), { page: "app", appId: "hello-app", tab: "overview" });
   // A malformed escape is not thrown at the user.
   assert.deepEqual(parseRoute("#/apps/%E0%A4%A"), { page: "apps" });
-});
-
-test("a page path /apps/<app>/<entry> names the entry to open", () => {
-  assert.deepEqual(launchPath("/apps/hello-app/notes"), { appId: "hello-app", entryKey: "notes" });
-  assert.deepEqual(launchPath("/apps/hello-app/notes/"), { appId: "hello-app", entryKey: "notes" });
-  assert.deepEqual(launchPath("/apps/a%20b/n"), { appId: "a b", entryKey: "n" });
-  assert.equal(launchPath("/"), null);
-  assert.equal(launchPath("/index.html"), null);
-  assert.equal(launchPath("/apps/hello-app"), null);
-  assert.equal(launchPath("/apps/hello-app/notes/extra"), null);
-  assert.equal(launchPath("/apps/%E0%A4%A/x"), null);
 });
 
 test("markdown: structure is read, HTML stays literal text", () => {

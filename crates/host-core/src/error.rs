@@ -166,6 +166,15 @@ error_codes! {
     ExternalInvalidUrl = "external.invalid_url" => Rejected,
     /// No program to open links with (`xdg-open`) is installed, or it could not be started.
     ExternalUnavailable = "external.unavailable" => Internal,
+    // --- the host API (docs/host-api.md) ---------------------------------------------------
+    /// The host UI called a command the command layer does not know.
+    ApiUnknownCommand = "api.unknown_command" => Usage,
+    /// A command's arguments are not a JSON object of the documented shape.
+    ApiBadArguments = "api.bad_arguments" => Usage,
+    /// `upload_package` was given more bytes than the upload limit.
+    ApiUploadTooLarge = "api.upload_too_large" => Rejected,
+    /// The `uploadId` names no kept upload (used already, replaced, or never made).
+    ApiUploadNotFound = "api.upload_not_found" => NotFound,
     Internal = "internal" => Internal,
 }
 
