@@ -22,7 +22,7 @@ test("install through the review sheet and consent, then open the entry", async 
   const sheet = page.getByTestId("review-sheet");
   // Unsigned: a sideload warning, and what the package asks for, before anything is stored.
   await expect(sheet.getByTestId("review-trust-warning")).toBeVisible();
-  await expect(sheet.locator('[data-testid="review-permission"][data-scope]')).toHaveCount(2);
+  await expect(sheet.locator('[data-testid="review-permission"][data-key]')).toHaveCount(2);
   await expect(sheet.getByText("Save your notes in this app's own storage.")).toBeVisible();
   await expect(sheet.getByTestId("review-domains")).toContainText("notes.example.com");
   expect(served.cli("list")).not.toContain("hello-app");

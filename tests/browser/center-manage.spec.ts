@@ -22,7 +22,7 @@ test.afterEach(async () => {
 test("revoke on the grants page", async ({ page }) => {
   await openHost(page, served);
   await page.getByTestId("nav-grants").click();
-  const row = page.locator('[data-testid="grant-row"][data-app-id="hello-app"][data-scope="notes_storage"]');
+  const row = page.locator('[data-testid="grant-row"][data-app-id="hello-app"][data-key="notes_storage"]');
   await expect(row).toHaveAttribute("data-granted", "true");
   await row.getByTestId("grant-revoke").click();
   await expect(row).toHaveAttribute("data-granted", "false");
@@ -36,7 +36,7 @@ test("update shows the permission diff and asks again; rollback goes back", asyn
   await review(page, zipFixture("hello-app-v2"));
   const sheet = page.getByTestId("review-sheet");
   await expect(sheet.getByRole("heading", { name: /^Update / })).toBeVisible();
-  await expect(sheet.locator('[data-testid="review-permission"][data-scope="notes_files"]')).toHaveAttribute("data-change", "added");
+  await expect(sheet.locator('[data-testid="review-permission"][data-key="notes_files"]')).toHaveAttribute("data-change", "added");
   await sheet.getByTestId("review-consent").click();
   await expect(card(page, "hello-app").locator(".app-version")).toHaveAttribute("data-version", "1.1.0");
 

@@ -399,7 +399,7 @@ export function App(): JSX.Element {
     setReview({ phase: "installing", review: r });
     try {
       const opts: api.InstallOptions = {};
-      if (r.publisherChange != null) opts.acceptPublisherChange = options.acceptPublisherChange;
+      if (r.publisherChange?.needsAcceptance === true) opts.acceptPublisherChange = options.acceptPublisherChange;
       if (r.existingData) opts.reattachData = options.reattachData;
       const summary = await api.install(r.reviewId, opts);
       setReview(null);

@@ -188,8 +188,6 @@ export function reviewTrustBadge(state: string): BadgeText {
       };
     case "unsigned":
       return { label: "Unsigned", tone: "warn", title: "No signature: the publisher is not verified" };
-    case "sideload":
-      return { label: "Sideload", tone: "warn", title: "Installed from a file: the publisher is not verified" };
     case "dev":
       return { label: "DEV", tone: "warn", title: "A development install: never trusted as signed" };
     default:
@@ -202,6 +200,10 @@ export function changeLabel(change: string | undefined): BadgeText | null {
   switch (change) {
     case "added":
       return { label: "New", tone: "warn", title: "The update asks for this permission for the first time" };
+    case "changed":
+      return { label: "Changed", tone: "warn", title: "The update changes this permission: it is asked again" };
+    case "removed":
+      return { label: "Removed", tone: "muted", title: "The update no longer asks for this permission (its grant is dropped)" };
     case "widened":
       return { label: "Widened", tone: "warn", title: "The update asks for more than the installed version" };
     case "narrowed":
@@ -266,4 +268,55 @@ export function filterApps<T extends Filterable>(apps: readonly T[], query: stri
         return true;
     }
   });
+}
+
+/** A manifest value (string, list, anything) as one line of text; "" for none. */
+export function valueText(value: unknown): string {
+  if (value === null || value === undefined) {
+    return "";
+  }
+  if (typeof value === "string") {
+    return value;
+  }
+  if (Array.isArray(value)) {
+    return value.map(valueText).join(", ");
+  }
+  if (typeof value === "number" || typeof value === "boolean") {
+    return String(value);
+  }
+  return JSON.stringify(value);
+}
+
+/** A manifest value that should be a list of strings (domains, paths); anything else is []. */
+export function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** The reasons of a readiness (a review's `reasons`, or a report's blockers then warnings). */
+export function readinessReasons(r: {
+  reasons?: unknown;
+  blockers?: unknown;
+  warnings?: unknown;
+} | null | undefined): string[] {
+  if (r === null || r === undefined) {
+    return [];
+  }
+  const reasons = stringList(r.reasons);
+  return reasons.length > 0 ? reasons : [...stringList(r.blockers), ...stringList(r.warnings)];
+}
+
+/** The id `grant`/`revoke` take for a permission row: its key (older shapes: its scope). */
+export function permissionId(p: { key?: unknown; scope?: unknown }): string {
+  return typeof p.key === "string" && p.key !== "" ? p.key : valueText(p.scope);
+}
+
+/** A signer in words: its name, key id and fingerprint, as far as known. */
+export function signerText(s: { name?: string | null; keyId?: string | null; fingerprint?: string | null } | null | undefined): string {
+  if (s === null || s === undefined) {
+    return "unsigned";
+  }
+  const parts = [s.name, s.keyId !== null && s.keyId !== undefined ? `key ${s.keyId}` : null, s.fingerprint].filter(
+    (p): p is string => typeof p === "string" && p !== "",
+  );
+  return parts.length > 0 ? parts.join(" · ") : "unsigned";
 }

@@ -126,27 +126,39 @@ export interface SetupAction {
   description?: string | null;
 }
 
-/** Readiness with its reasons in words and what the user can do about it. */
+/**
+ * Readiness with its reasons in words and what the user can do about it. Reviews send
+ * `{status, reasons, warnings, setupActions}`; `app_detail` sends the full readiness report
+ * (`{status, blockers, warnings, setupActions, checks, …}`): `readinessReasons` reads both.
+ */
 export interface ReadinessInfo {
   status: Readiness | string;
-  reasons: string[];
-  setupActions: SetupAction[];
+  reasons?: string[];
+  blockers?: string[];
+  warnings?: string[];
+  setupActions?: SetupAction[];
 }
 
-export type ReviewTrustState = "trusted" | "untrusted-signature" | "unsigned" | "sideload" | "dev";
+export type ReviewTrustState = "trusted" | "untrusted-signature" | "unsigned" | "dev";
 
-export type PermissionChange = "added" | "widened" | "narrowed" | "unchanged";
+/** `added`, `changed`, `unchanged`, `removed` (docs/host-api.md); older drafts: `widened`, `narrowed`. */
+export type PermissionChange = "added" | "changed" | "unchanged" | "removed" | "widened" | "narrowed";
 
+/** A permission as the review shows it (`store::install::PermissionChange`). */
 export interface ReviewPermission {
-  scope: string;
-  access?: string | null;
-  reason?: string | null;
+  /** The permission's key: what `grant`/`revoke` take (as `scope`). */
+  key?: string;
+  scope: unknown;
+  access?: unknown;
+  reason?: unknown;
   required: boolean;
-  domains?: string[];
-  paths?: string[];
-  change?: PermissionChange;
-  old?: unknown;
-  new?: unknown;
+  domains?: unknown;
+  paths?: unknown;
+  change?: PermissionChange | string;
+  /** For `changed`: every field that differs. */
+  fields?: Array<{ field: string; old: unknown; new: unknown }>;
+  /** What happens to the grant: `kept`, `asked`, `at-first-use`, `dropped`, `none`. */
+  grant?: string;
 }
 
 export interface ReviewEntry {
@@ -154,6 +166,12 @@ export interface ReviewEntry {
   kind: string;
   title?: string | null;
   readiness?: string;
+}
+
+export interface ReviewSigner {
+  keyId?: string | null;
+  fingerprint?: string | null;
+  name?: string | null;
 }
 
 /** What `review_install` answers: everything the user sees before anything is stored. */
@@ -168,19 +186,29 @@ export interface InstallReview {
     publisher?: string | null;
     icon?: string | null;
   };
-  trust: { state: ReviewTrustState | string; signer?: { keyId: string; fingerprint: string } | null };
-  publisherChange?: { from?: string | null; to?: string | null } | null;
+  trust: { state: ReviewTrustState | string; sideload?: boolean; signer?: ReviewSigner | null };
+  publisherChange?: { status?: string; from?: ReviewSigner | null; to?: ReviewSigner | null; needsAcceptance?: boolean } | null;
   packageHash: string;
   bytes: number;
+  files?: number;
   entries: ReviewEntry[];
   permissions: ReviewPermission[];
-  network: { domains: string[] };
-  storage: { quota?: number | string | null; tables: string[]; migrations: Array<{ id: string; sha256: string }> };
-  services: unknown[];
+  network: { domains?: string[] };
+  storage: {
+    declared?: boolean;
+    quota?: number | string | null;
+    schema?: unknown;
+    tables?: string[];
+    migrations?: Array<{ id: string; path?: string; size?: number; sha256?: string }>;
+  };
+  services: unknown;
   readiness: ReadinessInfo;
-  blockers: Array<{ code: string; message: string }>;
+  findings?: unknown;
+  blockers: HostError[];
+  fromVersion?: string | null;
   existingData: boolean;
   needsConsent: string[];
+  prunes?: string[];
 }
 
 /** One `install:progress` event payload. */
@@ -203,10 +231,13 @@ export interface EventsPage {
 }
 
 export interface DetailPermission {
-  scope: string;
-  access?: string | null;
-  reason?: string | null;
+  /** The permission's key: what `grant`/`revoke` take (as `scope`). */
+  key?: string;
+  scope: unknown;
+  access?: unknown;
+  reason?: unknown;
   required: boolean;
+  domains?: unknown;
   granted: boolean;
 }
 
@@ -214,57 +245,60 @@ export interface DetailPermission {
 export interface AppDetail {
   summary: AppSummary;
   readme?: string | null;
-  entries: EntrySummary[];
+  entries: Array<EntrySummary & { readiness?: string }>;
   permissions: DetailPermission[];
-  data: { storageBytes: number; artifacts: number; evidence: number };
-  versions: Array<{ version: string; installedAt: string; active: boolean }>;
+  data: { storageBytes: number; files?: number; artifacts: number; evidence: number };
+  versions: Array<{ version: string; installedAt: string; active: boolean; packageHash?: string; trust?: string }>;
   readiness: ReadinessInfo;
 }
 
 /** One grant (`grant`, `revoke`, `list_grants`). */
-export interface GrantRow {
+export interface GrantRow extends DetailPermission {
   appId: string;
-  scope: string;
-  granted: boolean;
-  required?: boolean;
-  reason?: string | null;
-  source?: string | null;
-  grantedAt?: string | null;
 }
 
 export type UninstallMode = "keep-data" | "delete-data" | "export";
 
-/** What an uninstall mode would remove and keep (`uninstall_plan`). */
+/** What an uninstall mode would remove and keep (`uninstall_plan`, `store::CleanupPlan`). */
 export interface CleanupPlan {
-  mode: UninstallMode;
-  remove?: string[];
-  keep?: string[];
-  bytes?: number;
+  app?: string;
+  mode?: string;
+  versions?: string[];
+  rows?: Array<{ table: string; rows: number; what: string }>;
+  blobBytesRemoved?: number;
+  blobsShared?: number;
+  dataDir?: string;
+  dataFileCount?: number;
+  dataBytes?: number;
+  dataFilesRemoved?: unknown[];
+  dataFilesKept?: unknown[];
+  dataListingTruncated?: boolean;
+  retained?: string[];
   [key: string]: unknown;
 }
 
 export interface UninstallResult {
-  removed: unknown;
-  kept: unknown;
+  removed?: unknown;
+  kept?: unknown;
   exportedTo?: string | null;
+  [key: string]: unknown;
 }
 
+/** One audit record (`store::AuditRow`), newest first. */
 export interface AuditRow {
-  seq?: number;
-  at?: string;
-  appId?: string | null;
-  capability?: string | null;
-  method?: string | null;
-  decision?: string | null;
-  reason?: string | null;
-  [key: string]: unknown;
+  id: number;
+  at: string;
+  action: string;
+  app?: string | null;
+  version?: string | null;
+  details?: unknown;
 }
 
 export interface TrustedKey {
   keyId: string;
+  publicKey?: string;
+  name?: string | null;
   fingerprint: string;
-  label?: string | null;
-  addedAt?: string | null;
 }
 
 export type ThemeMode = "system" | "light" | "dark";

@@ -3,7 +3,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { filterApps, errorHelp, formatBytes, percent, reviewTrustBadge, changeLabel } from "../build/test/format.js";
+import {
+  changeLabel,
+  errorHelp,
+  filterApps,
+  formatBytes,
+  percent,
+  permissionId,
+  readinessReasons,
+  reviewTrustBadge,
+  signerText,
+  stringList,
+  valueText,
+} from "../build/test/format.js";
 import { MAX_README_CHARS, parseInline, parseMarkdown } from "../build/test/markdown.js";
 import { parseRoute, routeHash } from "../build/test/router.js";
 import { closeApp, closeTab, MAX_SAVED_TABS, openTab, restoreTabs, saveTabs, tabKey } from "../build/test/tabs.js";
@@ -115,14 +127,33 @@ test("sizes, progress, trust and change labels, and what to do on failure", () =
   assert.equal(percent(50, 200), 25);
   assert.equal(percent(300, 200), 100);
   assert.equal(percent(1, 0), 0);
-  for (const s of ["untrusted-signature", "unsigned", "sideload", "dev"]) {
+  for (const s of ["untrusted-signature", "unsigned", "dev"]) {
     assert.equal(reviewTrustBadge(s).tone, "warn", s);
   }
   assert.equal(reviewTrustBadge("trusted").tone, "good");
-  assert.equal(changeLabel("widened").tone, "warn");
+  assert.equal(changeLabel("changed").tone, "warn");
+  assert.equal(changeLabel("removed").tone, "muted");
   assert.equal(changeLabel("added").tone, "warn");
   assert.equal(changeLabel(undefined), null);
   assert.match(errorHelp("verify.untrusted_key"), /Trusted keys/);
   assert.match(errorHelp("archive.path_traversal"), /damaged or unsafe/);
   assert.match(errorHelp("totally.new_code"), /diagnostics bundle/);
+});
+
+test("manifest values, permission ids, readiness reasons and signers in words", () => {
+  assert.equal(valueText("x"), "x");
+  assert.equal(valueText(["a", "b"]), "a, b");
+  assert.equal(valueText(null), "");
+  assert.equal(valueText({ a: 1 }), '{"a":1}');
+  assert.deepEqual(stringList(["a", 1, "b"]), ["a", "b"]);
+  assert.deepEqual(stringList("a"), []);
+  assert.equal(permissionId({ key: "notes_storage", scope: "storage" }), "notes_storage");
+  assert.equal(permissionId({ scope: "storage" }), "storage");
+  // A review's reasons, or a full readiness report's blockers then warnings.
+  assert.deepEqual(readinessReasons({ reasons: ["r"], blockers: ["b"] }), ["r"]);
+  assert.deepEqual(readinessReasons({ status: "needs-setup", blockers: ["b"], warnings: ["w"] }), ["b", "w"]);
+  assert.deepEqual(readinessReasons(undefined), []);
+  assert.equal(signerText({ name: "Acme", keyId: "k1", fingerprint: "ab12" }), "Acme · key k1 · ab12");
+  assert.equal(signerText(null), "unsigned");
+  assert.equal(signerText({ keyId: null, fingerprint: null }), "unsigned");
 });

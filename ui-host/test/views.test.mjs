@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 
-import { AppCards, ErrorBox, GrantsTable, Markdown, ReviewBody, TabStrip } from "../build/test/ui/testing.js";
+import { AppCards, AuditTable, ErrorBox, GrantsTable, Markdown, PlanView, ReviewBody, TabStrip } from "../build/test/ui/testing.js";
 
 const noop = () => undefined;
 const actions = { open: noop, details: noop, setup: noop };
@@ -31,18 +31,21 @@ function review(extra = {}) {
     reviewId: "r1",
     mode: "install",
     app: { id: "hello-app", name: "Hello Notes", version: "1.0.0", description: "Notes", publisher: "Acme" },
-    trust: { state: "sideload" },
+    trust: { state: "unsigned", sideload: true },
     packageHash: "sha256:abc",
     bytes: 2048,
     entries: [{ key: "notes", kind: "page", title: "Notes", readiness: "ready" }],
+    files: 3,
     permissions: [
-      { scope: "notes_storage", access: "read-write", reason: "Save your notes.", required: true, domains: [], paths: [] },
-      { scope: "net", access: "fetch", reason: "Sync", required: false, domains: ["api.example.com"], paths: [] },
+      { key: "notes_storage", scope: "storage", access: "read-write", reason: "Save your notes.", required: true, domains: [], paths: [], change: "added", grant: "asked" },
+      { key: "sync", scope: "network", access: "read-write", reason: "Sync", required: false, domains: ["api.example.com"], paths: [], change: "added", grant: "at-first-use" },
     ],
     network: { domains: ["api.example.com"] },
-    storage: { quota: 1048576, tables: ["notes"], migrations: [{ id: "001_init", sha256: "x" }] },
+    storage: { declared: true, quota: 1048576, migrations: [{ id: "001_init", path: "storage/migrations/001_init.sql", size: 10, sha256: "x" }] },
     services: [],
-    readiness: { status: "ready", reasons: [], setupActions: [] },
+    readiness: { status: "ready", reasons: [], warnings: [], setupActions: [] },
+    findings: [],
+    prunes: [],
     blockers: [],
     existingData: false,
     needsConsent: ["notes_storage"],
@@ -107,8 +110,10 @@ test("the review sheet shows trust, hash, permissions, domains, storage and what
   const html = body(review());
   assert.match(html, /data-testid="review-trust-warning"/, "a sideload is a warning");
   assert.match(html, /sha256:abc/);
-  assert.match(html, /2.0 KB/);
-  assert.match(html, /data-scope="notes_storage"/);
+  assert.match(html, /2.0 KB in 3 files/);
+  assert.match(html, /data-key="notes_storage"/);
+  assert.match(html, /granted by your consent/);
+  assert.match(html, /asked when first used/);
   assert.match(html, />Required</);
   assert.match(html, />Optional</);
   assert.match(html, /Save your notes\./);
@@ -116,38 +121,48 @@ test("the review sheet shows trust, hash, permissions, domains, storage and what
   assert.match(html, /001_init/);
   assert.match(html, /data-testid="review-needs-consent">Installing grants: notes_storage\./);
   assert.doesNotMatch(html, /review-publisher-change/);
-  const trusted = body(review({ trust: { state: "trusted", signer: { keyId: "k1", fingerprint: "SHA256:ff" } } }));
+  const trusted = body(review({ trust: { state: "trusted", sideload: false, signer: { keyId: "k1", fingerprint: "ab12 cd34", name: "Acme" } } }));
   assert.doesNotMatch(trusted, /review-trust-warning/);
-  assert.match(trusted, /SHA256:ff/);
+  assert.match(trusted, /Acme · key k1 · ab12 cd34/);
+  for (const state of ["untrusted-signature", "unsigned", "dev"]) {
+    assert.match(body(review({ trust: { state, sideload: false } })), /review-trust-warning/, state);
+  }
 });
 
 test("an update review shows the permission diff; a publisher change needs its own checkbox", () => {
   const html = body(
     review({
       mode: "update",
-      publisherChange: { from: "Acme", to: "Evil Corp" },
+      fromVersion: "1.0.0",
+      publisherChange: { status: "changed", from: { keyId: "k1", name: "Acme" }, to: { keyId: "k2", name: "Evil Corp" }, needsAcceptance: true },
       permissions: [
-        { scope: "net", required: false, change: "widened", old: ["a.com"], new: ["a.com", "b.com"] },
-        { scope: "files", required: true, change: "added" },
-        { scope: "notes_storage", required: true, change: "unchanged" },
+        { key: "net", scope: "network", required: false, change: "changed", fields: [{ field: "domains", old: ["a.com"], new: ["a.com", "b.com"] }], grant: "dropped" },
+        { key: "files", scope: "filesystem", required: true, change: "added", grant: "asked" },
+        { key: "notes_storage", scope: "storage", required: true, change: "unchanged", grant: "kept" },
       ],
     }),
   );
   assert.match(html, /data-testid="review-publisher-change"/);
-  assert.match(html, /from Acme to Evil Corp/);
+  assert.match(html, /from Acme · key k1 to Evil Corp · key k2/);
   assert.match(html, /data-testid="review-accept-publisher"/);
-  assert.match(html, /data-change="widened"/);
-  assert.match(html, />Widened</);
+  assert.match(html, /data-key="net" data-change="changed"/);
+  assert.match(html, />Changed</);
   assert.match(html, />New</);
-  assert.match(html, /was \[&quot;a\.com&quot;\]/);
+  assert.match(html, /data-field="domains">domains: <span class="diff-old">a\.com<\/span> → <span class="diff-new">a\.com, b\.com</);
+  assert.match(html, /stays granted/);
+  assert.match(html, /Installed now/);
   assert.match(html, /Planned migrations/);
   assert.match(html, /Updating grants/);
+  // A signed continuation needs no acceptance: no checkbox.
+  const same = body(review({ mode: "update", publisherChange: { status: "signed", to: { keyId: "k1" }, needsAcceptance: false } }));
+  assert.doesNotMatch(same, /review-publisher-change/);
 });
 
 test("blockers are listed with their codes", () => {
   const html = body(review({ blockers: [{ code: "compat.requires_unsatisfied", message: "needs AppHost 9" }] }));
   assert.match(html, /data-testid="review-blockers"/);
   assert.match(html, /compat\.requires_unsatisfied/);
+  assert.match(html, /update AppHost or choose another version/);
 });
 
 test("a failure shows code, message and what to do", () => {
@@ -160,9 +175,17 @@ test("a failure shows code, message and what to do", () => {
 
 test("grants rows and tabs carry their test ids; prompts and errors show on the tab", () => {
   const grants = renderToString(
-    h(GrantsTable, { rows: [{ appId: "a", scope: "net", granted: true }, { appId: "b", scope: "fs", granted: false }], busy: false, onToggle: noop }),
+    h(GrantsTable, {
+      rows: [
+        { appId: "a", key: "sync", scope: "network", access: "read-write", required: false, granted: true },
+        { appId: "b", key: "files", scope: "filesystem", required: true, granted: false },
+      ],
+      busy: false,
+      onToggle: noop,
+    }),
   );
-  assert.match(grants, /data-testid="grant-row" data-app-id="a" data-scope="net" data-granted="true"/);
+  assert.match(grants, /data-testid="grant-row" data-app-id="a" data-key="sync" data-granted="true"/);
+  assert.match(grants, /network · read-write/);
   assert.match(grants, /data-testid="grant-revoke"/);
   assert.match(grants, /data-testid="grant-grant"/);
   const state = {
@@ -187,4 +210,45 @@ test("a limit renders the first cards only, and the count still says how many ma
   const html = renderToString(h(AppCards, { apps, query: "", filter: "all", actions, limit: 80 }));
   assert.equal(html.match(/data-testid="app-card"/g).length, 80);
   assert.match(html, />500 apps</);
+});
+
+test("audit rows show the call, decision and reason of capability calls", () => {
+  const html = renderToString(
+    h(AuditTable, {
+      rows: [
+        { id: 7, at: "2026-11-23T18:00:00Z", action: "capability.call", app: "notes", version: "1.0.0", details: { capability: "lime.storage", method: "set", decision: "deny", reason: "not-granted" } },
+        { id: 6, at: "2026-11-23T17:00:00Z", action: "install", app: "notes", version: "1.0.0", details: null },
+      ],
+    }),
+  );
+  assert.match(html, /data-id="7" data-action="capability.call" data-decision="deny"/);
+  assert.match(html, /lime\.storage\.set/);
+  assert.match(html, /not-granted/);
+  assert.match(html, /data-id="6" data-action="install" data-decision>/);
+});
+
+test("an uninstall plan says what goes and what stays", () => {
+  const keep = renderToString(
+    h(PlanView, {
+      plan: {
+        app: "notes",
+        mode: "keep-data",
+        versions: ["1.0.0"],
+        rows: [{ table: "grants", rows: 2, what: "permission grants" }],
+        blobBytesRemoved: 2048,
+        dataFilesRemoved: [],
+        dataFilesKept: [{ path: "storage.sqlite" }],
+        dataDir: "/d/apps/notes",
+        retained: ["audit log entries"],
+      },
+    }),
+  );
+  assert.match(keep, /versions 1\.0\.0/);
+  assert.match(keep, /2 × permission grants/);
+  assert.match(keep, /2\.0 KB of package files/);
+  assert.match(keep, /1 data files in \/d\/apps\/notes/);
+  assert.match(keep, /audit log entries/);
+  const del = renderToString(h(PlanView, { plan: { mode: "delete-data", dataFilesRemoved: [{}, {}], dataFilesKept: [], dataBytes: 10, retained: [] } }));
+  assert.match(del, /2 data files \(10 B\)/);
+  assert.match(del, /<li>nothing<\/li>/);
 });

@@ -6,7 +6,17 @@ import { useCallback, useContext, useEffect, useRef, useState } from "preact/hoo
 
 import * as api from "../api.js";
 import { HostContext } from "../context.js";
-import { formatBytes, readinessBadge, readinessWords, shownVersion, trustBadge } from "../format.js";
+import {
+  formatBytes,
+  permissionId,
+  readinessBadge,
+  readinessReasons,
+  readinessWords,
+  shownVersion,
+  stringList,
+  trustBadge,
+  valueText,
+} from "../format.js";
 import { DETAIL_TABS, type DetailTab } from "../router.js";
 import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
 import { Markdown } from "../ui/markdown-view.js";
@@ -102,17 +112,19 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
 function Overview(props: { app: AppSummary; detail: AppDetail | null }): JSX.Element {
   const { app, detail } = props;
   const readiness = detail?.readiness;
+  const reasons = readinessReasons(readiness);
+  const setup = readiness?.setupActions ?? [];
   return (
     <div data-testid="detail-overview">
       {app.description !== "" && <p>{app.description}</p>}
       <h3>Readiness</h3>
       <p>
         <Badge text={readinessBadge(readiness?.status ?? app.readiness)} />{" "}
-        {readiness !== undefined && readiness.reasons.length > 0 ? readiness.reasons.join(" ") : readinessWords(app.readiness)}
+        {reasons.length > 0 ? reasons.join(" ") : readinessWords(app.readiness)}
       </p>
-      {readiness !== undefined && readiness.setupActions.length > 0 && (
+      {setup.length > 0 && (
         <ul class="plain" data-testid="setup-actions">
-          {readiness.setupActions.map((a) => (
+          {setup.map((a) => (
             <li key={a.key}>
               <strong>{a.title}</strong> <span class="muted">({a.kind})</span>
               {a.description != null && a.description !== "" && <> — {a.description}</>}
@@ -196,27 +208,37 @@ function Permissions(props: { app: AppSummary; detail: AppDetail | null; after: 
             </tr>
           </thead>
           <tbody>
-            {props.detail.permissions.map((p) => (
-              <tr key={p.scope} data-scope={p.scope} data-granted={String(p.granted)}>
-                <th scope="row">
-                  <code>{p.scope}</code> <span class="muted">{p.required ? "required" : "optional"}</span>
-                </th>
-                <td>{p.reason ?? ""}</td>
-                <td>
-                  <Badge text={p.granted ? { label: "Granted", tone: "good", title: "" } : { label: "Not granted", tone: "muted", title: "" }} />
-                </td>
-                <td>
-                  <Button
-                    data-testid={p.granted ? "permission-revoke" : "permission-grant"}
-                    disabled={busy !== null}
-                    onClick={() => void change(p.scope, !p.granted)}
-                    aria-label={`${p.granted ? "Revoke" : "Grant"} ${p.scope}`}
-                  >
-                    {p.granted ? "Revoke" : "Grant"}
-                  </Button>
-                </td>
-              </tr>
-            ))}
+            {props.detail.permissions.map((p) => {
+              const id = permissionId(p);
+              const domains = stringList(p.domains);
+              return (
+                <tr key={id} data-key={id} data-granted={String(p.granted)}>
+                  <th scope="row">
+                    <code>{id}</code>{" "}
+                    <span class="muted">
+                      {valueText(p.scope)} · {valueText(p.access)} · {p.required ? "required" : "optional"}
+                    </span>
+                  </th>
+                  <td>
+                    {valueText(p.reason)}
+                    {domains.length > 0 && <div class="muted">Domains: {domains.join(", ")}</div>}
+                  </td>
+                  <td>
+                    <Badge text={p.granted ? { label: "Granted", tone: "good", title: "" } : { label: "Not granted", tone: "muted", title: "" }} />
+                  </td>
+                  <td>
+                    <Button
+                      data-testid={p.granted ? "permission-revoke" : "permission-grant"}
+                      disabled={busy !== null}
+                      onClick={() => void change(id, !p.granted)}
+                      aria-label={`${p.granted ? "Revoke" : "Grant"} ${id}`}
+                    >
+                      {p.granted ? "Revoke" : "Grant"}
+                    </Button>
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
@@ -233,7 +255,7 @@ function Data(props: { detail: AppDetail | null }): JSX.Element {
     <div data-testid="detail-data">
       <Facts
         rows={[
-          ["Storage", formatBytes(d.storageBytes)],
+          ["Storage", `${formatBytes(d.storageBytes)}${d.files !== undefined ? ` in ${d.files} files` : ""}`],
           ["Artifacts", String(d.artifacts)],
           ["Evidence records", String(d.evidence)],
         ]}
@@ -300,24 +322,41 @@ const MODES: Array<{ mode: UninstallMode; label: string; text: string }> = [
   { mode: "export", label: "Export, then uninstall", text: "Writes the app's data to a file, then removes the app and its data." },
 ];
 
-function PlanView(props: { plan: CleanupPlan }): JSX.Element {
-  const { mode: _mode, remove, keep, bytes, ...rest } = props.plan;
+/** The cleanup plan in words: what goes, what stays. The full plan is under "Details". */
+export function PlanView(props: { plan: CleanupPlan }): JSX.Element {
+  const p = props.plan;
+  const rows = p.rows ?? [];
+  const removedData = Array.isArray(p.dataFilesRemoved) ? p.dataFilesRemoved.length : 0;
+  const keptData = Array.isArray(p.dataFilesKept) ? p.dataFilesKept.length : 0;
   return (
     <div class="plan" data-testid="uninstall-plan">
-      {remove !== undefined && (
-        <>
-          <p>Removes:</p>
-          <ul>{remove.map((r) => <li key={r}>{r}</li>)}</ul>
-        </>
-      )}
-      {keep !== undefined && (
-        <>
-          <p>Keeps:</p>
-          <ul>{keep.length > 0 ? keep.map((r) => <li key={r}>{r}</li>) : <li>nothing</li>}</ul>
-        </>
-      )}
-      {bytes !== undefined && <p>{formatBytes(bytes)} in total.</p>}
-      {Object.keys(rest).length > 0 && <pre class="json">{JSON.stringify(rest, null, 2)}</pre>}
+      <p>Removes:</p>
+      <ul>
+        {(p.versions ?? []).length > 0 && <li>versions {(p.versions ?? []).join(", ")}</li>}
+        {rows.map((r) => (
+          <li key={r.table}>
+            {r.rows} × {r.what}
+          </li>
+        ))}
+        {p.blobBytesRemoved !== undefined && <li>{formatBytes(p.blobBytesRemoved)} of package files</li>}
+        {removedData > 0 && (
+          <li>
+            {removedData} data files{p.dataBytes !== undefined ? ` (${formatBytes(p.dataBytes)})` : ""}
+          </li>
+        )}
+      </ul>
+      <p>Keeps:</p>
+      <ul>
+        {keptData > 0 && <li>{keptData} data files{p.dataDir !== undefined ? ` in ${p.dataDir}` : ""}</li>}
+        {(p.retained ?? []).map((r) => (
+          <li key={r}>{r}</li>
+        ))}
+        {keptData === 0 && (p.retained ?? []).length === 0 && <li>nothing</li>}
+      </ul>
+      <details>
+        <summary>Details</summary>
+        <pre class="json">{JSON.stringify(p, null, 2)}</pre>
+      </details>
     </div>
   );
 }

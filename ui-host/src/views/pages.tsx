@@ -4,7 +4,7 @@ import type { JSX } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 
 import * as api from "../api.js";
-import { formatBytes } from "../format.js";
+import { formatBytes, permissionId, valueText } from "../format.js";
 import type { ThemeChoice } from "../theme.js";
 import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
 import type { AuditRow, GrantRow, HostSettings, TrustedKey } from "../types.js";
@@ -41,28 +41,35 @@ export function GrantsTable(props: { rows: GrantRow[]; busy: boolean; onToggle(r
         </tr>
       </thead>
       <tbody>
-        {props.rows.map((g) => (
-          <tr key={`${g.appId}/${g.scope}`} data-testid="grant-row" data-app-id={g.appId} data-scope={g.scope} data-granted={String(g.granted)}>
-            <td>{g.appId}</td>
-            <th scope="row">
-              <code>{g.scope}</code>
-              {g.required === true && <span class="muted"> required</span>}
-            </th>
-            <td>
-              <Badge text={g.granted ? { label: "Granted", tone: "good", title: g.grantedAt ?? "" } : { label: "Not granted", tone: "muted", title: "" }} />
-            </td>
-            <td>
-              <Button
-                data-testid={g.granted ? "grant-revoke" : "grant-grant"}
-                disabled={props.busy}
-                aria-label={`${g.granted ? "Revoke" : "Grant"} ${g.scope} for ${g.appId}`}
-                onClick={() => props.onToggle(g)}
-              >
-                {g.granted ? "Revoke" : "Grant"}
-              </Button>
-            </td>
-          </tr>
-        ))}
+        {props.rows.map((g) => {
+          const id = permissionId(g);
+          return (
+            <tr key={`${g.appId}/${id}`} data-testid="grant-row" data-app-id={g.appId} data-key={id} data-granted={String(g.granted)}>
+              <td>{g.appId}</td>
+              <th scope="row">
+                <code>{id}</code>
+                <span class="muted">
+                  {" "}
+                  {valueText(g.scope)} · {valueText(g.access)}
+                  {g.required ? " · required" : ""}
+                </span>
+              </th>
+              <td>
+                <Badge text={g.granted ? { label: "Granted", tone: "good", title: "" } : { label: "Not granted", tone: "muted", title: "" }} />
+              </td>
+              <td>
+                <Button
+                  data-testid={g.granted ? "grant-revoke" : "grant-grant"}
+                  disabled={props.busy}
+                  aria-label={`${g.granted ? "Revoke" : "Grant"} ${id} for ${g.appId}`}
+                  onClick={() => props.onToggle(g)}
+                >
+                  {g.granted ? "Revoke" : "Grant"}
+                </Button>
+              </td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );
@@ -76,7 +83,7 @@ export function GrantsPage(): JSX.Element {
   const toggle = async (g: GrantRow): Promise<void> => {
     setBusy(true);
     try {
-      await (g.granted ? api.revoke(g.appId, g.scope) : api.grant(g.appId, g.scope));
+      await (g.granted ? api.revoke(g.appId, permissionId(g)) : api.grant(g.appId, permissionId(g)));
       setActionError(null);
       await reload();
     } catch (e: unknown) {
@@ -97,6 +104,16 @@ export function GrantsPage(): JSX.Element {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The call an audit row is about (`capability.method` of a `capability.call`), else "". */
+function auditCall(details: unknown): { call: string; decision: string; reason: string } {
+  if (typeof details !== "object" || details === null) {
+    return { call: "", decision: "", reason: "" };
+  }
+  const d = details as Record<string, unknown>;
+  const call = typeof d.capability === "string" ? `${d.capability}${typeof d.method === "string" ? `.${d.method}` : ""}` : "";
+  return { call, decision: valueText(d.decision), reason: valueText(d.reason) };
+}
+
 export function AuditTable(props: { rows: AuditRow[] }): JSX.Element {
   if (props.rows.length === 0) {
     return <Empty>No audit records match.</Empty>;
@@ -107,26 +124,31 @@ export function AuditTable(props: { rows: AuditRow[] }): JSX.Element {
         <tr>
           <th scope="col">When</th>
           <th scope="col">App</th>
+          <th scope="col">Action</th>
           <th scope="col">Call</th>
           <th scope="col">Decision</th>
           <th scope="col">Reason</th>
         </tr>
       </thead>
       <tbody>
-        {props.rows.map((r, i) => (
-          <tr key={r.seq ?? i} data-decision={r.decision ?? ""}>
-            <td>{r.at ?? ""}</td>
-            <td>{r.appId ?? ""}</td>
-            <td>
-              <code>
-                {r.capability ?? ""}
-                {r.method != null ? `.${r.method}` : ""}
-              </code>
-            </td>
-            <td>{r.decision ?? ""}</td>
-            <td>{r.reason ?? ""}</td>
-          </tr>
-        ))}
+        {props.rows.map((r) => {
+          const c = auditCall(r.details);
+          return (
+            <tr key={r.id} data-id={r.id} data-action={r.action} data-decision={c.decision}>
+              <td>{r.at}</td>
+              <td>
+                {r.app ?? ""}
+                {r.version != null ? ` ${r.version}` : ""}
+              </td>
+              <td>{r.action}</td>
+              <td>
+                <code>{c.call}</code>
+              </td>
+              <td>{c.decision}</td>
+              <td>{c.reason}</td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );
@@ -200,9 +222,9 @@ export function DiagnosticsPage(props: { apps: readonly string[] }): JSX.Element
           <span>Decision</span>
           <select value={filters.decision} onChange={(e) => setFilters({ ...filters, decision: e.currentTarget.value })}>
             <option value="">Any</option>
-            <option value="allowed">Allowed</option>
-            <option value="denied">Denied</option>
-            <option value="prompted">Prompted</option>
+            <option value="allow">Allowed</option>
+            <option value="ask">Asked</option>
+            <option value="deny">Denied</option>
           </select>
         </label>
         <Button type="submit" data-testid="audit-search">
@@ -266,8 +288,8 @@ export function KeysTable(props: { keys: TrustedKey[]; onRemove(key: TrustedKey)
       </thead>
       <tbody>
         {props.keys.map((k) => (
-          <tr key={k.keyId} data-key-id={k.keyId}>
-            <td>{k.label ?? ""}</td>
+          <tr key={k.publicKey ?? k.keyId} data-key-id={k.keyId}>
+            <td>{k.name ?? ""}</td>
             <td>
               <code>{k.keyId}</code>
             </td>
@@ -275,7 +297,7 @@ export function KeysTable(props: { keys: TrustedKey[]; onRemove(key: TrustedKey)
               <code class="hash">{k.fingerprint}</code>
             </td>
             <td>
-              <Button aria-label={`Remove key ${k.label ?? k.keyId}`} onClick={() => props.onRemove(k)}>
+              <Button aria-label={`Remove key ${k.name ?? k.keyId}`} onClick={() => props.onRemove(k)}>
                 Remove
               </Button>
             </td>
@@ -307,7 +329,8 @@ export function SettingsPage(props: { theme: ThemeChoice; setTheme(t: ThemeChoic
   };
   const remove = async (k: TrustedKey): Promise<void> => {
     try {
-      await api.removeTrustedKey(k.keyId);
+      // The full public key: unambiguous when several trusted keys share a key id.
+      await api.removeTrustedKey(k.publicKey ?? k.keyId);
       setError(null);
       await keys.reload();
     } catch (e: unknown) {
@@ -340,11 +363,11 @@ export function SettingsPage(props: { theme: ThemeChoice; setTheme(t: ThemeChoic
         }}
       >
         <label class="field">
-          <span>Public key</span>
+          <span>Public key (base64, or the text of a .pub.json file)</span>
           <textarea rows={2} value={publicKey} onInput={(e) => setPublicKey(e.currentTarget.value)} required data-testid="key-public" />
         </label>
         <label class="field">
-          <span>Label (optional)</span>
+          <span>Name (optional)</span>
           <input value={label} onInput={(e) => setLabel(e.currentTarget.value)} data-testid="key-label" />
         </label>
         <Button type="submit" disabled={publicKey.trim() === ""} data-testid="key-add">

@@ -5,7 +5,18 @@
 import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 
-import { changeLabel, formatBytes, readinessBadge, reviewTrustBadge } from "../format.js";
+import {
+  changeLabel,
+  errorHelp,
+  formatBytes,
+  permissionId,
+  readinessBadge,
+  readinessReasons,
+  reviewTrustBadge,
+  signerText,
+  stringList,
+  valueText,
+} from "../format.js";
 import { Badge, Button, ErrorBox, Facts, Loading, Modal, ProgressBar } from "../ui/components.js";
 import type { InstallReview, ReviewPermission } from "../types.js";
 import { AppIcon } from "./app-list.js";
@@ -24,32 +35,49 @@ export interface ReviewProps {
   onCancel(): void;
 }
 
-function show(value: unknown): string {
-  if (value === null || value === undefined) {
-    return "–";
-  }
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
+const GRANT_WORDS: Record<string, string> = {
+  kept: "stays granted",
+  asked: "granted by your consent",
+  "at-first-use": "asked when first used",
+  dropped: "its grant is removed",
+  none: "",
+};
 
 function PermissionRow(props: { p: ReviewPermission; update: boolean }): JSX.Element {
   const { p } = props;
   const change = changeLabel(p.change);
+  const domains = stringList(p.domains);
+  const paths = stringList(p.paths);
+  const access = valueText(p.access);
+  const reason = valueText(p.reason);
+  const grant = p.grant !== undefined ? GRANT_WORDS[p.grant] ?? p.grant : "";
   return (
-    <tr data-testid="review-permission" data-scope={p.scope} data-change={p.change ?? ""}>
+    <tr data-testid="review-permission" data-key={permissionId(p)} data-change={p.change ?? ""}>
       <th scope="row">
-        <code>{p.scope}</code>
-        {p.access != null && p.access !== "" && <span class="muted"> · {p.access}</span>}
+        <code>{permissionId(p)}</code>
+        <span class="muted">
+          {" "}
+          · {valueText(p.scope)}
+          {access !== "" && ` · ${access}`}
+        </span>
       </th>
-      <td>{p.required ? <Badge text={{ label: "Required", tone: "info", title: "Granted by installing" }} /> : <Badge text={{ label: "Optional", tone: "muted", title: "Ask or grant later" }} />}</td>
       <td>
-        {p.reason != null && p.reason !== "" ? p.reason : <span class="muted">No reason given</span>}
-        {(p.domains ?? []).length > 0 && <div class="muted">Domains: {(p.domains ?? []).join(", ")}</div>}
-        {(p.paths ?? []).length > 0 && <div class="muted">Paths: {(p.paths ?? []).join(", ")}</div>}
-        {props.update && p.change !== undefined && p.change !== "unchanged" && p.change !== "added" && (
-          <div class="diff">
-            <span class="diff-old">was {show(p.old)}</span> → <span class="diff-new">now {show(p.new)}</span>
-          </div>
+        {p.required ? (
+          <Badge text={{ label: "Required", tone: "info", title: "Granted by installing" }} />
+        ) : (
+          <Badge text={{ label: "Optional", tone: "muted", title: "Asked when first used, or granted later" }} />
         )}
+      </td>
+      <td>
+        {reason !== "" ? reason : <span class="muted">No reason given</span>}
+        {domains.length > 0 && <div class="muted">Domains: {domains.join(", ")}</div>}
+        {paths.length > 0 && <div class="muted">Paths: {paths.join(", ")}</div>}
+        {(p.fields ?? []).map((f) => (
+          <div class="diff" key={f.field} data-field={f.field}>
+            {f.field}: <span class="diff-old">{valueText(f.old) || "none"}</span> → <span class="diff-new">{valueText(f.new) || "none"}</span>
+          </div>
+        ))}
+        {grant !== "" && <div class="muted">{grant}</div>}
       </td>
       {props.update && <td>{change !== null && <Badge text={change} class="change-badge" />}</td>}
     </tr>
@@ -67,7 +95,13 @@ export function ReviewBody(props: {
   const r = props.review;
   const update = r.mode === "update";
   const trust = reviewTrustBadge(r.trust.state);
-  const notVerified = r.trust.state !== "trusted";
+  const notVerified = r.trust.state !== "trusted" || r.trust.sideload === true;
+  const domains = stringList(r.network.domains);
+  const migrations = r.storage.migrations ?? [];
+  const reasons = readinessReasons(r.readiness);
+  const setup = r.readiness.setupActions ?? [];
+  const services = Array.isArray(r.services) ? r.services : [];
+  const pc = r.publisherChange;
   return (
     <div class="review-body">
       <div class="review-app">
@@ -83,28 +117,33 @@ export function ReviewBody(props: {
           {r.app.description != null && r.app.description !== "" && <p>{r.app.description}</p>}
         </div>
         <Badge text={trust} class="review-trust" data={{ trust: r.trust.state, testid: "review-trust" }} />
+        {r.trust.sideload === true && <Badge text={{ label: "Sideload", tone: "warn", title: "Installed from a file, not a catalog" }} />}
       </div>
 
       {notVerified && (
         <div class="warning" role="note" data-testid="review-trust-warning">
-          <strong>{trust.label}:</strong> {trust.title}. Install it only if you trust where the file came from.
+          <strong>{r.trust.state === "trusted" ? "Sideload" : trust.label}:</strong>{" "}
+          {r.trust.state === "trusted" ? "installed from a file rather than a catalog" : trust.title}. Install it only if you trust
+          where the file came from.
         </div>
       )}
-      {r.publisherChange != null && (
+      {pc != null && (pc.needsAcceptance === true || pc.status === "changed") && (
         <div class="warning warning--strong" data-testid="review-publisher-change">
           <p>
-            <strong>The publisher changed</strong> from {r.publisherChange.from ?? "none"} to {r.publisherChange.to ?? "none"}. A
-            different publisher can read and change this app's data.
+            <strong>The publisher changed</strong> from {signerText(pc.from)} to {signerText(pc.to)}. A different publisher can
+            read and change this app's data.
           </p>
-          <label class="check">
-            <input
-              type="checkbox"
-              data-testid="review-accept-publisher"
-              checked={props.acceptPublisher}
-              onChange={(e) => props.setAcceptPublisher(e.currentTarget.checked)}
-            />
-            I accept the new publisher
-          </label>
+          {pc.needsAcceptance === true && (
+            <label class="check">
+              <input
+                type="checkbox"
+                data-testid="review-accept-publisher"
+                checked={props.acceptPublisher}
+                onChange={(e) => props.setAcceptPublisher(e.currentTarget.checked)}
+              />
+              I accept the new publisher
+            </label>
+          )}
         </div>
       )}
       {r.blockers.length > 0 && (
@@ -113,7 +152,7 @@ export function ReviewBody(props: {
           <ul>
             {r.blockers.map((b) => (
               <li key={b.code}>
-                <code class="error-code">{b.code}</code> {b.message}
+                <code class="error-code">{b.code}</code> {b.message} <span class="error-help">{errorHelp(b.code)}</span>
               </li>
             ))}
           </ul>
@@ -123,9 +162,10 @@ export function ReviewBody(props: {
       <h3>Package</h3>
       <Facts
         rows={[
-          ["Signature", r.trust.signer != null ? `key ${r.trust.signer.keyId} · ${r.trust.signer.fingerprint}` : "none"],
+          ["Signature", r.trust.signer != null ? signerText(r.trust.signer) : "none"],
           ["Package hash", <code class="hash">{r.packageHash}</code>],
-          ["Size", formatBytes(r.bytes)],
+          ["Size", `${formatBytes(r.bytes)}${r.files !== undefined ? ` in ${r.files} files` : ""}`],
+          ...(r.fromVersion != null ? ([["Installed now", `v${r.fromVersion}`]] as Array<[string, string]>) : []),
         ]}
       />
 
@@ -144,14 +184,14 @@ export function ReviewBody(props: {
           </thead>
           <tbody>
             {r.permissions.map((p) => (
-              <PermissionRow key={p.scope} p={p} update={update} />
+              <PermissionRow key={permissionId(p)} p={p} update={update} />
             ))}
           </tbody>
         </table>
       )}
 
       <h3>Network</h3>
-      <p data-testid="review-domains">{r.network.domains.length > 0 ? r.network.domains.join(", ") : "No network access."}</p>
+      <p data-testid="review-domains">{domains.length > 0 ? domains.join(", ") : "No network access."}</p>
 
       <h3>Entries</h3>
       <ul class="plain">
@@ -166,33 +206,36 @@ export function ReviewBody(props: {
       <h3>Storage</h3>
       <Facts
         rows={[
-          ["Quota", r.storage.quota == null ? "default" : typeof r.storage.quota === "number" ? formatBytes(r.storage.quota) : r.storage.quota],
-          ["Tables", r.storage.tables.length > 0 ? r.storage.tables.join(", ") : "none"],
           [
-            update ? "Planned migrations" : "Migrations",
-            r.storage.migrations.length > 0 ? r.storage.migrations.map((m) => m.id).join(", ") : "none",
+            "Quota",
+            r.storage.quota == null ? "default" : typeof r.storage.quota === "number" ? formatBytes(r.storage.quota) : r.storage.quota,
           ],
+          ...((r.storage.tables ?? []).length > 0 ? ([["Tables", (r.storage.tables ?? []).join(", ")]] as Array<[string, string]>) : []),
+          [update ? "Planned migrations" : "Migrations", migrations.length > 0 ? migrations.map((m) => m.id).join(", ") : "none"],
         ]}
       />
-      {r.services.length > 0 && (
+      {services.length > 0 && (
         <>
           <h3>Services</h3>
           <ul class="plain">
-            {r.services.map((s, i) => (
-              <li key={i}>{show(s)}</li>
+            {services.map((svc, i) => (
+              <li key={i}>{valueText(svc)}</li>
             ))}
           </ul>
         </>
+      )}
+      {(r.prunes ?? []).length > 0 && (
+        <p class="muted">Also removed to keep the version history short: {(r.prunes ?? []).join(", ")}.</p>
       )}
 
       <h3>Readiness</h3>
       <p>
         <Badge text={readinessBadge(r.readiness.status)} />{" "}
-        {r.readiness.reasons.length > 0 ? r.readiness.reasons.join(" ") : "Nothing is missing."}
+        {reasons.length > 0 ? reasons.join(" ") : "Nothing is missing."}
       </p>
-      {r.readiness.setupActions.length > 0 && (
+      {setup.length > 0 && (
         <ul class="plain">
-          {r.readiness.setupActions.map((a) => (
+          {setup.map((a) => (
             <li key={a.key}>
               After installing: {a.title}
               {a.description != null && a.description !== "" && <span class="muted"> — {a.description}</span>}
@@ -231,7 +274,7 @@ export function ReviewSheet(props: ReviewProps): JSX.Element {
     s.phase === "review" &&
     review !== null &&
     review.blockers.length === 0 &&
-    (review.publisherChange == null || acceptPublisher);
+    (review.publisherChange?.needsAcceptance !== true || acceptPublisher);
   const title =
     review === null
       ? "Review the package"
