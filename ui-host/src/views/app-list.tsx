@@ -2,7 +2,7 @@
 // in words and its setup action), search and filter. Class names and data attributes of the card
 // are the desktop e2e's selectors (tests/e2e): keep them.
 
-import type { JSX } from "preact";
+import { Component, type JSX } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 
 import { HostContext } from "../context.js";
@@ -42,8 +42,26 @@ export interface CardActions {
   setup(app: AppSummary, action: SetupAction | null): void;
 }
 
+interface CardProps {
+  app: AppSummary;
+  actions: CardActions;
+}
+
+/**
+ * One app card, re-rendered only when its app or the actions change: growing the list by a
+ * chunk (or a poll that changed one app) does not re-diff every other card.
+ */
+export class AppCard extends Component<CardProps> {
+  override shouldComponentUpdate(next: CardProps): boolean {
+    return next.app !== this.props.app || next.actions !== this.props.actions;
+  }
+  override render(): JSX.Element {
+    return <AppCardView app={this.props.app} actions={this.props.actions} />;
+  }
+}
+
 /** One app card: `li.app-row.app-card[data-app-name]`. */
-export function AppCard(props: { app: AppSummary; actions: CardActions }): JSX.Element {
+function AppCardView(props: CardProps): JSX.Element {
   const { app, actions } = props;
   const version = shownVersion(app.activeVersion, app.versions);
   const mountable = (app.entries ?? []).filter((e) => e.mountable);
@@ -127,8 +145,9 @@ const FILTERS: Array<[AppFilter, string]> = [
   ["sideloaded", "Sideloaded"],
 ];
 
-/** Cards rendered per frame: a long list paints its first screen at once and the rest after. */
-export const CARD_CHUNK = 80;
+/** Cards in the first frame (more than a screen), then per following frame. */
+export const CARD_FIRST = 24;
+export const CARD_CHUNK = 96;
 
 /** The list of cards, filtered; at most `limit` of them (no state: render-tested under node). */
 export function AppCards(props: {
@@ -172,9 +191,10 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
     [host],
   );
   const apps = host.apps ?? [];
-  // Progressive rendering: CARD_CHUNK more cards each frame until all are in (500 apps stay
-  // responsive: the first screen paints at once, input is never blocked for the whole list).
-  const [limit, setLimit] = useState(CARD_CHUNK);
+  // Progressive rendering: a screenful first, then CARD_CHUNK more cards each frame until all are
+  // in (500 apps stay responsive: the first screen paints at once, input is never blocked for the
+  // whole list; cards already shown are not re-diffed, see AppCard).
+  const [limit, setLimit] = useState(CARD_FIRST);
   useEffect(() => {
     if (limit >= apps.length) {
       return undefined;
@@ -199,7 +219,7 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
             value={query}
             onInput={(e) => {
               setQuery(e.currentTarget.value);
-              setLimit(CARD_CHUNK);
+              setLimit(CARD_FIRST);
             }}
             placeholder="Name, publisher or description"
           />
@@ -208,7 +228,7 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
           <span>Show</span>
           <select data-testid="app-filter" value={filter} onChange={(e) => {
               setFilter(e.currentTarget.value as AppFilter);
-              setLimit(CARD_CHUNK);
+              setLimit(CARD_FIRST);
             }}>
             {FILTERS.map(([value, label]) => (
               <option key={value} value={value}>
