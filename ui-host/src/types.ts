@@ -21,6 +21,8 @@ export interface AppSummary {
   updatedAt?: string;
   /** The active version's entries, in manifest order (absent from older hosts). */
   entries?: EntrySummary[];
+  /** An `apphost dev` install: marked DEV everywhere, never trusted as signed. */
+  dev?: boolean;
   /** Shown when the backend sends them (not in docs/host-api.md's AppSummary yet). */
   publisher?: string | null;
   icon?: string | null;

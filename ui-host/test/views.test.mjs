@@ -252,3 +252,9 @@ test("an uninstall plan says what goes and what stays", () => {
   assert.match(del, /2 data files \(10 B\)/);
   assert.match(del, /<li>nothing<\/li>/);
 });
+
+test("a dev install is marked DEV on its card", () => {
+  const html = renderToString(h(AppCards, { apps: [app(5, { dev: true }), app(6)], query: "", filter: "all", actions }));
+  assert.equal(html.match(/data-testid="dev-badge"/g).length, 1);
+  assert.match(html, /data-app-name="app-5"[^>]*data-dev="true"/);
+});

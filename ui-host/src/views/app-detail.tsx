@@ -82,6 +82,7 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
           </p>
         </div>
         <div class="app-badges">
+          {app.dev === true && <Badge text={{ label: "DEV", tone: "warn", title: "A development install (apphost dev)" }} class="dev-badge" />}
           <Badge text={trustBadge(app.trust)} class="trust-badge" data={{ trust: app.trust }} />
           <Badge text={readinessBadge(app.readiness)} class="readiness-badge" data={{ readiness: app.readiness }} />
         </div>

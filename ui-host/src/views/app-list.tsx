@@ -78,6 +78,7 @@ function AppCardView(props: CardProps): JSX.Element {
       data-trust={app.trust}
       data-readiness={app.readiness}
       data-enabled={String(app.enabled)}
+      data-dev={app.dev === true ? "true" : undefined}
       aria-labelledby={headingId}
     >
       <AppIcon icon={app.icon} name={app.name} displayName={app.displayName} />
@@ -127,6 +128,9 @@ function AppCardView(props: CardProps): JSX.Element {
         </div>
       </div>
       <div class="app-badges">
+        {app.dev === true && (
+          <Badge text={{ label: "DEV", tone: "warn", title: "A development install (apphost dev): never trusted as signed" }} class="dev-badge" data={{ testid: "dev-badge" }} />
+        )}
         <Badge text={trustBadge(app.trust)} class="trust-badge" data={{ trust: app.trust }} />
         {(app.enabled || app.readiness !== "disabled") && (
           <Badge text={readinessBadge(app.readiness)} class="readiness-badge" data={{ readiness: app.readiness }} />
