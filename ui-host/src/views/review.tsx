@@ -280,7 +280,9 @@ export function ReviewSheet(props: ReviewProps): JSX.Element {
       ? "Review the package"
       : `${review.mode === "update" ? "Update" : "Install"} ${review.app.name ?? review.app.id}?`;
   return (
-    <Modal title={title} testid="review-sheet" onClose={props.onCancel} wide>
+    // While installing, the sheet stays: the install finishes in Rust either way, and its result
+    // (or failure) is shown here.
+    <Modal title={title} testid="review-sheet" onClose={s.phase === "installing" ? () => undefined : props.onCancel} wide>
       <div data-phase={s.phase} class="review-sheet">
         {s.phase === "uploading" && <Loading label={`Reading ${s.fileName} (${formatBytes(s.bytes)})…`} />}
         {s.phase === "reviewing" && <Loading label={`Verifying ${s.fileName}…`} />}
@@ -305,7 +307,7 @@ export function ReviewSheet(props: ReviewProps): JSX.Element {
           />
         )}
         <div class="dialog-actions">
-          <Button data-testid="review-cancel" onClick={props.onCancel}>
+          <Button data-testid="review-cancel" onClick={props.onCancel} disabled={s.phase === "installing"}>
             {s.phase === "failed" ? "Close" : "Cancel"}
           </Button>
           {s.phase !== "failed" && (
