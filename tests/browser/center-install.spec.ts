@@ -2,7 +2,9 @@
 // failure leave nothing behind.
 import { expect, test } from "@playwright/test";
 
-import { card, missingBackend, openHost, review, serve, zipFixture, type Served } from "./center-lib";
+import { card, missingBackend, openHost, requireCommands, review, serve, zipFixture, type Served } from "./center-lib";
+
+const CENTER = ["upload_package", "review_install", "install", "cancel_review"];
 
 const missing = missingBackend();
 let served: Served;
@@ -17,6 +19,7 @@ test.afterEach(async () => {
 
 test("install through the review sheet and consent, then open the entry", async ({ page }) => {
   await openHost(page, served);
+  await requireCommands(page, CENTER);
   await expect(page.locator("#empty-state")).toBeVisible();
   await review(page, zipFixture("hello-app"));
   const sheet = page.getByTestId("review-sheet");
@@ -47,6 +50,7 @@ test("install through the review sheet and consent, then open the entry", async 
 
 test("cancel in the review sheet installs nothing", async ({ page }) => {
   await openHost(page, served);
+  await requireCommands(page, CENTER);
   await review(page, zipFixture("hello-app"));
   await page.getByTestId("review-cancel").click();
   await expect(page.getByTestId("review-sheet")).toHaveCount(0);
@@ -56,6 +60,7 @@ test("cancel in the review sheet installs nothing", async ({ page }) => {
 
 test("a broken package shows its code, message and what to do; nothing is installed", async ({ page }) => {
   await openHost(page, served);
+  await requireCommands(page, CENTER);
   await page.getByTestId("add-app-file").setInputFiles({
     name: "broken.zip",
     mimeType: "application/zip",

@@ -5,7 +5,7 @@ import { join } from "node:path";
 
 import { expect, test } from "@playwright/test";
 
-import { card, FIXTURES, missingBackend, openHost, review, serve, zipFixture, type Served } from "./center-lib";
+import { card, FIXTURES, missingBackend, openHost, requireCommands, review, serve, zipFixture, type Served } from "./center-lib";
 
 const missing = missingBackend();
 let served: Served;
@@ -21,6 +21,7 @@ test.afterEach(async () => {
 
 test("revoke on the grants page", async ({ page }) => {
   await openHost(page, served);
+  await requireCommands(page, ["list_grants", "revoke"]);
   await page.getByTestId("nav-grants").click();
   const row = page.locator('[data-testid="grant-row"][data-app-id="hello-app"][data-key="notes_storage"]');
   await expect(row).toHaveAttribute("data-granted", "true");
@@ -34,6 +35,7 @@ test("revoke on the grants page", async ({ page }) => {
 
 test("update shows the permission diff and asks again; rollback goes back", async ({ page }) => {
   await openHost(page, served);
+  await requireCommands(page, ["upload_package", "review_install", "install", "app_detail", "rollback"]);
   await review(page, zipFixture("hello-app-v2"));
   const sheet = page.getByTestId("review-sheet");
   await expect(sheet.getByRole("heading", { name: /^Update / })).toBeVisible();
@@ -49,6 +51,7 @@ test("update shows the permission diff and asks again; rollback goes back", asyn
 for (const mode of ["keep-data", "delete-data", "export"] as const) {
   test(`uninstall (${mode}) shows its cleanup plan before it runs`, async ({ page }) => {
     await openHost(page, served);
+    await requireCommands(page, ["app_detail", "uninstall_plan", "uninstall"]);
     await card(page, "hello-app").getByTestId("app-details").click();
     await page.getByTestId("detail-tab-danger").click();
     await page.getByTestId(`uninstall-plan-${mode}`).click();

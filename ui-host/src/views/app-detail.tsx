@@ -100,17 +100,22 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
         ))}
       </nav>
       {error !== null && <ErrorBox error={error} title="The app's details could not be loaded." />}
-      {props.tab === "overview" && <Overview app={app} detail={detail} />}
+      {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} />}
       {props.tab === "entries" && <Entries app={app} detail={detail} />}
-      {props.tab === "permissions" && <Permissions app={app} detail={detail} after={after} />}
-      {props.tab === "data" && <Data detail={detail} />}
+      {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
+      {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
       {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
       {props.tab === "danger" && <Danger app={app} after={after} />}
     </section>
   );
 }
 
-function Overview(props: { app: AppSummary; detail: AppDetail | null }): JSX.Element {
+/** While the detail loads: "Loading…"; once it failed (the error is shown above): a note. */
+function Pending(props: { failed: boolean }): JSX.Element {
+  return props.failed ? <Empty>Not available: the app's details could not be loaded.</Empty> : <Loading />;
+}
+
+function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean }): JSX.Element {
   const { app, detail } = props;
   const readiness = detail?.readiness;
   const reasons = readinessReasons(readiness);
@@ -141,7 +146,7 @@ function Overview(props: { app: AppSummary; detail: AppDetail | null }): JSX.Ele
         ]}
       />
       <h3>Read me</h3>
-      {detail === null ? <Loading /> : detail.readme != null && detail.readme.trim() !== "" ? <Markdown source={detail.readme} /> : <Empty>The app has no read-me text.</Empty>}
+      {detail === null ? <Pending failed={props.failed} /> : detail.readme != null && detail.readme.trim() !== "" ? <Markdown source={detail.readme} /> : <Empty>The app has no read-me text.</Empty>}
     </div>
   );
 }
@@ -175,11 +180,11 @@ function Entries(props: { app: AppSummary; detail: AppDetail | null }): JSX.Elem
   );
 }
 
-function Permissions(props: { app: AppSummary; detail: AppDetail | null; after: () => Promise<void> }): JSX.Element {
+function Permissions(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
   if (props.detail === null) {
-    return <Loading />;
+    return <Pending failed={props.failed} />;
   }
   const change = async (scope: string, to: boolean): Promise<void> => {
     setBusy(scope);
@@ -247,9 +252,9 @@ function Permissions(props: { app: AppSummary; detail: AppDetail | null; after: 
   );
 }
 
-function Data(props: { detail: AppDetail | null }): JSX.Element {
+function Data(props: { detail: AppDetail | null; failed: boolean }): JSX.Element {
   if (props.detail === null) {
-    return <Loading />;
+    return <Pending failed={props.failed} />;
   }
   const d = props.detail.data;
   return (
