@@ -13,6 +13,7 @@ import { launchFromPath } from "./transport.js";
 import {
   closeTab as closeTabState,
   isPanel,
+  keepInstalled,
   openTab,
   restoreTabs,
   saveTabs,
@@ -314,6 +315,16 @@ export function App(): JSX.Element {
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
+
+  // Restored tabs whose app is gone (uninstalled, or another data directory) are dropped.
+  useEffect(() => {
+    if (apps === null) return;
+    const next = keepInstalled(tabsRef.current, new Set(apps.map((a) => a.name)));
+    if (next !== tabsRef.current) {
+      tabsRef.current = next;
+      setTabs(next);
+    }
+  }, [apps]);
 
   // Tabs survive a restart.
   useEffect(() => {

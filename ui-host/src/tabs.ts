@@ -97,3 +97,14 @@ export function restoreTabs(text: string | null): TabState {
   const activeKey = typeof active === "string" && tabs.some((t) => tabKey(t) === active) ? active : null;
   return { tabs, active: activeKey ?? (tabs.find((t) => !isPanel(t.kind)) ? tabKey(tabs.find((t) => !isPanel(t.kind)) as Tab) : null) };
 }
+
+/** Drops the tabs of apps that are not installed (restored tabs of an app removed meanwhile). */
+export function keepInstalled(state: TabState, installed: ReadonlySet<string>): TabState {
+  let next = state;
+  for (const appId of new Set(state.tabs.map((t) => t.appId))) {
+    if (!installed.has(appId)) {
+      next = closeApp(next, appId);
+    }
+  }
+  return next;
+}

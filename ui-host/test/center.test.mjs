@@ -18,7 +18,7 @@ import {
 } from "../build/test/format.js";
 import { MAX_README_CHARS, parseInline, parseMarkdown } from "../build/test/markdown.js";
 import { parseRoute, routeHash } from "../build/test/router.js";
-import { closeApp, closeTab, MAX_SAVED_TABS, openTab, restoreTabs, saveTabs, tabKey } from "../build/test/tabs.js";
+import { closeApp, closeTab, keepInstalled, MAX_SAVED_TABS, openTab, restoreTabs, saveTabs, tabKey } from "../build/test/tabs.js";
 import { effectiveTheme, parseThemeChoice } from "../build/test/theme.js";
 
 test("routes: every page round-trips; unknown hashes fall back to the list", () => {
@@ -156,4 +156,19 @@ test("manifest values, permission ids, readiness reasons and signers in words", 
   assert.equal(signerText({ name: "Acme", keyId: "k1", fingerprint: "ab12" }), "Acme · key k1 · ab12");
   assert.equal(signerText(null), "unsigned");
   assert.equal(signerText({ keyId: null, fingerprint: null }), "unsigned");
+});
+
+test("restored tabs of apps that are not installed are dropped", () => {
+  const s = {
+    tabs: [
+      { appId: "a", entryKey: "main", kind: "page", title: "A" },
+      { appId: "gone", entryKey: "main", kind: "page", title: "Gone" },
+      { appId: "gone", entryKey: "side", kind: "panel", title: "Gone side" },
+    ],
+    active: "gone/main",
+  };
+  const kept = keepInstalled(s, new Set(["a"]));
+  assert.deepEqual(kept.tabs.map(tabKey), ["a/main"]);
+  assert.equal(kept.active, "a/main");
+  assert.equal(keepInstalled(kept, new Set(["a"])), kept, "nothing to drop: the same state");
 });
