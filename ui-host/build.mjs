@@ -1,21 +1,54 @@
-// Builds the host UI into dist/: a clean tsc compile of src/ plus a copy of public/.
-// No bundler: the browser loads the ES modules tsc writes (imports name their ".js" files).
-import { spawnSync } from "node:child_process";
+// Builds the host UI into dist/ with esbuild: dist/main.js (the app, Preact included, one file),
+// dist/index.html and dist/styles.css (copied from public/; Tauri embeds ../ui-host/dist), plus
+// dist/format.js, dist/bridge-relay.js and dist/transport.js (standalone modules the node tests
+// import).
+// `--test` also writes build/test/: the views with preact left external, so node tests render
+// them with preact-render-to-string against the same preact instance.
+// Type checking is `npm run typecheck` (tsc --noEmit); esbuild only strips types.
 import { cpSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { build } from "esbuild";
+
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, "dist");
-const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+const common = {
+  bundle: true,
+  format: "esm",
+  target: "es2022",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  logLevel: "warning",
+  legalComments: "none",
+};
 
 rmSync(dist, { recursive: true, force: true });
-const result = spawnSync(process.execPath, [tsc, "-p", join(here, "tsconfig.json")], {
-  stdio: "inherit",
+await build({
+  ...common,
+  entryPoints: [join(here, "src/main.tsx")],
+  outfile: join(dist, "main.js"),
+  minify: true,
+  sourcemap: false,
 });
-if (result.status !== 0) {
-  process.exit(result.status ?? 1);
-}
+await build({
+  ...common,
+  entryPoints: ["format", "bridge-relay", "transport"].map((m) => join(here, `src/${m}.ts`)),
+  outdir: dist,
+});
 cpSync(join(here, "public"), dist, { recursive: true });
+
+if (process.argv.includes("--test")) {
+  const out = join(here, "build/test");
+  rmSync(out, { recursive: true, force: true });
+  await build({
+    ...common,
+    entryPoints: ["router", "markdown", "tabs", "theme", "format", "ui/testing"].map((m) =>
+      join(here, `src/${m}.${m === "ui/testing" ? "tsx" : "ts"}`),
+    ),
+    outdir: out,
+    outbase: join(here, "src"),
+    packages: "external",
+  });
+}
 console.log(`ui-host: built ${dist}`);

@@ -103,6 +103,12 @@ interface Mounted {
   title: string;
 }
 
+/** Optional observers of the relay (the running-app tabs show pending prompts). */
+export interface RelayHooks {
+  /** A permission prompt for `mountId` was queued (`pending` true) or answered (false). */
+  prompt?(mountId: string, pending: boolean): void;
+}
+
 export class BridgeRelay {
   private readonly mounted = new Map<string, Mounted>();
   private dialogChain: Promise<void> = Promise.resolve();
@@ -111,12 +117,13 @@ export class BridgeRelay {
     private readonly transport: RelayTransport,
     private readonly surface: HTMLElement,
     private readonly onError: (error: unknown) => void,
+    private readonly hooks: RelayHooks = {},
   ) {
     window.addEventListener("message", (event) => void this.onMessage(event));
   }
 
-  /** Creates the frame of `mount` inside the surface area. */
-  attach(mount: Mount, title: string): HTMLIFrameElement {
+  /** Creates the frame of `mount` inside the surface area (or `container`, e.g. a side pane). */
+  attach(mount: Mount, title: string, container: HTMLElement = this.surface): HTMLIFrameElement {
     const frame = document.createElement("iframe");
     // The sandbox comes from Rust and is set before `src`, so the page never loads unsandboxed.
     frame.setAttribute("sandbox", mount.sandbox);
@@ -128,7 +135,7 @@ export class BridgeRelay {
     frame.dataset.mountId = mount.mountId;
     frame.src = mount.url;
     this.mounted.set(mount.mountId, { mount, frame, title });
-    this.surface.append(frame);
+    container.append(frame);
     return frame;
   }
 
@@ -213,9 +220,14 @@ export class BridgeRelay {
           target.frame.dataset.route = action.route;
           break;
         case "prompt":
+          this.hooks.prompt?.(action.mountId, true);
           this.queueDialog(async () => {
-            const answer = await askPermission(action.question, target.title);
-            await this.execute(await this.transport.answerPrompt(action.promptId, answer));
+            try {
+              const answer = await askPermission(action.question, target.title);
+              await this.execute(await this.transport.answerPrompt(action.promptId, answer));
+            } finally {
+              this.hooks.prompt?.(action.mountId, false);
+            }
           });
           break;
         case "confirmExternal":
@@ -262,6 +274,7 @@ function dialog<T extends string>(
   return new Promise((resolve) => {
     const d = document.createElement("dialog");
     d.id = id;
+    d.dataset.testid = id;
     d.className = "host-dialog";
     const heading = document.createElement("h2");
     heading.id = `${id}-title`;

@@ -21,6 +21,13 @@ export interface AppSummary {
   updatedAt?: string;
   /** The active version's entries, in manifest order (absent from older hosts). */
   entries?: EntrySummary[];
+  /** An `apphost dev` install: marked DEV everywhere, never trusted as signed. */
+  dev?: boolean;
+  /** Shown when the backend sends them (not in docs/host-api.md's AppSummary yet). */
+  publisher?: string | null;
+  icon?: string | null;
+  readinessReasons?: string[];
+  setupActions?: SetupAction[];
 }
 
 /** One entry of an app (`host_core::store::EntrySummary`). */
@@ -105,4 +112,202 @@ export interface HostError {
   code: string;
   message: string;
   details?: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// App center wire types (docs/host-api.md). Optional fields are ones the contract leaves open or
+// that older hosts do not send: the UI shows what it gets and never invents the rest.
+
+/** A setup action of a readiness report (`readiness::SetupAction`). */
+export interface SetupAction {
+  key: string;
+  title: string;
+  /** `secret`, `knowledge`, `tool`, `permission`, `model`, … */
+  kind: string;
+  target?: string | null;
+  description?: string | null;
+}
+
+/**
+ * Readiness with its reasons in words and what the user can do about it. Reviews send
+ * `{status, reasons, warnings, setupActions}`; `app_detail` sends the full readiness report
+ * (`{status, blockers, warnings, setupActions, checks, …}`): `readinessReasons` reads both.
+ */
+export interface ReadinessInfo {
+  status: Readiness | string;
+  reasons?: string[];
+  blockers?: string[];
+  warnings?: string[];
+  setupActions?: SetupAction[];
+}
+
+export type ReviewTrustState = "trusted" | "untrusted-signature" | "unsigned" | "dev";
+
+/** `added`, `changed`, `unchanged`, `removed` (docs/host-api.md); older drafts: `widened`, `narrowed`. */
+export type PermissionChange = "added" | "changed" | "unchanged" | "removed" | "widened" | "narrowed";
+
+/** A permission as the review shows it (`store::install::PermissionChange`). */
+export interface ReviewPermission {
+  /** The permission's key: what `grant`/`revoke` take (as `scope`). */
+  key?: string;
+  scope: unknown;
+  access?: unknown;
+  reason?: unknown;
+  required: boolean;
+  domains?: unknown;
+  paths?: unknown;
+  change?: PermissionChange | string;
+  /** For `changed`: every field that differs. */
+  fields?: Array<{ field: string; old: unknown; new: unknown }>;
+  /** What happens to the grant: `kept`, `asked`, `at-first-use`, `dropped`, `none`. */
+  grant?: string;
+}
+
+export interface ReviewEntry {
+  key: string;
+  kind: string;
+  title?: string | null;
+  readiness?: string;
+}
+
+export interface ReviewSigner {
+  keyId?: string | null;
+  fingerprint?: string | null;
+  name?: string | null;
+}
+
+/** What `review_install` answers: everything the user sees before anything is stored. */
+export interface InstallReview {
+  reviewId: string;
+  mode: "install" | "update";
+  app: {
+    id: string;
+    name?: string | null;
+    version: string;
+    description?: string | null;
+    publisher?: string | null;
+    icon?: string | null;
+  };
+  trust: { state: ReviewTrustState | string; sideload?: boolean; signer?: ReviewSigner | null };
+  publisherChange?: { status?: string; from?: ReviewSigner | null; to?: ReviewSigner | null; needsAcceptance?: boolean } | null;
+  packageHash: string;
+  bytes: number;
+  files?: number;
+  entries: ReviewEntry[];
+  permissions: ReviewPermission[];
+  network: { domains?: string[] };
+  storage: {
+    declared?: boolean;
+    quota?: number | string | null;
+    schema?: unknown;
+    tables?: string[];
+    migrations?: Array<{ id: string; path?: string; size?: number; sha256?: string }>;
+  };
+  services: unknown;
+  readiness: ReadinessInfo;
+  findings?: unknown;
+  blockers: HostError[];
+  fromVersion?: string | null;
+  existingData: boolean;
+  needsConsent: string[];
+  prunes?: string[];
+}
+
+/** One `install:progress` event payload. */
+export interface InstallProgress {
+  reviewId: string;
+  bytesVerified: number;
+  bytesTotal: number;
+}
+
+/** One host→UI push read through `next_events`. */
+export interface HostEvent {
+  seq: number;
+  kind: string;
+  payload: unknown;
+}
+
+export interface EventsPage {
+  events: HostEvent[];
+  next: number;
+}
+
+export interface DetailPermission {
+  /** The permission's key: what `grant`/`revoke` take (as `scope`). */
+  key?: string;
+  scope: unknown;
+  access?: unknown;
+  reason?: unknown;
+  required: boolean;
+  domains?: unknown;
+  granted: boolean;
+}
+
+/** What `app_detail` answers. */
+export interface AppDetail {
+  summary: AppSummary;
+  readme?: string | null;
+  entries: Array<EntrySummary & { readiness?: string }>;
+  permissions: DetailPermission[];
+  data: { storageBytes: number; files?: number; artifacts: number; evidence: number };
+  versions: Array<{ version: string; installedAt: string; active: boolean; packageHash?: string; trust?: string }>;
+  readiness: ReadinessInfo;
+}
+
+/** One grant (`grant`, `revoke`, `list_grants`). */
+export interface GrantRow extends DetailPermission {
+  appId: string;
+}
+
+export type UninstallMode = "keep-data" | "delete-data" | "export";
+
+/** What an uninstall mode would remove and keep (`uninstall_plan`, `store::CleanupPlan`). */
+export interface CleanupPlan {
+  app?: string;
+  mode?: string;
+  versions?: string[];
+  rows?: Array<{ table: string; rows: number; what: string }>;
+  blobBytesRemoved?: number;
+  blobsShared?: number;
+  dataDir?: string;
+  dataFileCount?: number;
+  dataBytes?: number;
+  dataFilesRemoved?: unknown[];
+  dataFilesKept?: unknown[];
+  dataListingTruncated?: boolean;
+  retained?: string[];
+  [key: string]: unknown;
+}
+
+export interface UninstallResult {
+  removed?: unknown;
+  kept?: unknown;
+  exportedTo?: string | null;
+  [key: string]: unknown;
+}
+
+/** One audit record (`store::AuditRow`), newest first. */
+export interface AuditRow {
+  id: number;
+  at: string;
+  action: string;
+  app?: string | null;
+  version?: string | null;
+  details?: unknown;
+}
+
+export interface TrustedKey {
+  keyId: string;
+  publicKey?: string;
+  name?: string | null;
+  fingerprint: string;
+}
+
+export type ThemeMode = "system" | "light" | "dark";
+
+export interface HostSettings {
+  dataDir: string;
+  limits: Record<string, unknown>;
+  theme: ThemeMode;
+  version: string;
 }

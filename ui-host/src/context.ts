@@ -1,0 +1,30 @@
+// What every view gets from the shell (app.tsx): the app list and the actions that change it.
+
+import { createContext } from "preact";
+
+import type { Route } from "./router.js";
+import type { AppSummary } from "./types.js";
+
+export interface Host {
+  apps: AppSummary[] | null;
+  /** Reloads the app list. */
+  reload(): Promise<void>;
+  navigate(route: Route): void;
+  /** Mounts an entry in a tab (or the side pane) and shows it. */
+  openEntry(appId: string, entryKey: string): Promise<void>;
+  /** Starts the install review of a file (or a path); `appId` set for an update from the detail page. */
+  reviewFile(file: File): void;
+  reviewPath(path: string): void;
+  /** Shows a failure in the banner. */
+  fail(error: unknown): void;
+}
+
+export const HostContext = createContext<Host>({
+  apps: null,
+  reload: async () => undefined,
+  navigate: () => undefined,
+  openEntry: async () => undefined,
+  reviewFile: () => undefined,
+  reviewPath: () => undefined,
+  fail: () => undefined,
+});

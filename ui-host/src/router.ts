@@ -1,0 +1,63 @@
+// Hash routing: the same under Tauri's embedded assets and `apphost serve`. Pure, unit-tested.
+// A page loaded at the path `/apps/<app>/<entry>` (the server serves index.html there) opens that
+// entry: see `launchFromPath` in transport.ts.
+
+export type Route =
+  | { page: "apps" }
+  | { page: "app"; appId: string; tab: DetailTab }
+  | { page: "running" }
+  | { page: "grants" }
+  | { page: "diagnostics" }
+  | { page: "settings" };
+
+export const DETAIL_TABS = ["overview", "entries", "permissions", "data", "versions", "danger"] as const;
+export type DetailTab = (typeof DETAIL_TABS)[number];
+
+function decode(part: string): string | null {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return null;
+  }
+}
+
+/** The route of a `location.hash` (`#/apps/hello-app/permissions`); unknown hashes are the list. */
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, "").split("/").filter((p) => p !== "");
+  const [first, second, third] = parts;
+  switch (first) {
+    case undefined:
+    case "apps": {
+      if (second === undefined) {
+        return { page: "apps" };
+      }
+      const appId = decode(second);
+      if (appId === null || appId === "") {
+        return { page: "apps" };
+      }
+      const tab = (DETAIL_TABS as readonly string[]).includes(third ?? "") ? (third as DetailTab) : "overview";
+      return { page: "app", appId, tab };
+    }
+    case "running":
+    case "grants":
+    case "diagnostics":
+    case "settings":
+      return { page: first };
+    default:
+      return { page: "apps" };
+  }
+}
+
+/** The hash of a route (inverse of `parseRoute`). */
+export function routeHash(route: Route): string {
+  switch (route.page) {
+    case "apps":
+      return "#/apps";
+    case "app":
+      return route.tab === "overview"
+        ? `#/apps/${encodeURIComponent(route.appId)}`
+        : `#/apps/${encodeURIComponent(route.appId)}/${route.tab}`;
+    default:
+      return `#/${route.page}`;
+  }
+}

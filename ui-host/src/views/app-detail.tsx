@@ -1,0 +1,455 @@
+// App detail: overview and readme, entries, permissions (grant, revoke), data, versions (update
+// from a package, rollback), danger zone (enable/disable, uninstall modes each showing its plan).
+
+import type { JSX } from "preact";
+import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
+
+import * as api from "../api.js";
+import { HostContext } from "../context.js";
+import {
+  formatBytes,
+  permissionId,
+  readinessBadge,
+  readinessReasons,
+  readinessWords,
+  shownVersion,
+  stringList,
+  trustBadge,
+  valueText,
+} from "../format.js";
+import { DETAIL_TABS, type DetailTab } from "../router.js";
+import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
+import { Markdown } from "../ui/markdown-view.js";
+import type { AppDetail, AppSummary, CleanupPlan, UninstallMode } from "../types.js";
+import { AppIcon } from "./app-list.js";
+
+const TAB_LABELS: Record<DetailTab, string> = {
+  overview: "Overview",
+  entries: "Entries",
+  permissions: "Permissions",
+  data: "Data",
+  versions: "Versions",
+  danger: "Danger zone",
+};
+
+function useDetail(appId: string): { detail: AppDetail | null; error: unknown; reload: () => Promise<void> } {
+  const [detail, setDetail] = useState<AppDetail | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const reload = useCallback(async () => {
+    try {
+      setDetail(await api.appDetail(appId));
+      setError(null);
+    } catch (e: unknown) {
+      setError(e);
+    }
+  }, [appId]);
+  useEffect(() => {
+    setDetail(null);
+    void reload();
+  }, [reload]);
+  return { detail, error, reload };
+}
+
+export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Element {
+  const host = useContext(HostContext);
+  const summary = host.apps?.find((a) => a.name === props.appId) ?? null;
+  const { detail, error, reload } = useDetail(props.appId);
+  const app: AppSummary | null = detail?.summary ?? summary;
+  const after = async (): Promise<void> => {
+    await Promise.all([reload(), host.reload()]);
+  };
+  if (app === null) {
+    return (
+      <section class="page" aria-labelledby="detail-heading">
+        <h2 id="detail-heading">{props.appId}</h2>
+        {error !== null ? <ErrorBox error={error} /> : <Loading />}
+        <Button onClick={() => host.navigate({ page: "apps" })}>Back to the apps</Button>
+      </section>
+    );
+  }
+  const name = app.displayName ?? app.name;
+  return (
+    <section class="page" aria-labelledby="detail-heading" data-testid="app-detail" data-app-id={app.name}>
+      <div class="detail-head">
+        <AppIcon icon={app.icon} name={app.name} displayName={app.displayName} />
+        <div>
+          <h2 id="detail-heading" class="detail-title">
+            {name} <span class="app-version">v{shownVersion(app.activeVersion, app.versions)}</span>
+          </h2>
+          <p class="muted">
+            {app.name}
+            {app.publisher != null && app.publisher !== "" ? ` · by ${app.publisher}` : ""}
+          </p>
+        </div>
+        <div class="app-badges">
+          {app.dev === true && <Badge text={{ label: "DEV", tone: "warn", title: "A development install (apphost dev)" }} class="dev-badge" />}
+          <Badge text={trustBadge(app.trust)} class="trust-badge" data={{ trust: app.trust }} />
+          <Badge text={readinessBadge(app.readiness)} class="readiness-badge" data={{ readiness: app.readiness }} />
+        </div>
+      </div>
+      <nav class="subnav" aria-label={`${name} sections`}>
+        {DETAIL_TABS.map((t) => (
+          <a
+            key={t}
+            href={`#/apps/${encodeURIComponent(app.name)}${t === "overview" ? "" : `/${t}`}`}
+            aria-current={t === props.tab ? "page" : undefined}
+            data-testid={`detail-tab-${t}`}
+          >
+            {TAB_LABELS[t]}
+          </a>
+        ))}
+      </nav>
+      {error !== null && <ErrorBox error={error} title="The app's details could not be loaded." />}
+      {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} />}
+      {props.tab === "entries" && <Entries app={app} detail={detail} />}
+      {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
+      {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
+      {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
+      {props.tab === "danger" && <Danger app={app} after={after} />}
+    </section>
+  );
+}
+
+/** While the detail loads: "Loading…"; once it failed (the error is shown above): a note. */
+function Pending(props: { failed: boolean }): JSX.Element {
+  return props.failed ? <Empty>Not available: the app's details could not be loaded.</Empty> : <Loading />;
+}
+
+function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean }): JSX.Element {
+  const { app, detail } = props;
+  const readiness = detail?.readiness;
+  const reasons = readinessReasons(readiness);
+  const setup = readiness?.setupActions ?? [];
+  return (
+    <div data-testid="detail-overview">
+      {app.description !== "" && <p>{app.description}</p>}
+      <h3>Readiness</h3>
+      <p>
+        <Badge text={readinessBadge(readiness?.status ?? app.readiness)} />{" "}
+        {reasons.length > 0 ? reasons.join(" ") : readinessWords(app.readiness)}
+      </p>
+      {setup.length > 0 && (
+        <ul class="plain" data-testid="setup-actions">
+          {setup.map((a) => (
+            <li key={a.key}>
+              <strong>{a.title}</strong> <span class="muted">({a.kind})</span>
+              {a.description != null && a.description !== "" && <> — {a.description}</>}
+            </li>
+          ))}
+        </ul>
+      )}
+      <Facts
+        rows={[
+          ["Installed", app.installedAt ?? "–"],
+          ["Updated", app.updatedAt ?? "–"],
+          ["Package hash", <code class="hash">{app.packageHash ?? "–"}</code>],
+        ]}
+      />
+      <h3>Read me</h3>
+      {detail === null ? <Pending failed={props.failed} /> : detail.readme != null && detail.readme.trim() !== "" ? <Markdown source={detail.readme} /> : <Empty>The app has no read-me text.</Empty>}
+    </div>
+  );
+}
+
+function Entries(props: { app: AppSummary; detail: AppDetail | null }): JSX.Element {
+  const host = useContext(HostContext);
+  const entries = props.detail?.entries ?? props.app.entries ?? [];
+  if (entries.length === 0) {
+    return <Empty>The app has no entries.</Empty>;
+  }
+  return (
+    <ul class="plain entry-list">
+      {entries.map((e) => (
+        <li key={e.key}>
+          <span>
+            {e.title ?? e.key} <span class="muted">({e.kind})</span>
+          </span>
+          {e.mountable && (
+            <Button
+              class="open-entry"
+              data-entry-key={e.key}
+              disabled={!props.app.enabled}
+              onClick={() => void host.openEntry(props.app.name, e.key)}
+            >
+              Open
+            </Button>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Permissions(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  if (props.detail === null) {
+    return <Pending failed={props.failed} />;
+  }
+  const change = async (scope: string, to: boolean): Promise<void> => {
+    setBusy(scope);
+    try {
+      await (to ? api.grant(props.app.name, scope) : api.revoke(props.app.name, scope));
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <div>
+      {error !== null && <ErrorBox error={error} />}
+      {props.detail.permissions.length === 0 ? (
+        <Empty>The app asks for no permissions.</Empty>
+      ) : (
+        <table class="table" data-testid="detail-permissions">
+          <thead>
+            <tr>
+              <th scope="col">Permission</th>
+              <th scope="col">Why</th>
+              <th scope="col">State</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.detail.permissions.map((p) => {
+              const id = permissionId(p);
+              const domains = stringList(p.domains);
+              return (
+                <tr key={id} data-key={id} data-granted={String(p.granted)}>
+                  <th scope="row">
+                    <code>{id}</code>{" "}
+                    <span class="muted">
+                      {valueText(p.scope)} · {valueText(p.access)} · {p.required ? "required" : "optional"}
+                    </span>
+                  </th>
+                  <td>
+                    {valueText(p.reason)}
+                    {domains.length > 0 && <div class="muted">Domains: {domains.join(", ")}</div>}
+                  </td>
+                  <td>
+                    <Badge text={p.granted ? { label: "Granted", tone: "good", title: "" } : { label: "Not granted", tone: "muted", title: "" }} />
+                  </td>
+                  <td>
+                    <Button
+                      data-testid={p.granted ? "permission-revoke" : "permission-grant"}
+                      disabled={busy !== null}
+                      onClick={() => void change(id, !p.granted)}
+                      aria-label={`${p.granted ? "Revoke" : "Grant"} ${id}`}
+                    >
+                      {p.granted ? "Revoke" : "Grant"}
+                    </Button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function Data(props: { detail: AppDetail | null; failed: boolean }): JSX.Element {
+  if (props.detail === null) {
+    return <Pending failed={props.failed} />;
+  }
+  const d = props.detail.data;
+  return (
+    <div data-testid="detail-data">
+      <Facts
+        rows={[
+          ["Storage", `${formatBytes(d.storageBytes)}${d.files !== undefined ? ` in ${d.files} files` : ""}`],
+          ["Artifacts", String(d.artifacts)],
+          ["Evidence records", String(d.evidence)],
+        ]}
+      />
+      <p class="muted">To export the data, use “Export, then uninstall” in the Danger zone or `apphost export` in a terminal.</p>
+    </div>
+  );
+}
+
+function Versions(props: { app: AppSummary; detail: AppDetail | null; after: () => Promise<void> }): JSX.Element {
+  const host = useContext(HostContext);
+  const [error, setError] = useState<unknown>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const versions = props.detail?.versions ?? props.app.versions.map((v) => ({ version: v, installedAt: "", active: v === props.app.activeVersion }));
+  const canRollback = (props.app.previousVersion ?? null) !== null || versions.length > 1;
+  const rollback = async (): Promise<void> => {
+    try {
+      await api.rollback(props.app.name);
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    }
+  };
+  return (
+    <div data-testid="detail-versions">
+      {error !== null && <ErrorBox error={error} />}
+      <ul class="plain">
+        {versions.map((v) => (
+          <li key={v.version} data-version={v.version}>
+            v{v.version} {v.active && <Badge text={{ label: "Active", tone: "good", title: "" }} />} <span class="muted">{v.installedAt}</span>
+          </li>
+        ))}
+      </ul>
+      <div class="row">
+        <label class="button">
+          Update from a package…
+          <input
+            ref={input}
+            class="visually-hidden"
+            type="file"
+            accept=".zip,application/zip"
+            data-testid="update-file"
+            onChange={(e) => {
+              const file = e.currentTarget.files?.[0];
+              if (file !== undefined) {
+                host.reviewFile(file);
+              }
+              e.currentTarget.value = "";
+            }}
+          />
+        </label>
+        <Button data-testid="rollback" disabled={!canRollback} onClick={() => void rollback()}>
+          Roll back to the previous version
+        </Button>
+      </div>
+    </div>
+  );
+}
+
+const MODES: Array<{ mode: UninstallMode; label: string; text: string }> = [
+  { mode: "keep-data", label: "Uninstall, keep data", text: "Removes the app; its data stays for a later reinstall." },
+  { mode: "delete-data", label: "Uninstall and delete data", text: "Removes the app and everything it stored." },
+  { mode: "export", label: "Export, then uninstall", text: "Writes the app's data to a file, then removes the app and its data." },
+];
+
+/** The cleanup plan in words: what goes, what stays. The full plan is under "Details". */
+export function PlanView(props: { plan: CleanupPlan }): JSX.Element {
+  const p = props.plan;
+  const rows = p.rows ?? [];
+  const removedData = Array.isArray(p.dataFilesRemoved) ? p.dataFilesRemoved.length : 0;
+  const keptData = Array.isArray(p.dataFilesKept) ? p.dataFilesKept.length : 0;
+  return (
+    <div class="plan" data-testid="uninstall-plan">
+      <p>Removes:</p>
+      <ul>
+        {(p.versions ?? []).length > 0 && <li>versions {(p.versions ?? []).join(", ")}</li>}
+        {rows.map((r) => (
+          <li key={r.table}>
+            {r.rows} × {r.what}
+          </li>
+        ))}
+        {p.blobBytesRemoved !== undefined && <li>{formatBytes(p.blobBytesRemoved)} of package files</li>}
+        {removedData > 0 && (
+          <li>
+            {removedData} data files{p.dataBytes !== undefined ? ` (${formatBytes(p.dataBytes)})` : ""}
+          </li>
+        )}
+      </ul>
+      <p>Keeps:</p>
+      <ul>
+        {keptData > 0 && <li>{keptData} data files{p.dataDir !== undefined ? ` in ${p.dataDir}` : ""}</li>}
+        {(p.retained ?? []).map((r) => (
+          <li key={r}>{r}</li>
+        ))}
+        {keptData === 0 && (p.retained ?? []).length === 0 && <li>nothing</li>}
+      </ul>
+      <details>
+        <summary>Details</summary>
+        <pre class="json">{JSON.stringify(p, null, 2)}</pre>
+      </details>
+    </div>
+  );
+}
+
+function Danger(props: { app: AppSummary; after: () => Promise<void> }): JSX.Element {
+  const host = useContext(HostContext);
+  const [error, setError] = useState<unknown>(null);
+  const [mode, setMode] = useState<UninstallMode | null>(null);
+  const [plan, setPlan] = useState<CleanupPlan | null>(null);
+  const [exportPath, setExportPath] = useState("");
+  const [done, setDone] = useState<string | null>(null);
+  const toggle = async (): Promise<void> => {
+    try {
+      await api.setEnabled(props.app.name, !props.app.enabled);
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    }
+  };
+  const showPlan = async (m: UninstallMode): Promise<void> => {
+    setMode(m);
+    setPlan(null);
+    try {
+      setPlan(await api.uninstallPlan(props.app.name, m));
+      setError(null);
+    } catch (e: unknown) {
+      setError(e);
+    }
+  };
+  const run = async (): Promise<void> => {
+    if (mode === null) {
+      return;
+    }
+    try {
+      const result = await api.uninstall(props.app.name, mode, mode === "export" ? exportPath : undefined);
+      setDone(result.exportedTo != null ? `Uninstalled; data exported to ${result.exportedTo}.` : "Uninstalled.");
+      await host.reload();
+      host.navigate({ page: "apps" });
+    } catch (e: unknown) {
+      setError(e);
+    }
+  };
+  return (
+    <div class="danger" data-testid="detail-danger">
+      {error !== null && <ErrorBox error={error} />}
+      {done !== null && <p role="status">{done}</p>}
+      <h3>{props.app.enabled ? "Disable" : "Enable"}</h3>
+      <p class="muted">{props.app.enabled ? "A disabled app cannot open; its data and grants stay." : "Turn the app back on."}</p>
+      <Button data-testid="toggle-enabled" onClick={() => void toggle()}>
+        {props.app.enabled ? "Disable the app" : "Enable the app"}
+      </Button>
+      <h3>Uninstall</h3>
+      <fieldset class="modes">
+        <legend>Choose what happens to the data</legend>
+        {MODES.map((m) => (
+          <div key={m.mode} class="mode">
+            <Button data-testid={`uninstall-plan-${m.mode}`} aria-pressed={mode === m.mode} onClick={() => void showPlan(m.mode)}>
+              {m.label}…
+            </Button>
+            <span class="muted">{m.text}</span>
+          </div>
+        ))}
+      </fieldset>
+      {mode !== null && (
+        <div class="confirm" data-mode={mode}>
+          <h4>Before “{MODES.find((m) => m.mode === mode)?.label}” runs</h4>
+          {plan === null ? error === null && <Loading label="Computing the cleanup plan…" /> : <PlanView plan={plan} />}
+          {mode === "export" && (
+            <label class="field">
+              <span>Export to (a file path on this computer)</span>
+              <input data-testid="export-path" value={exportPath} onInput={(e) => setExportPath(e.currentTarget.value)} />
+            </label>
+          )}
+          <div class="row">
+            <Button onClick={() => { setMode(null); setPlan(null); }}>Cancel</Button>
+            <Button
+              variant="danger"
+              data-testid="uninstall-confirm"
+              disabled={plan === null || (mode === "export" && exportPath.trim() === "")}
+              onClick={() => void run()}
+            >
+              Uninstall {props.app.displayName ?? props.app.name}
+            </Button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,256 @@
+// The app list: cards with icon, name, version, publisher, trust and readiness (with its reason
+// in words and its setup action), search and filter. Class names and data attributes of the card
+// are the desktop e2e's selectors (tests/e2e): keep them.
+
+import { Component, type JSX } from "preact";
+import { useContext, useEffect, useMemo, useState } from "preact/hooks";
+
+import { HostContext } from "../context.js";
+import {
+  filterApps,
+  monogram,
+  readinessBadge,
+  readinessWords,
+  shownVersion,
+  trustBadge,
+  type AppFilter,
+} from "../format.js";
+import { Badge, Button } from "../ui/components.js";
+import type { AppSummary, EntrySummary, SetupAction } from "../types.js";
+
+/** A data: URL image is shown; anything else (a remote URL) is not fetched. */
+function safeIcon(icon: string | null | undefined): string | null {
+  return typeof icon === "string" && /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/.test(icon)
+    ? icon
+    : null;
+}
+
+export function AppIcon(props: { icon?: string | null | undefined; name: string; displayName: string | null }): JSX.Element {
+  const src = safeIcon(props.icon);
+  return src !== null ? (
+    <img class="app-icon" src={src} alt="" width={40} height={40} />
+  ) : (
+    <div class="app-icon" aria-hidden="true">
+      {monogram(props.displayName, props.name)}
+    </div>
+  );
+}
+
+export interface CardActions {
+  open(app: AppSummary, entry: EntrySummary): void;
+  details(app: AppSummary): void;
+  setup(app: AppSummary, action: SetupAction | null): void;
+}
+
+interface CardProps {
+  app: AppSummary;
+  actions: CardActions;
+}
+
+/**
+ * One app card, re-rendered only when its app or the actions change: growing the list by a
+ * chunk (or a poll that changed one app) does not re-diff every other card.
+ */
+export class AppCard extends Component<CardProps> {
+  override shouldComponentUpdate(next: CardProps): boolean {
+    return next.app !== this.props.app || next.actions !== this.props.actions;
+  }
+  override render(): JSX.Element {
+    return <AppCardView app={this.props.app} actions={this.props.actions} />;
+  }
+}
+
+/** One app card: `li.app-row.app-card[data-app-name]`. */
+function AppCardView(props: CardProps): JSX.Element {
+  const { app, actions } = props;
+  const version = shownVersion(app.activeVersion, app.versions);
+  const mountable = (app.entries ?? []).filter((e) => e.mountable);
+  const name = app.displayName ?? app.name;
+  const needsAction = app.enabled && (app.readiness === "needs-setup" || app.readiness === "blocked");
+  const reasons = app.readinessReasons ?? [];
+  const setup = app.setupActions?.[0] ?? null;
+  const headingId = `app-card-${app.name}`;
+  return (
+    <li
+      class={`app-row app-card${app.enabled ? "" : " app-row--disabled"}`}
+      data-testid="app-card"
+      data-app-name={app.name}
+      data-trust={app.trust}
+      data-readiness={app.readiness}
+      data-enabled={String(app.enabled)}
+      data-dev={app.dev === true ? "true" : undefined}
+      aria-labelledby={headingId}
+    >
+      <AppIcon icon={app.icon} name={app.name} displayName={app.displayName} />
+      <div class="app-main">
+        <div class="app-title">
+          <h3 class="app-display-name" id={headingId}>
+            {name}
+          </h3>
+          <span class="app-name">{app.name}</span>
+          <span
+            class="app-version"
+            data-version={version}
+            title={app.versions.length > 1 ? `Installed versions: ${app.versions.join(", ")}` : undefined}
+          >
+            v{version}
+          </span>
+        </div>
+        {app.publisher != null && app.publisher !== "" && <p class="app-publisher">by {app.publisher}</p>}
+        {app.description.trim() !== "" && <p class="app-description">{app.description}</p>}
+        {app.enabled && app.readiness !== "ready" && (
+          <p class="app-readiness-reason" data-testid="readiness-reason">
+            {reasons.length > 0 ? reasons.join(" ") : readinessWords(app.readiness)}
+          </p>
+        )}
+        <div class="app-entries">
+          {mountable.map((entry) => (
+            <Button
+              key={entry.key}
+              class="open-entry"
+              data-entry-key={entry.key}
+              data-testid="open-entry"
+              disabled={!app.enabled}
+              onClick={() => actions.open(app, entry)}
+              aria-label={`Open ${entry.title ?? entry.key} of ${name}`}
+            >
+              Open {entry.title ?? entry.key}
+            </Button>
+          ))}
+          {needsAction && (
+            <Button class="setup-action" data-testid="setup-action" onClick={() => actions.setup(app, setup)}>
+              {setup !== null ? setup.title : "Set up"}
+            </Button>
+          )}
+          <Button class="app-details" data-testid="app-details" onClick={() => actions.details(app)} aria-label={`Details of ${name}`}>
+            Details
+          </Button>
+        </div>
+      </div>
+      <div class="app-badges">
+        {app.dev === true && (
+          <Badge text={{ label: "DEV", tone: "warn", title: "A development install (apphost dev): never trusted as signed" }} class="dev-badge" data={{ testid: "dev-badge" }} />
+        )}
+        <Badge text={trustBadge(app.trust)} class="trust-badge" data={{ trust: app.trust }} />
+        {(app.enabled || app.readiness !== "disabled") && (
+          <Badge text={readinessBadge(app.readiness)} class="readiness-badge" data={{ readiness: app.readiness }} />
+        )}
+        {!app.enabled && <Badge text={{ label: "Disabled", tone: "muted", title: "The app is turned off" }} class="enabled-badge" data={{ enabled: "false" }} />}
+      </div>
+    </li>
+  );
+}
+
+const FILTERS: Array<[AppFilter, string]> = [
+  ["all", "All"],
+  ["ready", "Ready"],
+  ["attention", "Needs attention"],
+  ["disabled", "Disabled"],
+  ["sideloaded", "Sideloaded"],
+];
+
+/** Cards in the first frame (more than a screen), then per following frame. */
+export const CARD_FIRST = 24;
+export const CARD_CHUNK = 96;
+
+/** The list of cards, filtered; at most `limit` of them (no state: render-tested under node). */
+export function AppCards(props: {
+  apps: readonly AppSummary[];
+  query: string;
+  filter: AppFilter;
+  actions: CardActions;
+  limit?: number;
+}): JSX.Element {
+  const matching = filterApps(props.apps, props.query, props.filter);
+  const shown = props.limit === undefined ? matching : matching.slice(0, props.limit);
+  return (
+    <>
+      <p class="list-count" role="status" aria-live="polite">
+        {matching.length === props.apps.length ? `${matching.length} apps` : `${matching.length} of ${props.apps.length} apps`}
+      </p>
+      <ul id="app-list" class="app-list">
+        {shown.map((app) => (
+          <AppCard key={app.name} app={app} actions={props.actions} />
+        ))}
+      </ul>
+    </>
+  );
+}
+
+export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.Element {
+  const host = useContext(HostContext);
+  const [query, setQuery] = useState("");
+  const [filter, setFilter] = useState<AppFilter>("all");
+  const actions = useMemo<CardActions>(
+    () => ({
+      open: (app, entry) => void host.openEntry(app.name, entry.key),
+      details: (app) => host.navigate({ page: "app", appId: app.name, tab: "overview" }),
+      setup: (app, action) =>
+        host.navigate({
+          page: "app",
+          appId: app.name,
+          tab: action?.kind === "permission" ? "permissions" : "overview",
+        }),
+    }),
+    [host],
+  );
+  const apps = host.apps ?? [];
+  // Progressive rendering: a screenful first, then CARD_CHUNK more cards each frame until all are
+  // in (500 apps stay responsive: the first screen paints at once, input is never blocked for the
+  // whole list; cards already shown are not re-diffed, see AppCard).
+  const [limit, setLimit] = useState(CARD_FIRST);
+  useEffect(() => {
+    if (limit >= apps.length) {
+      return undefined;
+    }
+    const id = requestAnimationFrame(() => setLimit((l) => l + CARD_CHUNK));
+    return () => cancelAnimationFrame(id);
+  }, [limit, apps.length]);
+  return (
+    <section aria-labelledby="installed-heading" class="page">
+      <div class="page-head">
+        <h2 id="installed-heading">Installed apps</h2>
+        <Button variant="primary" data-testid="add-app" onClick={props.onAdd}>
+          Add app…
+        </Button>
+      </div>
+      <div class="list-tools" role="search">
+        <label class="field field--inline">
+          <span>Search</span>
+          <input
+            type="search"
+            data-testid="app-search"
+            value={query}
+            onInput={(e) => {
+              setQuery(e.currentTarget.value);
+              setLimit(CARD_FIRST);
+            }}
+            placeholder="Name, publisher or description"
+          />
+        </label>
+        <label class="field field--inline">
+          <span>Show</span>
+          <select data-testid="app-filter" value={filter} onChange={(e) => {
+              setFilter(e.currentTarget.value as AppFilter);
+              setLimit(CARD_FIRST);
+            }}>
+            {FILTERS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <AppCards apps={apps} query={query} filter={filter} actions={actions} limit={limit} />
+      <div id="empty-state" class="empty-state" hidden={host.apps === null || apps.length > 0}>
+        <p class="empty-title">No apps installed yet</p>
+        <p>
+          Choose <strong>Add app…</strong>, drop a <code>.zip</code> package on this window, or install from a terminal:
+        </p>
+        <code>apphost install &lt;package&gt;</code>
+      </div>
+      {props.error !== null && host.apps === null && <p class="hint">The list could not be loaded (see above).</p>}
+    </section>
+  );
+}
