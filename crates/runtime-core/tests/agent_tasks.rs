@@ -493,3 +493,48 @@ async fn bad_requests_are_refused_before_anything_is_recorded() {
     assert!(t.list(&a, None, 10).unwrap().0.is_empty());
     assert!(t.runtime().log().sessions().unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_with_updated_input_runs_the_tool_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_tool_call(
+        "c1",
+        "storage_write",
+        r#"{"path":"a.txt","content":"model's"}"#,
+    );
+    b.push_text(&["written"]);
+    let t = open(tmp.path(), Some(b));
+    let a = app("one");
+    let task = start(&t, &a, "write");
+    let mut s = t.subscribe(&a, &task, 0).unwrap();
+    let action = loop {
+        let e = tokio::time::timeout(Duration::from_secs(10), s.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if e.kind == "approval:requested" {
+            break e.payload["actionId"].as_str().unwrap().to_owned();
+        }
+    };
+    assert!(matches!(
+        t.respond(&a, &task, &action, Response::Answer(json!("not an object"))),
+        Err(AgentTaskError::Invalid(_))
+    ));
+    t.respond(
+        &a,
+        &task,
+        &action,
+        Response::Answer(json!({"path": "a.txt", "content": "user's"})),
+    )
+    .unwrap();
+    let events = until_results(&t, &a, &task, 1).await;
+    assert!(events.iter().any(|e| e["type"] == "tool:call"
+        && e["subtype"] == "args"
+        && e["payload"]["arguments"]["content"] == "user's"));
+    assert_eq!(events.last().unwrap()["subtype"], "success");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        "user's"
+    );
+}

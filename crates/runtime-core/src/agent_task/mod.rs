@@ -103,6 +103,8 @@ pub enum Response {
     Approve,
     ApproveForSession,
     Reject,
+    /// Approve once, running the tool with this input instead of the model's (a JSON object).
+    Answer(Value),
 }
 
 /// App agent tasks over one [`Runtime`].
@@ -377,6 +379,11 @@ impl AgentTasks {
             Response::Approve => Decision::AllowOnce,
             Response::ApproveForSession => Decision::AllowForSession,
             Response::Reject => Decision::Decline,
+            Response::Answer(input) => {
+                self.runtime
+                    .respond_action_with_input(&session, &action, input)?;
+                return Ok(());
+            }
         };
         self.runtime.respond_action(&session, &action, decision)?;
         Ok(())

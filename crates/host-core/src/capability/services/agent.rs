@@ -222,25 +222,38 @@ impl AgentService {
                 let action = req_str(a, o, "actionId")?;
                 let remember = opt_str(a, o, "remember")?;
                 let decision = req_str(a, o, "decision")?;
-                if o.get("updatedInput").is_some_and(|v| !v.is_null()) {
-                    return Err(err(
-                        a,
-                        "APP_E900",
-                        "updatedInput is not supported by this host yet: approve or reject",
-                        Some("agent.updated_input_unsupported"),
-                    ));
-                }
-                let response = match (decision, remember) {
-                    ("approve", None | Some("call")) => Response::Approve,
-                    ("approve", Some("session")) => Response::ApproveForSession,
-                    ("reject", None | Some("call")) => Response::Reject,
-                    ("approve" | "reject", Some(_)) => {
-                        return Err(invalid(a, "args.remember must be \"call\" or \"session\""))
+                let updated = match o.get("updatedInput") {
+                    None | Some(Value::Null) => None,
+                    Some(v @ Value::Object(_)) if v.to_string().len() <= MAX_INPUT_BYTES => {
+                        Some(v.clone())
+                    }
+                    Some(_) => {
+                        return Err(invalid(
+                            a,
+                            "args.updatedInput must be a JSON object (the tool's input) of at most 256 KiB",
+                        ))
+                    }
+                };
+                let response = match (decision, remember, updated) {
+                    ("answer" | "approve", None | Some("call"), Some(input)) => {
+                        Response::Answer(input)
+                    }
+                    ("answer", _, None) => {
+                        return Err(invalid(a, "decision \"answer\" needs args.updatedInput"))
+                    }
+                    ("approve", None | Some("call"), None) => Response::Approve,
+                    ("approve", Some("session"), None) => Response::ApproveForSession,
+                    ("reject", None | Some("call"), None) => Response::Reject,
+                    ("approve" | "reject" | "answer", _, _) => {
+                        return Err(invalid(
+                            a,
+                            "args.remember must be \"call\" or \"session\" (session: approve without updatedInput only); reject takes no updatedInput",
+                        ))
                     }
                     _ => {
                         return Err(invalid(
                             a,
-                            "args.decision must be \"approve\" or \"reject\"",
+                            "args.decision must be \"approve\", \"reject\" or \"answer\"",
                         ))
                     }
                 };
