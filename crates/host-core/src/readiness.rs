@@ -501,7 +501,7 @@ fn capability_check(
     c.version = range.map(str::to_owned);
     c.entry = entry.map(str::to_owned);
     if needs_model {
-        c.setup_action = action(&key, "Set up a model".into(), "model", None);
+        c.setup_action = action("model", "Set up a model".into(), "model", None);
         c.remediation = Some("set a model in Settings → Model (or `apphost model set`)".into());
         return;
     }

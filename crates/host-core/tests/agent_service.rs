@@ -369,3 +369,98 @@ fn agent_tasks_need_a_model_then_stream_to_the_calling_frame_only() {
     host.unmount(&a.mount_id);
     assert!(host.take_async_outgoing().is_empty());
 }
+
+/// The sample app `fixtures/apps/review-queue` (signed with the fixture key): needs-setup
+/// without a model, ready with one; a triage task with its package's schemaRef retries an
+/// invalid answer and ends with the typed result, which the app then writes back.
+#[test]
+fn the_review_queue_sample_app_triages_into_its_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(&dir, &repo_root().join("fixtures/apps/review-queue"));
+    let store = Store::open(&dir).unwrap();
+    let profile = HostProfile::current();
+    let report = serde_json::to_value(store.readiness("review-queue", &profile).unwrap()).unwrap();
+    assert_eq!(report["status"], "needs-setup");
+    assert_eq!(report["setupActions"][0]["title"], "Set up a model");
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        model_settings::set(
+            &locked,
+            "http://127.0.0.1:9/v1",
+            "test-model",
+            KeyChange::Keep,
+        )
+        .unwrap();
+    }
+    let report = serde_json::to_value(store.readiness("review-queue", &profile).unwrap()).unwrap();
+    assert_eq!(report["status"], "ready", "{report}");
+
+    let backend = ScriptedBackend::new();
+    backend.push_text(&[r#"{"items": [{"item": "crash on save", "label": "urgent"}]}"#]);
+    backend.push_text(&[
+        r#"{"items": [{"item": "crash on save", "label": "bug", "priority": "high", "#,
+        r#""summary": "Saving crashes the app"}]}"#,
+    ]);
+    let mut services = Services::new(dir.apps_data());
+    services.set_agent_backend(Arc::new(backend) as Arc<dyn ExecutionBackend>);
+    let mut host = BridgeHost::new(services, profile, OriginStyle::Scheme);
+    let m = host.mount(&store, "review-queue", "queue").unwrap();
+    let send = |host: &mut BridgeHost, id: &str, kind: &str, payload: Value| {
+        let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
+                         "appId": "review-queue", "entryKey": "queue", "payload": payload})
+        .to_string();
+        posted(&host.handle(&store, &m.mount_id, &m.origin, &raw))
+    };
+    send(&mut host, "r0", "app:ready", json!({}));
+    let out = send(
+        &mut host,
+        "r1",
+        "capability:invoke",
+        json!({"capability": "lime.agent", "method": "startTask", "args": {
+            "input": {"items": ["crash on save"]},
+            "expectedOutput": {"schemaRef": "./schemas/triage.schema.json"}}}),
+    );
+    assert_eq!(out[0]["type"], "host:response", "{out:?}");
+    let outbox = host.async_outbox();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut result = None;
+    let mut warned = false;
+    while result.is_none() {
+        assert!(Instant::now() < deadline, "no result");
+        for o in outbox.wait(Duration::from_millis(200)) {
+            let Outgoing::Post { message, .. } = o else {
+                continue;
+            };
+            let e = &message["payload"]["event"];
+            warned |= e["type"] == "task:progress" && e["subtype"] == "warning";
+            if e["type"] == "result" {
+                result = Some(e.clone());
+            }
+        }
+    }
+    let result = result.unwrap();
+    assert!(warned, "the invalid first answer was retried");
+    assert_eq!(result["subtype"], "success");
+    let items = &result["payload"]["structuredOutput"]["items"];
+    assert_eq!(items[0]["label"], "bug");
+    // What the app does on "Accept": a row and an artifact.
+    let out = send(
+        &mut host,
+        "r2",
+        "capability:invoke",
+        json!({"capability": "lime.storage", "method": "tableInsert", "args": {"table": "reviews",
+            "row": {"id": "t-0", "item": items[0]["item"], "label": items[0]["label"],
+                    "priority": items[0]["priority"], "summary": items[0]["summary"],
+                    "task_id": "t", "created_at": "2026-11-23T00:00:00Z"}}}),
+    );
+    assert_eq!(out[0]["type"], "host:response", "{out:?}");
+    let out = send(
+        &mut host,
+        "r3",
+        "capability:invoke",
+        json!({"capability": "lime.artifacts", "method": "create", "args": {
+            "name": "triage.json", "mimeType": "application/json", "text": result["payload"]["structuredOutput"].to_string()}}),
+    );
+    assert_eq!(out[0]["type"], "host:response", "{out:?}");
+}
