@@ -46,7 +46,7 @@ impl BridgeHost {
                         mount_id: target.mount_id.clone(),
                         message,
                     })
-                    .map_err(|o| match o {
+                    .map_err(|o| match *o {
                         Outgoing::Post { message, .. } => message["payload"].clone(),
                         _ => Value::Null,
                     })

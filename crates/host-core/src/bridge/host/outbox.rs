@@ -30,10 +30,10 @@ impl AsyncOutbox {
     }
 
     /// Queues `o` unless the outbox is full (then `Err(o)`: try again later).
-    pub fn try_push(&self, o: Outgoing) -> Result<(), Outgoing> {
+    pub fn try_push(&self, o: Outgoing) -> Result<(), Box<Outgoing>> {
         let mut q = self.lock();
         if q.len() >= OUTBOX_CAPACITY {
-            return Err(o);
+            return Err(Box::new(o));
         }
         q.push_back(o);
         drop(q);
@@ -118,7 +118,7 @@ mod tests {
             o.try_push(post(if n % 2 == 0 { "a" } else { "b" }, n))
                 .unwrap();
         }
-        assert_eq!(o.try_push(post("a", 9)), Err(post("a", 9)));
+        assert_eq!(o.try_push(post("a", 9)), Err(Box::new(post("a", 9))));
         o.forget_mount("a");
         assert_eq!(o.len(), OUTBOX_CAPACITY / 2);
         assert!(o
