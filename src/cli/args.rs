@@ -173,6 +173,16 @@ pub enum Command {
     /// Set, show or test the model the runtime uses (OpenAI-compatible endpoint).
     #[command(subcommand)]
     Model(super::model::ModelCommand),
+    /// Serve the host UI and its API over loopback HTTP for a browser (first line: the URL to
+    /// open, with a one-time sign-in token; with --json: {"url","port","pid"}). Ctrl-C stops it.
+    Serve {
+        /// The port to listen on (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Listen on this IP address instead of 127.0.0.1 (prints a warning when not loopback).
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::IpAddr>,
+    },
     /// Serve the App Server JSON-RPC (appserver.v0) for App Server clients.
     AppServer {
         /// One JSON-RPC message per line on stdin/stdout (logs on stderr).

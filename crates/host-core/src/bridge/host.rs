@@ -198,6 +198,15 @@ impl BridgeHost {
         self.outbox.clone()
     }
 
+    /// Runs `lime.agent` tasks on `backend` instead of the configured provider (tests and
+    /// embedders; the host's model settings still decide readiness and whether tasks start).
+    pub fn set_agent_backend(
+        &mut self,
+        backend: std::sync::Arc<dyn runtime_core::backend::ExecutionBackend>,
+    ) {
+        self.services.set_agent_backend(backend);
+    }
+
     /// Everything asynchronous queued so far (task events), oldest first.
     pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
         self.outbox.take()

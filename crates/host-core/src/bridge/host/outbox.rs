@@ -6,7 +6,7 @@
 //! frame never misses an event it was sent; a frame that reloads resumes from a sequence.
 
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::Outgoing;
@@ -14,10 +14,14 @@ use super::Outgoing;
 /// Most outgoings waiting at once.
 pub const OUTBOX_CAPACITY: usize = 4096;
 
+/// Where a transport with its own event queue takes asynchronous outgoings at once.
+pub type Forward = Arc<dyn Fn(Outgoing) + Send + Sync>;
+
 #[derive(Default)]
 pub struct AsyncOutbox {
     queue: Mutex<VecDeque<Outgoing>>,
     ready: Condvar,
+    forward: Mutex<Option<Forward>>,
 }
 
 impl AsyncOutbox {
@@ -29,8 +33,28 @@ impl AsyncOutbox {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues `o` unless the outbox is full (then `Err(o)`: try again later).
+    /// From now on, hands every outgoing to `f` as it is pushed (what was queued first, in
+    /// order): the command layer's outbox (`api::Session`) uses this, so a task event reaches
+    /// `next_events` without a poll in between.
+    pub fn forward_to(&self, f: Forward) {
+        let mut fwd = self.forward.lock().unwrap_or_else(|p| p.into_inner());
+        for o in self.take() {
+            f(o);
+        }
+        *fwd = Some(f);
+    }
+
+    /// Queues `o` (or forwards it) unless the outbox is full (then `Err(o)`: try again later).
     pub fn try_push(&self, o: Outgoing) -> Result<(), Box<Outgoing>> {
+        let fwd = self
+            .forward
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(f) = fwd {
+            f(o);
+            return Ok(());
+        }
         let mut q = self.lock();
         if q.len() >= OUTBOX_CAPACITY {
             return Err(Box::new(o));
@@ -109,6 +133,18 @@ mod tests {
         got.extend(o.take());
         assert_eq!(got, vec![post("m", 0), post("m", 1), post("m", 2)]);
         assert!(o.wait(Duration::from_millis(10)).is_empty());
+    }
+
+    #[test]
+    fn forwarding_hands_over_what_was_queued_then_each_push() {
+        let o = AsyncOutbox::new();
+        o.try_push(post("m", 0)).unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        o.forward_to(Arc::new(move |x| sink.lock().unwrap().push(x)));
+        o.try_push(post("m", 1)).unwrap();
+        assert_eq!(*got.lock().unwrap(), vec![post("m", 0), post("m", 1)]);
+        assert!(o.is_empty());
     }
 
     #[test]
