@@ -342,6 +342,33 @@ impl AgentTasks {
         self.view(&row)
     }
 
+    /// Cancels every unfinished run of the app's tasks (the app was disabled, updated or
+    /// uninstalled); returns how many were asked to stop.
+    pub fn cancel_app(&self, app: &AppId) -> Result<usize, AgentTaskError> {
+        let mut n = 0;
+        let mut after: Option<(String, String)> = None;
+        loop {
+            let rows = self.store.list(
+                app.as_str(),
+                after.as_ref().map(|(c, t)| (c.as_str(), t.as_str())),
+                MAX_LIST,
+            )?;
+            let Some(last) = rows.last() else {
+                return Ok(n);
+            };
+            after = Some((last.created_at.clone(), last.task_id.clone()));
+            for row in &rows {
+                if let Some(v) = self.latest_turn(row)? {
+                    if !v.status.is_terminal() {
+                        self.runtime
+                            .cancel_turn(&sid(&row.session_id)?, &v.turn_id)?;
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+
     /// Starts a new run of an ended task (`retryTask`): same input, same output schema.
     pub fn retry(&self, app: &AppId, task_id: &str) -> Result<Value, AgentTaskError> {
         let row = self.row(app, task_id)?;

@@ -330,6 +330,16 @@ impl AgentService {
         Some(join.abort_handle())
     }
 
+    /// Stops the app's unfinished task runs (disable, update, rollback, uninstall).
+    pub(super) fn close_app(&mut self, app: &str) {
+        let (Some(h), Ok(app)) = (&self.host, AppId::new(app)) else {
+            return;
+        };
+        if let Err(e) = h.tasks.cancel_app(&app) {
+            tracing::warn!("cannot cancel the tasks of {app}: {e}");
+        }
+    }
+
     /// Readiness of the service for `store`'s settings: `ready` or `needs-setup`.
     pub(super) fn status(&self, store: &Store) -> &'static str {
         if configured(store) {

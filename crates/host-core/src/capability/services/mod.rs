@@ -95,6 +95,7 @@ impl Services {
         self.storage.close_app(app);
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
+        self.agent.close_app(app);
     }
 
     /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
