@@ -5,6 +5,7 @@
 // (crates/host-core/src/capability/services/*.rs). `invoke()` stays available for anything not
 // wrapped here.
 
+import { buildAgent, type LimeAgent } from "./agent.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
 /** Per-call options. */
@@ -248,6 +249,7 @@ export interface LimeHandles {
   readonly secrets: LimeSecrets;
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
+  readonly agent: LimeAgent;
 }
 
 /** Listeners of app events, per topic. */
@@ -266,8 +268,10 @@ export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal">;
 
 export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();
+  const agent = buildAgent(invoke);
   const hub: EventHub = {
     deliver(payload) {
+      if (agent.hub.deliver(payload)) return true;
       if (!isAppEvent(payload)) return false;
       const set = listeners.get(payload.topic);
       if (!set) return true;
@@ -283,7 +287,10 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       }
       return true;
     },
-    clear: () => listeners.clear(),
+    clear: () => {
+      listeners.clear();
+      agent.hub.clear();
+    },
   };
   const call = <T = unknown>(capability: string, method: string) => (args?: unknown, opts?: CallOptions) =>
     invoke<T>(capability, method, args ?? {}, opts);
@@ -350,5 +357,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       },
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
+    agent: agent.agent,
   };
 }

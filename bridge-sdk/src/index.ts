@@ -36,6 +36,20 @@ export type {
   TableRow,
 } from "./handles.js";
 export {
+  MAX_BUFFERED_TASK_EVENTS,
+  type AgentResultSubtype,
+  type AgentTask,
+  type AgentTaskEvent,
+  type AgentTaskEventMessage,
+  type AgentTaskEventType,
+  type AgentTaskStarted,
+  type AgentTaskStatus,
+  type AgentTaskView,
+  type LimeAgent,
+  type RespondOptions,
+  type StartTaskArgs,
+} from "./agent.js";
+export {
   createLimeRuntime,
   getLimeRuntime,
   windowEndpoint,
@@ -47,12 +61,14 @@ export {
   createMockEventBus,
   createMockLimeRuntime,
   MOCK_CAPABILITIES,
+  type MockAgent,
   type MockArtifact,
   type MockBusMember,
   type MockCall,
   type MockEventBus,
   type MockPermission,
   type MockTable,
+  type MockTaskStep,
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";

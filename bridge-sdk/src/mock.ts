@@ -18,6 +18,7 @@ import {
   type StorageListPage,
   type TableRow,
 } from "./handles.js";
+import type { AgentTaskEvent, AgentTaskEventType, AgentTaskStatus } from "./agent.js";
 import type { ErrorCode, HostSnapshot, ThemeSnapshot } from "./protocol.js";
 import type { LimeRuntime } from "./runtime.js";
 
@@ -107,6 +108,29 @@ export interface MockOptions {
   timeoutMs?: number;
   /** The clock for `createdAt` / `generatedAt` (default: now). */
   now?: () => Date;
+  /**
+   * A scripted model for `lime.agent`. Without it the mock host has no model: `startTask` and
+   * `retryTask` fail with `APP_E012` (`agent.needs_setup`), as the real host does.
+   */
+  agent?: MockAgent;
+}
+
+/** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
+export interface MockTaskStep {
+  type: AgentTaskEventType;
+  subtype?: string;
+  payload?: Record<string, unknown>;
+  /** Wait this long before the event (default 0). */
+  delayMs?: number;
+}
+
+/**
+ * The mock's model. `script` returns each run's events after `system:init` / `task:queued`;
+ * an `approval:requested` step (its `payload.actionId` is filled in when absent) waits for
+ * `respondAction`; a run without a `result` step ends with `result/success`.
+ */
+export interface MockAgent {
+  script(req: { input: unknown; run: number; taskId: string; expectedOutput: unknown }): MockTaskStep[];
 }
 
 /** A recorded call, for assertions in app authors' tests. */
@@ -141,7 +165,7 @@ export interface MockLimeRuntime extends LimeRuntime {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent"];
 
 // The host's limits (docs/bridge-protocol.md §5).
 const MAX_KEY_BYTES = 512;
@@ -167,6 +191,23 @@ const utf8 = new TextEncoder();
 const bytes = (s: string) => utf8.encode(s).length;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
+
+interface MockTask {
+  taskId: string;
+  traceId: string;
+  sessionId: string;
+  idempotencyKey: string | null;
+  createdAt: string;
+  input: unknown;
+  expectedOutput: unknown;
+  seq: number;
+  events: AgentTaskEvent[];
+  runs: { turnId: string; status: AgentTaskStatus }[];
+  status: AgentTaskStatus;
+  cancel: boolean;
+  pending: { actionId: string; toolName: string | null; resume: (decision: string) => void } | undefined;
+  result?: { text: string | null; structuredOutput: unknown } | undefined;
+}
 
 class Refusal {
   constructor(
@@ -511,6 +552,91 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   };
 
   let member: MockBusMember;
+  const mockTasks = new Map<string, MockTask>();
+  const taskKeys = new Map<string, string>();
+  const isFinal = (s: AgentTaskStatus) => s === "succeeded" || s === "failed" || s === "cancelled";
+  const ownTask = (a: Record<string, unknown>): MockTask => {
+    const t = typeof a["taskId"] === "string" ? mockTasks.get(a["taskId"]) : undefined;
+    if (!t) throw refuse(ErrorCodes.NOT_FOUND, "no task with this id in this app", "agent.task_not_found");
+    return t;
+  };
+  const taskView = (t: MockTask) => ({
+    taskId: t.taskId,
+    traceId: t.traceId,
+    sessionId: t.sessionId,
+    idempotencyKey: t.idempotencyKey,
+    createdAt: t.createdAt,
+    status: t.status,
+    runs: t.runs.map((r, i) => ({ run: i + 1, turnId: r.turnId, status: r.status, errorCode: null })),
+    pendingActions: t.pending ? [{ actionId: t.pending.actionId, toolName: t.pending.toolName, prompt: null, actionType: "tool_confirmation" }] : [],
+    result: t.result && isFinal(t.status) ? { status: t.status, text: t.result.text, structuredOutput: t.result.structuredOutput, errorCode: null, errorMessage: null } : null,
+  });
+  const emit = (t: MockTask, turnId: string, step: { type: AgentTaskEventType; subtype?: string | undefined; payload?: Record<string, unknown> | undefined }) => {
+    t.seq += 1;
+    const event: AgentTaskEvent = {
+      schemaVersion: "lime.agent-task-event.v1",
+      eventId: `event_${randomHex()}`,
+      sequence: t.seq,
+      type: step.type,
+      appId,
+      taskId: t.taskId,
+      traceId: t.traceId,
+      sessionId: t.sessionId,
+      turnId,
+      at: now(),
+      payload: { runtimeType: "mock", ...(step.payload ?? {}) },
+    };
+    if (step.subtype !== undefined) event.subtype = step.subtype;
+    t.events.push(event);
+    handles.hub.deliver({ capability: "lime.agent", event });
+    return event;
+  };
+  async function runMockTask(t: MockTask): Promise<void> {
+    const run = t.runs.length;
+    const turnId = `turn_${randomHex()}`;
+    const r = { turnId, status: "queued" as AgentTaskStatus };
+    t.runs.push(r);
+    t.result = undefined;
+    const steps = options.agent!.script({ input: structuredClone(t.input), run, taskId: t.taskId, expectedOutput: t.expectedOutput });
+    const finish = (subtype: string, payload: Record<string, unknown> = {}) => {
+      const status: AgentTaskStatus = subtype === "success" ? "succeeded" : subtype === "cancelled" ? "cancelled" : "failed";
+      t.status = status;
+      r.status = status;
+      t.result = { text: typeof payload["text"] === "string" ? payload["text"] : null, structuredOutput: payload["structuredOutput"] ?? null };
+      emit(t, turnId, { type: "result", subtype, payload });
+    };
+    await Promise.resolve();
+    if (run === 0) emit(t, turnId, { type: "system:init" });
+    emit(t, turnId, { type: "task:queued" });
+    t.status = "running";
+    r.status = "running";
+    let text = "";
+    for (const step of steps) {
+      if (step.delayMs) await new Promise((res) => setTimeout(res, step.delayMs));
+      else await Promise.resolve();
+      if (t.cancel) return finish("cancelled");
+      if (step.type === "result") return finish(step.subtype ?? "success", { text, ...(step.payload ?? {}) });
+      if (step.type === "assistant:delta" && typeof step.payload?.["text"] === "string") text += step.payload["text"];
+      if (step.type === "approval:requested") {
+        const actionId = typeof step.payload?.["actionId"] === "string" ? step.payload["actionId"] : `action_${randomHex()}`;
+        const toolName = typeof step.payload?.["toolName"] === "string" ? step.payload["toolName"] : null;
+        const decision = await new Promise<string>((resume) => {
+          t.pending = { actionId, toolName, resume };
+          t.status = "waiting_approval";
+          r.status = "waiting_approval";
+          emit(t, turnId, { type: "approval:requested", payload: { ...(step.payload ?? {}), actionId } });
+        });
+        t.pending = undefined;
+        if (t.cancel) return finish("cancelled");
+        t.status = "running";
+        r.status = "running";
+        emit(t, turnId, { type: "task:progress", subtype: "approval_resolved", payload: { actionId, decision } });
+        continue;
+      }
+      emit(t, turnId, step);
+    }
+    finish("success", { text });
+  }
 
   const services: Record<string, Record<string, (a: Record<string, unknown>) => unknown>> = {
     "lime.ui": {
@@ -806,6 +932,93 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         return { unsubscribed: subscribed.delete(topic), topic };
       },
     },
+    "lime.agent": {
+      startTask(a) {
+        if (!Object.keys(a).every((k) => ["input", "idempotencyKey", "expectedOutput", "sessionPolicy", "options"].includes(k))) {
+          throw invalid("unknown argument", "agent.invalid_argument");
+        }
+        if (a["input"] === undefined || a["input"] === null) throw invalid("args.input is required", "agent.invalid_argument");
+        const key = a["idempotencyKey"];
+        if (key !== undefined && (typeof key !== "string" || key.length === 0 || bytes(key) > 200)) {
+          throw invalid("idempotencyKey must be 1-200 bytes", "agent.invalid_argument");
+        }
+        if (a["sessionPolicy"] !== undefined && a["sessionPolicy"] !== "new") {
+          throw invalid('sessionPolicy: only "new" is supported', "agent.session_policy_unsupported");
+        }
+        if (!options.agent) throw refuse("APP_E012", "no model is set up", "agent.needs_setup");
+        const existing = typeof key === "string" ? taskKeys.get(key) : undefined;
+        if (existing) {
+          const t = mockTasks.get(existing)!;
+          return { taskId: t.taskId, traceId: t.traceId, sessionId: t.sessionId, created: false };
+        }
+        const t: MockTask = {
+          taskId: `task_${randomHex()}`,
+          traceId: `trace_${randomHex()}`,
+          sessionId: `session_${randomHex()}`,
+          idempotencyKey: typeof key === "string" ? key : null,
+          createdAt: now(),
+          input: a["input"],
+          expectedOutput: a["expectedOutput"] ?? null,
+          seq: 0,
+          events: [],
+          runs: [],
+          status: "queued",
+          cancel: false,
+          pending: undefined,
+        };
+        mockTasks.set(t.taskId, t);
+        if (t.idempotencyKey) taskKeys.set(t.idempotencyKey, t.taskId);
+        void runMockTask(t);
+        return { taskId: t.taskId, traceId: t.traceId, sessionId: t.sessionId, created: true };
+      },
+      getTask: (a) => taskView(ownTask(a)),
+      listTasks: () => ({ items: [...mockTasks.values()].map(taskView), nextCursor: null }),
+      cancelTask(a) {
+        const t = ownTask(a);
+        if (!isFinal(t.status)) {
+          t.cancel = true;
+          t.pending?.resume("cancel");
+        }
+        return taskView(t);
+      },
+      retryTask(a) {
+        const t = ownTask(a);
+        if (!options.agent) throw refuse("APP_E012", "no model is set up", "agent.needs_setup");
+        if (!isFinal(t.status)) throw invalid("the task's latest run has not ended", "agent.task_busy");
+        t.cancel = false;
+        t.status = "queued";
+        void runMockTask(t);
+        return taskView(t);
+      },
+      respondAction(a) {
+        const t = ownTask(a);
+        const decision = a["decision"];
+        if (decision !== "approve" && decision !== "reject" && decision !== "answer") {
+          throw invalid('args.decision must be "approve", "reject" or "answer"', "agent.invalid_argument");
+        }
+        if (decision === "answer" && (typeof a["updatedInput"] !== "object" || a["updatedInput"] === null)) {
+          throw invalid('decision "answer" needs args.updatedInput', "agent.invalid_argument");
+        }
+        if (!t.pending || t.pending.actionId !== a["actionId"]) {
+          throw refuse(ErrorCodes.NOT_FOUND, "no pending approval with this id in this task", "agent.action_not_found");
+        }
+        t.pending.resume(decision);
+        return { responded: true };
+      },
+      getTaskEvents(a) {
+        const t = ownTask(a);
+        const after = typeof a["afterSequence"] === "number" ? a["afterSequence"] : 0;
+        const limit = typeof a["limit"] === "number" ? Math.min(Math.max(a["limit"], 1), 1000) : 200;
+        const events = t.events.filter((e) => e.sequence > after).slice(0, limit);
+        return { events, nextAfterSequence: events.length ? events[events.length - 1]!.sequence : after };
+      },
+      watchTask(a) {
+        const t = ownTask(a);
+        const after = typeof a["afterSequence"] === "number" ? a["afterSequence"] : 0;
+        for (const e of t.events) if (e.sequence > after) queueMicrotask(() => handles.hub.deliver({ capability: "lime.agent", event: e }));
+        return { watching: true, taskId: t.taskId, afterSequence: after };
+      },
+    },
     "lime.policy": {
       requestPermission(a) {
         const perm = a["permission"];
@@ -825,6 +1038,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.secrets": invalid("args.key must be a slot key (a non-empty string)", "secrets.invalid_argument"),
     "lime.events": invalid("args.topic must be a topic", "events.invalid_topic"),
     "lime.policy": invalid("args.permission must be the key of a declared permission", "policy.invalid_argument"),
+    "lime.agent": invalid("args must be an object", "agent.invalid_argument"),
   };
 
   const fail = (code: ErrorCode, message: string, capability: string, method: string, causeCode?: string, retryable = false) =>
@@ -914,6 +1128,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     secrets: handles.secrets,
     events: handles.events,
     policy: handles.policy,
+    agent: handles.agent,
     setSecretBound(k, b) {
       secrets.set(k, b);
       secretRefs.delete(k);

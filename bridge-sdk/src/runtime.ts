@@ -258,6 +258,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     secrets: handles.secrets,
     events: handles.events,
     policy: handles.policy,
+    agent: handles.agent,
     close() {
       unsubscribe();
       handles.hub.clear();

@@ -49,6 +49,11 @@ export type ErrorCode =
   | "APP_E002"
   /** SECRET_NOT_BOUND: the secret slot is declared but the user has bound no value to it. */
   | "APP_E011"
+  /**
+   * MODEL_NOT_CONFIGURED (AppHost extension in the standard's configuration range): no
+   * model is set up, so `lime.agent` cannot start or retry a task (`agent.needs_setup`).
+   */
+  | "APP_E012"
   /** STORAGE_QUOTA_EXCEEDED. */
   | "APP_E201"
   /**
@@ -182,7 +187,7 @@ export interface VisibilityPayload {
 }
 
 /** Every error code, in documentation order. */
-export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E011", "APP_E201", "APP_E202", "APP_E203", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E011", "APP_E012", "APP_E201", "APP_E202", "APP_E203", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
 
 /** Message types an app frame sends. */
 export const APP_MESSAGE_TYPES = ["app:ready", "host:getSnapshot", "host:navigate", "host:toast", "host:openExternal", "host:download", "capability:invoke", "capability:cancel"] as const;

@@ -120,7 +120,7 @@ mod tests {
         }
         assert!(profile.available("lime.ui").is_some());
         assert!(profile.available("lime.storage").is_some());
-        assert!(profile.available("lime.agent").is_none());
+        assert!(profile.available("lime.files").is_none());
         // Every implemented capability is one the profile publishes.
         for m in registry::METHODS {
             assert!(

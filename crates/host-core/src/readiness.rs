@@ -139,6 +139,9 @@ pub struct HostState {
     pub available_tools: BTreeSet<String>,
     /// Why this version's storage migrations could not be applied (blocks the app).
     pub storage_failure: Option<StorageFailure>,
+    /// A model provider is configured (`model_settings`): without one, `lime.agent` needs
+    /// setup ("Set up a model").
+    pub model_configured: bool,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).
@@ -162,6 +165,7 @@ impl HostState {
             bound_knowledge: BTreeSet::new(),
             available_tools: BTreeSet::new(),
             storage_failure: None,
+            model_configured: false,
         }
     }
 }
@@ -476,10 +480,31 @@ fn capability_check(
             ),
         },
     };
-    let c = cx.push("capability", key, required, outcome, message);
+    // lime.agent is available in this build, but runs nothing until a model is set up.
+    let needs_model =
+        name == "lime.agent" && outcome == Outcome::Pass && !cx.state.model_configured;
+    let (outcome, message, code) = if needs_model {
+        (
+            if required {
+                Outcome::NeedsSetup
+            } else {
+                Outcome::Degraded
+            },
+            "lime.agent needs a model: none is set up in AppHost".to_owned(),
+            Some("model.not_configured"),
+        )
+    } else {
+        (outcome, message, code)
+    };
+    let c = cx.push("capability", key.clone(), required, outcome, message);
     c.code = code;
     c.version = range.map(str::to_owned);
     c.entry = entry.map(str::to_owned);
+    if needs_model {
+        c.setup_action = action("model", "Set up a model".into(), "model", None);
+        c.remediation = Some("set a model in Settings → Model (or `apphost model set`)".into());
+        return;
+    }
     if outcome != Outcome::Pass {
         c.remediation = Some(if required {
             "update AppHost to a version that provides this capability".into()

@@ -343,3 +343,84 @@ fn uploads_are_kept_once_and_bounded() {
         ErrorCode::ApiUploadNotFound
     );
 }
+
+/// `lime.agent` task events reach the host UI through the command layer's outbox as
+/// `outgoing` events (`Outgoing[]` posts to the calling frame), without a request.
+#[test]
+fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
+    use host_core::model_settings::{self, KeyChange};
+    use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(
+        &dir,
+        &support::repo_root().join("fixtures/apps/review-queue"),
+    );
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
+    }
+    let s = Session::new(dir, config(LinkOpener::Page, None));
+    let backend = ScriptedBackend::new();
+    backend.push_text(&["on", "e"]);
+    s.with_bridge(|host, _| host.set_agent_backend(Arc::new(backend) as Arc<dyn ExecutionBackend>))
+        .unwrap();
+    let mount = call(
+        &s,
+        "mount_entry",
+        json!({"appId": "review-queue", "entryKey": "queue"}),
+    );
+    let (mount_id, origin) = (
+        mount["mountId"].as_str().unwrap().to_owned(),
+        mount["origin"].as_str().unwrap().to_owned(),
+    );
+    let m = |kind: &str, id: &str, payload: Value| {
+        json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
+               "appId": "review-queue", "entryKey": "queue", "payload": payload})
+        .to_string()
+    };
+    call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": m("app:ready", "r0", json!({}))}),
+    );
+    let after = s.outbox.last_seq();
+    let out = call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": m("capability:invoke", "r1",
+            json!({"capability": "lime.agent", "method": "startTask", "args": {"input": "x"}}))}),
+    );
+    assert_eq!(out[0]["message"]["type"], "host:response", "{out}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut cursor = after;
+    let mut types = Vec::new();
+    while !types.iter().any(|t| t == "result") {
+        assert!(Instant::now() < deadline, "{types:?}");
+        let batch = call(
+            &s,
+            "next_events",
+            json!({"after": cursor, "timeoutMs": 500}),
+        );
+        cursor = batch["next"].as_u64().unwrap();
+        for e in batch["events"].as_array().unwrap() {
+            if e["kind"] != "outgoing" {
+                continue;
+            }
+            for o in e["payload"].as_array().unwrap() {
+                assert_eq!(o["kind"], "post");
+                assert_eq!(o["mountId"], mount_id.as_str());
+                assert_eq!(o["message"]["type"], "host:event");
+                types.push(
+                    o["message"]["payload"]["event"]["type"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    assert_eq!(types.first().map(String::as_str), Some("system:init"));
+    assert_eq!(types.iter().filter(|t| *t == "assistant:delta").count(), 2);
+}

@@ -73,6 +73,7 @@ impl RuntimeConfig {
 enum Control {
     Cancel,
     Action(ActionId, Decision),
+    ActionWithInput(ActionId, Value),
 }
 
 struct QueuedTurn {
@@ -785,6 +786,35 @@ impl Runtime {
         action: &ActionId,
         decision: Decision,
     ) -> Result<(), RuntimeError> {
+        self.respond(session, action, Control::Action(action.clone(), decision))
+    }
+
+    /// Approves a pending tool confirmation once, with `arguments` replacing the model's input
+    /// (recorded as a new `tool.args`).
+    pub fn respond_action_with_input(
+        &self,
+        session: &SessionId,
+        action: &ActionId,
+        arguments: Value,
+    ) -> Result<(), RuntimeError> {
+        if !arguments.is_object() {
+            return Err(RuntimeError::InvalidParams(
+                "updated input must be a JSON object".into(),
+            ));
+        }
+        self.respond(
+            session,
+            action,
+            Control::ActionWithInput(action.clone(), arguments),
+        )
+    }
+
+    fn respond(
+        &self,
+        session: &SessionId,
+        action: &ActionId,
+        control: Control,
+    ) -> Result<(), RuntimeError> {
         let h = self.session(session)?;
         let st = lock(&h.state);
         let pending = st.model.thread(&h.thread_id).and_then(|t| {
@@ -798,7 +828,7 @@ impl Runtime {
         };
         match (&st.active, &p.turn_id) {
             (Some((active, tx)), Some(t)) if active == t => tx
-                .try_send(Control::Action(action.clone(), decision))
+                .try_send(control)
                 .map_err(|_| RuntimeError::ActionNotFound(action.to_string())),
             _ => Err(RuntimeError::ActionNotFound(action.to_string())),
         }
@@ -976,6 +1006,10 @@ async fn execute(
                 Some(Control::Action(action_id, decision)) => {
                     let _span = tracing::info_span!("approval.request", action = %action_id).entered();
                     Input::Action { action_id, decision }
+                }
+                Some(Control::ActionWithInput(action_id, arguments)) => {
+                    let _span = tracing::info_span!("approval.request", action = %action_id).entered();
+                    Input::ActionWithInput { action_id, arguments }
                 }
             },
             ev = async {

@@ -6,7 +6,7 @@
 //! transport-neutral: what differs between the transports is in [`SessionConfig`].
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
@@ -92,7 +92,7 @@ pub struct Session {
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
     /// The store as the mount watcher last checked it.
     seen_store: Mutex<Option<StoreStamp>>,
-    pub outbox: Outbox,
+    pub outbox: Arc<Outbox>,
     pub uploads: Uploads,
 }
 
@@ -103,6 +103,22 @@ impl Session {
             HostProfile::current(),
             config.serve.style.clone(),
         );
+        // Asynchronous bridge actions (lime.agent task events, produced on the agent runtime's
+        // threads) go straight to the outbox as `outgoing` events, one per action.
+        let outbox = Arc::new(Outbox::new());
+        let sink = Arc::clone(&outbox);
+        bridge
+            .async_outbox()
+            .forward_to(Arc::new(move |o: Outgoing| {
+                match serde_json::to_value([o]) {
+                    Ok(payload) => {
+                        sink.push(super::events::OUTGOING, payload);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not encode an asynchronous bridge action")
+                    }
+                }
+            }));
         Session {
             data,
             config,
@@ -113,7 +129,7 @@ impl Session {
             servers: Mutex::new(Vec::new()),
             serve_refusals: Mutex::new(VecDeque::new()),
             seen_store: Mutex::new(None),
-            outbox: Outbox::new(),
+            outbox,
             uploads: Uploads::new(),
         }
     }

@@ -11,8 +11,12 @@
 //! messages executed nothing.
 
 mod effects;
+mod outbox;
+
+pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -162,6 +166,10 @@ pub struct BridgeHost {
     next_id: u64,
     /// Store facts of the mounted apps, reused until the store changes (`capability::facts`).
     facts: FactsCache,
+    /// Asynchronous outgoings (task events), drained by the transport.
+    outbox: Arc<AsyncOutbox>,
+    /// Per mount: the tasks whose events are forwarded to it, and the forwarder to stop.
+    watches: HashMap<String, Vec<(String, tokio::task::AbortHandle)>>,
 }
 
 impl BridgeHost {
@@ -179,7 +187,37 @@ impl BridgeHost {
             executions: 0,
             next_id: 0,
             facts: FactsCache::new(),
+            outbox: Arc::new(AsyncOutbox::new()),
+            watches: HashMap::new(),
         }
+    }
+
+    /// The queue of asynchronous outgoings: a transport waits on it (`AsyncOutbox::wait`)
+    /// without holding this host.
+    pub fn async_outbox(&self) -> Arc<AsyncOutbox> {
+        self.outbox.clone()
+    }
+
+    /// Runs `lime.agent` tasks on `backend` instead of the configured provider (tests and
+    /// embedders; the host's model settings still decide readiness and whether tasks start).
+    pub fn set_agent_backend(
+        &mut self,
+        backend: std::sync::Arc<dyn runtime_core::backend::ExecutionBackend>,
+    ) {
+        self.services.set_agent_backend(backend);
+    }
+
+    /// Everything asynchronous queued so far (task events), oldest first.
+    pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
+        self.outbox.take()
+    }
+
+    /// Stops forwarding task events to `mount_id` and drops what is queued for it.
+    fn stop_watches(&mut self, mount_id: &str) {
+        for (_, h) in self.watches.remove(mount_id).unwrap_or_default() {
+            h.abort();
+        }
+        self.outbox.forget_mount(mount_id);
     }
 
     pub fn mounts(&self) -> &MountTable {
@@ -198,6 +236,7 @@ impl BridgeHost {
     }
 
     pub fn unmount(&mut self, mount_id: &str) -> Option<Mount> {
+        self.stop_watches(mount_id);
         self.answers.remove(mount_id);
         self.prompts.retain(|_, p| p.mount_id != mount_id);
         self.table.remove(mount_id)
@@ -208,6 +247,7 @@ impl BridgeHost {
     pub fn unmount_app(&mut self, app_id: &str) -> Vec<Mount> {
         let removed = self.table.remove_app(app_id);
         for m in &removed {
+            self.stop_watches(&m.mount_id);
             self.answers.remove(&m.mount_id);
             self.prompts.retain(|_, p| p.mount_id != m.mount_id);
         }

@@ -206,6 +206,9 @@ error_codes! {
     PermissionDenied = "APP_E002",
     /// SECRET_NOT_BOUND: the secret slot is declared but the user has bound no value to it.
     SecretNotBound = "APP_E011",
+    /// MODEL_NOT_CONFIGURED (AppHost extension in the standard's configuration range): no
+    /// model is set up, so `lime.agent` cannot start or retry a task (`agent.needs_setup`).
+    ModelNotConfigured = "APP_E012",
     /// STORAGE_QUOTA_EXCEEDED.
     StorageQuotaExceeded = "APP_E201",
     /// STORAGE_MIGRATION_REQUIRED: the version's reviewed migrations could not be applied; the

@@ -385,7 +385,15 @@ fn declares_capability(app: &ActiveApp, entry_key: &str, capability: &str) -> bo
         Some(Value::Object(m)) => m.contains_key(capability),
         _ => false,
     };
+    // A name only in the top-level `capabilities[]` is declared as optional (standard §7.2):
+    // readiness degrades without it instead of blocking.
+    let optional = app
+        .manifest
+        .array("capabilities")
+        .iter()
+        .any(|c| c.as_str() == Some(capability));
     in_requires
+        || optional
         || entry(app, entry_key)
             .and_then(|e| e.get("requiredCapabilities"))
             .and_then(Value::as_array)

@@ -63,6 +63,17 @@ pub const METHODS: &[MethodSpec] = &[
     m("lime.storage", "tableInsert", Some("storage"), Allow),
     m("lime.storage", "tableUpdate", Some("storage"), Allow),
     m("lime.storage", "tableDelete", Some("storage"), Allow),
+    // lime.agent: the app's own agent tasks (runtime-core `agent_task`); the capability
+    // declaration is enough (the model tools act only inside the app's own data area), and
+    // readiness is `needs-setup` while no model is configured.
+    m("lime.agent", "startTask", None, Allow),
+    m("lime.agent", "getTask", None, Allow),
+    m("lime.agent", "listTasks", None, Allow),
+    m("lime.agent", "cancelTask", None, Allow),
+    m("lime.agent", "retryTask", None, Allow),
+    m("lime.agent", "respondAction", None, Allow),
+    m("lime.agent", "getTaskEvents", None, Allow),
+    m("lime.agent", "watchTask", None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it.

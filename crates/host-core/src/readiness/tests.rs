@@ -152,7 +152,7 @@ fn permissions_secrets_and_entries() {
 
 #[test]
 fn eval_tiers_map_to_states() {
-    let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.agent, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
+    let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.files, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
     let r = run(
         "",
         &[("evals/readiness.yaml", evals)],
@@ -398,4 +398,40 @@ fn an_unbound_required_secret_needs_setup_with_the_cli_command_and_an_optional_o
     let r = run(front, &[], &HostProfile::current(), &st);
     assert_eq!(r.status, Status::Ready);
     assert!(r.warnings.iter().any(|w| w.contains("extra")));
+}
+
+#[test]
+fn lime_agent_needs_a_model_required_blocks_as_setup_optional_degrades() {
+    let required = "requires:\n  capabilities: [lime.agent]\nentries:\n  - {key: a, kind: page, requiredCapabilities: [lime.agent]}\n";
+    let mut st = HostState::preview(now());
+    let r = run(required, &[], &HostProfile::current(), &st);
+    assert_eq!(r.status, Status::NeedsSetup);
+    let actions: Vec<_> = r
+        .setup_actions
+        .iter()
+        .map(|a| (a.title.as_str(), a.kind))
+        .collect();
+    assert_eq!(
+        actions,
+        [("Set up a model", "model")],
+        "one action, however many checks"
+    );
+    assert!(r
+        .checks
+        .iter()
+        .any(|c| c.code == Some("model.not_configured")));
+    let optional = "capabilities: [lime.agent]\n";
+    assert_eq!(
+        run(optional, &[], &HostProfile::current(), &st).status,
+        Status::ReadyDegraded
+    );
+    st.model_configured = true;
+    assert_eq!(
+        run(required, &[], &HostProfile::current(), &st).status,
+        Status::Ready
+    );
+    assert_eq!(
+        run(optional, &[], &HostProfile::current(), &st).status,
+        Status::Ready
+    );
 }

@@ -521,6 +521,7 @@ impl Store {
             .map(|b| b.slot)
             .collect();
         state.storage_failure = self.storage_failure(name, &app.active)?;
+        state.model_configured = crate::model_settings::load(self)?.is_some();
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

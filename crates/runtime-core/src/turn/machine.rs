@@ -122,6 +122,12 @@ pub enum Input {
         action_id: ActionId,
         decision: Decision,
     },
+    /// An approval that answers with updated tool input (standard §8.5 `updatedInput`): the
+    /// call runs once with `arguments` instead of the model's, recorded as a new `tool.args`.
+    ActionWithInput {
+        action_id: ActionId,
+        arguments: Value,
+    },
     Cancel,
 }
 
@@ -386,6 +392,57 @@ impl TurnMachine {
                     return step;
                 }
                 self.on_tool_done(call, outcome, &mut step);
+            }
+            Input::ActionWithInput {
+                action_id,
+                arguments,
+            } => {
+                let Phase::Action {
+                    action_id: want,
+                    call,
+                } = self.cp.phase.clone()
+                else {
+                    return step;
+                };
+                if want != action_id {
+                    return step;
+                }
+                let scope = Scope {
+                    action_id: Some(action_id),
+                    ..self.tool_scope(call)
+                };
+                let tool = self.cp.calls[call].name.clone();
+                step.events.push(EventDraft::new(
+                    scope,
+                    EventBody::ActionResolved(
+                        EventType::ActionResolved,
+                        ActionResolved {
+                            decision: Some(Decision::AllowOnce.as_str().into()),
+                            confirmed: Some(true),
+                            status: Some("resolved".into()),
+                            source: Some("agentSession/action/respond".into()),
+                            tool_name: Some(tool),
+                            scope: Some("call".into()),
+                            extra: [("updatedInput".to_owned(), json!(true))]
+                                .into_iter()
+                                .collect(),
+                        },
+                    ),
+                ));
+                self.cp.calls[call].arguments = arguments.to_string();
+                step.events.push(EventDraft::new(
+                    self.tool_scope(call),
+                    EventBody::ToolArgs(
+                        EventType::ToolArgs,
+                        ToolArgs {
+                            arguments: Some(arguments),
+                            extra: [("source".to_owned(), json!("updated_input"))]
+                                .into_iter()
+                                .collect(),
+                        },
+                    ),
+                ));
+                self.run_tool(call, &mut step);
             }
             Input::Action {
                 action_id,

@@ -19,7 +19,49 @@ use crate::store::Store;
 
 use super::{Answer, MAX_PENDING_PROMPTS};
 
+/// Most tasks one frame follows at once.
+pub const MAX_WATCHED_TASKS: usize = 32;
+
 impl BridgeHost {
+    /// Forwards `task_id`'s events after `after` to `mount` as asynchronous `host:event`s with
+    /// the payload `{capability: "lime.agent", event: AgentTaskEvent}`. Watching a task again
+    /// restarts from the new position (a frame that reloaded resumes where it says).
+    /// Beyond [`MAX_WATCHED_TASKS`], the frame stops following its oldest watched task (it can
+    /// still read that task's events with `getTaskEvents` or watch it again).
+    fn watch_task(&mut self, mount: &Mount, task_id: &str, after: u64) {
+        let list = self.watches.entry(mount.mount_id.clone()).or_default();
+        if let Some(i) = list.iter().position(|(t, _)| t == task_id) {
+            list.remove(i).1.abort();
+        }
+        if list.len() >= MAX_WATCHED_TASKS {
+            list.remove(0).1.abort();
+        }
+        let outbox = self.outbox.clone();
+        let target = mount.clone();
+        let sink: crate::capability::services::TaskEventSink =
+            std::sync::Arc::new(move |payload: Value| {
+                let message = envelope(&target, "host:event", None, payload);
+                outbox
+                    .try_push(Outgoing::Post {
+                        mount_id: target.mount_id.clone(),
+                        message,
+                    })
+                    .map_err(|o| match *o {
+                        Outgoing::Post { message, .. } => message["payload"].clone(),
+                        _ => Value::Null,
+                    })
+            });
+        if let Some(h) = self
+            .services
+            .watch_agent_task(&mount.app_id, task_id, after, sink)
+        {
+            self.watches
+                .entry(mount.mount_id.clone())
+                .or_default()
+                .push((task_id.to_owned(), h));
+        }
+    }
+
     /// Applies `effect` for an allowed `call` and answers it (except a prompt, which keeps the
     /// call in flight until the user answers).
     pub(super) fn apply_effect(
@@ -44,6 +86,14 @@ impl BridgeHost {
                 }
                 Err(_) => return Vec::new(),
             },
+            Effect::WatchTask {
+                task_id,
+                after,
+                value,
+            } => {
+                self.watch_task(mount, &task_id, after);
+                Ok(value)
+            }
             Effect::Unsubscribe { topic } => {
                 let was = self.table.unsubscribe(&mount.mount_id, &topic);
                 Ok(json!({ "unsubscribed": was, "topic": topic }))

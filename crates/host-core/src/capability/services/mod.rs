@@ -8,6 +8,7 @@
 //! event to other frames, change a frame's subscriptions, show a prompt) a service asks for with an
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
+mod agent;
 mod artifacts;
 mod events;
 mod evidence;
@@ -15,6 +16,7 @@ mod policy;
 mod secrets;
 mod storage;
 
+pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
 
 use std::path::PathBuf;
@@ -41,6 +43,14 @@ pub enum Effect {
         permission: String,
         reason: Option<String>,
     },
+    /// `lime.agent.startTask` / `watchTask`: forward the task's events after `after` to the
+    /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
+    WatchTask {
+        task_id: String,
+        after: u64,
+        /// The call's value (`host:response`).
+        value: Value,
+    },
 }
 
 /// A service's answer: the value for `host:response`, and possibly an [`Effect`].
@@ -65,6 +75,7 @@ pub struct Services {
     storage: storage::StorageService,
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
+    agent: agent::AgentService,
 }
 
 impl Services {
@@ -74,6 +85,7 @@ impl Services {
             storage: storage::StorageService::default(),
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
+            agent: agent::AgentService::new(apps_data.clone()),
             apps_data,
         }
     }
@@ -83,6 +95,33 @@ impl Services {
         self.storage.close_app(app);
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
+        self.agent.close_app(app);
+    }
+
+    /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
+    /// and embedders; readiness still follows the host's model settings).
+    pub fn set_agent_backend(
+        &mut self,
+        backend: std::sync::Arc<dyn runtime_core::backend::ExecutionBackend>,
+    ) {
+        self.agent.set_backend(backend);
+    }
+
+    /// Forwards the app's task events after `after` to `sink` until the handle is aborted
+    /// (see [`Effect::WatchTask`]); `None` when the task is not the app's.
+    pub fn watch_agent_task(
+        &self,
+        app: &str,
+        task_id: &str,
+        after: u64,
+        sink: TaskEventSink,
+    ) -> Option<tokio::task::AbortHandle> {
+        self.agent.watch(app, task_id, after, sink)
+    }
+
+    /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
+    pub fn agent_status(&self, store: &Store) -> &'static str {
+        self.agent.status(store)
     }
 
     /// Runs an allowed call of any capability, including those that read host state from the
@@ -97,6 +136,7 @@ impl Services {
             "lime.secrets" => secrets::call(store, allowed, args).map(Reply::value),
             "lime.events" => events::call(allowed, args),
             "lime.policy" => policy::call(store, allowed, args),
+            "lime.agent" => self.agent.call(store, allowed, args),
             _ => self.call(store, allowed, args).map(Reply::value),
         }
     }

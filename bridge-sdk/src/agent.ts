@@ -1,0 +1,270 @@
+// `lime.agent`: typed task handles over `invoke` (shared by the real runtime and the mock).
+// Task events arrive as `host:event` payloads `{capability: "lime.agent", event}`; the hub
+// buffers them per task (deduplicated by `sequence`, so a re-watch after a reload never yields
+// an event twice) and each task object reads its own.
+// Contract: docs/bridge-protocol.md §5 `lime.agent`; event schema:
+// schemas/apphost/agent-task-event.schema.json (lime.agent-task-event.v1).
+
+import type { CallOptions, Invoke } from "./handles.js";
+
+export type AgentTaskEventType =
+  | "system:init"
+  | "system:compact_boundary"
+  | "task:queued"
+  | "task:progress"
+  | "assistant:delta"
+  | "tool:call"
+  | "approval:requested"
+  | "artifact:created"
+  | "evidence:recorded"
+  | "result";
+
+/** `result` subtypes (standard §8.3). */
+export type AgentResultSubtype =
+  | "success"
+  | "error_max_turns"
+  | "error_during_execution"
+  | "error_max_budget"
+  | "error_max_structured_output_retries"
+  | "error_permission_denied"
+  | "cancelled";
+
+/** One task event (`lime.agent-task-event.v1`). */
+export interface AgentTaskEvent {
+  schemaVersion: "lime.agent-task-event.v1";
+  eventId: string;
+  /** Monotonic per task (gaps allowed). */
+  sequence: number;
+  type: AgentTaskEventType;
+  subtype?: string;
+  appId: string;
+  taskId: string;
+  traceId: string;
+  sessionId: string;
+  turnId?: string;
+  parentTaskId?: string;
+  at: string;
+  /** The runtime fact's payload plus `runtimeType` and the ids an app needs (`actionId`, …). */
+  payload?: { runtimeType: string; [field: string]: unknown };
+  refs?: string[];
+  usage?: unknown;
+  cost?: unknown;
+}
+
+/** The `host:event` payload that carries a task event. */
+export interface AgentTaskEventMessage {
+  capability: "lime.agent";
+  event: AgentTaskEvent;
+}
+
+export interface StartTaskArgs {
+  /** Text, or any JSON (sent to the model as its JSON text); at most 256 KiB. */
+  input: unknown;
+  /** Same key (per app, durable) => same task. 1-200 bytes. */
+  idempotencyKey?: string;
+  /** A JSON Schema the answer must satisfy, inline or a path in the app's package. */
+  expectedOutput?: { schema: Record<string, unknown> } | { schemaRef: string };
+  /** Only `"new"`: one session per task. */
+  sessionPolicy?: "new";
+}
+
+export interface AgentTaskStarted {
+  taskId: string;
+  traceId: string;
+  sessionId: string;
+  /** False when `idempotencyKey` named an existing task. */
+  created: boolean;
+}
+
+export type AgentTaskStatus = "submitting" | "queued" | "running" | "waiting_approval" | "succeeded" | "failed" | "cancelled";
+
+export interface AgentTaskView {
+  taskId: string;
+  traceId: string;
+  sessionId: string;
+  idempotencyKey: string | null;
+  createdAt: string;
+  status: AgentTaskStatus;
+  runs: { run: number; turnId: string; status: AgentTaskStatus; errorCode: string | null }[];
+  pendingActions: { actionId: string; toolName: string | null; prompt: string | null; actionType: string | null }[];
+  result: {
+    status: AgentTaskStatus;
+    text: string | null;
+    structuredOutput: unknown;
+    errorCode: string | null;
+    errorMessage: string | null;
+  } | null;
+}
+
+export interface RespondOptions {
+  /** `answer` (or `approve`) with a new tool input: the tool runs once with it. */
+  updatedInput?: Record<string, unknown>;
+  /** `session`: allow this tool for the rest of the task's session (approve only). */
+  remember?: "call" | "session";
+}
+
+/** A task: its ids, its events, and what can be done to it. */
+export interface AgentTask extends AgentTaskStarted {
+  /**
+   * The current run's events, from its `task:queued` (or from the first event received, for a
+   * watched task), ending after its `result`. Events already received are replayed.
+   */
+  events(): AsyncIterableIterator<AgentTaskEvent>;
+  [Symbol.asyncIterator](): AsyncIterableIterator<AgentTaskEvent>;
+  /** The current run's `result` event. */
+  result(): Promise<AgentTaskEvent>;
+  cancel(opts?: CallOptions): Promise<AgentTaskView>;
+  /** Starts a new run (same input); `events()` and `result()` then follow it. */
+  retry(opts?: CallOptions): Promise<AgentTaskView>;
+  respond(actionId: string, decision: "approve" | "reject" | "answer", o?: RespondOptions & CallOptions): Promise<void>;
+  get(opts?: CallOptions): Promise<AgentTaskView>;
+}
+
+export interface LimeAgent {
+  /** Starts a task (answers before the model does); its events stream to this frame. */
+  startTask(args: StartTaskArgs, opts?: CallOptions): Promise<AgentTask>;
+  /** Follows an existing task of this app from `afterSequence` (after a reload). */
+  watchTask(taskId: string, afterSequence?: number, opts?: CallOptions): Promise<AgentTask>;
+  getTask(taskId: string, opts?: CallOptions): Promise<AgentTaskView>;
+  listTasks(q?: { cursor?: string; limit?: number }, opts?: CallOptions): Promise<{ items: AgentTaskView[]; nextCursor: string | null }>;
+  getTaskEvents(
+    q: { taskId: string; afterSequence?: number; limit?: number },
+    opts?: CallOptions,
+  ): Promise<{ events: AgentTaskEvent[]; nextAfterSequence: number }>;
+}
+
+/** Most events kept per task (the oldest are dropped beyond it; `getTaskEvents` has them all). */
+export const MAX_BUFFERED_TASK_EVENTS = 10_000;
+/** Most tasks whose events are buffered before anyone asked for them. */
+const MAX_UNCLAIMED_TASKS = 64;
+
+interface TaskBuffer {
+  events: AgentTaskEvent[];
+  last: number;
+  wake: Set<() => void>;
+}
+
+export interface AgentHub {
+  /** Takes a `host:event` payload; returns whether it was a task event. */
+  deliver(payload: unknown): boolean;
+  clear(): void;
+}
+
+function isTaskEvent(p: unknown): p is AgentTaskEventMessage {
+  if (typeof p !== "object" || p === null) return false;
+  const m = p as { capability?: unknown; event?: { taskId?: unknown; sequence?: unknown } };
+  return m.capability === "lime.agent" && typeof m.event?.taskId === "string" && typeof m.event?.sequence === "number";
+}
+
+export function buildAgent(invoke: Invoke): { agent: LimeAgent; hub: AgentHub } {
+  const buffers = new Map<string, TaskBuffer>();
+  const buffer = (id: string): TaskBuffer => {
+    let b = buffers.get(id);
+    if (!b) {
+      if (buffers.size >= MAX_UNCLAIMED_TASKS * 4) {
+        const oldest = buffers.keys().next().value;
+        if (oldest !== undefined) buffers.delete(oldest);
+      }
+      b = { events: [], last: 0, wake: new Set() };
+      buffers.set(id, b);
+    }
+    return b;
+  };
+  const hub: AgentHub = {
+    deliver(payload) {
+      if (!isTaskEvent(payload)) return false;
+      const e = payload.event;
+      const b = buffer(e.taskId);
+      if (e.sequence <= b.last) return true;
+      b.last = e.sequence;
+      b.events.push(e);
+      if (b.events.length > MAX_BUFFERED_TASK_EVENTS) b.events.splice(0, b.events.length - MAX_BUFFERED_TASK_EVENTS);
+      for (const w of [...b.wake]) w();
+      return true;
+    },
+    clear() {
+      for (const b of buffers.values()) for (const w of [...b.wake]) w();
+      buffers.clear();
+    },
+  };
+
+  const view = (method: string, taskId: string, o?: CallOptions) => invoke<AgentTaskView>("lime.agent", method, { taskId }, o);
+
+  function task(started: AgentTaskStarted, watched: boolean): AgentTask {
+    const b = buffer(started.taskId);
+    // Which run `events()` and `result()` follow: the n-th `task:queued` (0 = the first).
+    let run = 0;
+    let fromFirst = watched;
+    const runStart = (): number => {
+      if (fromFirst) return 0;
+      let seen = -1;
+      for (let i = 0; i < b.events.length; i++) {
+        if (b.events[i]!.type === "task:queued" && ++seen === run) return i;
+      }
+      return -1;
+    };
+    async function* iterate(): AsyncIterableIterator<AgentTaskEvent> {
+      let i = -1;
+      for (;;) {
+        if (i < 0) i = runStart();
+        if (i >= 0 && i < b.events.length) {
+          const e = b.events[i++]!;
+          yield e;
+          if (e.type === "result") return;
+          continue;
+        }
+        if (buffers.get(started.taskId) !== b) return;
+        await new Promise<void>((resolve) => {
+          const w = () => {
+            b.wake.delete(w);
+            resolve();
+          };
+          b.wake.add(w);
+        });
+      }
+    }
+    const t: AgentTask = {
+      ...started,
+      events: iterate,
+      [Symbol.asyncIterator]: iterate,
+      async result() {
+        for await (const e of iterate()) if (e.type === "result") return e;
+        throw new Error("the task's events stopped before its result");
+      },
+      cancel: (o) => view("cancelTask", started.taskId, o),
+      async retry(o) {
+        const v = await view("retryTask", started.taskId, o);
+        if (fromFirst) {
+          // A watched task: count the runs seen so far, follow the next one.
+          fromFirst = false;
+          run = b.events.filter((e) => e.type === "task:queued").length;
+        } else run += 1;
+        return v;
+      },
+      async respond(actionId, decision, o = {}) {
+        const args: Record<string, unknown> = { taskId: started.taskId, actionId, decision };
+        if (o.updatedInput !== undefined) args["updatedInput"] = o.updatedInput;
+        if (o.remember !== undefined) args["remember"] = o.remember;
+        await invoke("lime.agent", "respondAction", args, o);
+      },
+      get: (o) => view("getTask", started.taskId, o),
+    };
+    return t;
+  }
+
+  const agent: LimeAgent = {
+    async startTask(args, o) {
+      const started = await invoke<AgentTaskStarted>("lime.agent", "startTask", args, o);
+      return task(started, !started.created);
+    },
+    async watchTask(taskId, afterSequence = 0, o) {
+      await invoke("lime.agent", "watchTask", { taskId, afterSequence }, o);
+      const v = await view("getTask", taskId, o);
+      return task({ taskId, traceId: v.traceId, sessionId: v.sessionId, created: false }, true);
+    },
+    getTask: (taskId, o) => view("getTask", taskId, o),
+    listTasks: (q = {}, o) => invoke("lime.agent", "listTasks", q, o),
+    getTaskEvents: (q, o) => invoke("lime.agent", "getTaskEvents", q, o),
+  };
+  return { agent, hub };
+}

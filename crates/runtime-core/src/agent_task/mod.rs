@@ -1,0 +1,533 @@
+//! App agent tasks (`lime.agent`): a task is one runtime session owned by one app; each run
+//! (the first, then one per retry) is one turn of that session. Ownership, idempotency keys and
+//! runs are durable in `agent-tasks.sqlite` ([`store`]); everything a task *did* is the
+//! session's event log, projected into `lime.agent-task-event.v1` ([`projection`]).
+//!
+//! Every method takes the calling app: a task of another app is answered exactly like a
+//! missing one (`task_not_found`), so an app can neither read, cancel nor answer it.
+
+pub mod projection;
+pub mod store;
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::event::format_timestamp;
+use crate::ids::*;
+use crate::read_model::{TurnStatus, TurnView};
+use crate::runtime::{Runtime, RuntimeError};
+use crate::turn::Decision;
+use projection::{project, AgentTaskEvent, TaskIdentity};
+use store::{TaskRow, TaskStore};
+
+/// Bounds on what an app may send.
+pub const MAX_INPUT_BYTES: usize = 256 * 1024;
+pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 200;
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+pub const MAX_LIST: usize = 100;
+pub const MAX_EVENTS_PAGE: usize = 1000;
+
+/// A task failure with a stable code (the host maps these to `APP_E…` codes).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentTaskError {
+    #[error("no such task")]
+    NotFound,
+    #[error("no model provider is configured")]
+    NeedsSetup,
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    #[error("the task's latest run has not ended")]
+    Busy,
+    #[error("no pending approval {0} in this task")]
+    ActionNotFound(String),
+    #[error("task storage failed: {0}")]
+    Storage(String),
+}
+
+impl AgentTaskError {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AgentTaskError::NotFound => "task_not_found",
+            AgentTaskError::NeedsSetup => "needs_setup",
+            AgentTaskError::Invalid(_) => "invalid_request",
+            AgentTaskError::Busy => "task_busy",
+            AgentTaskError::ActionNotFound(_) => "action_not_found",
+            AgentTaskError::Storage(_) => "storage_error",
+        }
+    }
+}
+
+impl From<rusqlite::Error> for AgentTaskError {
+    fn from(e: rusqlite::Error) -> Self {
+        AgentTaskError::Storage(e.to_string())
+    }
+}
+
+impl From<RuntimeError> for AgentTaskError {
+    fn from(e: RuntimeError) -> Self {
+        match e {
+            RuntimeError::NeedsSetup => AgentTaskError::NeedsSetup,
+            RuntimeError::InvalidParams(m) => AgentTaskError::Invalid(m),
+            RuntimeError::ActionNotFound(a) => AgentTaskError::ActionNotFound(a),
+            RuntimeError::SessionNotFound(_) | RuntimeError::TurnNotFound(_) => {
+                AgentTaskError::NotFound
+            }
+            other => AgentTaskError::Storage(other.to_string()),
+        }
+    }
+}
+
+/// `startTask`'s request (already decoded by the host).
+#[derive(Clone, Debug, Default)]
+pub struct StartTask {
+    pub input: String,
+    pub idempotency_key: Option<String>,
+    pub output_schema: Option<Value>,
+}
+
+/// What `startTask` answers at once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskStarted {
+    pub task_id: String,
+    pub trace_id: String,
+    pub session_id: String,
+    /// False when the idempotency key named an existing task.
+    pub created: bool,
+}
+
+/// An answer to a pending approval.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Response {
+    Approve,
+    ApproveForSession,
+    Reject,
+    /// Approve once, running the tool with this input instead of the model's (a JSON object).
+    Answer(Value),
+}
+
+/// App agent tasks over one [`Runtime`].
+#[derive(Clone)]
+pub struct AgentTasks {
+    runtime: Runtime,
+    store: Arc<TaskStore>,
+}
+
+impl AgentTasks {
+    /// Opens `agent-tasks.sqlite` in the runtime's data directory.
+    pub fn open(runtime: Runtime) -> Result<AgentTasks, AgentTaskError> {
+        let dir = runtime.config().data_dir.clone();
+        std::fs::create_dir_all(&dir).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
+        let store = TaskStore::open(&dir.join("agent-tasks.sqlite"))?;
+        Ok(AgentTasks {
+            runtime,
+            store: Arc::new(store),
+        })
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// `ready`, or `needs-setup` while no model provider is configured.
+    pub fn status(&self) -> &'static str {
+        self.runtime.status()
+    }
+
+    /// Starts a task (or returns the app's task with the same idempotency key). Never waits
+    /// for the model: the run is submitted to the runtime's own executor.
+    pub fn start(&self, app: &AppId, req: StartTask) -> Result<TaskStarted, AgentTaskError> {
+        if req.input.len() > MAX_INPUT_BYTES {
+            return Err(AgentTaskError::Invalid(format!(
+                "input is over {MAX_INPUT_BYTES} bytes"
+            )));
+        }
+        if let Some(k) = &req.idempotency_key {
+            if k.is_empty()
+                || k.len() > MAX_IDEMPOTENCY_KEY_BYTES
+                || k.chars().any(char::is_control)
+            {
+                return Err(AgentTaskError::Invalid(format!(
+                    "idempotencyKey must be 1..={MAX_IDEMPOTENCY_KEY_BYTES} bytes without control characters"
+                )));
+            }
+        }
+        if let Some(s) = &req.output_schema {
+            if s.to_string().len() > MAX_SCHEMA_BYTES {
+                return Err(AgentTaskError::Invalid(format!(
+                    "the output schema is over {MAX_SCHEMA_BYTES} bytes"
+                )));
+            }
+            jsonschema::validator_for(s).map_err(|e| {
+                AgentTaskError::Invalid(format!(
+                    "the output schema is not a valid JSON Schema: {e}"
+                ))
+            })?;
+        }
+        if self.runtime.status() != "ready" {
+            return Err(AgentTaskError::NeedsSetup);
+        }
+        let row = TaskRow {
+            task_id: TaskId::random().into_string(),
+            app_id: app.as_str().to_owned(),
+            idempotency_key: req.idempotency_key,
+            session_id: SessionId::random().into_string(),
+            trace_id: TraceId::random().into_string(),
+            input: req.input,
+            output_schema: req.output_schema,
+            created_at: format_timestamp(jiff::Timestamp::now()),
+            runs: vec![TurnId::random().into_string()],
+        };
+        let (row, created) = self.store.insert_or_get(&row)?;
+        self.ensure_started(app, &row)?;
+        Ok(TaskStarted {
+            task_id: row.task_id,
+            trace_id: row.trace_id,
+            session_id: row.session_id,
+            created,
+        })
+    }
+
+    /// Makes sure the task's session exists and its latest run was submitted (both idempotent;
+    /// repairs a crash between recording a run and submitting it).
+    fn ensure_started(&self, app: &AppId, row: &TaskRow) -> Result<(), AgentTaskError> {
+        let session = sid(&row.session_id)?;
+        if self.runtime.read(&session).is_err() {
+            match self
+                .runtime
+                .start_session(app.clone(), Some(session.clone()), None)
+            {
+                Ok(_) | Err(RuntimeError::SessionAlreadyExists(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let Some(last) = row.runs.last() else {
+            return Ok(());
+        };
+        let turn = TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
+        self.runtime.start_turn(
+            &session,
+            Some(turn),
+            row.input.clone(),
+            row.output_schema.clone(),
+            true,
+        )?;
+        Ok(())
+    }
+
+    fn row(&self, app: &AppId, task_id: &str) -> Result<TaskRow, AgentTaskError> {
+        self.store
+            .get(app.as_str(), task_id)?
+            .ok_or(AgentTaskError::NotFound)
+    }
+
+    fn latest_turn(&self, row: &TaskRow) -> Result<Option<TurnView>, AgentTaskError> {
+        let Some(last) = row.runs.last() else {
+            return Ok(None);
+        };
+        let Ok((_, _, model)) = self.runtime.read(&sid(&row.session_id)?) else {
+            return Ok(None);
+        };
+        let turn = TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
+        Ok(model.turn(&turn).cloned())
+    }
+
+    /// The task's state (`getTask`).
+    pub fn get(&self, app: &AppId, task_id: &str) -> Result<Value, AgentTaskError> {
+        let row = self.row(app, task_id)?;
+        self.view(&row)
+    }
+
+    fn view(&self, row: &TaskRow) -> Result<Value, AgentTaskError> {
+        let session = sid(&row.session_id)?;
+        let model = self.runtime.read(&session).ok().map(|(_, _, m)| m);
+        let mut runs = Vec::new();
+        let mut pending = Vec::new();
+        for (i, t) in row.runs.iter().enumerate() {
+            let view = model.as_ref().and_then(|m| {
+                TurnId::new(t.clone())
+                    .ok()
+                    .and_then(|id| m.turn(&id).cloned())
+            });
+            runs.push(json!({
+                "run": i + 1,
+                "turnId": t,
+                "status": view.as_ref().map_or("submitting", |v| status_name(v.status)),
+                "errorCode": view.as_ref().and_then(|v| v.error_code.clone()),
+            }));
+        }
+        if let Some(m) = &model {
+            for th in m.threads.values() {
+                for a in &th.pending_actions {
+                    if a.turn_id.as_ref().map(|t| t.as_str()) == row.runs.last().map(|s| s.as_str())
+                    {
+                        pending.push(json!({
+                            "actionId": a.action_id,
+                            "toolName": a.tool_name,
+                            "prompt": a.prompt,
+                            "actionType": a.action_type,
+                        }));
+                    }
+                }
+            }
+        }
+        let latest = self.latest_turn(row)?;
+        let status = latest
+            .as_ref()
+            .map_or("submitting", |v| status_name(v.status));
+        let result = latest.as_ref().filter(|v| v.status.is_terminal()).map(|v| {
+            json!({
+                "status": status_name(v.status),
+                "text": if v.structured_output.is_some() { Value::Null } else { json!(v.output_text) },
+                "structuredOutput": v.structured_output,
+                "errorCode": v.error_code,
+                "errorMessage": v.error_message,
+            })
+        });
+        Ok(json!({
+            "taskId": row.task_id,
+            "traceId": row.trace_id,
+            "sessionId": row.session_id,
+            "idempotencyKey": row.idempotency_key,
+            "createdAt": row.created_at,
+            "status": status,
+            "runs": runs,
+            "pendingActions": pending,
+            "result": result,
+        }))
+    }
+
+    /// The app's tasks, oldest first, after `cursor` (the `taskId` of the last one seen).
+    pub fn list(
+        &self,
+        app: &AppId,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<Value>, Option<String>), AgentTaskError> {
+        let limit = limit.clamp(1, MAX_LIST);
+        let after = match cursor {
+            Some(c) => Some(self.row(app, c)?),
+            None => None,
+        };
+        let rows = self.store.list(
+            app.as_str(),
+            after
+                .as_ref()
+                .map(|r| (r.created_at.as_str(), r.task_id.as_str())),
+            limit,
+        )?;
+        let next = (rows.len() == limit)
+            .then(|| rows.last().map(|r| r.task_id.clone()))
+            .flatten();
+        let items = rows
+            .iter()
+            .map(|r| self.view(r))
+            .collect::<Result<_, _>>()?;
+        Ok((items, next))
+    }
+
+    /// Cancels the latest run (`cancelTask`); a run that already ended is left alone.
+    pub fn cancel(&self, app: &AppId, task_id: &str) -> Result<Value, AgentTaskError> {
+        let row = self.row(app, task_id)?;
+        let session = sid(&row.session_id)?;
+        if let Some(last) = row.runs.last() {
+            let turn =
+                TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
+            match self.runtime.cancel_turn(&session, &turn) {
+                Ok(_) | Err(RuntimeError::TurnNotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.view(&row)
+    }
+
+    /// Cancels every unfinished run of the app's tasks (the app was disabled, updated or
+    /// uninstalled); returns how many were asked to stop.
+    pub fn cancel_app(&self, app: &AppId) -> Result<usize, AgentTaskError> {
+        let mut n = 0;
+        let mut after: Option<(String, String)> = None;
+        loop {
+            let rows = self.store.list(
+                app.as_str(),
+                after.as_ref().map(|(c, t)| (c.as_str(), t.as_str())),
+                MAX_LIST,
+            )?;
+            let Some(last) = rows.last() else {
+                return Ok(n);
+            };
+            after = Some((last.created_at.clone(), last.task_id.clone()));
+            for row in &rows {
+                if let Some(v) = self.latest_turn(row)? {
+                    if !v.status.is_terminal() {
+                        self.runtime
+                            .cancel_turn(&sid(&row.session_id)?, &v.turn_id)?;
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts a new run of an ended task (`retryTask`): same input, same output schema.
+    pub fn retry(&self, app: &AppId, task_id: &str) -> Result<Value, AgentTaskError> {
+        let row = self.row(app, task_id)?;
+        if self.runtime.status() != "ready" {
+            return Err(AgentTaskError::NeedsSetup);
+        }
+        let last = row.runs.last().cloned().unwrap_or_default();
+        match self.latest_turn(&row)? {
+            Some(v) if v.status.is_terminal() => {}
+            _ => return Err(AgentTaskError::Busy),
+        }
+        let turn = TurnId::random().into_string();
+        if self.store.add_run(&row.task_id, &last, &turn)?.is_none() {
+            return Err(AgentTaskError::Busy);
+        }
+        let row = self.row(app, task_id)?;
+        self.ensure_started(app, &row)?;
+        self.view(&row)
+    }
+
+    /// Answers a pending approval of the task's latest run (`respondAction`).
+    pub fn respond(
+        &self,
+        app: &AppId,
+        task_id: &str,
+        action_id: &str,
+        response: Response,
+    ) -> Result<(), AgentTaskError> {
+        let row = self.row(app, task_id)?;
+        let session = sid(&row.session_id)?;
+        let action = ActionId::new(action_id.to_owned())
+            .map_err(|_| AgentTaskError::ActionNotFound(action_id.to_owned()))?;
+        // Only an action of this task's session can be named (the session is the task's own).
+        let decision = match response {
+            Response::Approve => Decision::AllowOnce,
+            Response::ApproveForSession => Decision::AllowForSession,
+            Response::Reject => Decision::Decline,
+            Response::Answer(input) => {
+                self.runtime
+                    .respond_action_with_input(&session, &action, input)?;
+                return Ok(());
+            }
+        };
+        self.runtime.respond_action(&session, &action, decision)?;
+        Ok(())
+    }
+
+    /// The task's identity for projecting its events.
+    pub fn identity(
+        &self,
+        app: &AppId,
+        task_id: &str,
+    ) -> Result<(TaskIdentity, SessionId), AgentTaskError> {
+        let row = self.row(app, task_id)?;
+        Ok((
+            TaskIdentity {
+                app_id: row.app_id.clone(),
+                task_id: row.task_id.clone(),
+                trace_id: row.trace_id.clone(),
+            },
+            sid(&row.session_id)?,
+        ))
+    }
+
+    /// Up to `limit` task events with `sequence > after`, and the position to resume from
+    /// (the last fact read, projected or dropped).
+    pub fn events(
+        &self,
+        app: &AppId,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<(Vec<AgentTaskEvent>, u64), AgentTaskError> {
+        let (ident, session) = self.identity(app, task_id)?;
+        let limit = limit.clamp(1, MAX_EVENTS_PAGE);
+        let mut out = Vec::new();
+        let mut pos = after;
+        while out.len() < limit {
+            let page = self
+                .runtime
+                .log()
+                .read(&session, pos.saturating_add(1), limit)
+                .map_err(RuntimeError::from)?;
+            if page.is_empty() {
+                break;
+            }
+            for e in page {
+                pos = e.sequence;
+                if let Some(te) = project(&ident, &e) {
+                    out.push(te);
+                    if out.len() == limit {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok((out, pos))
+    }
+
+    /// A live, resumable stream of the task's events after `after`.
+    pub fn subscribe(
+        &self,
+        app: &AppId,
+        task_id: &str,
+        after: u64,
+    ) -> Result<TaskEventStream, AgentTaskError> {
+        let (ident, session) = self.identity(app, task_id)?;
+        Ok(TaskEventStream {
+            ident,
+            sub: self.runtime.log().subscribe(&session, after),
+        })
+    }
+}
+
+/// Live task events (see [`AgentTasks::subscribe`]).
+pub struct TaskEventStream {
+    ident: TaskIdentity,
+    sub: crate::log::Subscription,
+}
+
+impl TaskEventStream {
+    /// The next task event, waiting for it.
+    pub async fn next(&mut self) -> Result<AgentTaskEvent, AgentTaskError> {
+        loop {
+            let e = self.sub.next().await.map_err(RuntimeError::from)?;
+            if let Some(te) = project(&self.ident, &e) {
+                return Ok(te);
+            }
+        }
+    }
+
+    /// The next task event if one is ready.
+    pub fn try_next(&mut self) -> Result<Option<AgentTaskEvent>, AgentTaskError> {
+        while let Some(e) = self.sub.try_next().map_err(RuntimeError::from)? {
+            if let Some(te) = project(&self.ident, &e) {
+                return Ok(Some(te));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The sequence of the last fact read.
+    pub fn position(&self) -> u64 {
+        self.sub.position()
+    }
+}
+
+fn sid(s: &str) -> Result<SessionId, AgentTaskError> {
+    SessionId::new(s.to_owned()).map_err(|e| AgentTaskError::Storage(e.to_string()))
+}
+
+fn status_name(s: TurnStatus) -> &'static str {
+    match s {
+        TurnStatus::Accepted => "queued",
+        TurnStatus::Queued => "queued",
+        TurnStatus::Running => "running",
+        TurnStatus::WaitingAction => "waiting_approval",
+        TurnStatus::Completed => "succeeded",
+        TurnStatus::Failed => "failed",
+        TurnStatus::Cancelled => "cancelled",
+    }
+}

@@ -1,0 +1,204 @@
+//! `agent-tasks.sqlite` (beside `events.db`): which app owns which task, its idempotency key
+//! (unique per app, durable), its session and trace, the request, and its runs (one turn each).
+//! A run's row is written, with its turn id chosen, *before* the turn is submitted, and
+//! submitting a turn id twice is a no-op in the runtime: a crash in between is repaired by
+//! submitting again (`AgentTasks::ensure_started`).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS tasks(
+  task_id TEXT PRIMARY KEY,
+  app_id TEXT NOT NULL,
+  idempotency_key TEXT,
+  session_id TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  input TEXT NOT NULL,
+  output_schema TEXT,
+  created_at TEXT NOT NULL,
+  UNIQUE(app_id, idempotency_key)
+);
+CREATE INDEX IF NOT EXISTS tasks_by_app ON tasks(app_id, created_at, task_id);
+CREATE TABLE IF NOT EXISTS runs(
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  run_index INTEGER NOT NULL,
+  turn_id TEXT NOT NULL,
+  PRIMARY KEY(task_id, run_index)
+);
+";
+
+/// One task row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRow {
+    pub task_id: String,
+    pub app_id: String,
+    pub idempotency_key: Option<String>,
+    pub session_id: String,
+    pub trace_id: String,
+    pub input: String,
+    pub output_schema: Option<Value>,
+    pub created_at: String,
+    /// Turn ids of the runs, oldest first.
+    pub runs: Vec<String>,
+}
+
+pub struct TaskStore {
+    conn: Mutex<Connection>,
+}
+
+fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl TaskStore {
+    pub fn open(path: &Path) -> rusqlite::Result<TaskStore> {
+        let conn = Connection::open(path)?;
+        crate::log::configure_connection(&conn)?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(TaskStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Inserts `row` (with its first run) unless the app already has a task with the same
+    /// idempotency key; returns the stored task and whether it was created.
+    pub fn insert_or_get(&self, row: &TaskRow) -> rusqlite::Result<(TaskRow, bool)> {
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some(key) = &row.idempotency_key {
+            let existing: Option<String> = tx
+                .query_row(
+                    "SELECT task_id FROM tasks WHERE app_id = ?1 AND idempotency_key = ?2",
+                    params![row.app_id, key],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(id) = existing {
+                let found = read(&tx, &row.app_id, &id)?.expect("selected in this transaction");
+                return Ok((found, false));
+            }
+        }
+        tx.execute(
+            "INSERT INTO tasks(task_id, app_id, idempotency_key, session_id, trace_id, input, output_schema, created_at)
+             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                row.task_id,
+                row.app_id,
+                row.idempotency_key,
+                row.session_id,
+                row.trace_id,
+                row.input,
+                row.output_schema.as_ref().map(|v| v.to_string()),
+                row.created_at
+            ],
+        )?;
+        for (i, turn) in row.runs.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO runs(task_id, run_index, turn_id) VALUES(?1, ?2, ?3)",
+                params![row.task_id, i as i64 + 1, turn],
+            )?;
+        }
+        tx.commit()?;
+        Ok((row.clone(), true))
+    }
+
+    /// The app's task `task_id` (another app's task is `None`, exactly like a missing one).
+    pub fn get(&self, app: &str, task_id: &str) -> rusqlite::Result<Option<TaskRow>> {
+        let conn = lock(&self.conn);
+        read(&conn, app, task_id)
+    }
+
+    /// Records the next run's turn id when the latest run is still `expected_last` (so two
+    /// concurrent retries create one run); returns the new run index, or `None` on a race.
+    pub fn add_run(
+        &self,
+        task_id: &str,
+        expected_last: &str,
+        turn: &str,
+    ) -> rusqlite::Result<Option<usize>> {
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let last: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT run_index, turn_id FROM runs WHERE task_id = ?1 ORDER BY run_index DESC LIMIT 1",
+                [task_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let next = match last {
+            Some((i, t)) if t == expected_last => i + 1,
+            _ => return Ok(None),
+        };
+        tx.execute(
+            "INSERT INTO runs(task_id, run_index, turn_id) VALUES(?1, ?2, ?3)",
+            params![task_id, next, turn],
+        )?;
+        tx.commit()?;
+        Ok(Some(next as usize))
+    }
+
+    /// Up to `limit` of the app's tasks created after the cursor `(created_at, task_id)`,
+    /// oldest first.
+    pub fn list(
+        &self,
+        app: &str,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<TaskRow>> {
+        let conn = lock(&self.conn);
+        let (c, t) = after.unwrap_or(("", ""));
+        let ids: Vec<String> = {
+            let mut stmt = conn.prepare_cached(
+                "SELECT task_id FROM tasks WHERE app_id = ?1 AND (created_at, task_id) > (?2, ?3)
+                 ORDER BY created_at, task_id LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(params![app, c, t, limit as i64], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(row) = read(&conn, app, &id)? {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<TaskRow>> {
+    let row = conn
+        .query_row(
+            "SELECT task_id, app_id, idempotency_key, session_id, trace_id, input, output_schema, created_at
+             FROM tasks WHERE app_id = ?1 AND task_id = ?2",
+            params![app, task_id],
+            |r| {
+                Ok(TaskRow {
+                    task_id: r.get(0)?,
+                    app_id: r.get(1)?,
+                    idempotency_key: r.get(2)?,
+                    session_id: r.get(3)?,
+                    trace_id: r.get(4)?,
+                    input: r.get(5)?,
+                    output_schema: r
+                        .get::<_, Option<String>>(6)?
+                        .and_then(|s| serde_json::from_str(&s).ok()),
+                    created_at: r.get(7)?,
+                    runs: Vec::new(),
+                })
+            },
+        )
+        .optional()?;
+    let Some(mut row) = row else {
+        return Ok(None);
+    };
+    let mut stmt =
+        conn.prepare_cached("SELECT turn_id FROM runs WHERE task_id = ?1 ORDER BY run_index")?;
+    row.runs = stmt
+        .query_map([task_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(row))
+}
