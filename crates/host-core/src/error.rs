@@ -166,6 +166,14 @@ error_codes! {
     ExternalInvalidUrl = "external.invalid_url" => Rejected,
     /// No program to open links with (`xdg-open`) is installed, or it could not be started.
     ExternalUnavailable = "external.unavailable" => Internal,
+    /// `host:download`: the file an app offered is larger than the download limit (64 MiB).
+    DownloadTooLarge = "download.too_large" => Rejected,
+    /// `host:download`: the user's download folder could not be created or written.
+    DownloadIo = "download.io" => Internal,
+    /// `host:download`: the name and its 999 numbered variants all exist in the download folder.
+    DownloadNameTaken = "download.name_taken" => Conflict,
+    /// `host:download`: no pending download with that id (answered already, or its frame went away).
+    DownloadUnknown = "download.unknown" => NotFound,
     Internal = "internal" => Internal,
 }
 

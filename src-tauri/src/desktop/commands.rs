@@ -82,6 +82,20 @@ pub fn answer_prompt<R: Runtime>(
         .with_bridge(|bridge, store| bridge.answer(store, &prompt_id, answer))
 }
 
+/// The user's answer to a download (`Outgoing::ConfirmDownload`): `save` writes the file into
+/// the user's download folder (`host_core::downloads`); Rust answers the app either way.
+#[tauri::command(async)]
+pub fn answer_download<R: Runtime>(
+    app: AppHandle<R>,
+    download_id: String,
+    save: bool,
+) -> Result<Vec<Outgoing>, HostError> {
+    let dir = host_core::downloads::download_dir();
+    app.state::<Desktop>().with_bridge(|bridge, store| {
+        bridge.answer_download(store, &download_id, save, dir.as_deref())
+    })?
+}
+
 /// The frame went away. Returns whether the mount existed.
 #[tauri::command(async)]
 pub fn unmount<R: Runtime>(app: AppHandle<R>, mount_id: String) -> Result<bool, HostError> {

@@ -44,6 +44,7 @@ pub fn run() -> i32 {
             commands::bridge_message,
             commands::bridge_refused,
             commands::answer_prompt,
+            commands::answer_download,
             commands::unmount,
             commands::bridge_diagnostics,
             commands::open_external,

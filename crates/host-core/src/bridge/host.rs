@@ -10,7 +10,10 @@
 //! diagnostics page; `executions` counts service executions, so tests can prove that spoofed
 //! messages executed nothing.
 
+mod download;
 mod effects;
+
+pub use download::MAX_PENDING_DOWNLOADS;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -111,6 +114,18 @@ pub enum Outgoing {
     },
     #[serde(rename_all = "camelCase")]
     Navigate { mount_id: String, route: String },
+    /// Ask the user whether to save a file the app offers (`host:download`): the sanitized
+    /// file name, its size in bytes and its MIME type; answer with
+    /// [`BridgeHost::answer_download`].
+    #[serde(rename_all = "camelCase")]
+    ConfirmDownload {
+        download_id: String,
+        mount_id: String,
+        app_id: String,
+        file_name: String,
+        size: u64,
+        mime_type: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -162,6 +177,8 @@ pub struct BridgeHost {
     next_id: u64,
     /// Store facts of the mounted apps, reused until the store changes (`capability::facts`).
     facts: FactsCache,
+    /// `host:download`s waiting for the user (`host/download.rs`).
+    downloads: BTreeMap<String, download::PendingDownload>,
 }
 
 impl BridgeHost {
@@ -179,6 +196,7 @@ impl BridgeHost {
             executions: 0,
             next_id: 0,
             facts: FactsCache::new(),
+            downloads: BTreeMap::new(),
         }
     }
 
@@ -200,6 +218,7 @@ impl BridgeHost {
     pub fn unmount(&mut self, mount_id: &str) -> Option<Mount> {
         self.answers.remove(mount_id);
         self.prompts.retain(|_, p| p.mount_id != mount_id);
+        self.drop_downloads(mount_id);
         self.table.remove(mount_id)
     }
 
@@ -210,6 +229,7 @@ impl BridgeHost {
         for m in &removed {
             self.answers.remove(&m.mount_id);
             self.prompts.retain(|_, p| p.mount_id != m.mount_id);
+            self.drop_downloads(&m.mount_id);
         }
         self.services.close_app(app_id);
         removed
@@ -360,15 +380,12 @@ impl BridgeHost {
                     )]
                 }
             }
-            AppMessage::Download { request_id, .. } => vec![self.post_error(
-                &mount,
-                Some(&request_id),
-                "lime.artifacts",
-                "download",
-                "APP_E001",
-                "downloads are not available in this host yet",
-                Some("capability.not_available"),
-            )],
+            AppMessage::Download {
+                request_id,
+                source,
+                file_name,
+                mime_type,
+            } => self.download_request(store, &mount, request_id, source, file_name, mime_type),
             AppMessage::Cancel { target, .. } => {
                 // Service calls run to completion synchronously; what can be pending is a call
                 // waiting for a prompt. Cancelling a finished or unknown call does nothing.
