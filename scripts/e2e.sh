@@ -97,9 +97,14 @@ mkdir -p "$CONFORMANCE/ui/sdk"
 export CONFORMANCE_UPDATE="$WORK/conformance-app-1.0.1"
 cp -R "$CONFORMANCE" "$CONFORMANCE_UPDATE"
 sed -i 's/^version: 1\.0\.0$/version: 1.0.1/' "$CONFORMANCE_UPDATE/APP.md"
-log "install: apphost install --yes --sideload fixtures/apps/conformance-app (+ bridge-sdk/dist)"
+# A second app (the same page under another name) for the cross-app isolation test.
+PEER="$WORK/conformance-peer"
+cp -R "$CONFORMANCE" "$PEER"
+sed -i 's/^name: conformance-app$/name: conformance-peer/' "$PEER/APP.md"
+log "install: apphost install --yes --sideload fixtures/apps/conformance-app (+ bridge-sdk/dist), and a copy named conformance-peer"
 if [ -f "$CONFORMANCE/ui/sdk/index.js" ] && "$APPHOST_BIN" install --yes --sideload "$CONFORMANCE" \
-    >"$E2E_ARTIFACTS_DIR/install-conformance.log" 2>&1; then
+    >"$E2E_ARTIFACTS_DIR/install-conformance.log" 2>&1 \
+  && "$APPHOST_BIN" install --yes --sideload "$PEER" >>"$E2E_ARTIFACTS_DIR/install-conformance.log" 2>&1; then
   run_node_tests conformance tests/e2e/conformance.test.mjs || STATUS=1
 else
   cat "$E2E_ARTIFACTS_DIR/install-conformance.log" >&2 2>/dev/null || log "error: bridge-sdk/dist could not be built"

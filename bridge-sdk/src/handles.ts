@@ -46,6 +46,26 @@ export interface LimeUi {
   toast(message: string, level?: ToastLevel): void;
   /** Asks the host to open an http(s) URL; the user confirms. */
   openExternal(url: string): void;
+  /**
+   * Offers a file to save into the user's Downloads folder (`host:download`): one of the app's
+   * own artifacts (needs its artifact permission) or `text` / `base64` bytes. The host shows the
+   * user the name, size and type; resolves `{saved: false}` when they cancel, `{saved: true,
+   * fileName}` (the name the file got; never replaces a file) when saved. Waits for the user:
+   * the default deadline is 5 minutes.
+   */
+  download(what: DownloadRequest, opts?: CallOptions): Promise<DownloadResult>;
+}
+
+/** What `lime.ui.download` offers: exactly one source, a suggested name, a MIME type to show. */
+export type DownloadRequest = ({ artifactId: string } | { text: string } | { base64: string }) & {
+  fileName?: string;
+  mimeType?: string;
+};
+
+/** The answer of `lime.ui.download`. */
+export interface DownloadResult {
+  saved: boolean;
+  fileName?: string;
 }
 
 /** A table row as the host returns it: column -> value (booleans read back as 0/1, arrays and
@@ -172,10 +192,12 @@ export interface EvidenceRecord {
 }
 
 /** An artifact an evidence pack's records refer to: with its metadata while it still exists
- * with the recorded content, else `present: false`. */
+ * with the recorded content, else `present: false`; `withheld: true` (id and hash only) when the
+ * calling entry may not read the app's artifacts right now. */
 export type EvidencePackArtifact =
   | ({ artifactId: string; sha256: string; present: true } & Omit<ArtifactMetadata, "id" | "sha256">)
-  | { artifactId: string; sha256: string; present: false };
+  | { artifactId: string; sha256: string; present: false }
+  | { artifactId: string; sha256: string; withheld: true; present?: undefined };
 
 /** `lime.evidence.export`: the `apphost.evidence-pack.v1` evidence pack. */
 export interface EvidencePack {
@@ -264,7 +286,7 @@ function isAppEvent(p: unknown): p is LimeAppEvent {
 }
 
 /** The UI calls that are bridge messages rather than capability calls. */
-export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal">;
+export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal" | "download">;
 
 export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();

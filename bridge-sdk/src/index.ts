@@ -10,6 +10,8 @@ export type {
   ArtifactMetadata,
   Args,
   CallOptions,
+  DownloadRequest,
+  DownloadResult,
   EvidenceArtifactRef,
   EvidencePack,
   EvidencePackArtifact,

@@ -102,10 +102,18 @@ export interface MockOptions {
   permissions?: Record<string, MockPermission>;
   /** Shares `lime.events` between mock runtimes of the same app. */
   bus?: MockEventBus;
+  /**
+   * The manifest's `events[]` as `{topic: direction}`. When given, publishing or subscribing to
+   * a topic not declared for that direction is `APP_E002` (`events.undeclared_topic`), as in
+   * the host; when absent, every topic is accepted.
+   */
+  events?: Record<string, "publish" | "subscribe" | "both">;
   /** Delay before each call answers, to exercise timeouts and cancellation (default 0). */
   latencyMs?: number;
   /** Default deadline of a call, as in the real runtime (default 30 s). */
   timeoutMs?: number;
+  /** How the mock user answers `lime.ui.download` (default `"save"`). */
+  downloadAnswer?: "save" | "cancel";
   /** The clock for `createdAt` / `generatedAt` (default: now). */
   now?: () => Date;
   /**
@@ -162,6 +170,8 @@ export interface MockLimeRuntime extends LimeRuntime {
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
   readonly navigations: string[];
+  /** Files the mock user saved through `lime.ui.download`: the name and the bytes. */
+  readonly downloads: { fileName: string; bytes: Uint8Array; mimeType: string }[];
 }
 
 /** Every capability the real host implements (the mock's default offer). */
@@ -385,6 +395,16 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const manifestHash = options.manifestHash ?? `sha256:${"0".repeat(64)}`;
   const offered = new Set(options.capabilities ?? MOCK_CAPABILITIES);
   const denied = new Set(options.denied ?? []);
+  const declaredEvents = options.events;
+  const checkDeclared = (topic: string, direction: "publish" | "subscribe") => {
+    if (declaredEvents === undefined) return;
+    const d = Object.hasOwn(declaredEvents, topic) ? declaredEvents[topic] : undefined;
+    if (d !== direction && d !== "both") {
+      throw refuse(ErrorCodes.PERMISSION_DENIED, `the app's manifest declares no event ${JSON.stringify(topic)} to ${direction} (events[])`, "events.undeclared_topic");
+    }
+  };
+  // As in the host: evidence shows artifact data only while artifacts are readable.
+  const artifactsReadable = () => offered.has("lime.artifacts") && !denied.has("lime.artifacts.read");
   const quota = options.quotaBytes ?? 64 * 1024 * 1024;
   const artifactQuota = options.artifactQuotaBytes ?? 256 * 1024 * 1024;
   const evidenceQuota = options.evidenceQuotaBytes ?? 16 * 1024 * 1024;
@@ -407,6 +427,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const calls: MockCall[] = [];
   const toasts: { message: string; level: string }[] = [];
   const navigations: string[] = [];
+  const downloads: { fileName: string; bytes: Uint8Array; mimeType: string }[] = [];
   const listeners = new Set<(s: HostSnapshot) => void>();
   const theme: ThemeSnapshot = { themeMode: "system", effectiveThemeMode: "light", colorSchemeId: "lime-default", tokens: {} };
   let snapshot: HostSnapshot = {
@@ -835,6 +856,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         const dataText = json(data);
         if (bytes(dataText) > MAX_DATA_BYTES) throw invalid(`data is ${bytes(dataText)} bytes of JSON (at most ${MAX_DATA_BYTES})`, "evidence.too_large");
         const refs: { artifactId: string; sha256: string }[] = [];
+        if (rawIds.length > 0 && !artifactsReadable()) {
+          throw refuse(ErrorCodes.PERMISSION_DENIED, "this entry may not read the app's artifacts (lime.artifacts and a granted artifact permission)", "evidence.artifacts_not_allowed");
+        }
         for (const id of rawIds as string[]) {
           if (!isRuntimeId(id, "artifact_")) throw invalid("artifact ref: invalid artifact id", "artifacts.invalid_id");
           if (refs.some((r) => r.artifactId === id)) continue;
@@ -873,6 +897,10 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
             const k = `${ref.artifactId}\u0000${ref.sha256}`;
             if (refs.has(k)) continue;
             const art = artifactStore.get(ref.artifactId);
+            if (!artifactsReadable()) {
+              refs.set(k, { artifactId: ref.artifactId, sha256: ref.sha256, withheld: true });
+              continue;
+            }
             refs.set(
               k,
               art && art.sha256 === ref.sha256
@@ -910,6 +938,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
       publish(a) {
         const topic = a["topic"];
         if (!isTopic(topic)) throw invalid(`args.topic must be 1-${MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /`, "events.invalid_topic");
+        checkDeclared(topic, "publish");
         const payload = a["payload"] === undefined ? null : a["payload"];
         if (bytes(json(payload)) > MAX_PAYLOAD_BYTES) {
           throw invalid(`an event payload may be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`, "events.payload_too_large");
@@ -920,6 +949,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
       subscribe(a) {
         const topic = a["topic"];
         if (!isTopic(topic)) throw invalid(`args.topic must be 1-${MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /`, "events.invalid_topic");
+        checkDeclared(topic, "subscribe");
         if (!subscribed.has(topic) && subscribed.size >= MAX_SUBSCRIPTIONS) {
           throw invalid(`a frame may subscribe to at most ${MAX_SUBSCRIPTIONS} topics`, "events.too_many_subscriptions");
         }
@@ -1095,6 +1125,35 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
       toasts.push({ message, level });
     },
     openExternal: () => undefined,
+    download: async (what, o) => {
+      await wait("lime.ui", "download", o ?? {});
+      const w = what as { artifactId?: string; text?: string; base64?: string; fileName?: string; mimeType?: string };
+      const sources = [w.artifactId, w.text, w.base64].filter((x) => x !== undefined).length;
+      if (sources !== 1) throw fail(ErrorCodes.INVALID_ARGUMENT, "exactly one of artifactId, text, base64", "lime.ui", "download", "download.invalid_argument");
+      let bytes: Uint8Array;
+      let name = w.fileName ?? "";
+      let mimeType = w.mimeType ?? "application/octet-stream";
+      if (w.artifactId !== undefined) {
+        if (!offered.has("lime.artifacts") || denied.has("lime.artifacts.read")) {
+          throw fail(ErrorCodes.PERMISSION_DENIED, "downloading an artifact needs its artifact permission", "lime.artifacts", "read", "permission.denied");
+        }
+        const art = artifactStore.get(w.artifactId);
+        if (!art) throw fail(ErrorCodes.NOT_FOUND, "no artifact with this id", "lime.artifacts", "read", "artifacts.not_found");
+        bytes = art.bytes.slice();
+        name = name || art.name;
+        mimeType = w.mimeType ?? art.mimeType;
+      } else if (w.text !== undefined) {
+        bytes = new TextEncoder().encode(w.text);
+        if (w.mimeType === undefined) mimeType = "text/plain";
+      } else {
+        bytes = Uint8Array.from(atob(w.base64 ?? ""), (c) => c.charCodeAt(0));
+      }
+      if (options.downloadAnswer === "cancel") return { saved: false };
+      // As the host: the last path component, no leading dots, never empty.
+      const fileName = (name.split(/[/\\]/).pop() ?? "").replace(/^[. ]+/, "") || "download";
+      downloads.push({ fileName, bytes, mimeType });
+      return { saved: true, fileName };
+    },
   });
   member = {
     accepts: (topic) => subscribed.has(topic),
@@ -1113,6 +1172,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     permissionPrompts,
     toasts,
     navigations,
+    downloads,
     ready: async () => snapshot,
     snapshot: () => snapshot,
     onSnapshot(cb) {

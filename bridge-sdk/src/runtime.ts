@@ -1,5 +1,5 @@
 import { ErrorCodes, LimeCapabilityError } from "./errors.js";
-import { buildHandles, type CallOptions, type EventHub, type LimeHandles } from "./handles.js";
+import { buildHandles, type CallOptions, type DownloadResult, type EventHub, type LimeHandles } from "./handles.js";
 import {
   BRIDGE_PROTOCOL,
   BRIDGE_VERSION,
@@ -12,6 +12,9 @@ import {
   type ResponsePayload,
   type ThemeSnapshot,
 } from "./protocol.js";
+
+/** Default deadline of `lime.ui.download`: the user answers a save dialog. */
+export const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 
 export type { CallOptions } from "./handles.js";
 
@@ -186,7 +189,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     );
   }
 
-  function request<T, K extends "capability:invoke" | "host:navigate">(
+  function request<T, K extends "capability:invoke" | "host:navigate" | "host:download">(
     type: K,
     payload: AppMessagePayloads[K],
     capability: string,
@@ -228,6 +231,9 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     navigate: (route, o) => request<void, "host:navigate">("host:navigate", { route }, "lime.ui", "navigate", o),
     toast: (message, level = "info") => send("host:toast", { message, level }),
     openExternal: (url) => send("host:openExternal", { url }),
+    // The user answers a save dialog: a longer default deadline than a call's.
+    download: (what, o) =>
+      request<DownloadResult, "host:download">("host:download", what, "lime.ui", "download", { timeoutMs: DOWNLOAD_TIMEOUT_MS, ...o }),
   });
   hub = handles.hub;
 

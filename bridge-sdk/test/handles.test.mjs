@@ -474,3 +474,75 @@ test("mock: denied methods answer APP_E002 like the host", async () => {
   const lime = createMockLimeRuntime({ denied: ["lime.artifacts.delete"] });
   await assert.rejects(lime.artifacts.delete({ id: `artifact_${"0".repeat(32)}` }), (e) => e.code === "APP_E002" && e.causeCode === "permission.denied");
 });
+
+test("mock: with declared events, an undeclared topic or direction is APP_E002 events.undeclared_topic, as in the host", async () => {
+  const bus = createMockEventBus();
+  const events = { "out.only": "publish", "in.only": "subscribe", "two.way": "both" };
+  const a = createMockLimeRuntime({ appId: "ev", entryKey: "a", bus, events });
+  const b = createMockLimeRuntime({ appId: "ev", entryKey: "b", bus, events });
+  const undeclared = (e) => e.code === "APP_E002" && e.causeCode === "events.undeclared_topic";
+  await b.events.subscribe("in.only", () => {});
+  const got = [];
+  await b.events.subscribe("two.way", (e) => got.push(e.payload));
+  await assert.rejects(b.events.subscribe("out.only", () => {}), undeclared);
+  await assert.rejects(b.events.subscribe("never", () => {}), undeclared);
+  assert.deepEqual(await a.events.publish("out.only", 1), { delivered: 0 });
+  assert.deepEqual(await a.events.publish("two.way", 2), { delivered: 1 });
+  await assert.rejects(a.events.publish("in.only", 3), undeclared);
+  await assert.rejects(a.events.publish("never", 4), undeclared);
+  assert.deepEqual(got, [2]);
+});
+
+test("mock: evidence withholds artifact data when artifacts are not readable, as the host does", async () => {
+  const full = createMockLimeRuntime();
+  const art = await full.artifacts.create({ name: "plan.md", text: "# p" });
+  await full.evidence.record({ kind: "source", artifactIds: [art.id] });
+  assert.equal((await full.evidence.export()).artifacts[0].name, "plan.md");
+
+  const lime = createMockLimeRuntime({ denied: ["lime.artifacts.read"] });
+  const mine = await lime.artifacts.create({ name: "plan.md", text: "# p" });
+  await assert.rejects(
+    lime.evidence.record({ kind: "source", artifactIds: [mine.id] }),
+    (e) => e.code === "APP_E002" && e.causeCode === "evidence.artifacts_not_allowed",
+  );
+  await assert.rejects(
+    lime.evidence.record({ kind: "source", artifactIds: [`artifact_${"1".repeat(32)}`] }),
+    (e) => e.code === "APP_E002" && e.causeCode === "evidence.artifacts_not_allowed",
+  );
+  await lime.evidence.record({ kind: "note" });
+  const noArtifacts = createMockLimeRuntime({ capabilities: ["lime.evidence"] });
+  await assert.rejects(
+    noArtifacts.evidence.record({ kind: "source", artifactIds: [`artifact_${"1".repeat(32)}`] }),
+    (e) => e.causeCode === "evidence.artifacts_not_allowed",
+  );
+});
+
+test("mock: lime.ui.download saves bytes and the app's own artifacts as the host does, or reports a cancel", async () => {
+  const lime = createMockLimeRuntime();
+  assert.deepEqual(await lime.ui.download({ text: "# hi", fileName: "../../.notes.md" }), { saved: true, fileName: "notes.md" });
+  const art = await lime.artifacts.create({ name: "r.md", mimeType: "text/markdown", text: "# r" });
+  assert.deepEqual(await lime.ui.download({ artifactId: art.id }), { saved: true, fileName: "r.md" });
+  assert.deepEqual(lime.downloads.map((d) => [d.fileName, new TextDecoder().decode(d.bytes), d.mimeType]), [
+    ["notes.md", "# hi", "text/plain"],
+    ["r.md", "# r", "text/markdown"],
+  ]);
+  await assert.rejects(lime.ui.download({ artifactId: `artifact_${"1".repeat(32)}` }), (e) => e.code === "APP_E904");
+  await assert.rejects(lime.ui.download({ text: "a", base64: "AA==" }), (e) => e.code === "APP_E900");
+  const denied = createMockLimeRuntime({ denied: ["lime.artifacts.read"], downloadAnswer: "cancel" });
+  const own = await denied.artifacts.create({ name: "x", text: "x" });
+  await assert.rejects(denied.ui.download({ artifactId: own.id }), (e) => e.code === "APP_E002");
+  assert.deepEqual(await denied.ui.download({ base64: "AAEC" }), { saved: false });
+});
+
+test("lime.ui.download is a host:download message with a requestId, answered by host:response", async () => {
+  const h = fakeHost();
+  const lime = rt(h);
+  const p = lime.ui.download({ text: "x", fileName: "a.txt" });
+  const sent = h.sent.at(-1);
+  assert.equal(sent.type, "host:download");
+  assert.match(sent.requestId, /./);
+  assert.deepEqual(sent.payload, { text: "x", fileName: "a.txt" });
+  h.answer({ saved: true, fileName: "a.txt" });
+  assert.deepEqual(await p, { saved: true, fileName: "a.txt" });
+  lime.close();
+});

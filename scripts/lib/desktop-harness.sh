@@ -32,6 +32,8 @@ mkdir -p "$E2E_ARTIFACTS_DIR"
 WORK="$(mktemp -d -t "apphost-$HARNESS_NAME.XXXXXX")"
 export APPHOST_DATA_DIR="$WORK/data"
 mkdir -p "$APPHOST_DATA_DIR"
+# host:download writes here, never into the user's real Downloads folder.
+export XDG_DOWNLOAD_DIR="$WORK/downloads"
 # Every process started below inherits this marker, so cleanup can find exactly our processes
 # (the app windows are grandchildren of tauri-driver and survive it).
 export APPHOST_E2E_RUN="e2e-$$-$RANDOM$RANDOM"

@@ -6,7 +6,7 @@
 // uninstalls the app.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -320,6 +320,94 @@ async function bridgeDiagnosticsFromFrame(app, entry) {
   return d;
 }
 
+const PEER = "conformance-peer";
+
+/** Calls a host command from the host page (the only page the command guard lets call). */
+async function hostInvoke(app, command, args) {
+  await app.switchToTop();
+  const r = await app.executeAsync(
+    "const [c, a, done] = arguments; window.__TAURI__.core.invoke(c, a).then((v) => done({ ok: v }), (e) => done({ err: e }));",
+    [command, args],
+  );
+  if (r.err !== undefined) throw new Error(`${command}: ${JSON.stringify(r.err)}`);
+  return r.ok;
+}
+
+/** A mount with no frame, driven from the host page as the relay would (handshake, then `payload`). */
+async function extraMountSubscribed(app, appId, topic) {
+  const m = await hostInvoke(app, "mount_entry", { appId, entryKey: "main" });
+  const send = (type, requestId, payload) =>
+    hostInvoke(app, "bridge_message", {
+      mountId: m.mountId,
+      origin: m.origin,
+      data: JSON.stringify({ protocol: "lime.agentApp.bridge", version: 1, type, requestId, appId, entryKey: "main", payload }),
+    });
+  await send("app:ready", "x0", {});
+  const out = await send("capability:invoke", "x1", { capability: "lime.events", method: "subscribe", args: { topic } });
+  const answer = out.find((o) => o.kind === "post")?.message;
+  assert.equal(answer?.type, "host:response", `${appId} subscribe: ${JSON.stringify(out)}`);
+  return m;
+}
+
+test("a second app cannot read the first one's artifacts, evidence or storage, nor receive its events; origins differ; host:download saves a file", async (t) => {
+  await withApp(t, async (app) => {
+    assert.equal(await waitForLoaded(app), "ready");
+    await openFromList(app, "main");
+    const seed = await runCheck(app, "isolation.seed");
+    assert.equal(seed.result, "pass", seed.detail);
+    const ids = JSON.parse(seed.detail);
+    assert.equal(ids.origin, "agentapp://conformance-app");
+
+    // The same app's second mount gets the event; the other app's never does, same topic.
+    const same = await extraMountSubscribed(app, APP, "conformance.ping");
+    const other = await extraMountSubscribed(app, PEER, "conformance.ping");
+    assert.notEqual(other.origin, same.origin);
+    await reenter(app, "main");
+    const published = await runCheck(app, "events.publish_count");
+    assert.deepEqual([published.result, published.detail], ["pass", "1"], "delivered to the same app's mount only");
+    await hostInvoke(app, "unmount", { mountId: same.mountId });
+    await hostInvoke(app, "unmount", { mountId: other.mountId });
+
+    // host:download: the host asks (sanitized name, size, type); Save writes into the download folder.
+    const downloads = process.env.XDG_DOWNLOAD_DIR;
+    assert.ok(downloads, "XDG_DOWNLOAD_DIR is set by scripts/lib/desktop-harness.sh");
+    await reenter(app, "main");
+    await runCheck(app, "download.text", { wait: false });
+    await app.switchToTop();
+    const name = await app.text(await app.waitForElement("#download-confirm #download-name", 10_000));
+    assert.equal(name, "conformance.md");
+    assert.match(await app.text(await app.find("#download-confirm #download-details")), /22 bytes · text\/markdown/);
+    await app.click(await app.find("#download-confirm #download-save"));
+    await reenter(app, "main");
+    const saved = await waitFor(
+      async () => {
+        const r = await row(app, "download.text");
+        return r.result !== "running" ? r : null;
+      },
+      { what: "the download answer" },
+    );
+    assert.deepEqual([saved.result, JSON.parse(saved.detail)], ["pass", { saved: true, fileName: "conformance.md" }]);
+    assert.equal(readFileSync(join(downloads, "conformance.md"), "utf8"), "# saved by conformance");
+
+    // The other app, in its own frame and origin.
+    await app.switchToTop();
+    await app.click(await app.find("#surface-close"));
+    await app.click(
+      await app.waitForElement(`li.app-row[data-app-name="${PEER}"] button.open-entry[data-entry-key="main"]`),
+    );
+    const peerFrame = await app.waitForElement(`iframe[data-app-id="${PEER}"][data-entry-key="main"]`, 20_000);
+    assert.match(await app.attribute(peerFrame, "src"), /^agentapp:\/\/conformance-peer\//);
+    await app.switchToFrame(peerFrame);
+    await waitFor(async () => (await app.execute("return document.body && document.body.dataset.status")) === "done", {
+      timeoutMs: 30_000,
+      what: "the peer's checks",
+    });
+    await app.execute("document.body.dataset.peer = arguments[0];", [seed.detail]);
+    const peer = await runCheck(app, "isolation.peer");
+    assert.deepEqual([peer.result, peer.detail], ["pass", "isolated"]);
+  });
+});
+
 test("the CLI updating, disabling or uninstalling the app remounts or unmounts its frame; --delete-data removes its storage", async (t) => {
   await withApp(t, async (app) => {
     assert.equal(await waitForLoaded(app), "ready");
@@ -350,8 +438,8 @@ test("the CLI updating, disabling or uninstalling the app remounts or unmounts i
       timeoutMs: 30_000,
       what: "the checks of the updated app",
     });
-    // Boot 3 was the mount before the update; the data survived it.
-    assert.deepEqual(await row(app, "storage.boot_count"), { result: "pass", detail: "4", phase: null, runs: 1 });
+    // Boot 4 was the mount before the update (boot 3: the isolation test); the data survived it.
+    assert.deepEqual(await row(app, "storage.boot_count"), { result: "pass", detail: "5", phase: null, runs: 1 });
     await app.switchToTop();
 
     cli("disable", APP);

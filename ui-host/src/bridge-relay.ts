@@ -9,6 +9,35 @@
 
 import type { Answer, Mount, Outgoing, PermissionQuestion } from "./types.js";
 
+/** Rust asks whether to save a file an app offers (`Outgoing::ConfirmDownload`). */
+export interface ConfirmDownload {
+  kind: "confirmDownload";
+  downloadId: string;
+  mountId: string;
+  appId: string;
+  fileName: string;
+  size: number;
+  mimeType: string;
+}
+
+/** Everything Rust may ask the relay to do. */
+export type RelayAction = Outgoing | ConfirmDownload;
+
+/** A byte count for people: `512 bytes`, `1.5 KB`, `2.0 MB` (powers of 1024). */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) {
+    return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+  }
+  const units = ["KB", "MB", "GB"];
+  let v = bytes / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
 /** Messages longer than this (in UTF-16 units, so at least this many bytes) are not relayed. */
 export const MAX_RELAYED_CHARS = 1024 * 1024;
 
@@ -93,6 +122,8 @@ export interface RelayTransport {
   bridgeMessage(mountId: string, origin: string, data: string): Promise<Outgoing[]>;
   bridgeRefused(mountId: string | null, reason: string, bytes: number): Promise<void>;
   answerPrompt(promptId: string, answer: Answer): Promise<Outgoing[]>;
+  /** The user's answer to a `confirmDownload`; Rust writes the file and answers the app. */
+  answerDownload(downloadId: string, save: boolean): Promise<RelayAction[]>;
   unmount(mountId: string): Promise<boolean>;
   openExternal(url: string): Promise<void>;
 }
@@ -202,7 +233,7 @@ export class BridgeRelay {
   }
 
   /** Carries out what Rust answered. */
-  async execute(actions: readonly Outgoing[]): Promise<void> {
+  async execute(actions: readonly RelayAction[]): Promise<void> {
     for (const action of actions) {
       const target = this.mounted.get(action.mountId);
       if (target === undefined) {
@@ -235,6 +266,12 @@ export class BridgeRelay {
             if (await confirmExternal(action.url, action.declaredDomains, target.title)) {
               await this.transport.openExternal(action.url);
             }
+          });
+          break;
+        case "confirmDownload":
+          this.queueDialog(async () => {
+            const save = await confirmDownload(action, target.title);
+            await this.execute(await this.transport.answerDownload(action.downloadId, save));
           });
           break;
       }
@@ -363,4 +400,23 @@ async function confirmExternal(url: string, declared: readonly string[], appName
     "cancel",
   );
   return choice === "open";
+}
+
+/** Asks whether to save the file an app offers; Rust has checked it and chose the name. */
+async function confirmDownload(d: ConfirmDownload, appName: string): Promise<boolean> {
+  const name = paragraph(d.fileName, "download-name");
+  name.id = "download-name";
+  const details = paragraph(`${formatSize(d.size)} · ${d.mimeType}`, "download-details");
+  details.id = "download-details";
+  const choice = await dialog<"save" | "cancel">(
+    "download-confirm",
+    `Save a file from ${appName} to your Downloads folder?`,
+    [name, details],
+    [
+      { value: "cancel", label: "Cancel", id: "download-cancel" },
+      { value: "save", label: "Save", id: "download-save", primary: true },
+    ],
+    "cancel",
+  );
+  return choice === "save";
 }

@@ -196,6 +196,11 @@ export async function answerPrompt(promptId: string, answer: Answer): Promise<Ou
   return invoke<Outgoing[]>("answer_prompt", { promptId, answer });
 }
 
+/** The user's answer to a download Rust asked about (`confirmDownload`). */
+export async function answerDownload(downloadId: string, save: boolean): Promise<Outgoing[]> {
+  return invoke<Outgoing[]>("answer_download", { downloadId, save });
+}
+
 export async function unmount(mountId: string): Promise<boolean> {
   return invoke<boolean>("unmount", { mountId });
 }

@@ -7,6 +7,7 @@ import {
   MAX_RELAYED_CHARS,
   encodeForRelay,
   externalHost,
+  formatSize,
   isDeclaredHost,
   mountForSource,
   promptText,
@@ -81,4 +82,12 @@ test("external links: only http(s) hosts, matched against the declared domains",
   assert.equal(isDeclaredHost("example.com", ["*.example.com"]), false);
   assert.equal(isDeclaredHost("example.com.evil", ["example.com"]), false);
   assert.equal(isDeclaredHost("example.com", []), false);
+});
+
+test("download sizes are shown for people", () => {
+  assert.equal(formatSize(0), "0 bytes");
+  assert.equal(formatSize(1), "1 byte");
+  assert.equal(formatSize(1023), "1023 bytes");
+  assert.equal(formatSize(1536), "1.5 KB");
+  assert.equal(formatSize(64 * 1024 * 1024), "64.0 MB");
 });

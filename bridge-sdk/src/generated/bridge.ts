@@ -29,10 +29,28 @@ export interface CapabilitySummary {
   blocked: Array<BlockedCapability>;
 }
 
-/** `host:download`: one of the app's own artifacts, through a save dialog. */
+/**
+ * `host:download`: save a file into the user's download folder after the user confirms it:
+ * exactly one of `artifactId` (one of the app's own artifacts; needs its artifact permission),
+ * `text` (saved as UTF-8) or `base64` (standard alphabet). `fileName` is a suggestion the host
+ * sanitizes; `mimeType` is shown to the user. Answered `host:response {value: {saved,
+ * fileName?}}` or `host:error`.
+ */
 export interface DownloadPayload {
-  artifactId: string;
+  artifactId?: string;
+  text?: string | null;
+  base64?: string | null;
   fileName?: string;
+  mimeType?: string;
+}
+
+/**
+ * The value of a `host:download`'s `host:response`: whether the user saved the file, and the
+ * file name it got in the download folder (sanitized; ` (1)`… when the name was taken).
+ */
+export interface DownloadResult {
+  saved: boolean;
+  fileName?: string | null;
 }
 
 /** `app:ready`, `host:getSnapshot`: no fields. */
@@ -205,7 +223,7 @@ export interface AppMessagePayloads {
   "host:toast": ToastPayload;
   /** Open an http(s) URL after the user confirms. */
   "host:openExternal": OpenExternalPayload;
-  /** Save one of the app's own artifacts through a dialog. */
+  /** Save an artifact of the app's own, or bytes, into the user's download folder after the user confirms; `host:response` `{saved, fileName?}` or `host:error`. */
   "host:download": DownloadPayload;
   /** Call a `lime.*` method: zero or more `host:event`, then one `host:response` or `host:error`. */
   "capability:invoke": InvokePayload;

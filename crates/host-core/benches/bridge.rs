@@ -12,11 +12,14 @@
 //!   the baseline `Store::read_file` (the verified read alone: one SQL lookup, the pack read and
 //!   its SHA-256, which every path must still do);
 //! - **`lime.storage.get` through [`BridgeHost::handle`]** (decode, dispatch with its audit
-//!   record, the service, the reply envelope) on one open store, and with the store opened per
-//!   call (the desktop's previous way), against the baseline `AppStorage::get` on the same file;
+//!   record, the service, the reply envelope) on the bridge's own connection
+//!   (`Store::open_for_calls`: audit records committed with `synchronous=NORMAL`) and on a plain
+//!   `Store::open` connection (`synchronous=FULL`: one fsync per call, the desktop's previous
+//!   way), against the baseline `AppStorage::get` on the same file;
 //! - **`lime.storage.set` throughput** (small values, new keys) through `BridgeHost::handle`
-//!   against a raw rusqlite insert loop (autocommit, one transaction per insert, the same
-//!   journal mode and `synchronous` as app storage) on a fresh file in the same folder.
+//!   on the same two connections, against a raw rusqlite insert loop (autocommit, one
+//!   transaction per insert, the same journal mode and `synchronous` as app storage) on a fresh
+//!   file in the same folder.
 //!
 //! The binary exits non-zero only on errors, never for a missed target. Knobs:
 //! `APPHOST_BENCH_REPS` (default 5), `APPHOST_BENCH_CALLS` (2000 calls per step),
@@ -174,6 +177,8 @@ fn main() -> Res<()> {
 
     let ctx = context();
     let store = Store::open(&dir)?;
+    // The bridge's own connection (as the desktop opens it) and the previous one (FULL).
+    let calls_store = Store::open_for_calls(&dir)?;
     let app = store.active_app(APP)?;
     let ui_file = format!("ui{FILE}");
     let mut server = CachedServer::new(Store::open(&dir)?, ctx.clone());
@@ -208,14 +213,24 @@ fn main() -> Res<()> {
     let mut s_cached = Series::new("`CachedServer::serve` (desktop now)", "1");
 
     let mut g_raw = Series::new("`AppStorage::get` (baseline)", "1");
-    let mut g_bridge = Series::new("`BridgeHost::handle` storage.get, open store", "1");
-    let mut g_bridge_open = Series::new(
-        "open the store + `BridgeHost::handle` storage.get (previous desktop path)",
+    let mut g_bridge = Series::new(
+        "`BridgeHost::handle` storage.get, bridge connection (`open_for_calls`, audit NORMAL)",
+        "1",
+    );
+    let mut g_bridge_full = Series::new(
+        "`BridgeHost::handle` storage.get, `Store::open` (audit FULL, previous)",
         "1",
     );
 
     let mut w_raw = Series::new("rusqlite insert, autocommit (baseline)", "1");
-    let mut w_bridge = Series::new("`BridgeHost::handle` storage.set", "1");
+    let mut w_bridge = Series::new(
+        "`BridgeHost::handle` storage.set, bridge connection (audit NORMAL)",
+        "1",
+    );
+    let mut w_bridge_full = Series::new(
+        "`BridgeHost::handle` storage.set, `Store::open` (audit FULL, previous)",
+        "1",
+    );
 
     let mut seq = 0usize;
     for rep in 0..reps {
@@ -253,13 +268,12 @@ fn main() -> Res<()> {
         g_bridge.secs.push(per_call(calls, |_| {
             seq += 1;
             let m = msg(&format!("g{seq}"), "get", json!({"key": "k"}));
-            expect_response(&host.handle(&store, &mount.mount_id, &mount.origin, &m))
+            expect_response(&host.handle(&calls_store, &mount.mount_id, &mount.origin, &m))
         })?);
-        g_bridge_open.secs.push(per_call(calls, |_| {
+        g_bridge_full.secs.push(per_call(calls, |_| {
             seq += 1;
-            let s = Store::open(&dir)?;
             let m = msg(&format!("g{seq}"), "get", json!({"key": "k"}));
-            expect_response(&host.handle(&s, &mount.mount_id, &mount.origin, &m))
+            expect_response(&host.handle(&store, &mount.mount_id, &mount.origin, &m))
         })?);
 
         // Writes: fresh keys each repetition; the raw side gets a fresh file in the same folder.
@@ -285,6 +299,15 @@ fn main() -> Res<()> {
                 "set",
                 json!({"key": format!("note-{rep}-{i}"), "value": "a small note"}),
             );
+            expect_response(&host.handle(&calls_store, &mount.mount_id, &mount.origin, &m))
+        })?);
+        w_bridge_full.secs.push(per_call(calls, |i| {
+            seq += 1;
+            let m = msg(
+                &format!("s{seq}"),
+                "set",
+                json!({"key": format!("full-{rep}-{i}"), "value": "a small note"}),
+            );
             expect_response(&host.handle(&store, &mount.mount_id, &mount.origin, &m))
         })?);
     }
@@ -297,12 +320,12 @@ fn main() -> Res<()> {
     table(
         "`lime.storage.get` through the bridge host (no IPC)",
         &g_raw,
-        &[&g_bridge, &g_bridge_open],
+        &[&g_bridge, &g_bridge_full],
     );
     table(
         "`lime.storage.set` throughput, small values",
         &w_raw,
-        &[&w_bridge],
+        &[&w_bridge, &w_bridge_full],
     );
     Ok(())
 }

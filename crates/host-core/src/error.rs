@@ -190,6 +190,14 @@ error_codes! {
     ServerBindFailed = "server.bind_failed" => Internal,
     /// This `apphost` was built before the host UI (`ui-host/dist`), so `serve` has nothing to serve.
     ServerUiMissing = "server.ui_missing" => Internal,
+    /// `host:download`: the file an app offered is larger than the download limit (64 MiB).
+    DownloadTooLarge = "download.too_large" => Rejected,
+    /// `host:download`: the user's download folder could not be created or written.
+    DownloadIo = "download.io" => Internal,
+    /// `host:download`: the name and its 999 numbered variants all exist in the download folder.
+    DownloadNameTaken = "download.name_taken" => Conflict,
+    /// `host:download`: no pending download with that id (answered already, or its frame went away).
+    DownloadUnknown = "download.unknown" => NotFound,
     Internal = "internal" => Internal,
 }
 

@@ -14,6 +14,7 @@ pub mod app_secrets;
 pub mod bridge;
 pub mod capability;
 pub mod compat;
+pub mod downloads;
 pub mod error;
 pub mod hashing;
 pub mod inspect;

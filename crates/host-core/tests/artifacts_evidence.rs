@@ -735,3 +735,184 @@ fn over_the_bridge_a_create_answers_once_and_an_oversized_message_executes_nothi
     let blobs = dir.apps_data().join("notes-a/artifact-blobs");
     assert_eq!(std::fs::read_dir(blobs).unwrap().count(), 1);
 }
+
+/// The bridge's own connection (`Store::open_for_calls`) commits its audit records with
+/// `synchronous=NORMAL`; only the audit of a call whose effect is fsynced (artifact create or
+/// delete, evidence record) and a user's grant are fsynced (`store::durability`).
+#[test]
+fn on_the_bridge_connection_only_fsynced_effects_and_grants_pay_for_an_fsync() {
+    use host_core::store::durability::Durability;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(
+        &dir,
+        &app_package(tmp.path(), "notes-a", ArtifactPermission::Optional),
+    );
+    let store = Store::open_for_calls(&dir).unwrap();
+    assert_eq!(store.durability().unwrap(), Durability::ProcessCrash);
+    let mut host = BridgeHost::new(
+        Services::new(dir.apps_data()),
+        HostProfile::current(),
+        OriginStyle::Scheme,
+    );
+    let m = host.mount(&store, "notes-a", "notes").unwrap();
+    let mut n = 0;
+    let mut send = |host: &mut BridgeHost, kind: &str, payload: Value| -> Vec<Outgoing> {
+        n += 1;
+        let msg = json!({"protocol": PROTOCOL, "version": 1, "type": kind,
+                         "requestId": format!("r{n}"), "appId": "notes-a", "entryKey": "notes",
+                         "payload": payload});
+        host.handle(&store, &m.mount_id, &m.origin, &msg.to_string())
+    };
+    let kind = |out: &[Outgoing]| match out {
+        [Outgoing::Post { message, .. }] => message["type"].as_str().unwrap().to_owned(),
+        other => format!("{other:?}"),
+    };
+    send(&mut host, "app:ready", json!({}));
+    let invoke = |cap: &str, method: &str, args: Value| json!({"capability": cap, "method": method, "args": args});
+    for (cap, method, args) in [
+        ("lime.storage", "set", json!({"key": "k", "value": 1})),
+        ("lime.storage", "get", json!({"key": "k"})),
+        ("lime.evidence", "list", json!({})),
+    ] {
+        let out = send(&mut host, "capability:invoke", invoke(cap, method, args));
+        assert_eq!(kind(&out), "host:response", "{cap}.{method}");
+    }
+    // An artifacts call before the optional permission is granted asks, and the ask is not
+    // fsynced either.
+    let out = send(
+        &mut host,
+        "capability:invoke",
+        invoke("lime.artifacts", "list", json!({})),
+    );
+    assert!(
+        matches!(out.as_slice(), [Outgoing::Prompt { .. }]),
+        "{out:?}"
+    );
+    assert_eq!(store.durable_sections(), 0);
+
+    // The user's grant is fsynced.
+    store.grant("notes-a", "notes_artifacts").unwrap();
+    assert_eq!(store.durable_sections(), 1);
+    let out = send(
+        &mut host,
+        "capability:invoke",
+        invoke(
+            "lime.artifacts",
+            "create",
+            json!({"name": "a.txt", "text": "hi"}),
+        ),
+    );
+    assert_eq!(kind(&out), "host:response");
+    assert_eq!(store.durable_sections(), 2, "artifact create");
+    let out = send(
+        &mut host,
+        "capability:invoke",
+        invoke(
+            "lime.evidence",
+            "record",
+            json!({"kind": "note", "summary": "s"}),
+        ),
+    );
+    assert_eq!(kind(&out), "host:response");
+    assert_eq!(store.durable_sections(), 3, "evidence record");
+    let out = send(
+        &mut host,
+        "capability:invoke",
+        invoke("lime.artifacts", "list", json!({})),
+    );
+    assert_eq!(kind(&out), "host:response");
+    assert_eq!(store.durable_sections(), 3, "a read is not fsynced");
+    assert_eq!(store.durability().unwrap(), Durability::ProcessCrash);
+    // Every call is still audited, on this connection.
+    let audit = store.audit_log(Some("notes-a"), 100).unwrap();
+    let calls = audit
+        .iter()
+        .filter(|r| r["action"] == "capability.call")
+        .count();
+    assert_eq!(calls, 7);
+}
+
+/// An evidence pack shows artifact metadata (name, type, size, date, provenance, whether it
+/// still exists) only while the calling entry may read the app's artifacts: after the artifact
+/// permission is revoked, or denied in the session, or allowed only once, export keeps only the
+/// id and SHA-256 the records carry (`withheld`), and `record` refuses `artifactIds` (resolving
+/// them would tell which artifacts exist).
+#[test]
+fn evidence_never_shows_artifact_data_the_entry_may_no_longer_read() {
+    let mut env = Env::new(&[("opt-perm", ArtifactPermission::Optional)]);
+    env.store.grant("opt-perm", "notes_artifacts").unwrap();
+    let m = env.mount("opt-perm");
+    let art = env
+        .run(
+            &m,
+            "lime.artifacts",
+            "create",
+            json!({"name": "secret-plan.md", "mimeType": "text/markdown", "text": "# plan"}),
+        )
+        .unwrap();
+    let id = art["id"].as_str().unwrap().to_owned();
+    env.run(
+        &m,
+        "lime.evidence",
+        "record",
+        json!({"kind": "source", "artifactIds": [id]}),
+    )
+    .unwrap();
+    // Granted: the metadata is in the pack.
+    let pack = env.run(&m, "lime.evidence", "export", json!({})).unwrap();
+    assert_eq!(pack["artifacts"][0]["name"], "secret-plan.md", "{pack}");
+    assert_eq!(pack["artifacts"][0]["present"], true);
+
+    let withheld = json!([{"artifactId": id, "sha256": art["sha256"], "withheld": true}]);
+    let not_allowed = ("APP_E002", "evidence.artifacts_not_allowed");
+    env.store.revoke("opt-perm", "notes_artifacts").unwrap();
+    let check = |env: &mut Env, why: &str| {
+        let pack = env.run(&m, "lime.evidence", "export", json!({})).unwrap();
+        assert_eq!(pack["artifacts"], withheld, "{why}: {pack}");
+        assert!(!pack.to_string().contains("secret-plan"), "{why}");
+        // The records themselves still carry their refs (evidence data).
+        assert_eq!(
+            pack["records"][0]["artifacts"][0]["artifactId"],
+            id.as_str()
+        );
+        let e = env
+            .run(
+                &m,
+                "lime.evidence",
+                "record",
+                json!({"kind": "source", "artifactIds": [id]}),
+            )
+            .unwrap_err();
+        assert_eq!(code(&e), not_allowed, "{why}");
+        // An unknown id gets the same answer: no existence oracle.
+        let e = env
+            .run(
+                &m,
+                "lime.evidence",
+                "record",
+                json!({"kind": "source", "artifactIds": ["artifact_nope"]}),
+            )
+            .unwrap_err();
+        assert_eq!(code(&e), not_allowed, "{why}");
+        // Records without artifacts still work.
+        env.run(&m, "lime.evidence", "record", json!({"kind": "note"}))
+            .unwrap();
+    };
+    check(&mut env, "revoked");
+    // Allowed once: that answer is for one artifacts call, not for evidence.
+    env.answers.allow_once.insert("notes_artifacts".into());
+    check(&mut env, "allow once");
+    assert!(
+        env.answers.allow_once.contains("notes_artifacts"),
+        "not consumed"
+    );
+    env.answers.allow_once.clear();
+    // Granted again but denied in this session.
+    env.store.grant("opt-perm", "notes_artifacts").unwrap();
+    env.answers.denied.insert("notes_artifacts".into());
+    check(&mut env, "denied in the session");
+    env.answers.denied.clear();
+    let pack = env.run(&m, "lime.evidence", "export", json!({})).unwrap();
+    assert_eq!(pack["artifacts"][0]["name"], "secret-plan.md");
+}

@@ -398,10 +398,25 @@ fn secret_slots_gate_readiness_and_apps_only_ever_get_opaque_refs() {
     }
 }
 
-/// Two apps that declare `lime.events`: "ev-a" (entries notes and settings) and "ev-b".
+/// `events[]` frontmatter declaring each `(key, direction)`.
+fn events_yaml(events: &[(&str, &str)]) -> String {
+    let mut y = String::from("events:\n");
+    for (key, direction) in events {
+        y.push_str(&format!("  - key: {key}\n    direction: {direction}\n"));
+    }
+    y
+}
+
+/// Two apps that declare `lime.events`: "ev-a" (entries notes and settings) and "ev-b", both
+/// declaring the topics the tests use (`notes.changed`, `t`, `t0`…`t31`, `over`).
 fn two_apps() -> (tempfile::TempDir, DataDir) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
+    let numbered: Vec<String> = (0..MAX_SUBSCRIPTIONS).map(|i| format!("t{i}")).collect();
+    let mut topics: Vec<(&str, &str)> =
+        vec![("notes.changed", "both"), ("t", "both"), ("over", "both")];
+    topics.extend(numbered.iter().map(|t| (t.as_str(), "subscribe")));
+    let events = events_yaml(&topics);
     install(
         &dir,
         &variant(
@@ -409,7 +424,7 @@ fn two_apps() -> (tempfile::TempDir, DataDir) {
             "good/hello-app",
             "ev-a",
             &["lime.events", "lime.policy"],
-            "",
+            &events,
         ),
     );
     install(
@@ -419,10 +434,85 @@ fn two_apps() -> (tempfile::TempDir, DataDir) {
             "good/notes-viewer",
             "ev-b",
             &["lime.events"],
-            "",
+            &events,
         ),
     );
     (tmp, dir)
+}
+
+/// `lime.events` topics must be declared in the manifest's `events[]` for the direction used
+/// (`publish`, `subscribe`, or `both`); anything else is `APP_E002` `events.undeclared_topic`
+/// and changes no subscription.
+#[test]
+fn events_topics_must_be_declared_for_their_direction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(
+        &dir,
+        &variant(
+            tmp.path(),
+            "good/hello-app",
+            "ev-d",
+            &["lime.events"],
+            &events_yaml(&[
+                ("out.only", "publish"),
+                ("in.only", "subscribe"),
+                ("two.way", "both"),
+            ]),
+        ),
+    );
+    let store = Store::open(&dir).unwrap();
+    let mut host = host();
+    let pubm = host.mount(&store, "ev-d", "notes").unwrap();
+    let subm = host.mount(&store, "ev-d", "settings").unwrap();
+    ready(&mut host, &store, &pubm);
+    ready(&mut host, &store, &subm);
+    let undeclared = ("APP_E002".to_owned(), "events.undeclared_topic".to_owned());
+    for (id, method, topic, ok) in [
+        ("a", "subscribe", "in.only", true),
+        ("b", "subscribe", "two.way", true),
+        ("c", "subscribe", "out.only", false),
+        ("d", "subscribe", "never.declared", false),
+    ] {
+        let out = invoke(
+            &mut host,
+            &store,
+            &subm,
+            id,
+            "lime.events",
+            method,
+            json!({"topic": topic}),
+        );
+        if ok {
+            assert_eq!(value(&out, id)["subscribed"], true, "{topic}");
+        } else {
+            assert_eq!(error(&out, id), undeclared, "{topic}");
+        }
+    }
+    for (id, topic, ok, delivered) in [
+        ("p1", "out.only", true, 0),
+        ("p2", "two.way", true, 1),
+        ("p3", "in.only", false, 0),
+        ("p4", "never.declared", false, 0),
+    ] {
+        let out = invoke(
+            &mut host,
+            &store,
+            &pubm,
+            id,
+            "lime.events",
+            "publish",
+            json!({"topic": topic, "payload": 1}),
+        );
+        if ok {
+            assert_eq!(value(&out, id), json!({"delivered": delivered}), "{topic}");
+        } else {
+            assert_eq!(error(&out, id), undeclared, "{topic}");
+            // Nothing reached the subscribed frame.
+            assert_eq!(posted(&out).len(), 1);
+        }
+    }
+    // p1 delivered 0: the refused subscribe to `out.only` left no subscription behind.
 }
 
 #[test]

@@ -23,6 +23,10 @@ pub const COMMANDS: &[Command] = &[
         run: answer_prompt,
     },
     Command {
+        name: "answer_download",
+        run: answer_download,
+    },
+    Command {
         name: "bridge_diagnostics",
         run: bridge_diagnostics,
     },
@@ -75,6 +79,23 @@ struct PromptAnswer {
 fn answer_prompt(session: &Session, raw: Value) -> HostResult<Value> {
     let a: PromptAnswer = args("answer_prompt", raw)?;
     answer(session.with_bridge(|bridge, store| bridge.answer(store, &a.prompt_id, a.answer))?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct DownloadAnswer {
+    download_id: String,
+    save: bool,
+}
+
+/// The user's answer to a download (`Outgoing::ConfirmDownload`) → `Outgoing[]`: `save` writes
+/// the file into the user's download folder (`crate::downloads`); Rust answers the app either way.
+fn answer_download(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: DownloadAnswer = args("answer_download", raw)?;
+    let dir = crate::downloads::download_dir();
+    answer(session.with_bridge(|bridge, store| {
+        bridge.answer_download(store, &a.download_id, a.save, dir.as_deref())
+    })??)
 }
 
 /// What the bridge and the file server refused, and how many service calls ran.

@@ -152,13 +152,14 @@ impl Session {
         }
     }
 
-    /// Runs `f` with the bridge host and its store (opened on first use, then kept).
+    /// Runs `f` with the bridge host and its store (opened on first use, then kept; commits
+    /// survive a crash of the process, see `host_core::store::durability`).
     pub fn with_bridge<T>(&self, f: impl FnOnce(&mut BridgeHost, &Store) -> T) -> HostResult<T> {
         let mut guard = self.bridge()?;
         let bridge = &mut *guard;
         let store: &Store = match &mut bridge.store {
             Some(store) => store,
-            slot @ None => slot.insert(Store::open(&self.data)?),
+            slot @ None => slot.insert(Store::open_for_calls(&self.data)?),
         };
         Ok(f(&mut bridge.host, store))
     }

@@ -10,10 +10,13 @@
 //! diagnostics page; `executions` counts service executions, so tests can prove that spoofed
 //! messages executed nothing.
 
+mod download;
 mod effects;
 mod outbox;
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
+
+pub use download::MAX_PENDING_DOWNLOADS;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -115,6 +118,18 @@ pub enum Outgoing {
     },
     #[serde(rename_all = "camelCase")]
     Navigate { mount_id: String, route: String },
+    /// Ask the user whether to save a file the app offers (`host:download`): the sanitized
+    /// file name, its size in bytes and its MIME type; answer with
+    /// [`BridgeHost::answer_download`].
+    #[serde(rename_all = "camelCase")]
+    ConfirmDownload {
+        download_id: String,
+        mount_id: String,
+        app_id: String,
+        file_name: String,
+        size: u64,
+        mime_type: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -170,6 +185,8 @@ pub struct BridgeHost {
     outbox: Arc<AsyncOutbox>,
     /// Per mount: the tasks whose events are forwarded to it, and the forwarder to stop.
     watches: HashMap<String, Vec<(String, tokio::task::AbortHandle)>>,
+    /// `host:download`s waiting for the user (`host/download.rs`).
+    downloads: BTreeMap<String, download::PendingDownload>,
 }
 
 impl BridgeHost {
@@ -189,6 +206,7 @@ impl BridgeHost {
             facts: FactsCache::new(),
             outbox: Arc::new(AsyncOutbox::new()),
             watches: HashMap::new(),
+            downloads: BTreeMap::new(),
         }
     }
 
@@ -239,6 +257,7 @@ impl BridgeHost {
         self.stop_watches(mount_id);
         self.answers.remove(mount_id);
         self.prompts.retain(|_, p| p.mount_id != mount_id);
+        self.drop_downloads(mount_id);
         self.table.remove(mount_id)
     }
 
@@ -250,6 +269,7 @@ impl BridgeHost {
             self.stop_watches(&m.mount_id);
             self.answers.remove(&m.mount_id);
             self.prompts.retain(|_, p| p.mount_id != m.mount_id);
+            self.drop_downloads(&m.mount_id);
         }
         self.services.close_app(app_id);
         removed
@@ -400,15 +420,12 @@ impl BridgeHost {
                     )]
                 }
             }
-            AppMessage::Download { request_id, .. } => vec![self.post_error(
-                &mount,
-                Some(&request_id),
-                "lime.artifacts",
-                "download",
-                "APP_E001",
-                "downloads are not available in this host yet",
-                Some("capability.not_available"),
-            )],
+            AppMessage::Download {
+                request_id,
+                source,
+                file_name,
+                mime_type,
+            } => self.download_request(store, &mount, request_id, source, file_name, mime_type),
             AppMessage::Cancel { target, .. } => {
                 // Service calls run to completion synchronously; what can be pending is a call
                 // waiting for a prompt. Cancelling a finished or unknown call does nothing.

@@ -44,6 +44,15 @@ pub struct Invocation {
     pub options: Map<String, Value>,
 }
 
+/// What `host:download` offers: exactly one of an artifact of the app's own, or bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DownloadSource {
+    Artifact(String),
+    Text(String),
+    Base64(String),
+}
+
 /// A message from an app frame that passed every check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
@@ -71,8 +80,9 @@ pub enum AppMessage {
     #[serde(rename = "host:download")]
     Download {
         request_id: String,
-        artifact_id: String,
+        source: DownloadSource,
         file_name: Option<String>,
+        mime_type: Option<String>,
     },
     #[serde(rename = "capability:invoke")]
     Invoke(Invocation),
@@ -277,17 +287,29 @@ pub fn decode(
             AppMessage::OpenExternal { request_id, url }
         }
         "host:download" => {
-            p.only(&["artifactId", "fileName"])?;
+            p.only(&["artifactId", "text", "base64", "fileName", "mimeType"])?;
             let request_id = request_id.ok_or(Refusal::MissingRequestId)?;
-            let artifact_id = p.string("artifactId", MAX_ID_LEN)?;
-            let file_name = match p.0.get("fileName") {
-                None => None,
-                Some(_) => Some(p.string("fileName", 255)?),
+            let present = |k: &str| p.0.contains_key(k);
+            let source = match (present("artifactId"), present("text"), present("base64")) {
+                (true, false, false) => {
+                    DownloadSource::Artifact(p.string("artifactId", MAX_ID_LEN)?)
+                }
+                // The message itself is at most 1 MiB, which bounds both.
+                (false, true, false) => DownloadSource::Text(p.string("text", MAX_MESSAGE_BYTES)?),
+                (false, false, true) => {
+                    DownloadSource::Base64(p.string("base64", MAX_MESSAGE_BYTES)?)
+                }
+                _ => return Err(Refusal::InvalidPayload),
+            };
+            let optional = |k: &str, max: usize| match p.0.get(k) {
+                None => Ok(None),
+                Some(_) => p.string(k, max).map(Some),
             };
             AppMessage::Download {
                 request_id,
-                artifact_id,
-                file_name,
+                source,
+                file_name: optional("fileName", 255)?,
+                mime_type: optional("mimeType", 127)?,
             }
         }
         "capability:invoke" => {

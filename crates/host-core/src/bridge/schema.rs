@@ -68,7 +68,7 @@ pub fn app_messages() -> Vec<MessageSpec> {
         spec!("host:navigate", NavigatePayload, Optional, true, "Navigate to one of the app's own routes; `host:response` or `host:error`."),
         spec!("host:toast", ToastPayload, Optional, true, "A non-technical notification; no answer."),
         spec!("host:openExternal", OpenExternalPayload, Optional, true, "Open an http(s) URL after the user confirms."),
-        spec!("host:download", DownloadPayload, Required, true, "Save one of the app's own artifacts through a dialog."),
+        spec!("host:download", DownloadPayload, Required, true, "Save an artifact of the app's own, or bytes, into the user's download folder after the user confirms; `host:response` `{saved, fileName?}` or `host:error`."),
         spec!("capability:invoke", InvokePayload, Required, true, "Call a `lime.*` method: zero or more `host:event`, then one `host:response` or `host:error`."),
         spec!("capability:cancel", CancelPayload, Optional, true, "Cancel the frame's own pending call (AppHost extension)."),
     ]
@@ -186,6 +186,11 @@ pub fn app_examples() -> Vec<Value> {
             json!({"artifactId": "art_1", "fileName": "report.pdf"}),
         ),
         envelope(
+            "host:download",
+            Some("r-2b"),
+            json!({"text": "# Notes", "fileName": "notes.md", "mimeType": "text/markdown"}),
+        ),
+        envelope(
             "capability:invoke",
             Some("r-3"),
             json!({"capability": "lime.storage", "method": "set", "args": {"key": "note:1", "value": {"text": "hi"}}}),
@@ -223,6 +228,7 @@ fn ui_results(g: &mut SchemaGenerator) -> Value {
         "lime.ui.getSnapshot": sub::<HostSnapshot>(g),
         "lime.ui.getLocale": sub::<LocaleInfo>(g),
         "lime.ui.getTheme": sub::<ThemeSnapshot>(g),
+        "host:download": sub::<DownloadResult>(g),
     })
 }
 

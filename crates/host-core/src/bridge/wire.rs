@@ -69,14 +69,36 @@ pub struct OpenExternalPayload {
     pub url: String,
 }
 
-/// `host:download`: one of the app's own artifacts, through a save dialog.
+/// `host:download`: save a file into the user's download folder after the user confirms it:
+/// exactly one of `artifactId` (one of the app's own artifacts; needs its artifact permission),
+/// `text` (saved as UTF-8) or `base64` (standard alphabet). `fileName` is a suggestion the host
+/// sanitizes; `mimeType` is shown to the user. Answered `host:response {value: {saved,
+/// fileName?}}` or `host:error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DownloadPayload {
-    #[schemars(length(min = 1, max = 128))]
-    pub artifact_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 128))]
+    pub artifact_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base64: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(min = 1, max = 255))]
+    pub file_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 127))]
+    pub mime_type: Option<String>,
+}
+
+/// The value of a `host:download`'s `host:response`: whether the user saved the file, and the
+/// file name it got in the download folder (sanitized; ` (1)`… when the name was taken).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DownloadResult {
+    pub saved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_name: Option<String>,
 }
 

@@ -11,6 +11,7 @@
 //! reached around this function.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -37,6 +38,13 @@ pub struct Allowed {
     trace_id: String,
     package_hash: String,
     manifest_hash: String,
+    /// The store facts the call was allowed on (the app's active version and manifest).
+    facts: Arc<ActiveApp>,
+    /// Whether the same entry may read the app's artifacts right now (`lime.artifacts` declared,
+    /// its `artifact` permission granted, not denied in this session; an allow-once answer is
+    /// not counted). Services that would otherwise show artifact data (evidence export and
+    /// record) check it.
+    artifacts_readable: bool,
 }
 
 impl Allowed {
@@ -60,6 +68,15 @@ impl Allowed {
     }
     pub fn trace_id(&self) -> &str {
         &self.trace_id
+    }
+    /// The calling app's manifest, as the store had it when the call was allowed (never from
+    /// the message).
+    pub fn manifest(&self) -> &crate::manifest::Manifest {
+        &self.facts.manifest
+    }
+    /// See the field: whether this call may show the app's artifact data.
+    pub fn artifacts_readable(&self) -> bool {
+        self.artifacts_readable
     }
     /// Package provenance to stamp on anything the call creates.
     pub fn provenance(&self) -> Value {
@@ -184,7 +201,17 @@ pub fn dispatch_with(
         "manifestHash": app.as_ref().map(|a| a.manifest_hash.as_str()),
         "permission": permission,
     });
-    if let Err(e) = store.record_audit(
+    // The bridge's connection commits audit records with synchronous=NORMAL; the record of an
+    // allowed call whose effect is fsynced is fsynced too (`store::durability`).
+    let audit = if decision == Decision::Allow
+        && registry::has_fsynced_effect(&call.capability, &call.method)
+    {
+        Store::record_audit_durably
+    } else {
+        Store::record_audit
+    };
+    if let Err(e) = audit(
+        store,
         "capability.call",
         Some(&mount.app_id),
         Some(version),
@@ -206,6 +233,9 @@ pub fn dispatch_with(
     }
     match (decision, app) {
         (Decision::Allow, Some(app)) => {
+            let artifacts_readable = call.capability == "lime.artifacts"
+                || (call.capability == "lime.evidence"
+                    && artifacts_readable(profile, mount, &app, (cache, store), answers));
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);
             }
@@ -222,6 +252,8 @@ pub fn dispatch_with(
                 trace_id: trace_id.to_owned(),
                 package_hash: app.package_hash.clone(),
                 manifest_hash: app.manifest_hash.clone(),
+                facts: app,
+                artifacts_readable,
             })
         }
         (Decision::Allow, None) => Verdict::Denied(error(
@@ -254,6 +286,40 @@ pub fn dispatch_with(
             false,
         )),
     }
+}
+
+/// Whether `lime.artifacts.read` from this mount would be allowed without asking: the same
+/// decision table, with the session's denials but without its allow-once answers (those are
+/// for exactly one artifacts call). Not audited: it executes nothing by itself.
+fn artifacts_readable(
+    profile: &HostProfile,
+    mount: &Mount,
+    app: &ActiveApp,
+    facts: (&FactsCache, &Store),
+    answers: &SessionAnswers,
+) -> bool {
+    let probe = Invocation {
+        request_id: String::new(),
+        capability: "lime.artifacts".to_owned(),
+        method: "read".to_owned(),
+        args: Value::Null,
+        options: Default::default(),
+    };
+    let only_denials = SessionAnswers {
+        denied: answers.denied.clone(),
+        ..SessionAnswers::default()
+    };
+    let spec = registry::lookup(&probe.capability, &probe.method);
+    let (facts, _) = gather(
+        profile,
+        mount,
+        &probe,
+        spec,
+        Some(app),
+        facts,
+        &only_denials,
+    );
+    decide(&facts) == Decision::Allow
 }
 
 /// Turns an unanswered or refused prompt into the call's `host:error`.

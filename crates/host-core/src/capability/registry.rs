@@ -87,3 +87,20 @@ pub fn lookup(capability: &str, method: &str) -> Option<&'static MethodSpec> {
 pub fn implements(capability: &str) -> bool {
     METHODS.iter().any(|s| s.capability == capability)
 }
+
+/// Methods whose effect is fsynced when it commits (artifacts and evidence are records an app
+/// and its user rely on; `lime.storage` commits with `synchronous=NORMAL` like the bridge's
+/// audit records). Their audit record is fsynced too, before the effect runs, so the effect is
+/// never on disk without it (`store::durability`).
+const FSYNCED_EFFECTS: &[(&str, &str)] = &[
+    ("lime.artifacts", "create"),
+    ("lime.artifacts", "delete"),
+    ("lime.evidence", "record"),
+];
+
+/// Whether an allowed call of `capability.method` has an fsynced effect (see [`FSYNCED_EFFECTS`]).
+pub fn has_fsynced_effect(capability: &str, method: &str) -> bool {
+    FSYNCED_EFFECTS
+        .iter()
+        .any(|(c, m)| *c == capability && *m == method)
+}

@@ -13,6 +13,7 @@
 //! still exists: committed (its id is in `ops`) means roll forward, otherwise roll back.
 
 mod cleanup;
+pub mod durability;
 pub mod failpoint;
 mod gc;
 mod install;
@@ -62,6 +63,8 @@ pub struct Store {
     lock: Option<File>,
     /// Unique per opened store, so change stamps of two connections never compare equal.
     id: u64,
+    /// See [`Store::durable_sections`].
+    durable_sections: std::cell::Cell<u64>,
 }
 
 /// One installed app as lists show it.
@@ -119,6 +122,7 @@ impl Store {
             conn,
             lock: None,
             id: stamp::next_store_id(),
+            durable_sections: std::cell::Cell::new(0),
         })
     }
 

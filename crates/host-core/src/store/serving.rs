@@ -53,6 +53,18 @@ impl Store {
         audit(&self.conn, action, app, version, details)
     }
 
+    /// [`Store::record_audit`], fsynced on any connection: for the record of an effect that is
+    /// itself fsynced, so the effect is never on disk without it (`store::durability`).
+    pub fn record_audit_durably(
+        &self,
+        action: &str,
+        app: Option<&str>,
+        version: Option<&str>,
+        details: &serde_json::Value,
+    ) -> HostResult<()> {
+        self.durably(|| audit(&self.conn, action, app, version, details))
+    }
+
     /// The permissions granted to an app.
     pub fn grants(&self, name: &str) -> HostResult<BTreeSet<String>> {
         self.app_row(name)?;
@@ -60,7 +72,12 @@ impl Store {
     }
 
     /// Grants a permission the active version declares ("allow always", or `apphost grant`).
+    /// A user's decision: fsynced on any connection (`store::durability`).
     pub fn grant(&self, name: &str, permission: &str) -> HostResult<()> {
+        self.durably(|| self.grant_now(name, permission))
+    }
+
+    fn grant_now(&self, name: &str, permission: &str) -> HostResult<()> {
         let app = self.active_app(name)?;
         let declared = app
             .manifest
@@ -94,7 +111,12 @@ impl Store {
     }
 
     /// Revokes a grant; takes effect on the app's next call. Returns whether it was granted.
+    /// A user's decision: fsynced on any connection (`store::durability`).
     pub fn revoke(&self, name: &str, permission: &str) -> HostResult<bool> {
+        self.durably(|| self.revoke_now(name, permission))
+    }
+
+    fn revoke_now(&self, name: &str, permission: &str) -> HostResult<bool> {
         let app = self.active_app(name)?;
         let tx = self.conn.unchecked_transaction()?;
         let n = tx.execute(

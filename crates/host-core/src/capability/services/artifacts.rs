@@ -13,7 +13,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 use runtime_core::app_artifacts::{
-    AppArtifacts, ArtifactError, ArtifactLimits, Provenance, MAX_LIST_LIMIT,
+    AppArtifacts, ArtifactError, ArtifactLimits, ArtifactMeta, Provenance, MAX_LIST_LIMIT,
 };
 use serde_json::{json, Map, Value};
 
@@ -50,6 +50,29 @@ impl ArtifactsService {
                     .map_err(|e| artifact_err(a, e))?,
             ),
         })
+    }
+
+    /// `host:download` of one of the app's own artifacts, on a proof for `lime.artifacts.read`:
+    /// its metadata and, with `max_bytes`, its content (rehashed; larger: `artifacts.too_large`).
+    pub(super) fn for_download(
+        &mut self,
+        apps_data: &Path,
+        a: &Allowed,
+        id: &str,
+        max_bytes: Option<u64>,
+    ) -> Result<(ArtifactMeta, Option<Vec<u8>>), CallError> {
+        if (a.capability(), a.method()) != ("lime.artifacts", "read") {
+            return Err(err(a, "APP_E002", "not a proof to read artifacts", None));
+        }
+        runtime_core::app_artifacts::check_id(id).map_err(|e| artifact_err(a, e))?;
+        let store = self.store(apps_data, a)?;
+        match max_bytes {
+            None => Ok((store.get(id).map_err(|e| artifact_err(a, e))?, None)),
+            Some(max) => {
+                let (meta, bytes) = store.read(id, max).map_err(|e| artifact_err(a, e))?;
+                Ok((meta, Some(bytes)))
+            }
+        }
     }
 
     /// The app's store if it is open or exists on disk; never creates one.

@@ -1,5 +1,6 @@
 //! `lime.events`: publish/subscribe between the mounted entries of one app. This module checks
-//! the arguments and says what to do ([`Effect`]); the bridge keeps the subscriptions (in the
+//! the arguments, and that the manifest's `events[]` declares the topic for that direction
+//! (`{key, direction: publish | subscribe | both}`), and says what to do ([`Effect`]); the bridge keeps the subscriptions (in the
 //! mount table, so they die with the frame) and delivers `host:event`s, only to frames of the
 //! calling app.
 
@@ -15,6 +16,24 @@ pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024;
 
 pub(super) fn call(a: &Allowed, args: &Value) -> Result<Reply, CallError> {
     let topic = topic(a, args)?;
+    let wanted = match a.method() {
+        "publish" => Some("publish"),
+        "subscribe" => Some("subscribe"),
+        // Dropping a subscription is always allowed (it only ever has a declared topic).
+        _ => None,
+    };
+    if let Some(direction) = wanted {
+        if !declares(a, &topic, direction) {
+            return Err(err(
+                a,
+                "APP_E002",
+                &format!(
+                    "the app's manifest declares no event {topic:?} to {direction} (events[])"
+                ),
+                Some("events.undeclared_topic"),
+            ));
+        }
+    }
     let effect = match a.method() {
         "subscribe" => Effect::Subscribe { topic },
         "unsubscribe" => Effect::Unsubscribe { topic },
@@ -36,6 +55,14 @@ pub(super) fn call(a: &Allowed, args: &Value) -> Result<Reply, CallError> {
     Ok(Reply {
         value: Value::Null,
         effect: Some(effect),
+    })
+}
+
+/// Whether the manifest's `events[]` has `{key: topic, direction: direction | both}`.
+fn declares(a: &Allowed, topic: &str, direction: &str) -> bool {
+    a.manifest().array("events").iter().any(|e| {
+        e.get("key").and_then(Value::as_str) == Some(topic)
+            && matches!(e.get("direction").and_then(Value::as_str), Some(d) if d == direction || d == "both")
     })
 }
 

@@ -74,6 +74,10 @@ impl EvidenceService {
                     data,
                     artifact_ids,
                 };
+                if !input.artifact_ids.is_empty() && !a.artifacts_readable() {
+                    // Resolving the ids would tell the app which artifacts exist.
+                    return Err(artifacts_not_allowed(a));
+                }
                 let prov = provenance(a)?;
                 let arts = if input.artifact_ids.is_empty() {
                     None
@@ -105,6 +109,13 @@ impl EvidenceService {
                     "appId": a.app(), "appVersion": a.version(),
                     "packageHash": prov["packageHash"], "manifestHash": prov["manifestHash"],
                 });
+                if !a.artifacts_readable() {
+                    let pack = self
+                        .store(apps_data, a)?
+                        .export(app, kind, None, &now_rfc3339())
+                        .map_err(|e| evidence_err(a, e))?;
+                    return Ok(withhold_artifacts(pack));
+                }
                 let arts = artifacts.existing(apps_data, a)?;
                 self.store(apps_data, a)?
                     .export(app, kind, arts, &now_rfc3339())
@@ -113,6 +124,31 @@ impl EvidenceService {
             _ => Err(err(a, "APP_E001", "unknown lime.evidence method", None)),
         }
     }
+}
+
+fn artifacts_not_allowed(a: &Allowed) -> CallError {
+    err(
+        a,
+        "APP_E002",
+        "this entry may not read the app's artifacts (lime.artifacts and a granted artifact permission)",
+        Some("evidence.artifacts_not_allowed"),
+    )
+}
+
+/// An evidence pack for an entry that may not read artifacts: each referenced artifact keeps
+/// only the id and SHA-256 its records already carry, marked `withheld` (no name, type, size,
+/// date, provenance, nor whether it still exists).
+fn withhold_artifacts(mut pack: Value) -> Value {
+    if let Some(list) = pack.get_mut("artifacts").and_then(Value::as_array_mut) {
+        for a in list.iter_mut() {
+            *a = json!({
+                "artifactId": a.get("artifactId").cloned().unwrap_or(Value::Null),
+                "sha256": a.get("sha256").cloned().unwrap_or(Value::Null),
+                "withheld": true,
+            });
+        }
+    }
+    pack
 }
 
 fn evidence_err(a: &Allowed, e: EvidenceError) -> CallError {

@@ -141,6 +141,18 @@ impl Services {
         }
     }
 
+    /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
+    /// of it: the metadata, and with `max_bytes` the content.
+    pub fn artifact_for_download(
+        &mut self,
+        allowed: &Allowed,
+        id: &str,
+        max_bytes: Option<u64>,
+    ) -> Result<(runtime_core::app_artifacts::ArtifactMeta, Option<Vec<u8>>), CallError> {
+        self.artifacts
+            .for_download(&self.apps_data, allowed, id, max_bytes)
+    }
+
     /// Runs an allowed call. `store` is read for what the app version was installed with (its
     /// reviewed storage migrations), and written only to record a failed migration.
     pub fn call(
