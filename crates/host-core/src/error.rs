@@ -157,6 +157,13 @@ error_codes! {
     ProviderMalformedStream = "provider.malformed_stream" => ProviderRefused,
     ProviderResponseTooLarge = "provider.response_too_large" => ProviderRefused,
     ProviderCancelled = "provider.cancelled" => ProviderUnavailable,
+    // --- the app center (host UI operations) -------------------------------------------------
+    /// No such install review: never made, already used, cancelled or expired.
+    ReviewNotFound = "review.not_found" => NotFound,
+    /// No such upload: never made, already reviewed, or expired.
+    UploadNotFound = "upload.not_found" => NotFound,
+    /// An uploaded package is larger than the package size limit.
+    UploadTooLarge = "upload.too_large" => Rejected,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

@@ -12,6 +12,7 @@
 pub mod app_secrets;
 pub mod bridge;
 pub mod capability;
+pub mod center;
 pub mod compat;
 pub mod error;
 pub mod hashing;

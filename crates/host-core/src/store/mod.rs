@@ -19,6 +19,7 @@ mod install;
 mod journal;
 mod lifecycle;
 mod packs;
+mod queries;
 mod recovery;
 mod schema;
 mod secret_bindings;
@@ -36,11 +37,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
+pub(crate) use install::diff_permissions;
 pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,
     Staged,
 };
 pub use lifecycle::UninstallOutcome;
+pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};
 pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
