@@ -164,6 +164,10 @@ error_codes! {
     UploadNotFound = "upload.not_found" => NotFound,
     /// An uploaded package is larger than the package size limit.
     UploadTooLarge = "upload.too_large" => Rejected,
+    /// `apphost dev` on a folder whose app is installed normally (not as a dev install).
+    DevNotADevInstall = "dev.not_a_dev_install" => Conflict,
+    /// The folder's app name changed while `apphost dev` watched it (a finding, not an error).
+    DevAppRenamed = "dev.app_renamed" => Rejected,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
