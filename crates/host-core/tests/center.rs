@@ -656,6 +656,11 @@ mod dev {
         };
         assert!(!findings.is_empty());
         assert_eq!(active(), v2);
+        assert_eq!(
+            s.apply(&mut never).unwrap(),
+            DevOutcome::Unchanged,
+            "reported once"
+        );
         let st = dev_status(&dir).unwrap();
         assert_eq!(st.len(), 1);
         assert_eq!(st[0].status, "invalid");

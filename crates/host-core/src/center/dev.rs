@@ -27,6 +27,9 @@ use crate::paths::DataDir;
 use crate::profile::HostProfile;
 use crate::store::{InstallMode, PermissionChange, PlanOptions, Store, DEV_PREFIX};
 
+/// How often a pass reads the folder again when a file changed while it was read.
+const CHANGED_RETRIES: u32 = 5;
+
 /// Most findings kept in a dev status.
 pub const MAX_FINDINGS: usize = 50;
 
@@ -46,7 +49,8 @@ pub struct DevFinding {
 pub struct DevStatus {
     pub app_id: String,
     pub folder: String,
-    /// `installed`, `updated`, `unchanged`, `invalid` (the last good version keeps running) or
+    /// `installed`, `updated`, `unchanged` (valid again, same as running), `invalid` (the last
+    /// good version keeps running) or
     /// `awaiting-consent` (the change widens permissions).
     pub status: String,
     /// The version running (the last good one).
@@ -71,6 +75,8 @@ pub enum DevOutcome {
     },
     /// The package hash is the one installed: nothing to do.
     Unchanged,
+    /// After an invalid pass, the folder is back to the version running: valid again.
+    Recovered,
     /// Not installed: the last good version keeps running.
     Invalid(Vec<DevFinding>),
     /// The change widens permissions and was not consented to.
@@ -83,6 +89,9 @@ pub struct DevSession {
     folder: PathBuf,
     app: Option<String>,
     last_hash: Option<String>,
+    /// What the last invalid pass saw (the package hash, or the error that kept it from being
+    /// read): the same again is `Unchanged`, not a second report.
+    last_invalid: Option<String>,
     updates: u64,
 }
 
@@ -125,6 +134,7 @@ impl DevSession {
             folder,
             app: None,
             last_hash: None,
+            last_invalid: None,
             updates: 0,
         })
     }
@@ -152,9 +162,32 @@ impl DevSession {
         let keys = store.trusted_keys()?;
         let profile = HostProfile::current();
         let opts = InspectOptions::preview(store.limits()?, &profile, &keys);
-        let mut staged = match store.stage(&source, &opts, &mut |_, _| {}) {
+        // A file being written while it is read (the editor is still saving) is not a finding:
+        // read again after a moment.
+        let mut attempt = 0;
+        let staged = loop {
+            match store.stage(&source, &opts, &mut |_, _| {}) {
+                Err(e)
+                    if attempt < CHANGED_RETRIES
+                        && matches!(
+                            e.code,
+                            ErrorCode::SourceChanged | ErrorCode::ArchiveSizeMismatch
+                        ) =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(40));
+                }
+                other => break other,
+            }
+        };
+        let mut staged = match staged {
             Ok(s) => s,
             Err(e) if is_finding(&e) => {
+                let seen = format!("{}: {}", e.code.as_str(), e.message);
+                if self.last_invalid.as_deref() == Some(seen.as_str()) {
+                    return Ok(DevOutcome::Unchanged);
+                }
+                self.last_invalid = Some(seen);
                 let f = vec![finding_of(&e)];
                 self.record(&store, "invalid", &f, &[])?;
                 return Ok(DevOutcome::Invalid(f));
@@ -183,6 +216,10 @@ impl DevSession {
         if let Some(app) = &self.app {
             if *app != name {
                 staged.abort()?;
+                if self.last_invalid.as_deref() == Some(hash.as_str()) {
+                    return Ok(DevOutcome::Unchanged);
+                }
+                self.last_invalid = Some(hash);
                 let f = vec![DevFinding {
                     severity: "error".into(),
                     code: ErrorCode::DevAppRenamed.as_str().into(),
@@ -208,8 +245,17 @@ impl DevSession {
         if installed && self.last_hash.is_none() {
             self.last_hash = store.summary(&name, &profile).ok().map(|s| s.package_hash);
         }
+        if self.last_invalid.as_deref() == Some(hash.as_str()) {
+            staged.abort()?;
+            return Ok(DevOutcome::Unchanged);
+        }
         if self.last_hash.as_deref() == Some(hash.as_str()) {
             staged.abort()?;
+            if self.last_invalid.take().is_some() {
+                // Back to what is running (an invalid save undone): valid again, nothing to do.
+                self.record(&store, "unchanged", &findings, &[])?;
+                return Ok(DevOutcome::Recovered);
+            }
             return Ok(DevOutcome::Unchanged);
         }
         let build = jiff::Timestamp::now().as_millisecond().max(0) as u64;
@@ -232,6 +278,7 @@ impl DevSession {
                 }
                 findings.retain(|f| f.severity == "error");
                 findings.insert(0, finding_of(&e));
+                self.last_invalid = Some(hash);
                 self.record(&store, "invalid", &findings, &[])?;
                 return Ok(DevOutcome::Invalid(findings));
             }
@@ -269,6 +316,7 @@ impl DevSession {
             Err(e) => return Err(e),
         };
         self.last_hash = Some(summary.package_hash.clone());
+        self.last_invalid = None;
         self.updates += 1;
         self.record(
             &store,
