@@ -6,10 +6,12 @@
 #
 # 1. Debian packages (WebKitGTK 4.1 build deps, Xvfb + WebKitWebDriver for the e2e tests,
 #    ImageMagick for screenshots), installed only if `dpkg -s` says they are missing.
-# 2. Node.js packages: `npm ci` when node_modules is missing or package-lock.json changed.
+# 2. Node.js packages: `npm ci` when node_modules is missing or package-lock.json changed
+#    (@playwright/test never downloads a browser: the tests use Debian's chromium).
 # 3. tauri-driver (WebDriver for Tauri), with `cargo install`, if it is not installed.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 say() { printf 'setup: %s\n' "$*"; }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full test suite (the README's test command; CI runs it through .ci/run).
 # Installs what it needs first (scripts/setup.sh), then: formatting, lints, TypeScript checks,
-# every Rust test (unit, contract, adversarial, crash-safety, CLI), and the desktop end-to-end
-# test that drives the real app through WebDriver under Xvfb.
+# every Rust test (unit, contract, adversarial, crash-safety, CLI), the desktop end-to-end
+# test that drives the real app through WebDriver under Xvfb, and the browser tests of
+# `apphost serve` (Playwright in Debian's /usr/bin/chromium, tests/browser/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/apphost-target}"
@@ -43,5 +44,9 @@ APPHOST_CRASH_AT=1 "$CARGO_TARGET_DIR/debug/apphost" --json --data-dir "$crash_c
   install fixtures/packages/good/hello-app --yes --sideload > /dev/null
 rm -rf "$crash_check"
 APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" bash scripts/e2e.sh
+
+step "browser tests: apphost serve in Debian's Chromium (Playwright)"
+APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+  npx --no-install playwright test -c tests/browser
 
 printf '\nAll tests passed in %ss.\n' "$(( $(date +%s) - started ))"

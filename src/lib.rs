@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod launch;
+pub mod serve;
 
 /// Entry point shared by `main.rs`: returns the process exit code.
 ///

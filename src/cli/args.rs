@@ -177,6 +177,16 @@ pub enum Command {
     /// update it on every valid save (an invalid one keeps the last good version and prints
     /// the findings; a change that widens permissions asks again).
     Dev(super::dev::DevArgs),
+    /// Serve the host UI and its API over loopback HTTP for a browser (first line: the URL to
+    /// open, with a one-time sign-in token; with --json: {"url","port","pid"}). Ctrl-C stops it.
+    Serve {
+        /// The port to listen on (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Listen on this IP address instead of 127.0.0.1 (prints a warning when not loopback).
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::IpAddr>,
+    },
     /// Serve the App Server JSON-RPC (appserver.v0) for App Server clients.
     AppServer {
         /// One JSON-RPC message per line on stdin/stdout (logs on stderr).

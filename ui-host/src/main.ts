@@ -2,7 +2,8 @@
 
 import { BridgeRelay } from "./bridge-relay.js";
 import * as transport from "./transport.js";
-import type { AppSummary } from "./types.js";
+import type { HostEvent } from "./transport.js";
+import type { AppSummary, EndedMount, Outgoing } from "./types.js";
 import { onOpenEntry, renderApps, renderError } from "./view.js";
 
 let apps: AppSummary[] = [];
@@ -73,24 +74,10 @@ async function close(): Promise<void> {
 
 /**
  * Follows changes other processes (the CLI) make to the store: tears down frames whose app was
- * disabled, uninstalled, updated or rolled back, and reloads the list.
+ * disabled, uninstalled, updated or rolled back (Rust already ended the mounts), and reloads the
+ * list.
  */
-async function syncMounts(): Promise<void> {
-  let report;
-  try {
-    report = await transport.syncMounts();
-  } catch (error: unknown) {
-    console.warn("sync_mounts failed", error);
-    return;
-  }
-  if (!report.changed) {
-    return;
-  }
-  const ended = report.ended;
-  if (ended.length === 0) {
-    await load();
-    return;
-  }
+async function mountsEnded(ended: readonly EndedMount[]): Promise<void> {
   if (relay.drop(ended.map((e) => e.mountId)) === 0) {
     surface.hidden = true;
     delete document.body.dataset.surface;
@@ -113,13 +100,51 @@ async function syncMounts(): Promise<void> {
       : `${first.appId} was closed: it was ${first.reason} outside this window.`;
 }
 
+/** Handles one outbox event (`next_events`). Unknown kinds are for newer views: ignored. */
+async function onEvent(event: HostEvent): Promise<void> {
+  switch (event.kind) {
+    case "store:changed":
+      await load();
+      break;
+    case "mounts:ended":
+      await mountsEnded(event.payload as EndedMount[]);
+      break;
+    case "outgoing":
+      // Bridge actions produced off the request path: executed like a bridge_message answer.
+      await relay.execute(event.payload as Outgoing[]);
+      break;
+  }
+}
+
+/**
+ * Reads the outbox for the life of the page: one long poll at a time (Rust runs the mount
+ * watcher while it waits), backing off after a failure.
+ */
+async function followEvents(): Promise<void> {
+  let after = 0;
+  for (;;) {
+    try {
+      const batch = await transport.nextEvents(after, 25_000);
+      after = batch.next;
+      for (const event of batch.events) {
+        await onEvent(event);
+      }
+    } catch (error: unknown) {
+      console.warn("next_events failed", error);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 onOpenEntry((app, entry) => void open(app.name, entry.key));
 byId("surface-close").addEventListener("click", () => void close());
 
 async function start(): Promise<void> {
   await load();
   try {
-    const target = await transport.launchTarget();
+    // Browser mode: `/apps/<app>/<entry>` opens that entry; the desktop asks Rust.
+    const target =
+      transport.launchFromPath(window.location.pathname) ?? (await transport.launchTarget());
     if (target !== null) {
       await open(target.appId, target.entryKey);
     }
@@ -129,6 +154,6 @@ async function start(): Promise<void> {
 }
 
 void start();
-setInterval(() => void syncMounts(), 1000);
+void followEvents();
 // Apps installed from the CLI while the window is open show up when it is focused again.
 window.addEventListener("focus", () => void load());

@@ -177,6 +177,30 @@ error_codes! {
     ExternalInvalidUrl = "external.invalid_url" => Rejected,
     /// No program to open links with (`xdg-open`) is installed, or it could not be started.
     ExternalUnavailable = "external.unavailable" => Internal,
+    // --- the host API (docs/host-api.md) ---------------------------------------------------
+    /// The host UI called a command the command layer does not know.
+    ApiUnknownCommand = "api.unknown_command" => Usage,
+    /// A command's arguments are not a JSON object of the documented shape.
+    ApiBadArguments = "api.bad_arguments" => Usage,
+    /// `upload_package` was given more bytes than the upload limit.
+    ApiUploadTooLarge = "api.upload_too_large" => Rejected,
+    /// The `uploadId` names no kept upload (used already, replaced, or never made).
+    ApiUploadNotFound = "api.upload_not_found" => NotFound,
+    /// `apphost serve`: no valid session cookie, or a launch token that is wrong or used already.
+    ApiUnauthorized = "api.unauthorized" => Rejected,
+    /// `apphost serve`: a foreign `Host` header, an `Origin` other than the host UI's, or an app
+    /// origin asking for the host API (`details.reason`).
+    ApiForbidden = "api.forbidden" => Rejected,
+    /// `apphost serve`: a request body over the limit (`details.limit`).
+    ApiBodyTooLarge = "api.body_too_large" => Rejected,
+    /// `apphost serve`: wrong method or `Content-Type`, or an unreadable body.
+    ApiBadRequest = "api.bad_request" => Usage,
+    /// `apphost serve`: no host UI file at that path.
+    ApiNotFound = "api.not_found" => NotFound,
+    /// `apphost serve` cannot listen on the address and port asked for.
+    ServerBindFailed = "server.bind_failed" => Internal,
+    /// This `apphost` was built before the host UI (`ui-host/dist`), so `serve` has nothing to serve.
+    ServerUiMissing = "server.ui_missing" => Internal,
     Internal = "internal" => Internal,
 }
 

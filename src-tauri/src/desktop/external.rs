@@ -1,43 +1,15 @@
-//! Opening an external link after the user confirmed it in the host UI.
-//!
-//! Only absolute `http`/`https` URLs with a host are opened (checked again here, whatever the
-//! host UI sent). The link is handed to `xdg-open` found on `PATH`; without it the command fails
-//! with `external.unavailable` instead of pretending it opened anything.
+//! Opening an external link after the user confirmed it in the host UI: the desktop's
+//! `LinkOpener` for `open_external` (`host_core::api::external` checked the URL first: only
+//! absolute `http`/`https` URLs with a host). The link is handed to `xdg-open` found on `PATH`;
+//! without it the command fails with `external.unavailable` instead of pretending it opened
+//! anything.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use host_core::error::{ErrorCode, HostError};
-use tauri::Url;
 
 const OPENER: &str = "xdg-open";
-
-/// Checks `raw` and returns it as a URL that may be opened.
-pub fn validate(raw: &str) -> Result<Url, HostError> {
-    let invalid = |why: &str| {
-        HostError::new(
-            ErrorCode::ExternalInvalidUrl,
-            format!("cannot open this link: {why}"),
-        )
-        .with("url", raw.chars().take(512).collect::<String>())
-    };
-    if raw.len() > 8192 || raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(invalid(
-            "it is too long or contains spaces or control characters",
-        ));
-    }
-    let url = Url::parse(raw).map_err(|e| invalid(&e.to_string()))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid("only http and https links can be opened"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("the link has no host"));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(invalid("links with credentials are not opened"));
-    }
-    Ok(url)
-}
 
 /// `xdg-open` on `path_var` (the value of `PATH`), if any.
 pub fn find_opener(path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
@@ -59,9 +31,8 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// Validates and opens `raw`.
-pub fn open(raw: &str) -> Result<(), HostError> {
-    let url = validate(raw)?;
+/// Opens `url` (already checked by `host_core::api::external::validate`).
+pub fn open(url: &str) -> Result<(), HostError> {
     let Some(opener) = find_opener(std::env::var_os("PATH").as_deref()) else {
         return Err(HostError::new(
             ErrorCode::ExternalUnavailable,
@@ -70,7 +41,7 @@ pub fn open(raw: &str) -> Result<(), HostError> {
         .with("program", OPENER));
     };
     let mut child = Command::new(&opener)
-        .arg(url.as_str())
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -92,34 +63,6 @@ pub fn open(raw: &str) -> Result<(), HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_http_and_https_links_with_a_host_are_opened() {
-        for ok in [
-            "https://notes.example.com/a?b=c#d",
-            "http://example.com",
-            "HTTPS://Example.com/",
-        ] {
-            assert!(validate(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "javascript:alert(1)",
-            "file:///etc/passwd",
-            "data:text/html,hi",
-            "agentapp://other-app/",
-            "tauri://localhost/",
-            "ftp://example.com/",
-            "https://",
-            "https://user:pw@example.com/",
-            "https://exa mple.com/",
-            "https://example.com/\n",
-            "/relative",
-            "",
-        ] {
-            let e = validate(bad).expect_err(bad);
-            assert_eq!(e.code.as_str(), "external.invalid_url", "{bad}");
-        }
-    }
 
     #[test]
     fn the_opener_is_looked_up_on_path_only() {

@@ -1,20 +1,22 @@
 //! The desktop window: the only module that names `tauri`.
 //!
 //! [`run`] opens one window, `main`, that loads the host UI (`ui-host/dist`, embedded at build
-//! time), serves app files on the `agentapp:` scheme ([`scheme`]) and the Tauri commands in
-//! [`commands`]. Every command goes through [`guard::host_ui_only`], which refuses calls from
-//! any page that is not the host UI itself.
+//! time), serves app files on the `agentapp:` scheme ([`scheme`]) and hands every command to the
+//! Tauri-free command layer `host_core::api` ([`host_call`]), with one `Session` for the window.
+//! Every command goes through [`guard::host_ui_only`], which refuses calls from any page that is
+//! not the host UI itself.
 
-mod commands;
 mod external;
 mod guard;
+mod host_call;
 mod scheme;
-mod state;
-mod watch;
 
 use std::any::Any;
 use std::ffi::OsString;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use host_core::api::{LaunchRequest, LinkOpener, Session, SessionConfig};
 
 /// Opens the AppHost window and blocks until it closes. Returns the process exit code.
 ///
@@ -33,23 +35,19 @@ pub fn run() -> i32 {
             return 1;
         }
     };
-    let launch = state::LaunchRequest::from_env(|key| std::env::var(key).ok());
+    let session = Arc::new(Session::new(
+        data,
+        SessionConfig {
+            serve: scheme::context(),
+            links: LinkOpener::Program(Box::new(external::open)),
+            launch: LaunchRequest::from_env(|key| std::env::var(key).ok()),
+        },
+    ));
 
     let builder = tauri::Builder::default()
-        .manage(state::Desktop::new(data, launch))
+        .manage(Arc::clone(&session))
         .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, scheme::handle)
-        .invoke_handler(guard::host_ui_only(tauri::generate_handler![
-            commands::list_apps,
-            commands::mount_entry,
-            commands::bridge_message,
-            commands::bridge_refused,
-            commands::answer_prompt,
-            commands::unmount,
-            commands::bridge_diagnostics,
-            commands::open_external,
-            commands::launch_target,
-            commands::sync_mounts,
-        ]));
+        .invoke_handler(guard::host_ui_only(host_call::handler(session)));
     match build_quietly(builder, tauri::generate_context!()) {
         Ok(app) => app.run_return(|_app, _event| {}),
         Err(error) => {

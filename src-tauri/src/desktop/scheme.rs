@@ -5,17 +5,18 @@
 //!
 //! The handler only adapts: it takes the host label and the raw path (query and fragment
 //! stripped), and copies status, headers and body. Which file, which CSP and whether to refuse
-//! are decided in host-core. Refusals are kept for diagnostics; a tampered file is also logged.
+//! are decided in host-core; the session keeps refusals for diagnostics and logs tampered files.
 //! Tauri puts no CSP of its own on custom-scheme responses: the CSP comes from `serve`.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use host_core::surface::origin::OriginStyle;
 use host_core::surface::serve::{AppResponse, ServeContext};
 use tauri::http::{Request, Response, Uri};
 use tauri::{Manager, Runtime, UriSchemeContext, UriSchemeResponder};
 
-use super::state::Desktop;
+use host_core::api::Session;
 
 pub const SCHEME: &str = "agentapp";
 
@@ -28,22 +29,10 @@ pub fn handle<R: Runtime>(
     request: Request<Vec<u8>>,
     responder: UriSchemeResponder,
 ) {
-    let app = ctx.app_handle().clone();
+    let session = Arc::clone(ctx.app_handle().state::<Arc<Session>>().inner());
     let uri = request.uri().clone();
     tauri::async_runtime::spawn_blocking(move || {
-        let state = app.state::<Desktop>();
-        let answer = answer(&state, &uri);
-        if let Some(refusal) = &answer.refusal {
-            if refusal.reason == "serve.tampered" {
-                tracing::warn!(
-                    app = refusal.app.as_deref().unwrap_or("?"),
-                    path = %refusal.path,
-                    "agentapp: refused a file whose bytes no longer match the installed hash"
-                );
-            }
-            state.record_serve_refusal(refusal.clone());
-        }
-        responder.respond(to_http(answer));
+        responder.respond(to_http(answer(&session, &uri)));
     });
 }
 
@@ -55,11 +44,11 @@ pub fn context() -> ServeContext {
     }
 }
 
-fn answer(state: &Desktop, uri: &Uri) -> AppResponse {
+fn answer(session: &Session, uri: &Uri) -> AppResponse {
     let label = uri.host().unwrap_or_default();
     // `Uri::path` has neither query nor fragment.
     let path = uri.path();
-    match state.serve(&context(), label, path) {
+    match session.serve(label, path) {
         Ok(answer) => answer,
         Err(error) => {
             tracing::warn!(code = error.code.as_str(), message = %error.message, "agentapp: cannot open the store");

@@ -1,19 +1,27 @@
 //! Keeps the window's mounts in step with the store when another process changes it: the CLI
 //! disabling, uninstalling, updating or rolling back an app while the window shows it.
 //!
-//! The host UI polls [`super::commands::sync_mounts`] about once a second. A [`StoreStamp`]
+//! [`sync`] runs when the host UI polls `sync_mounts` or waits in `next_events` (about once a
+//! second). A [`StoreStamp`]
 //! (size and modification time of `host.db` and its WAL) makes an unchanged store cost two
 //! `stat` calls; when it changed, every mounted app is looked up again and [`stale_reason`]
 //! decides which mounts end. Those are unmounted through `BridgeHost::unmount_app`, which also
-//! closes the app's services (its storage file), and returned so the host UI removes the frames.
+//! closes the app's services (its storage file), returned so the host UI removes the frames, and
+//! also queued as `mounts:ended` / `store:changed` events in the session's outbox.
 
 use std::path::Path;
 use std::time::SystemTime;
 
-use host_core::error::{ErrorCode, HostResult};
-use host_core::paths::DataDir;
-use host_core::store::ActiveApp;
 use serde::Serialize;
+
+use super::session::Session;
+use crate::error::{ErrorCode, HostResult};
+use crate::paths::DataDir;
+use crate::store::{ActiveApp, Store};
+
+/// Event kinds the watcher queues.
+pub const STORE_CHANGED: &str = "store:changed";
+pub const MOUNTS_ENDED: &str = "mounts:ended";
 
 /// What the store files looked like at one moment; equal stamps mean no commit in between.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -100,10 +108,57 @@ pub struct SyncReport {
     pub ended: Vec<EndedMount>,
 }
 
+/// Ends the mounts whose app another process disabled, uninstalled, updated or rolled back,
+/// queues what it found as events, and returns it. An unchanged store costs two `stat` calls.
+pub fn sync(session: &Session) -> HostResult<SyncReport> {
+    if !session.store_changed() {
+        return Ok(SyncReport::default());
+    }
+    let store = Store::open(&session.data)?;
+    let ended = {
+        let mut guard = session.bridge()?;
+        let bridge = &mut guard.host;
+        let mut mounted: Vec<(String, String)> = bridge
+            .mounts()
+            .all()
+            .map(|m| (m.app_id.clone(), m.version.clone()))
+            .collect();
+        mounted.sort();
+        mounted.dedup();
+        let mut ended = Vec::new();
+        for (app_id, version) in mounted {
+            let lookup = store.active_app(&app_id);
+            if let Some(reason) = stale_reason(AppNow::from_lookup(&lookup), &version) {
+                for m in bridge.unmount_app(&app_id) {
+                    ended.push(EndedMount {
+                        mount_id: m.mount_id,
+                        app_id: m.app_id,
+                        entry_key: m.entry_key,
+                        reason,
+                    });
+                }
+            }
+        }
+        ended
+    };
+    let report = SyncReport {
+        changed: true,
+        ended,
+    };
+    session.outbox.push(STORE_CHANGED, serde_json::Value::Null);
+    if !report.ended.is_empty() {
+        session.outbox.push(
+            MOUNTS_ENDED,
+            serde_json::to_value(&report.ended).unwrap_or_default(),
+        );
+    }
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use host_core::error::HostError;
+    use crate::error::HostError;
 
     fn present(version: &str, enabled: bool) -> AppNow<'_> {
         AppNow::Present { enabled, version }
@@ -143,7 +198,7 @@ mod tests {
         let data = DataDir::at(&root);
         let empty = StoreStamp::of(&data);
         assert_eq!(empty, StoreStamp::of(&data));
-        let store = host_core::store::Store::open(&data).unwrap();
+        let store = crate::store::Store::open(&data).unwrap();
         let opened = StoreStamp::of(&data);
         assert_ne!(empty, opened);
         assert_eq!(opened, StoreStamp::of(&data), "no commit, same stamp");

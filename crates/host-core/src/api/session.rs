@@ -1,34 +1,38 @@
-//! The window's managed state: the bridge host (one per window process) with the store
-//! connection it keeps, the `agentapp:` file servers (a small pool of open stores, each caching
-//! per-app serving facts until the store changes) and their recent refusals, and the entry the
-//! window was asked to open at start.
+//! The state one host UI shares across its commands: the bridge host with the store connection
+//! it keeps, a small pool of app file servers with their recent refusals, the entry to open at
+//! start, the store stamp the mount watcher last saw, the event outbox and pending uploads.
+//!
+//! One [`Session`] per desktop window process, one per `apphost serve` process. It is
+//! transport-neutral: what differs between the transports is in [`SessionConfig`].
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
-use host_core::bridge::host::BridgeHost;
-use host_core::capability::services::Services;
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::{AppResponse, CachedServer, ServeContext, ServeRefusal};
 use serde::Serialize;
 
+use super::events::Outbox;
+use super::uploads::Uploads;
 use super::watch::StoreStamp;
+use crate::bridge::host::{BridgeHost, Outgoing};
+use crate::capability::services::Services;
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::paths::DataDir;
+use crate::profile::HostProfile;
+use crate::store::Store;
+use crate::surface::serve::{AppResponse, CachedServer, ServeContext, ServeRefusal};
 
-/// How many refused `agentapp:` requests are kept for diagnostics.
+/// How many refused app-file requests are kept for diagnostics.
 pub const SERVE_REFUSAL_LOG: usize = 200;
-/// Most idle file servers (open store connections) kept for `agentapp:` requests; requests
-/// beyond it in parallel open a store of their own, dropped after the request.
+/// Most idle file servers (open store connections) kept; requests beyond it in parallel open a
+/// store of their own, dropped after the request.
 pub const SERVE_POOL: usize = 4;
 
 /// Environment variables `apphost open <app> [--entry <key>]` sets for the window.
 pub const OPEN_APP_ENV: &str = "APPHOST_OPEN_APP";
 pub const OPEN_ENTRY_ENV: &str = "APPHOST_OPEN_ENTRY";
 
-/// What the window was started to open (`apphost open <app> [--entry <key>]`).
+/// What the host UI was started to open (`apphost open <app> [--entry <key>]`, or
+/// `apphost serve`'s `/apps/<app>/<entry>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchRequest {
     pub app_id: String,
@@ -54,40 +58,63 @@ pub struct LaunchTarget {
     pub entry_key: String,
 }
 
+/// Opens a checked URL with a program (the desktop shell's `xdg-open`).
+pub type OpenLink = Box<dyn Fn(&str) -> HostResult<()> + Send + Sync>;
+
+/// What `open_external` does once Rust checked the URL.
+pub enum LinkOpener {
+    /// Desktop: hand the URL to a program.
+    Program(OpenLink),
+    /// Browser: answer `{url}`; the page opens it itself.
+    Page,
+}
+
+/// What differs between the transports.
+pub struct SessionConfig {
+    /// How app origins look and which origin may frame them.
+    pub serve: ServeContext,
+    pub links: LinkOpener,
+    pub launch: Option<LaunchRequest>,
+}
+
 /// The bridge host and the store connection it is fed from: one connection for the life of the
-/// window, so the host's cached call facts stay valid until the store changes.
+/// session, so the host's cached call facts stay valid until the store changes.
 pub struct Bridge {
     pub host: BridgeHost,
     store: Option<Store>,
 }
 
-pub struct Desktop {
+pub struct Session {
     pub data: DataDir,
+    pub config: SessionConfig,
     bridge: Mutex<Bridge>,
     servers: Mutex<Vec<CachedServer>>,
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
-    pub launch: Option<LaunchRequest>,
-    /// The store as [`super::commands::sync_mounts`] last checked it.
+    /// The store as the mount watcher last checked it.
     seen_store: Mutex<Option<StoreStamp>>,
+    pub outbox: Outbox,
+    pub uploads: Uploads,
 }
 
-impl Desktop {
-    pub fn new(data: DataDir, launch: Option<LaunchRequest>) -> Self {
+impl Session {
+    pub fn new(data: DataDir, config: SessionConfig) -> Self {
         let bridge = BridgeHost::new(
             Services::new(data.apps_data()),
             HostProfile::current(),
-            OriginStyle::Scheme,
+            config.serve.style.clone(),
         );
-        Desktop {
+        Session {
             data,
+            config,
             bridge: Mutex::new(Bridge {
                 host: bridge,
                 store: None,
             }),
             servers: Mutex::new(Vec::new()),
             serve_refusals: Mutex::new(VecDeque::new()),
-            launch,
             seen_store: Mutex::new(None),
+            outbox: Outbox::new(),
+            uploads: Uploads::new(),
         }
     }
 
@@ -120,18 +147,43 @@ impl Desktop {
         Ok(f(&mut bridge.host, store))
     }
 
-    /// Serves one `agentapp:` request with an idle file server from the pool (or a new one).
-    pub fn serve(&self, ctx: &ServeContext, label: &str, path: &str) -> HostResult<AppResponse> {
+    /// Queues bridge actions produced off the request path (an agent task's events for a
+    /// frame) as one `outgoing` event; the host UI executes them like a `bridge_message` answer.
+    pub fn push_outgoing(&self, outgoing: Vec<Outgoing>) {
+        if outgoing.is_empty() {
+            return;
+        }
+        match serde_json::to_value(&outgoing) {
+            Ok(payload) => {
+                self.outbox.push(super::events::OUTGOING, payload);
+            }
+            Err(e) => tracing::warn!(error = %e, "could not encode asynchronous bridge actions"),
+        }
+    }
+
+    /// Serves one app-file request (`label` is the app's host label, `path` the raw URL path)
+    /// with an idle file server from the pool (or a new one). Refusals are kept for diagnostics.
+    pub fn serve(&self, label: &str, path: &str) -> HostResult<AppResponse> {
         let idle = self.servers.lock().ok().and_then(|mut pool| pool.pop());
         let mut server = match idle {
             Some(server) => server,
-            None => CachedServer::new(Store::open(&self.data)?, ctx.clone()),
+            None => CachedServer::new(Store::open(&self.data)?, self.config.serve.clone()),
         };
         let answer = server.serve(label, path);
         if let Ok(mut pool) = self.servers.lock() {
             if pool.len() < SERVE_POOL {
                 pool.push(server);
             }
+        }
+        if let Some(refusal) = &answer.refusal {
+            if refusal.reason == "serve.tampered" {
+                tracing::warn!(
+                    app = refusal.app.as_deref().unwrap_or("?"),
+                    path = %refusal.path,
+                    "refused an app file whose bytes no longer match the installed hash"
+                );
+            }
+            self.record_serve_refusal(refusal.clone());
         }
         Ok(answer)
     }

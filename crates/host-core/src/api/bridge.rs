@@ -1,0 +1,102 @@
+//! The bridge relay's commands: the host UI relays what frames post (with the origin it
+//! observed) and executes the `Outgoing[]` answers; `BridgeHost` decides everything.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{answer, args, Command, NoArgs, Session};
+use crate::bridge::host::{Answer, Diagnostics};
+use crate::error::HostResult;
+use crate::surface::serve::ServeRefusal;
+
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "bridge_message",
+        run: bridge_message,
+    },
+    Command {
+        name: "bridge_refused",
+        run: bridge_refused,
+    },
+    Command {
+        name: "answer_prompt",
+        run: answer_prompt,
+    },
+    Command {
+        name: "bridge_diagnostics",
+        run: bridge_diagnostics,
+    },
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Message {
+    mount_id: String,
+    origin: String,
+    data: String,
+}
+
+/// `bridge_message {mountId, origin, data}` → `Outgoing[]`.
+fn bridge_message(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Message = args("bridge_message", raw)?;
+    answer(
+        session
+            .with_bridge(|bridge, store| bridge.handle(store, &a.mount_id, &a.origin, &a.data))?,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Refused {
+    #[serde(default)]
+    mount_id: Option<String>,
+    reason: String,
+    bytes: usize,
+}
+
+/// A message the host UI refused itself (`bridge.wrong_source`): counted, never acted on.
+fn bridge_refused(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Refused = args("bridge_refused", raw)?;
+    session
+        .bridge()?
+        .host
+        .report_refusal(a.mount_id.as_deref(), &a.reason, a.bytes);
+    answer(Value::Null)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PromptAnswer {
+    prompt_id: String,
+    answer: Answer,
+}
+
+/// The user's answer to a permission prompt → `Outgoing[]`.
+fn answer_prompt(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: PromptAnswer = args("answer_prompt", raw)?;
+    answer(session.with_bridge(|bridge, store| bridge.answer(store, &a.prompt_id, a.answer))?)
+}
+
+/// What the bridge and the file server refused, and how many service calls ran.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDiagnostics {
+    #[serde(flatten)]
+    pub bridge: Diagnostics,
+    pub serve_refusals: Vec<ServeRefusal>,
+    /// How many frames Rust has mounted now.
+    pub mounts: usize,
+}
+
+fn bridge_diagnostics(session: &Session, raw: Value) -> HostResult<Value> {
+    let NoArgs {} = args("bridge_diagnostics", raw)?;
+    let (bridge, mounts) = {
+        let guard = session.bridge()?;
+        (guard.host.diagnostics(), guard.host.mounts().all().count())
+    };
+    answer(SessionDiagnostics {
+        bridge,
+        serve_refusals: session.serve_refusals(),
+        mounts,
+    })
+}

@@ -1,0 +1,345 @@
+//! The host UI's command layer (`host_core::api`) over a real store, as both transports call it:
+//! apps and mounts, the bridge relay's commands, argument errors that change nothing, the
+//! outbox (mount watcher events, asynchronous bridge actions) and `open_external`.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use host_core::api::{self, LaunchRequest, LinkOpener, Session, SessionConfig};
+use host_core::bridge::host::Outgoing;
+use host_core::bridge::message::PROTOCOL;
+use host_core::error::ErrorCode;
+use host_core::paths::DataDir;
+use host_core::store::Store;
+use host_core::surface::origin::OriginStyle;
+use host_core::surface::serve::ServeContext;
+use serde_json::{json, Value};
+use support::{fixture, install};
+
+fn config(links: LinkOpener, launch: Option<LaunchRequest>) -> SessionConfig {
+    SessionConfig {
+        serve: ServeContext {
+            style: OriginStyle::Scheme,
+            frame_ancestors: vec!["tauri://localhost".into()],
+        },
+        links,
+        launch,
+    }
+}
+
+fn setup(links: LinkOpener, launch: Option<LaunchRequest>) -> (tempfile::TempDir, Session) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(&dir, &fixture("good/hello-app"));
+    (tmp, Session::new(dir, config(links, launch)))
+}
+
+fn msg(kind: &str, id: &str, payload: Value) -> String {
+    json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
+           "appId": "hello-app", "entryKey": "notes", "payload": payload})
+    .to_string()
+}
+
+fn call(s: &Session, command: &str, args: Value) -> Value {
+    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
+}
+
+fn diagnostics(s: &Session) -> Value {
+    call(s, "bridge_diagnostics", Value::Null)
+}
+
+#[test]
+fn apps_mounts_and_a_storage_round_trip_through_the_command_table() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let apps = call(&s, "list_apps", json!({}));
+    assert_eq!(apps[0]["name"], "hello-app");
+    let mount = call(
+        &s,
+        "mount_entry",
+        json!({"appId": "hello-app", "entryKey": "notes"}),
+    );
+    let mount_id = mount["mountId"].as_str().unwrap().to_owned();
+    let origin = mount["origin"].as_str().unwrap().to_owned();
+    assert_eq!(origin, "agentapp://hello-app");
+
+    let out = call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": msg("app:ready", "r0", json!({}))}),
+    );
+    assert_eq!(out[0]["kind"], "post");
+    assert_eq!(out[0]["message"]["type"], "host:snapshot");
+    let set = msg(
+        "capability:invoke",
+        "r1",
+        json!({"capability": "lime.storage", "method": "set", "args": {"key": "k", "value": 7}}),
+    );
+    call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": set}),
+    );
+    let get = msg(
+        "capability:invoke",
+        "r2",
+        json!({"capability": "lime.storage", "method": "get", "args": {"key": "k"}}),
+    );
+    let out = call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": get}),
+    );
+    assert_eq!(out[0]["message"]["payload"]["value"], 7);
+
+    // A message relayed with another origin than the mount's executes nothing.
+    let spoof = msg(
+        "capability:invoke",
+        "r3",
+        json!({"capability": "lime.storage", "method": "set", "args": {"key": "k", "value": 8}}),
+    );
+    call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": "http://evil.localhost:1", "data": spoof}),
+    );
+    call(
+        &s,
+        "bridge_refused",
+        json!({"mountId": null, "reason": "bridge.wrong_source", "bytes": 12}),
+    );
+    let d = diagnostics(&s);
+    assert_eq!(d["executions"], 2);
+    assert_eq!(d["mounts"], 1);
+    assert!(d["refusedByReason"]["bridge.wrong_source"].as_u64() >= Some(1));
+
+    assert_eq!(
+        call(&s, "unmount", json!({"mountId": mount_id})),
+        json!(true)
+    );
+    assert_eq!(
+        call(&s, "unmount", json!({"mountId": mount_id})),
+        json!(false)
+    );
+    assert_eq!(diagnostics(&s)["mounts"], 0);
+}
+
+#[test]
+fn unknown_commands_and_bad_arguments_change_nothing() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let db_before = std::fs::read(s.data.db_path()).unwrap();
+    for (command, args, code) in [
+        ("drop_tables", json!({}), ErrorCode::ApiUnknownCommand),
+        ("", json!({}), ErrorCode::ApiUnknownCommand),
+        (
+            "mount_entry",
+            json!({"appId": "hello-app"}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "mount_entry",
+            json!({"appId": "hello-app", "entryKey": 1}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "mount_entry",
+            json!({"appId": "hello-app", "entryKey": "notes", "sandbox": "allow-same-origin"}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "mount_entry",
+            json!(["hello-app", "notes"]),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "list_apps",
+            json!({"all": true}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "answer_prompt",
+            json!({"promptId": "p", "answer": "yes-please"}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "next_events",
+            json!({"after": -1}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "mount_entry",
+            json!({"appId": "nope", "entryKey": "notes"}),
+            ErrorCode::AppNotInstalled,
+        ),
+    ] {
+        let e = api::call(&s, command, args.clone()).expect_err(&format!("{command} {args}"));
+        assert_eq!(e.code, code, "{command} {args}: {e:?}");
+        assert!(!e.message.is_empty());
+    }
+    // A long name is echoed back bounded.
+    let e = api::call(&s, &"x".repeat(100_000), Value::Null).unwrap_err();
+    assert!(e.to_string().len() < 1000);
+    assert_eq!(diagnostics(&s)["mounts"], 0);
+    assert_eq!(diagnostics(&s)["executions"], 0);
+    assert_eq!(std::fs::read(s.data.db_path()).unwrap(), db_before);
+}
+
+#[test]
+fn a_mount_ended_by_another_process_arrives_as_events() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let mount = call(
+        &s,
+        "mount_entry",
+        json!({"appId": "hello-app", "entryKey": "notes"}),
+    );
+    // The first look at the store reports it as changed.
+    let first = call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+    assert_eq!(first["events"][0]["kind"], "store:changed");
+    let after = first["next"].as_u64().unwrap();
+    // Nothing new: the call waits for its timeout, then answers empty.
+    let started = Instant::now();
+    let idle = call(&s, "next_events", json!({"after": after, "timeoutMs": 300}));
+    assert_eq!(idle["events"], json!([]));
+    assert_eq!(idle["next"], after);
+    assert!(started.elapsed() >= Duration::from_millis(250));
+
+    // "The CLI" disables the app while a reader waits.
+    let data = s.data.clone();
+    let cli = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        let (store, _lock) = Store::open_locked(&data).unwrap();
+        store.set_enabled("hello-app", false).unwrap();
+    });
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    let mut after = after;
+    while seen.iter().all(|e: &Value| e["kind"] != "mounts:ended") {
+        assert!(started.elapsed() < Duration::from_secs(10), "{seen:?}");
+        let batch = call(
+            &s,
+            "next_events",
+            json!({"after": after, "timeoutMs": 5000}),
+        );
+        after = batch["next"].as_u64().unwrap();
+        seen.extend(batch["events"].as_array().unwrap().iter().cloned());
+    }
+    cli.join().unwrap();
+    let ended = seen.iter().find(|e| e["kind"] == "mounts:ended").unwrap();
+    assert_eq!(ended["payload"][0]["mountId"], mount["mountId"]);
+    assert_eq!(ended["payload"][0]["reason"], "disabled");
+    assert_eq!(diagnostics(&s)["mounts"], 0);
+    // Sequence numbers only grow.
+    let seqs: Vec<u64> = seen.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+}
+
+#[test]
+fn bridge_actions_produced_off_the_request_path_are_outgoing_events() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let s = Arc::new(s);
+    let primed = call(&s, "next_events", json!({"timeoutMs": 0}));
+    let after = primed["next"].as_u64().unwrap();
+    s.push_outgoing(Vec::new());
+    let pusher = Arc::clone(&s);
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        pusher.push_outgoing(vec![Outgoing::Navigate {
+            mount_id: "m-1".into(),
+            route: "/tasks/1".into(),
+        }]);
+    });
+    let batch = call(
+        &s,
+        "next_events",
+        json!({"after": after, "timeoutMs": 5000}),
+    );
+    t.join().unwrap();
+    assert_eq!(batch["events"].as_array().unwrap().len(), 1, "{batch}");
+    let event = &batch["events"][0];
+    assert_eq!(event["kind"], "outgoing");
+    assert_eq!(
+        event["payload"],
+        json!([{"kind": "navigate", "mountId": "m-1", "route": "/tasks/1"}])
+    );
+}
+
+#[test]
+fn links_are_checked_before_either_opener_runs() {
+    let opened = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = Arc::clone(&opened);
+    let (_t, desktop) = setup(
+        LinkOpener::Program(Box::new(move |url| {
+            log.lock().unwrap().push(url.to_owned());
+            Ok(())
+        })),
+        None,
+    );
+    assert_eq!(
+        call(
+            &desktop,
+            "open_external",
+            json!({"url": "https://example.com/a"})
+        ),
+        Value::Null
+    );
+    for bad in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "https://u:p@example.com/",
+    ] {
+        let e = api::call(&desktop, "open_external", json!({"url": bad})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ExternalInvalidUrl, "{bad}");
+    }
+    assert_eq!(*opened.lock().unwrap(), ["https://example.com/a"]);
+
+    let (_t2, browser) = setup(LinkOpener::Page, None);
+    assert_eq!(
+        call(
+            &browser,
+            "open_external",
+            json!({"url": "https://example.com/b"})
+        ),
+        json!({"url": "https://example.com/b"})
+    );
+}
+
+#[test]
+fn the_launch_target_defaults_to_the_first_ui_entry() {
+    let (_t, none) = setup(LinkOpener::Page, None);
+    assert_eq!(call(&none, "launch_target", json!({})), Value::Null);
+    let (_t2, app_only) = setup(
+        LinkOpener::Page,
+        Some(LaunchRequest {
+            app_id: "hello-app".into(),
+            entry_key: None,
+        }),
+    );
+    assert_eq!(
+        call(&app_only, "launch_target", Value::Null),
+        json!({"appId": "hello-app", "entryKey": "notes"})
+    );
+    let (_t3, missing) = setup(
+        LinkOpener::Page,
+        Some(LaunchRequest {
+            app_id: "nope".into(),
+            entry_key: None,
+        }),
+    );
+    let e = api::call(&missing, "launch_target", Value::Null).unwrap_err();
+    assert_eq!(e.code, ErrorCode::AppNotInstalled);
+}
+
+#[test]
+fn uploads_are_kept_once_and_bounded() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let up = api::upload_package(&s, b"PK\x03\x04").unwrap();
+    assert_eq!(up["bytes"], 4);
+    let id = up["uploadId"].as_str().unwrap();
+    let path = s.uploads.take(id).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"PK\x03\x04");
+    assert_eq!(
+        s.uploads.take(id).unwrap_err().code,
+        ErrorCode::ApiUploadNotFound
+    );
+}

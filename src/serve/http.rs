@@ -1,0 +1,419 @@
+//! One request of `apphost serve`, routed by its `Host` header:
+//!
+//! - the host UI (`127.0.0.1:<port>`): the launch-token exchange, the embedded UI files, deep
+//!   links `/apps/<app>/<entry>`, and `POST /api/<command>` (the command layer,
+//!   `host_core::api`, on the blocking pool) — everything but the exchange needs the session
+//!   cookie, and the API also needs `Origin` = the host UI's origin;
+//! - an app origin (`<label>.localhost:<port>`): that app's files through `Session::serve`
+//!   (the desktop's file server, CSP with `frame-ancestors` = the host UI origin); GET and HEAD
+//!   only, never the API, never a cookie;
+//! - any other `Host`: refused (DNS rebinding).
+//!
+//! Every refusal is a `HostError` JSON body with a stable code (`api.*`, `docs/cli.md`).
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use host_core::api::{self, Session};
+use host_core::error::{ErrorClass, ErrorCode, HostError};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use super::assets;
+use super::guard::{cookie, query_param, same_secret, HostKind, Hosts};
+
+/// Largest JSON body of an API call (a relayed bridge message is far smaller).
+pub const MAX_JSON_BODY: usize = 4 * 1024 * 1024;
+
+/// The server's shared state.
+pub struct Server {
+    pub session: Arc<Session>,
+    pub hosts: Hosts,
+    /// The launch token printed in the URL; `None` once exchanged (it works once).
+    launch_token: Mutex<Option<String>>,
+    /// The session cookie's value, handed out in exchange for the launch token.
+    cookie_secret: String,
+    cookie_name: String,
+}
+
+type Answer = Response<Full<Bytes>>;
+
+impl Server {
+    pub fn new(
+        session: Arc<Session>,
+        hosts: Hosts,
+        launch_token: String,
+        cookie_secret: String,
+    ) -> Self {
+        // Cookies are not separated by port: one name per port keeps two servers apart.
+        let cookie_name = format!("apphost_{}", hosts.port);
+        Server {
+            session,
+            hosts,
+            launch_token: Mutex::new(Some(launch_token)),
+            cookie_secret,
+            cookie_name,
+        }
+    }
+
+    fn has_session(&self, req: &Request<Incoming>) -> bool {
+        let header = req.headers().get(header::COOKIE).map(HeaderValue::as_bytes);
+        cookie(header, &self.cookie_name)
+            .is_some_and(|value| same_secret(value, self.cookie_secret.as_bytes()))
+    }
+
+    /// Takes the launch token if `offered` is it (once).
+    fn exchange(&self, offered: &str) -> bool {
+        let Ok(mut slot) = self.launch_token.lock() else {
+            return false;
+        };
+        match slot.as_deref() {
+            Some(token) if same_secret(token.as_bytes(), offered.as_bytes()) => {
+                *slot = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Answers one request (never fails: every problem is an HTTP answer).
+pub async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Result<Answer, Infallible> {
+    let host = req.headers().get(header::HOST).map(HeaderValue::as_bytes);
+    Ok(match server.hosts.classify(host) {
+        HostKind::HostUi => host_ui(server, req).await,
+        HostKind::App(label) => app_file(server, label, req).await,
+        HostKind::Foreign => refuse(
+            StatusCode::FORBIDDEN,
+            ErrorCode::ApiForbidden,
+            "this server answers only its own host names",
+            "host",
+        ),
+    })
+}
+
+async fn host_ui(server: Arc<Server>, req: Request<Incoming>) -> Answer {
+    let path = req.uri().path().to_owned();
+    if let Some(command) = path.strip_prefix("/api/") {
+        let command = command.to_owned();
+        return api_call(server, command, req).await;
+    }
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::ApiBadRequest,
+            "only GET and HEAD outside /api/",
+            "method",
+        );
+    }
+    if let Some(offered) = query_param(req.uri().query(), "token") {
+        return exchange(&server, offered, &path);
+    }
+    if !server.has_session(&req) {
+        return not_signed_in();
+    }
+    let head = req.method() == Method::HEAD;
+    let found = match path.as_str() {
+        "/" | "/index.html" => assets::file("index.html").map(|b| ("index.html", b.to_vec())),
+        p if p.starts_with("/apps/") => assets::index_for_deep_link().map(|b| ("index.html", b)),
+        p => {
+            let rel = &p[1..];
+            assets::file(rel).map(|b| (rel, b.to_vec()))
+        }
+    };
+    match found {
+        Some((name, bytes)) => ui_file(name, bytes, &server.hosts, head),
+        None => refuse(
+            StatusCode::NOT_FOUND,
+            ErrorCode::ApiNotFound,
+            "no such file",
+            "path",
+        ),
+    }
+}
+
+/// `GET /?token=…`: a valid launch token becomes the session cookie (HttpOnly,
+/// SameSite=Strict, this host only) and a redirect to the same path without the token.
+fn exchange(server: &Server, offered: &str, path: &str) -> Answer {
+    if !server.exchange(offered) {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::ApiUnauthorized,
+            "this launch link is not valid (each one works once): start `apphost serve` again",
+            "token",
+        );
+    }
+    let cookie = format!(
+        "{}={}; HttpOnly; SameSite=Strict; Path=/",
+        server.cookie_name, server.cookie_secret
+    );
+    let location = if path.starts_with('/') && !path.starts_with("//") {
+        path
+    } else {
+        "/"
+    };
+    let mut answer = Response::new(Full::new(Bytes::new()));
+    *answer.status_mut() = StatusCode::SEE_OTHER;
+    let headers = answer.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        headers.insert(header::LOCATION, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        headers.insert(header::SET_COOKIE, v);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    answer
+}
+
+async fn api_call(server: Arc<Server>, command: String, req: Request<Incoming>) -> Answer {
+    if req.method() != Method::POST {
+        return refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::ApiBadRequest,
+            "host API calls are POST requests",
+            "method",
+        );
+    }
+    let origin = req.headers().get(header::ORIGIN).map(HeaderValue::as_bytes);
+    if !server.hosts.is_ui_origin(origin) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            ErrorCode::ApiForbidden,
+            "the host API answers only the host UI's own origin",
+            "origin",
+        );
+    }
+    if !server.has_session(&req) {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::ApiUnauthorized,
+            "no valid session: open the URL `apphost serve` printed",
+            "cookie",
+        );
+    }
+    let upload = command == "upload_package";
+    let (wanted, limit) = if upload {
+        ("application/zip", host_core::api::uploads::MAX_UPLOAD_BYTES)
+    } else {
+        ("application/json", MAX_JSON_BODY)
+    };
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if content_type.as_deref() != Some(wanted) {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::ApiBadRequest,
+            &format!("this call needs Content-Type: {wanted}"),
+            "content-type",
+        );
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large(limit);
+    }
+    let body = match Limited::new(req.into_body(), limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(limit),
+        Err(_) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::ApiBadRequest,
+                "the request body could not be read",
+                "body",
+            )
+        }
+    };
+    let session = Arc::clone(&server.session);
+    let result = tokio::task::spawn_blocking(move || {
+        if upload {
+            return api::upload_package(&session, &body);
+        }
+        let args: Value = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&body).map_err(|e| {
+                HostError::new(ErrorCode::ApiBadArguments, "the body is not JSON")
+                    .with("command", command.chars().take(64).collect::<String>())
+                    .with("reason", e.to_string())
+            })?
+        };
+        api::call(&session, &command, args)
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(
+            HostError::new(ErrorCode::Internal, "a host command crashed")
+                .with("reason", e.to_string()),
+        )
+    });
+    match result {
+        Ok(value) => json(StatusCode::OK, &value),
+        Err(error) => json(status_of(&error), &error),
+    }
+}
+
+async fn app_file(server: Arc<Server>, label: String, req: Request<Incoming>) -> Answer {
+    let head = req.method() == Method::HEAD;
+    if req.method() != Method::GET && !head {
+        return refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::ApiBadRequest,
+            "app files are read with GET",
+            "method",
+        );
+    }
+    if req.uri().path().starts_with("/api/") {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            ErrorCode::ApiForbidden,
+            "app origins have no host API",
+            "app-origin",
+        );
+    }
+    let path = req.uri().path().to_owned();
+    let session = Arc::clone(&server.session);
+    let served = tokio::task::spawn_blocking(move || session.serve(&label, &path)).await;
+    let answer = match served {
+        Ok(Ok(answer)) => answer,
+        _ => {
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::StoreIo,
+                "the store cannot be opened",
+                "store",
+            )
+        }
+    };
+    let mut response = Response::new(Full::new(if head {
+        Bytes::new()
+    } else {
+        Bytes::from(answer.body)
+    }));
+    *response.status_mut() =
+        StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in &answer.headers {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            response.headers_mut().insert(*name, v);
+        }
+    }
+    response
+}
+
+fn ui_file(name: &str, bytes: Vec<u8>, hosts: &Hosts, head: bool) -> Answer {
+    let mut answer = Response::new(Full::new(if head {
+        Bytes::new()
+    } else {
+        Bytes::from(bytes)
+    }));
+    let h = answer.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(assets::mime(name)) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&host_ui_csp(hosts)) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    security_headers(h);
+    answer
+}
+
+/// The host UI's CSP: its own files only, frames only from app origins on this port, nothing
+/// may frame it. The same rules as the desktop's `tauri.conf.json` CSP, spelled for HTTP.
+pub fn host_ui_csp(hosts: &Hosts) -> String {
+    format!(
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+         connect-src 'self'; frame-src http://*.localhost:{port}; object-src 'none'; base-uri 'self'; \
+         form-action 'none'; frame-ancestors 'none'",
+        port = hosts.port
+    )
+}
+
+fn security_headers(h: &mut hyper::HeaderMap) {
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+}
+
+/// The HTTP status of a command's failure, by its class.
+pub fn status_of(error: &HostError) -> StatusCode {
+    match error.code.class() {
+        ErrorClass::Usage | ErrorClass::Input => StatusCode::BAD_REQUEST,
+        ErrorClass::Rejected => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorClass::Declined | ErrorClass::Conflict => StatusCode::CONFLICT,
+        ErrorClass::NotFound => StatusCode::NOT_FOUND,
+        ErrorClass::ProviderUnavailable | ErrorClass::ProviderRefused => StatusCode::BAD_GATEWAY,
+        ErrorClass::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Answer {
+    let body = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
+    let mut answer = Response::new(Full::new(Bytes::from(body)));
+    *answer.status_mut() = status;
+    let h = answer.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+    );
+    security_headers(h);
+    answer
+}
+
+fn refuse(status: StatusCode, code: ErrorCode, message: &str, reason: &str) -> Answer {
+    json(
+        status,
+        &HostError::new(code, message).with("reason", reason),
+    )
+}
+
+fn too_large(limit: usize) -> Answer {
+    json(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &HostError::new(ErrorCode::ApiBodyTooLarge, "the request body is too large")
+            .with("limit", limit),
+    )
+}
+
+fn not_signed_in() -> Answer {
+    let mut answer = Response::new(Full::new(Bytes::from_static(
+        b"<!doctype html><meta charset=utf-8><title>AppHost</title>\
+          <p>Open the URL that <code>apphost serve</code> printed (it signs this browser in once).</p>",
+    )));
+    *answer.status_mut() = StatusCode::UNAUTHORIZED;
+    let h = answer.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+    );
+    security_headers(h);
+    answer
+}

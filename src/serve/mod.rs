@@ -1,0 +1,198 @@
+//! `apphost serve [--port N] [--json] [--listen ADDR]`: the host UI and the same command layer
+//! as the desktop window (`host_core::api`), over loopback HTTP, for browsers and Playwright.
+//!
+//! The first stdout line is the URL to open: `http://127.0.0.1:PORT/?token=T`, where `T` is a
+//! one-time launch token the page exchanges for an HttpOnly, SameSite=Strict session cookie
+//! (`--json`: `{"url", "port", "pid"}`). Each app is served from its own origin
+//! `http://<label>.localhost:PORT/`. Security rules: [`guard`] and [`http`]. HTTP/1.1 by hyper 1
+//! on a small tokio runtime; SIGINT/SIGTERM end it cleanly (exit 0).
+
+pub mod assets;
+pub mod guard;
+pub mod http;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use host_core::api::{LinkOpener, Session, SessionConfig};
+use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::paths::DataDir;
+use host_core::surface::origin::OriginStyle;
+use host_core::surface::serve::ServeContext;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use guard::Hosts;
+use http::Server;
+
+/// Most connections served at once (long polls hold one each); more wait to be accepted.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Time a client has to send a request's headers.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest request head (request line and headers).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// 0: any free port.
+    pub port: u16,
+    pub json: bool,
+    /// Listen on this address instead of 127.0.0.1 (with a warning).
+    pub listen: Option<IpAddr>,
+}
+
+/// Runs the server until SIGINT or SIGTERM. Returns the exit code.
+pub fn run(dir: DataDir, opts: ServeOptions) -> HostResult<i32> {
+    if !assets::available() {
+        return Err(HostError::new(
+            ErrorCode::ServerUiMissing,
+            "this apphost was built without the host UI: run `npm ci && npm run build`, then build apphost again",
+        ));
+    }
+    let ip = opts.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    if ip.is_unspecified() {
+        return Err(HostError::new(
+            ErrorCode::CliUsage,
+            "--listen needs one address (the page's origin is built from it), not 0.0.0.0 or ::",
+        ));
+    }
+    if !ip.is_loopback() {
+        eprintln!(
+            "apphost serve: warning: listening on {ip}, not loopback: anyone who can reach it and gets the \
+             launch URL controls your apps; app origins (*.localhost) only resolve on this machine"
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
+    let code = rt.block_on(serve(dir, opts, ip))?;
+    // Long polls may still wait on the blocking pool: do not wait for them.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    Ok(code)
+}
+
+async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> {
+    let listener = TcpListener::bind(SocketAddr::new(ip, opts.port))
+        .await
+        .map_err(|e| {
+            HostError::new(
+                ErrorCode::ServerBindFailed,
+                format!("cannot listen on {ip}:{}: {e}", opts.port),
+            )
+            .with("address", ip.to_string())
+            .with("port", opts.port)
+        })?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| HostError::new(ErrorCode::ServerBindFailed, e.to_string()))?
+        .port();
+    let hosts = Hosts {
+        ui_host: ip.to_string(),
+        port,
+    };
+    let session = Arc::new(Session::new(
+        dir,
+        SessionConfig {
+            serve: ServeContext {
+                style: OriginStyle::Localhost { port },
+                frame_ancestors: vec![hosts.ui_origin()],
+            },
+            links: LinkOpener::Page,
+            launch: None,
+        },
+    ));
+    let token = secret()?;
+    let url = format!("{}/?token={token}", hosts.ui_origin());
+    let first_line = if opts.json {
+        serde_json::json!({"url": url, "port": port, "pid": std::process::id()}).to_string()
+    } else {
+        url
+    };
+    {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{first_line}");
+        let _ = out.flush();
+    }
+    let server = Arc::new(Server::new(session, hosts, token, secret()?));
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            _ = &mut shutdown => break,
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (stream, _) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        let server = Arc::clone(&server);
+        tokio::spawn(async move {
+            let service = service_fn(move |req| http::handle(Arc::clone(&server), req));
+            let conn = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .max_buf_size(MAX_HEAD_BYTES)
+                .serve_connection(TokioIo::new(stream), service);
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    eprintln!("apphost serve: stopped");
+    Ok(0)
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = int.recv() => {},
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// 32 random bytes as hex.
+fn secret() -> HostResult<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        HostError::new(ErrorCode::Internal, "no randomness available").with("reason", e.to_string())
+    })?;
+    Ok(hex::encode(bytes))
+}
