@@ -182,10 +182,6 @@ error_codes! {
     ApiUnknownCommand = "api.unknown_command" => Usage,
     /// A command's arguments are not a JSON object of the documented shape.
     ApiBadArguments = "api.bad_arguments" => Usage,
-    /// `upload_package` was given more bytes than the upload limit.
-    ApiUploadTooLarge = "api.upload_too_large" => Rejected,
-    /// The `uploadId` names no kept upload (used already, replaced, or never made).
-    ApiUploadNotFound = "api.upload_not_found" => NotFound,
     /// `apphost serve`: no valid session cookie, or a launch token that is wrong or used already.
     ApiUnauthorized = "api.unauthorized" => Rejected,
     /// `apphost serve`: a foreign `Host` header, an `Origin` other than the host UI's, or an app

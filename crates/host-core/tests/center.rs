@@ -120,7 +120,8 @@ fn review_then_consent_installs_and_the_review_is_used_once() {
     assert_eq!(v["blockers"], serde_json::json!([]));
     assert_eq!(v["entries"][0]["key"], "notes");
     assert!(v["storage"]["migrations"].as_array().is_some());
-    assert_eq!(review.review_id.len(), 32);
+    assert_eq!(review.review_id.len(), 34);
+    assert!(review.review_id.starts_with("r-"));
 
     // Without consent: refused, nothing changes, the review is still usable.
     let e = center
@@ -309,7 +310,10 @@ fn a_rejected_upload_leaves_the_data_dir_byte_identical() {
     assert_eq!(snapshot(dir.root()), before);
     assert_eq!(
         center
-            .review_install(ReviewSource::Upload("0".repeat(32)), &mut |_, _| {})
+            .review_install(
+                ReviewSource::Upload(format!("u-{}", "0".repeat(32))),
+                &mut |_, _| {}
+            )
             .unwrap_err()
             .code,
         ErrorCode::UploadNotFound

@@ -11,10 +11,10 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Serialize;
 
 use super::events::Outbox;
-use super::uploads::Uploads;
 use super::watch::StoreStamp;
 use crate::bridge::host::{BridgeHost, Outgoing};
 use crate::capability::services::Services;
+use crate::center::Center;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::paths::DataDir;
 use crate::profile::HostProfile;
@@ -93,7 +93,8 @@ pub struct Session {
     /// The store as the mount watcher last checked it.
     seen_store: Mutex<Option<StoreStamp>>,
     pub outbox: Outbox,
-    pub uploads: Uploads,
+    /// The app center: uploads and install reviews awaiting consent (`api/center.rs`).
+    pub center: Center,
 }
 
 impl Session {
@@ -103,6 +104,7 @@ impl Session {
             HostProfile::current(),
             config.serve.style.clone(),
         );
+        let center = Center::new(data.clone());
         Session {
             data,
             config,
@@ -114,7 +116,7 @@ impl Session {
             serve_refusals: Mutex::new(VecDeque::new()),
             seen_store: Mutex::new(None),
             outbox: Outbox::new(),
-            uploads: Uploads::new(),
+            center,
         }
     }
 

@@ -46,8 +46,8 @@ impl Center {
         uploads::sweep_stale(&dir, REVIEW_TTL);
         Center {
             dir,
-            reviews: Mutex::new(table::Table::new(MAX_REVIEWS, REVIEW_TTL)),
-            uploads: Mutex::new(table::Table::new(MAX_UPLOADS, REVIEW_TTL)),
+            reviews: Mutex::new(table::Table::new("r-", MAX_REVIEWS, REVIEW_TTL)),
+            uploads: Mutex::new(table::Table::new("u-", MAX_UPLOADS, REVIEW_TTL)),
         }
     }
 

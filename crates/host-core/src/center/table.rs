@@ -11,14 +11,17 @@ pub(crate) struct Table<T> {
     items: HashMap<String, (Instant, T)>,
     max: usize,
     ttl: Duration,
+    /// Starts every id (`r-` reviews, `u-` uploads): an id says what it names.
+    prefix: &'static str,
 }
 
 impl<T> Table<T> {
-    pub fn new(max: usize, ttl: Duration) -> Self {
+    pub fn new(prefix: &'static str, max: usize, ttl: Duration) -> Self {
         Table {
             items: HashMap::new(),
             max: max.max(1),
             ttl,
+            prefix,
         }
     }
 
@@ -44,7 +47,7 @@ impl<T> Table<T> {
     pub fn insert(&mut self, value: T) -> HostResult<String> {
         let now = Instant::now();
         self.make_room(now);
-        let id = super::random_id()?;
+        let id = format!("{}{}", self.prefix, super::random_id()?);
         self.items.insert(id.clone(), (now, value));
         Ok(id)
     }
@@ -82,11 +85,12 @@ mod tests {
 
     #[test]
     fn ids_are_random_128_bit_hex_and_values_are_used_once() {
-        let mut t = Table::new(4, Duration::from_secs(60));
+        let mut t = Table::new("t-", 4, Duration::from_secs(60));
         let a = t.insert(1).unwrap();
         let b = t.insert(2).unwrap();
-        assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(a.len(), 34);
+        assert!(a.starts_with("t-"));
+        assert!(a[2..].chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
         assert_eq!(t.get(&a), Some(&1));
         assert_eq!(t.take(&a), Some(1));
@@ -97,7 +101,7 @@ mod tests {
     #[test]
     fn the_oldest_value_is_dropped_when_full() {
         let dropped = Rc::new(Cell::new(0));
-        let mut t = Table::new(2, Duration::from_secs(60));
+        let mut t = Table::new("t-", 2, Duration::from_secs(60));
         let first = t.insert(Counted(dropped.clone())).unwrap();
         t.insert(Counted(dropped.clone())).unwrap();
         t.insert(Counted(dropped.clone())).unwrap();
@@ -109,7 +113,7 @@ mod tests {
     #[test]
     fn expired_values_are_not_answered_and_are_dropped() {
         let dropped = Rc::new(Cell::new(0));
-        let mut t = Table::new(4, Duration::from_millis(0));
+        let mut t = Table::new("t-", 4, Duration::from_millis(0));
         let id = t.insert(Counted(dropped.clone())).unwrap();
         assert!(t.get(&id).is_none());
         assert!(t.take(&id).is_none());
