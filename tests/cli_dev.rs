@@ -160,3 +160,60 @@ fn bench_dev_loop_save_to_commit_5mb() {
     let (d, e, f) = stats(&mut pass);
     println!("dev loop, 5 MB app, {} saves: save -> committed event min {a:.0} / median {b:.0} / max {c:.0} ms; of which the pass (stage+plan+commit) {d:.0} / {e:.0} / {f:.0} ms", wall.len());
 }
+
+/// `apphost dev --serve --json`: the first stdout line is `apphost serve`'s, and the dev loop
+/// keeps updating the app meanwhile (its events on stderr).
+#[test]
+fn dev_serve_prints_the_serve_first_line_and_keeps_watching() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let folder = tmp.path().join("app");
+    common::copy_dir(&fixture("good/hello-app"), &folder);
+    let mut child = common::apphost_in(tmp.path(), &data)
+        .args(["dev", "--serve"])
+        .arg(&folder)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let guard = Dev {
+        child,
+        lines: mpsc::channel().1,
+    };
+    if first.trim().is_empty() {
+        // Built without the host UI: the server refused to start, and said why on stderr.
+        let said: Vec<Value> = rx.iter().take(2).collect();
+        assert!(
+            said.iter()
+                .any(|v| v["error"]["code"] == "server.ui_missing"),
+            "{said:?}"
+        );
+        return;
+    }
+    let line: Value = serde_json::from_str(first.trim()).unwrap();
+    assert!(
+        line["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:"),
+        "{line}"
+    );
+    assert!(line["port"].as_u64().unwrap() > 0);
+    let next = || rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(next()["event"], "installed");
+    std::fs::write(folder.join("dist/ui/index.html"), "<p>served edit</p>").unwrap();
+    assert_eq!(next()["event"], "updated");
+    drop(guard);
+}

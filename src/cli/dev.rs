@@ -24,7 +24,8 @@ pub const DEBOUNCE: Duration = Duration::from_millis(75);
 pub struct DevArgs {
     /// The app's folder (with APP.md).
     pub folder: PathBuf,
-    /// Serve the host UI over loopback HTTP (`apphost serve`) instead of opening the window.
+    /// Serve the host UI over loopback HTTP (`apphost serve`, same first line) instead of
+    /// opening the window; the dev events then go to stderr.
     #[arg(long)]
     pub serve: bool,
     /// With --serve: the port (default: any free port).
@@ -53,7 +54,7 @@ fn ask_widening(perms: &[PermissionChange]) -> bool {
     .unwrap_or(false)
 }
 
-fn report(json: bool, app: Option<&str>, outcome: &DevOutcome) {
+fn report_to(json: bool, app: Option<&str>, outcome: &DevOutcome, stderr: bool) {
     let app = app.unwrap_or("?");
     let (value, text) = match outcome {
         DevOutcome::Committed {
@@ -93,10 +94,25 @@ fn report(json: bool, app: Option<&str>, outcome: &DevOutcome) {
             ),
         ),
     };
-    if json {
-        output::print_json_line(&value);
-    } else {
-        out_line!("{text}");
+    match (json, stderr) {
+        (true, false) => output::print_json_line(&value),
+        (true, true) => err_line!("{value}"),
+        (false, false) => out_line!("{text}"),
+        (false, true) => err_line!("{text}"),
+    }
+}
+
+/// Where a pass is reported: stdout, or stderr when `--serve` owns stdout (its first line is
+/// the URL, as for `apphost serve`).
+#[derive(Clone, Copy)]
+struct Sink {
+    json: bool,
+    to_stderr: bool,
+}
+
+impl Sink {
+    fn outcome(self, app: Option<&str>, o: &DevOutcome) {
+        report_to(self.json, app, o, self.to_stderr);
     }
 }
 
@@ -114,18 +130,32 @@ pub fn run(
         .watcher()
         .watch(session.folder(), notify::RecursiveMode::Recursive)
         .map_err(watch_error)?;
+    let sink = Sink {
+        json,
+        to_stderr: a.serve,
+    };
     let first = session.apply(&mut ask_widening)?;
-    report(json, session.app(), &first);
+    sink.outcome(session.app(), &first);
     if a.reset_storage && session.reset_storage()? {
         output::note(json, "dev: the app's storage was reset");
     }
-    let mut child = if a.no_open {
+    if a.serve {
+        // The server owns the main thread (and Ctrl-C); the folder is watched beside it.
+        std::thread::spawn(move || {
+            let _keep = debouncer;
+            watch_loop(&mut session, &rx, None, sink)
+        });
+        return crate::serve::run(
+            dir.clone(),
+            crate::serve::ServeOptions {
+                port: a.port.unwrap_or(0),
+                json,
+                listen: None,
+            },
+        );
+    }
+    let child = if a.no_open {
         None
-    } else if a.serve {
-        return Err(HostError::new(
-            ErrorCode::DesktopUnavailable,
-            "apphost dev --serve needs apphost serve, which this build does not have yet; use --no-open or the window",
-        ));
     } else {
         let app = session.app().map(str::to_owned);
         Some(crate::launch::spawn_window(
@@ -134,6 +164,18 @@ pub fn run(
             None,
         )?)
     };
+    watch_loop(&mut session, &rx, child, sink)
+}
+
+type Events = notify_debouncer_mini::DebounceEventResult;
+
+/// One pass per batch of changes, until the window (if any) exits.
+fn watch_loop(
+    session: &mut DevSession,
+    rx: &mpsc::Receiver<Events>,
+    mut child: Option<std::process::Child>,
+    sink: Sink,
+) -> HostResult<i32> {
     loop {
         if let Some(c) = child.as_mut() {
             if let Ok(Some(status)) = c.try_wait() {
@@ -146,14 +188,12 @@ pub fn run(
                 while rx.try_recv().is_ok() {}
                 match session.apply(&mut ask_widening) {
                     Ok(DevOutcome::Unchanged) => {}
-                    Ok(o) => report(json, session.app(), &o),
+                    Ok(o) => sink.outcome(session.app(), &o),
                     Err(e) if e.code == ErrorCode::DevNotADevInstall => return Err(e),
-                    Err(e) => {
-                        output::note(json, &format!("dev: {} ({})", e.message, e.code.as_str()))
-                    }
+                    Err(e) => err_line!("dev: {} ({})", e.message, e.code.as_str()),
                 }
             }
-            Ok(Err(e)) => output::note(json, &format!("dev: watching failed: {e}")),
+            Ok(Err(e)) => err_line!("dev: watching failed: {e}"),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(0),
         }
