@@ -232,7 +232,7 @@ impl DevSession {
                 return Ok(DevOutcome::Invalid(f));
             }
         }
-        let installed = store.app_names()?.iter().any(|n| *n == name);
+        let installed = store.app_names()?.contains(&name);
         if installed && !store.is_dev(&name)? {
             staged.abort()?;
             return Err(HostError::new(
