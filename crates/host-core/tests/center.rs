@@ -696,6 +696,16 @@ mod dev {
             .unwrap()
             .contains("notes_files"));
         assert_eq!(dev_status(&dir).unwrap()[0].status, "updated");
+
+        // Uninstalled, it stops being a dev app: a normal install of the name is not DEV.
+        lifecycle::uninstall(&dir, "hello-app", UninstallMode::DeleteData, None).unwrap();
+        assert!(dev_status(&dir).unwrap().is_empty());
+        install(&dir, &fixture("good/hello-app"));
+        let sum = Store::open(&dir)
+            .unwrap()
+            .summary("hello-app", &host_core::profile::HostProfile::current())
+            .unwrap();
+        assert!(!sum.dev);
     }
 
     #[test]
