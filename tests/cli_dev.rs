@@ -80,6 +80,17 @@ fn a_save_installs_a_new_version_and_a_broken_save_keeps_the_last_good_one() {
     assert!(v1.starts_with("1.0.0+dev."));
     let apps = list(tmp.path(), &data);
     assert_eq!(apps[0]["dev"], true);
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_apphost"))
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("list")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("[DEV; sideloaded"),
+        "{}",
+        common::describe(&text)
+    );
     assert_eq!(apps[0]["sideloaded"], true);
 
     std::fs::write(folder.join("dist/ui/index.html"), "<p>edited</p>").unwrap();

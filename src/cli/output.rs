@@ -128,6 +128,9 @@ pub fn list(apps: &[AppSummary], json: bool) {
     }
     for a in apps {
         let mut flags = Vec::new();
+        if a.dev {
+            flags.push("DEV".to_owned());
+        }
         if !a.enabled {
             flags.push("disabled".to_owned());
         }

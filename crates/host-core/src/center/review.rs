@@ -87,8 +87,8 @@ pub struct ReviewApp {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewTrust {
-    /// `trusted`, `untrusted-signature` (signed by a key this host does not trust), `unsigned`
-    /// or `dev` (an `apphost dev` folder).
+    /// `trusted`, `untrusted-signature` (signed by a key this host does not trust) or
+    /// `unsigned`. (A dev app is never reviewed here: `apphost dev` installs it.)
     pub state: &'static str,
     /// Installing it is a sideload (shown as a warning; consent covers it).
     pub sideload: bool,
