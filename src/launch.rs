@@ -68,6 +68,30 @@ pub fn open_window(
     run(command, &path)
 }
 
+/// Starts the window as a child process (`apphost dev` keeps watching while it runs), with the
+/// same environment as [`open_window`].
+pub fn spawn_window(
+    data_dir: Option<&Path>,
+    app: Option<&str>,
+    entry: Option<&str>,
+) -> Result<std::process::Child, HostError> {
+    let path = desktop_binary()?;
+    let mut command = Command::new(&path);
+    if let Some(dir) = data_dir {
+        command.env("APPHOST_DATA_DIR", dir);
+    }
+    set_open_target(&mut command, app, entry);
+    command.spawn().map_err(|error| {
+        unavailable(
+            &path,
+            format!(
+                "cannot start the desktop window {}: {error}",
+                path.display()
+            ),
+        )
+    })
+}
+
 fn set_open_target(command: &mut Command, app: Option<&str>, entry: Option<&str>) {
     for (key, value) in [
         (OPEN_APP_ENV, app),

@@ -173,6 +173,10 @@ pub enum Command {
     /// Set, show or test the model the runtime uses (OpenAI-compatible endpoint).
     #[command(subcommand)]
     Model(super::model::ModelCommand),
+    /// Develop an app: install FOLDER as a dev app (marked DEV, sideloaded), open it, and
+    /// update it on every valid save (an invalid one keeps the last good version and prints
+    /// the findings; a change that widens permissions asks again).
+    Dev(super::dev::DevArgs),
     /// Serve the host UI and its API over loopback HTTP for a browser (first line: the URL to
     /// open, with a one-time sign-in token; with --json: {"url","port","pid"}). Ctrl-C stops it.
     Serve {

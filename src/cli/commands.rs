@@ -108,6 +108,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Config { key, value, unset } => config(&dir, key, value, unset, json),
         Command::Model(m) => super::model::run(&dir, m, json),
         Command::AppServer { stdio } => super::app_server::run(&dir, stdio),
+        Command::Dev(a) => super::dev::run(&dir, cli.data_dir.as_deref(), a, json),
         Command::Serve { port, listen } => {
             crate::serve::run(dir, crate::serve::ServeOptions { port, json, listen })
         }

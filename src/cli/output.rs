@@ -19,6 +19,14 @@ pub(super) fn print_json(v: &impl Serialize) {
     );
 }
 
+/// One JSON value on one line (a stream of events, e.g. `apphost dev --json`).
+pub(super) fn print_json_line(v: &impl Serialize) {
+    out_line!(
+        "{}",
+        serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+    );
+}
+
 pub fn print_error(err: &HostError, json: bool) {
     if json {
         err_line!(
@@ -120,6 +128,9 @@ pub fn list(apps: &[AppSummary], json: bool) {
     }
     for a in apps {
         let mut flags = Vec::new();
+        if a.dev {
+            flags.push("DEV".to_owned());
+        }
         if !a.enabled {
             flags.push("disabled".to_owned());
         }

@@ -95,4 +95,14 @@ export const setTheme = (theme: ThemeMode): Promise<{ theme: ThemeMode; outgoing
   invoke("set_theme", { theme });
 
 /** The transport the bridge relay needs, over this command layer. */
-export const relayTransport = { bridgeMessage, bridgeRefused, answerPrompt, unmount, openExternal };
+export const answerDownload = (downloadId: string, save: boolean): Promise<Outgoing[]> =>
+  invoke("answer_download", { downloadId, save });
+
+export const relayTransport = {
+  bridgeMessage,
+  bridgeRefused,
+  answerPrompt,
+  answerDownload,
+  unmount,
+  openExternal,
+};

@@ -157,6 +157,17 @@ error_codes! {
     ProviderMalformedStream = "provider.malformed_stream" => ProviderRefused,
     ProviderResponseTooLarge = "provider.response_too_large" => ProviderRefused,
     ProviderCancelled = "provider.cancelled" => ProviderUnavailable,
+    // --- the app center (host UI operations) -------------------------------------------------
+    /// No such install review: never made, already used, cancelled or expired.
+    ReviewNotFound = "review.not_found" => NotFound,
+    /// No such upload: never made, already reviewed, or expired.
+    UploadNotFound = "upload.not_found" => NotFound,
+    /// An uploaded package is larger than the package size limit.
+    UploadTooLarge = "upload.too_large" => Rejected,
+    /// `apphost dev` on a folder whose app is installed normally (not as a dev install).
+    DevNotADevInstall = "dev.not_a_dev_install" => Conflict,
+    /// The folder's app name changed while `apphost dev` watched it (a finding, not an error).
+    DevAppRenamed = "dev.app_renamed" => Rejected,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
@@ -171,10 +182,6 @@ error_codes! {
     ApiUnknownCommand = "api.unknown_command" => Usage,
     /// A command's arguments are not a JSON object of the documented shape.
     ApiBadArguments = "api.bad_arguments" => Usage,
-    /// `upload_package` was given more bytes than the upload limit.
-    ApiUploadTooLarge = "api.upload_too_large" => Rejected,
-    /// The `uploadId` names no kept upload (used already, replaced, or never made).
-    ApiUploadNotFound = "api.upload_not_found" => NotFound,
     /// `apphost serve`: no valid session cookie, or a launch token that is wrong or used already.
     ApiUnauthorized = "api.unauthorized" => Rejected,
     /// `apphost serve`: a foreign `Host` header, an `Origin` other than the host UI's, or an app

@@ -13,6 +13,7 @@ pub mod api;
 pub mod app_secrets;
 pub mod bridge;
 pub mod capability;
+pub mod center;
 pub mod compat;
 pub mod downloads;
 pub mod error;

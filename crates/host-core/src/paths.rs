@@ -4,6 +4,8 @@
 //! <data>/host.db            host state (SQLite, WAL): apps, versions, files, grants, settings, audit
 //! <data>/packs/<id>.pack    installed package files: content-addressed blobs inside immutable packs
 //! <data>/staging/<op>/      work in progress of one mutating operation (a journal); empty when idle
+//! <data>/staging/uploads/   packages uploaded to the app center awaiting review (private files,
+//!                           owned by the process that took them; recovery leaves them alone)
 //! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
 //! <data>/quarantine/<op>/   data recovery set aside and could not put back (never deleted by AppHost)
 //! <data>/lock               advisory lock held by the process mutating the store
@@ -17,6 +19,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{ErrorCode, HostError, HostResult};
 
 pub const DATA_DIR_ENV: &str = "APPHOST_DATA_DIR";
+
+/// The folder of `staging/` that holds uploads rather than an operation.
+pub const UPLOADS_DIR: &str = "uploads";
 
 #[derive(Debug, Clone)]
 pub struct DataDir {
@@ -58,6 +63,10 @@ impl DataDir {
     }
     pub fn staging(&self) -> PathBuf {
         self.root.join("staging")
+    }
+    /// Packages uploaded for an install review (`center::uploads`): not an operation's folder.
+    pub fn uploads(&self) -> PathBuf {
+        self.staging().join(UPLOADS_DIR)
     }
     pub fn apps_data(&self) -> PathBuf {
         self.root.join("apps")

@@ -336,11 +336,14 @@ fn uploads_are_kept_once_and_bounded() {
     let up = api::upload_package(&s, b"PK\x03\x04").unwrap();
     assert_eq!(up["bytes"], 4);
     let id = up["uploadId"].as_str().unwrap();
-    let path = s.uploads.take(id).unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), b"PK\x03\x04");
+    assert!(id.starts_with("u-"));
+    // A review uses the upload (this one is not a package) and it is gone with it.
+    let args = json!({"source": {"uploadId": id}});
+    let e = api::call(&s, "review_install", args.clone()).unwrap_err();
+    assert_ne!(e.code, ErrorCode::UploadNotFound);
     assert_eq!(
-        s.uploads.take(id).unwrap_err().code,
-        ErrorCode::ApiUploadNotFound
+        api::call(&s, "review_install", args).unwrap_err().code,
+        ErrorCode::UploadNotFound
     );
 }
 
@@ -423,4 +426,86 @@ fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
     }
     assert_eq!(types.first().map(String::as_str), Some("system:init"));
     assert_eq!(types.iter().filter(|t| *t == "assistant:delta").count(), 2);
+
+#[test]
+fn the_app_center_commands_review_install_with_progress_and_manage_the_app() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let review = call(
+        &s,
+        "review_install",
+        json!({"source": {"path": fixture("good/hello-app-v2")}, "progressId": "p1"}),
+    );
+    assert_eq!(review["mode"], "update");
+    assert_eq!(review["needsConsent"], json!(["notes_files"]));
+    let progress = s.outbox.wait_after(0, std::time::Duration::from_millis(10));
+    let last = progress
+        .events
+        .iter()
+        .rfind(|e| e.kind == "install:progress")
+        .expect("install progress was pushed");
+    assert_eq!(last.payload["progressId"], "p1");
+    assert_eq!(last.payload["bytesVerified"], last.payload["bytesTotal"]);
+    let e = api::call(&s, "install", json!({"reviewId": review["reviewId"]})).unwrap_err();
+    assert_eq!(
+        e.code,
+        ErrorCode::ApiBadArguments,
+        "consent is a required argument"
+    );
+    let app = call(
+        &s,
+        "install",
+        json!({"reviewId": review["reviewId"], "consent": true}),
+    );
+    assert_eq!(app["activeVersion"], "1.1.0");
+    let detail = call(&s, "app_detail", json!({"appId": "hello-app"}));
+    assert_eq!(detail["versions"].as_array().unwrap().len(), 2);
+    let row = call(
+        &s,
+        "revoke",
+        json!({"appId": "hello-app", "scope": "notes_files"}),
+    );
+    assert_eq!(row["granted"], false);
+    assert_eq!(
+        call(&s, "list_grants", json!({})).as_array().unwrap().len(),
+        3
+    );
+    assert_eq!(
+        call(&s, "rollback", json!({"appId": "hello-app"}))["activeVersion"],
+        "1.0.0"
+    );
+    assert_eq!(
+        call(&s, "set_theme", json!({"theme": "light"}))["theme"],
+        "light"
+    );
+    assert_eq!(call(&s, "host_settings", json!({}))["theme"], "light");
+    assert!(call(&s, "verify_store", json!({"quick": true}))["ok"] == true);
+    assert!(
+        !call(&s, "audit", json!({"appId": "hello-app", "limit": 5}))
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let bundle = call(&s, "diagnostics_bundle", json!({}));
+    assert!(std::path::Path::new(bundle["path"].as_str().unwrap()).is_file());
+    assert_eq!(call(&s, "dev_status", json!({})), json!([]));
+    let plan = call(
+        &s,
+        "uninstall_plan",
+        json!({"appId": "hello-app", "mode": "delete-data"}),
+    );
+    assert_eq!(plan["mode"], "delete-data");
+    let out = call(
+        &s,
+        "uninstall",
+        json!({"appId": "hello-app", "mode": "delete-data"}),
+    );
+    assert!(out["exportedTo"].is_null());
+    assert_eq!(call(&s, "list_apps", json!({})), json!([]));
+    let e = api::call(
+        &s,
+        "uninstall",
+        json!({"appId": "hello-app", "mode": "wipe"}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ApiBadArguments);
 }

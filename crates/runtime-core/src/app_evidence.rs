@@ -208,6 +208,14 @@ impl AppEvidence {
         }))
     }
 
+    /// How many evidence records the app holds.
+    pub fn count(&self) -> Result<u64, EvidenceError> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM evidence", [], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    }
+
     /// Bytes recorded (what the quota counts).
     pub fn used(&self) -> Result<u64, EvidenceError> {
         Ok(self

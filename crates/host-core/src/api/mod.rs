@@ -9,6 +9,7 @@
 
 pub mod apps;
 pub mod bridge;
+pub mod center;
 pub mod events;
 pub mod external;
 pub mod session;
@@ -33,6 +34,7 @@ pub struct Command {
 const AREAS: &[&[Command]] = &[
     apps::COMMANDS,
     bridge::COMMANDS,
+    center::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
 ];
@@ -67,7 +69,17 @@ pub fn call(session: &Session, command: &str, args: Value) -> HostResult<Value> 
 /// `upload_package`: keeps raw package bytes (a `.zip`) for a later review; answers
 /// `{uploadId, bytes}`. Reached through the transports' raw-body paths, not [`call`].
 pub fn upload_package(session: &Session, bytes: &[u8]) -> HostResult<Value> {
-    answer(session.uploads.put(bytes)?)
+    if bytes.len() > uploads::MAX_UPLOAD_BYTES {
+        return Err(HostError::new(
+            ErrorCode::UploadTooLarge,
+            format!(
+                "the package is larger than {} bytes",
+                uploads::MAX_UPLOAD_BYTES
+            ),
+        )
+        .with("limit", uploads::MAX_UPLOAD_BYTES));
+    }
+    answer(session.center.upload(bytes)?)
 }
 
 /// Decodes `args` into `T` (`null` counts as `{}`), or `api.bad_arguments`.

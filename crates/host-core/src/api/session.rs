@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::Serialize;
 
 use super::events::Outbox;
-use super::uploads::Uploads;
 use super::watch::StoreStamp;
 use crate::bridge::host::{BridgeHost, Outgoing};
 use crate::capability::services::Services;
+use crate::center::Center;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::paths::DataDir;
 use crate::profile::HostProfile;
@@ -93,7 +93,8 @@ pub struct Session {
     /// The store as the mount watcher last checked it.
     seen_store: Mutex<Option<StoreStamp>>,
     pub outbox: Arc<Outbox>,
-    pub uploads: Uploads,
+    /// The app center: uploads and install reviews awaiting consent (`api/center.rs`).
+    pub center: Center,
 }
 
 impl Session {
@@ -119,6 +120,7 @@ impl Session {
                     }
                 }
             }));
+        let center = Center::new(data.clone());
         Session {
             data,
             config,
@@ -130,7 +132,7 @@ impl Session {
             serve_refusals: Mutex::new(VecDeque::new()),
             seen_store: Mutex::new(None),
             outbox,
-            uploads: Uploads::new(),
+            center,
         }
     }
 

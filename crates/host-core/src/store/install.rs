@@ -245,6 +245,25 @@ impl Staged {
     pub fn inspection(&self) -> &Inspection {
         &self.inspection
     }
+
+    /// Marks a staged `apphost dev` folder: its version becomes `<version>+dev.<build>`, so
+    /// every save is a new version of the app (same precedence as the folder's version; the
+    /// store keeps the previous one for rollback as with any update). Only the center's dev
+    /// loop calls this, before planning.
+    pub fn set_dev_build(&mut self, build: u64) {
+        let base = self
+            .inspection
+            .manifest
+            .version()
+            .split('+')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        self.inspection
+            .manifest
+            .data
+            .insert("version".into(), json!(format!("{base}+dev.{build}")));
+    }
 }
 
 fn perm_map(list: &[Value]) -> BTreeMap<String, &Value> {

@@ -151,6 +151,12 @@ impl Store {
             tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
             tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
+            // An `apphost dev` install stops being one with its package: a later install of
+            // the name is a normal one.
+            tx.execute(
+                "DELETE FROM settings WHERE key = ?1",
+                [format!("{}{name}", super::DEV_PREFIX)],
+            )?;
             // Kept data stays bound to its publisher; with the data gone, so is the pin.
             if mode != DataMode::KeepData {
                 tx.execute("DELETE FROM publishers WHERE app = ?1", [name])?;

@@ -20,6 +20,7 @@ mod install;
 mod journal;
 mod lifecycle;
 mod packs;
+mod queries;
 mod recovery;
 mod schema;
 mod secret_bindings;
@@ -37,11 +38,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
+pub(crate) use install::diff_permissions;
 pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,
     Staged,
 };
 pub use lifecycle::UninstallOutcome;
+pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};
 pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
@@ -90,6 +93,8 @@ pub struct AppSummary {
     pub warnings: Vec<HostError>,
     /// The active version's entries, in manifest order (what the host UI offers to open).
     pub entries: Vec<EntrySummary>,
+    /// An `apphost dev` install (a folder being developed; shown as DEV, never as signed).
+    pub dev: bool,
 }
 
 /// One entry of an installed app, as the app list shows it.
@@ -102,6 +107,9 @@ pub struct EntrySummary {
     /// Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`).
     pub mountable: bool,
 }
+
+/// Settings key prefix of `apphost dev` installs (`center::dev`): `dev-app/<name>`.
+pub const DEV_PREFIX: &str = "dev-app/";
 
 pub(crate) fn now_str() -> String {
     jiff::Timestamp::now().to_string()
@@ -561,7 +569,17 @@ impl Store {
             updated_at: app.updated_at,
             warnings: Vec::new(),
             entries: entry_summaries(&manifest),
+            dev: self.is_dev(name)?,
         })
+    }
+
+    /// Whether `name` is an `apphost dev` install (a `dev-app/<name>` settings row).
+    pub fn is_dev(&self, name: &str) -> HostResult<bool> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM settings WHERE key = ?1)",
+            [format!("{DEV_PREFIX}{name}")],
+            |r| r.get(0),
+        )?)
     }
 
     /// Every installed app, by name.

@@ -47,8 +47,12 @@ pub(super) fn recover(store: &Store) -> HostResult<Vec<Recovered>> {
     let entries: Vec<_> = match fs::read_dir(&staging) {
         Ok(rd) => rd
             .map(|e| e.map(|e| e.path()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| super::io("cannot read", &staging, e))?,
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| super::io("cannot read", &staging, e))?
+            .into_iter()
+            // Uploads awaiting review belong to the process that took them, not to an operation.
+            .filter(|p| !is_uploads(p))
+            .collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(super::io("cannot read", &staging, e)),
     };
@@ -125,10 +129,16 @@ pub(super) fn recover(store: &Store) -> HostResult<Vec<Recovered>> {
     let rd = fs::read_dir(&staging).map_err(|e| super::io("cannot read", &staging, e))?;
     for e in rd {
         let e = e.map_err(|e| super::io("cannot read", &staging, e))?;
-        remove_any(&e.path())?;
+        if !is_uploads(&e.path()) {
+            remove_any(&e.path())?;
+        }
     }
     store.conn.execute("DELETE FROM ops", [])?;
     Ok(out)
+}
+
+fn is_uploads(path: &Path) -> bool {
+    path.file_name() == Some(std::ffi::OsStr::new(crate::paths::UPLOADS_DIR))
 }
 
 /// Puts back what an uncommitted operation moved aside. If it cannot (something is at the

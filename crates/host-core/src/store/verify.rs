@@ -300,7 +300,10 @@ impl Store {
                 );
             }
             if let Ok(rd) = fs::read_dir(self.dir.staging()) {
-                for e in rd.flatten() {
+                for e in rd
+                    .flatten()
+                    .filter(|e| e.file_name() != crate::paths::UPLOADS_DIR)
+                {
                     p(
                         "staging.leftover",
                         format!(

@@ -1,0 +1,317 @@
+//! The app center's commands (`docs/host-api.md`, "App center" and "Dev loop"): thin adapters
+//! from JSON arguments to `crate::center`, which does the work. Install progress (bytes
+//! verified while a review or an install reads the package) goes to the outbox as
+//! `install:progress` events.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{answer, args, Command, NoArgs, Session};
+use crate::center::diagnostics::{self, LiveDiagnostics};
+use crate::center::lifecycle::{self, UninstallMode};
+use crate::center::{detail, dev, grants, settings, InstallArgs, ReviewSource};
+use crate::error::HostResult;
+use crate::store::AuditQuery;
+
+/// The outbox event kind of install progress.
+pub const INSTALL_PROGRESS: &str = "install:progress";
+
+macro_rules! commands {
+    ($($name:literal => $f:ident,)*) => {
+        pub const COMMANDS: &[Command] = &[$(Command { name: $name, run: $f },)*];
+    };
+}
+
+commands! {
+    "review_install" => review_install,
+    "install" => install,
+    "cancel_review" => cancel_review,
+    "app_detail" => app_detail,
+    "list_grants" => list_grants,
+    "grant" => grant,
+    "revoke" => revoke,
+    "set_enabled" => set_enabled,
+    "uninstall_plan" => uninstall_plan,
+    "uninstall" => uninstall,
+    "rollback" => rollback,
+    "audit" => audit,
+    "verify_store" => verify_store,
+    "diagnostics_bundle" => diagnostics_bundle,
+    "trusted_keys" => trusted_keys,
+    "add_trusted_key" => add_trusted_key,
+    "remove_trusted_key" => remove_trusted_key,
+    "host_settings" => host_settings,
+    "set_theme" => set_theme,
+    "dev_status" => dev_status,
+}
+
+/// Pushes `install:progress` at most every 2% (and at the end), so a large package costs the
+/// outbox about 50 events.
+fn progress<'a>(session: &'a Session, tag: Value) -> impl FnMut(u64, u64) + 'a {
+    let mut last = 0u64;
+    move |done, total| {
+        let step = (total / 50).max(1);
+        if done == total || done >= last + step {
+            last = done;
+            let mut payload = tag.clone();
+            payload["bytesVerified"] = json!(done);
+            payload["bytesTotal"] = json!(total);
+            session.outbox.push(INSTALL_PROGRESS, payload);
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+enum SourceArg {
+    Path(PathBuf),
+    UploadId(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ReviewArgs {
+    source: SourceArg,
+    /// Echoed in the `install:progress` events of this review (the review id does not exist yet).
+    progress_id: Option<String>,
+}
+
+fn review_install(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: ReviewArgs = args("review_install", raw)?;
+    let source = match a.source {
+        SourceArg::Path(p) => ReviewSource::Path(p),
+        SourceArg::UploadId(id) => ReviewSource::Upload(id),
+    };
+    let tag = json!({"phase": "review", "progressId": a.progress_id});
+    answer(
+        session
+            .center
+            .review_install(source, &mut progress(session, tag))?,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct InstallArgsWire {
+    review_id: String,
+    consent: bool,
+    #[serde(default)]
+    accept_publisher_change: bool,
+    #[serde(default)]
+    reattach_data: bool,
+}
+
+fn install(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: InstallArgsWire = args("install", raw)?;
+    let tag = json!({"phase": "install", "reviewId": a.review_id});
+    let done = session.center.install(
+        &InstallArgs {
+            review_id: a.review_id,
+            consent: a.consent,
+            accept_publisher_change: a.accept_publisher_change,
+            reattach_data: a.reattach_data,
+        },
+        &mut progress(session, tag),
+    )?;
+    answer(done)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ReviewId {
+    review_id: String,
+}
+
+fn cancel_review(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: ReviewId = args("cancel_review", raw)?;
+    session.center.cancel_review(&a.review_id)?;
+    Ok(Value::Null)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct AppId {
+    app_id: String,
+}
+
+fn app_detail(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: AppId = args("app_detail", raw)?;
+    answer(detail::app_detail(&session.data, &a.app_id)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct MaybeApp {
+    app_id: Option<String>,
+}
+
+fn list_grants(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: MaybeApp = args("list_grants", raw)?;
+    answer(grants::list_grants(&session.data, a.app_id.as_deref())?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Scope {
+    app_id: String,
+    scope: String,
+}
+
+fn grant(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Scope = args("grant", raw)?;
+    answer(grants::grant(&session.data, &a.app_id, &a.scope)?)
+}
+
+fn revoke(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Scope = args("revoke", raw)?;
+    answer(grants::revoke(&session.data, &a.app_id, &a.scope)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Enabled {
+    app_id: String,
+    enabled: bool,
+}
+
+fn set_enabled(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Enabled = args("set_enabled", raw)?;
+    answer(lifecycle::set_enabled(&session.data, &a.app_id, a.enabled)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Mode {
+    app_id: String,
+    mode: UninstallMode,
+}
+
+fn uninstall_plan(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Mode = args("uninstall_plan", raw)?;
+    answer(lifecycle::uninstall_plan(&session.data, &a.app_id, a.mode)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Uninstall {
+    app_id: String,
+    mode: UninstallMode,
+    export_path: Option<PathBuf>,
+}
+
+fn uninstall(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Uninstall = args("uninstall", raw)?;
+    let out = lifecycle::uninstall(&session.data, &a.app_id, a.mode, a.export_path.as_deref())?;
+    answer(json!({
+        "removed": out.plan,
+        "kept": if a.mode == UninstallMode::KeepData { Some(&out.plan.data_dir) } else { None },
+        "exportedTo": out.exported_to,
+        "exportSkipped": out.export_skipped,
+        "warnings": out.warnings,
+    }))
+}
+
+fn rollback(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: AppId = args("rollback", raw)?;
+    answer(lifecycle::rollback(&session.data, &a.app_id)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Audit {
+    app_id: Option<String>,
+    capability: Option<String>,
+    decision: Option<String>,
+    limit: Option<usize>,
+    before: Option<i64>,
+}
+
+fn audit(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Audit = args("audit", raw)?;
+    answer(diagnostics::audit(
+        &session.data,
+        &AuditQuery {
+            app: a.app_id,
+            capability: a.capability,
+            decision: a.decision,
+            limit: a.limit.unwrap_or(0),
+            before: a.before,
+        },
+    )?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Verify {
+    #[serde(default)]
+    quick: bool,
+}
+
+fn verify_store(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Verify = args("verify_store", raw)?;
+    answer(diagnostics::verify_store(&session.data, a.quick)?)
+}
+
+fn diagnostics_bundle(session: &Session, raw: Value) -> HostResult<Value> {
+    let NoArgs {} = args("diagnostics_bundle", raw)?;
+    let live = LiveDiagnostics {
+        bridge: session.with_bridge(|host, _| host.diagnostics())?,
+        serve_refusals: session.serve_refusals(),
+    };
+    answer(diagnostics::diagnostics_bundle(&session.data, &live)?)
+}
+
+fn trusted_keys(session: &Session, raw: Value) -> HostResult<Value> {
+    let NoArgs {} = args("trusted_keys", raw)?;
+    answer(settings::trusted_keys(&session.data)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct AddKey {
+    public_key: String,
+    label: Option<String>,
+}
+
+fn add_trusted_key(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: AddKey = args("add_trusted_key", raw)?;
+    answer(settings::add_trusted_key(
+        &session.data,
+        &a.public_key,
+        a.label.as_deref(),
+    )?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct KeyId {
+    key_id: String,
+}
+
+fn remove_trusted_key(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: KeyId = args("remove_trusted_key", raw)?;
+    answer(settings::remove_trusted_key(&session.data, &a.key_id)?)
+}
+
+fn host_settings(session: &Session, raw: Value) -> HostResult<Value> {
+    let NoArgs {} = args("host_settings", raw)?;
+    answer(settings::host_settings(&session.data)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Theme {
+    theme: String,
+}
+
+fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Theme = args("set_theme", raw)?;
+    answer(json!({"theme": settings::set_theme(&session.data, &a.theme)?}))
+}
+
+fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {
+    let NoArgs {} = args("dev_status", raw)?;
+    answer(dev::dev_status(&session.data)?)
+}
