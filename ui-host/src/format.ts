@@ -292,6 +292,24 @@ export function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 
+/**
+ * The network domains of a review, in words: the projection lists `{domain, permission, required}`
+ * objects (plain strings are accepted too); optional ones say so.
+ */
+export function networkDomains(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  const out: string[] = [];
+  for (const v of value) {
+    if (typeof v === "string") out.push(v);
+    else if (v !== null && typeof v === "object" && typeof (v as { domain?: unknown }).domain === "string") {
+      const d = v as { domain: string; permission?: unknown; required?: unknown };
+      const via = typeof d.permission === "string" ? ` via ${d.permission}` : "";
+      out.push(`${d.domain}${d.required === false ? ` (optional${via})` : via ? ` (${via.trim()})` : ""}`);
+    }
+  }
+  return out;
+}
+
 /** The reasons of a readiness (a review's `reasons`, or a report's blockers then warnings). */
 export function readinessReasons(r: {
   reasons?: unknown;

@@ -8,6 +8,7 @@ import {
   errorHelp,
   filterApps,
   formatBytes,
+  networkDomains,
   percent,
   permissionId,
   readinessReasons,
@@ -171,4 +172,18 @@ test("restored tabs of apps that are not installed are dropped", () => {
   assert.deepEqual(kept.tabs.map(tabKey), ["a/main"]);
   assert.equal(kept.active, "a/main");
   assert.equal(keepInstalled(kept, new Set(["a"])), kept, "nothing to drop: the same state");
+});
+
+test("network domains: the projection's objects are shown in words, optional ones say so", () => {
+  assert.deepEqual(
+    networkDomains([
+      { domain: "notes.example.com", permission: "sync_notes", required: false },
+      { domain: "api.example.com", permission: "api", required: true },
+      "plain.example.org",
+      { nope: 1 },
+      7,
+    ]),
+    ["notes.example.com (optional via sync_notes)", "api.example.com (via api)", "plain.example.org"],
+  );
+  assert.deepEqual(networkDomains(undefined), []);
 });

@@ -426,6 +426,7 @@ fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
     }
     assert_eq!(types.first().map(String::as_str), Some("system:init"));
     assert_eq!(types.iter().filter(|t| *t == "assistant:delta").count(), 2);
+}
 
 #[test]
 fn the_app_center_commands_review_install_with_progress_and_manage_the_app() {

@@ -14,6 +14,7 @@ import {
   readinessReasons,
   reviewTrustBadge,
   signerText,
+  networkDomains,
   stringList,
   valueText,
 } from "../format.js";
@@ -96,7 +97,7 @@ export function ReviewBody(props: {
   const update = r.mode === "update";
   const trust = reviewTrustBadge(r.trust.state);
   const notVerified = r.trust.state !== "trusted" || r.trust.sideload === true;
-  const domains = stringList(r.network.domains);
+  const domains = networkDomains(r.network.domains);
   const migrations = r.storage.migrations ?? [];
   const reasons = readinessReasons(r.readiness);
   const setup = r.readiness.setupActions ?? [];
