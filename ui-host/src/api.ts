@@ -91,8 +91,14 @@ export const addTrustedKey = (publicKey: string, label?: string): Promise<Truste
   invoke("add_trusted_key", label === undefined || label === "" ? { publicKey } : { publicKey, label });
 export const removeTrustedKey = (keyId: string): Promise<TrustedKey[]> => invoke("remove_trusted_key", { keyId });
 export const hostSettings = (): Promise<HostSettings> => invoke("host_settings");
-export const setTheme = (theme: ThemeMode): Promise<{ theme: ThemeMode; outgoing?: Outgoing[] }> =>
-  invoke("set_theme", { theme });
+/** Keeps the choice; `effective` (what the page shows) is passed on to frames as `theme:update`. */
+export const setTheme = (
+  theme: ThemeMode,
+  effective: "light" | "dark",
+): Promise<{ theme: ThemeMode; outgoing?: Outgoing[] }> => invoke("set_theme", { theme, effective });
+/** A frame was shown or hidden (tab switch); Rust answers the `host:visibility` post. */
+export const setVisibility = (mountId: string, visible: boolean): Promise<Outgoing[]> =>
+  invoke("set_visibility", { mountId, visible });
 
 /** The transport the bridge relay needs, over this command layer. */
 export const answerDownload = (downloadId: string, save: boolean): Promise<Outgoing[]> =>

@@ -331,12 +331,24 @@ export function App(): JSX.Element {
     storage()?.setItem(TABS_STORAGE_KEY, saveTabs(tabs));
   }, [tabs]);
 
-  // Only the active tab's frame is shown; the others keep running, hidden. Rust is told which
-  // frames are visible through the frame's own `hidden` state only (no command for it yet).
+  // Only the active tab's frame is shown; the others keep running, hidden. Rust is told each
+  // change (`set_visibility`), and tells the frame (`host:visibility`).
   useEffect(() => {
     const activeMount = tabs.active === null ? undefined : mounts[tabs.active]?.mountId;
     for (const frame of document.querySelectorAll<HTMLIFrameElement>("#surface-frames iframe")) {
       frame.hidden = frame.dataset.mountId !== activeMount;
+      const visible = !frame.hidden && route.page === "running";
+      const mountId = frame.dataset.mountId;
+      // A new mount starts visible on the Rust side.
+      if (mountId !== undefined && (frame.dataset.visible ?? "true") !== String(visible)) {
+        frame.dataset.visible = String(visible);
+        api
+          .setVisibility(mountId, visible)
+          .then((outgoing) => relayRef.current?.execute(outgoing))
+          .catch((error: unknown) => {
+            if (!isMissingCommand(error)) console.warn("set_visibility failed", error);
+          });
+      }
     }
     // A restored (sleeping) tab mounts when it is shown.
     if (
@@ -366,7 +378,7 @@ export function App(): JSX.Element {
     applyTheme(effective);
     storage()?.setItem(THEME_STORAGE_KEY, theme);
     api
-      .setTheme(theme)
+      .setTheme(theme, effective)
       .then((answer) => {
         if (Array.isArray(answer?.outgoing)) {
           void relayRef.current?.execute(answer.outgoing);

@@ -510,3 +510,84 @@ fn the_app_center_commands_review_install_with_progress_and_manage_the_app() {
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::ApiBadArguments);
 }
+
+/// Tab switches and theme changes reach ready frames through the command layer, once per change;
+/// a frame that has not said `app:ready` is told nothing, and bad values change nothing.
+#[test]
+fn visibility_and_theme_changes_reach_ready_frames_once() {
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let mount = call(
+        &s,
+        "mount_entry",
+        json!({"appId": "hello-app", "entryKey": "notes"}),
+    );
+    let mount_id = mount["mountId"].as_str().unwrap().to_owned();
+    let origin = mount["origin"].as_str().unwrap().to_owned();
+    let hide = json!({"mountId": mount_id, "visible": false});
+    // Not ready yet: Rust records the state, the frame hears nothing.
+    assert_eq!(call(&s, "set_visibility", hide.clone()), json!([]));
+    call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": msg("app:ready", "r0", json!({}))}),
+    );
+    let show = json!({"mountId": mount_id, "visible": true});
+    let out = call(&s, "set_visibility", show.clone());
+    assert_eq!(out.as_array().unwrap().len(), 1);
+    assert_eq!(out[0]["mountId"], mount_id.as_str());
+    assert_eq!(out[0]["message"]["type"], "host:visibility");
+    assert_eq!(out[0]["message"]["payload"]["visible"], true);
+    assert_eq!(
+        call(&s, "set_visibility", show),
+        json!([]),
+        "no change, no post"
+    );
+    assert_eq!(
+        call(
+            &s,
+            "set_visibility",
+            json!({"mountId": "m-nope", "visible": false})
+        ),
+        json!([])
+    );
+
+    let theme = call(
+        &s,
+        "set_theme",
+        json!({"theme": "dark", "effective": "dark"}),
+    );
+    assert_eq!(theme["theme"], "dark");
+    let posts = theme["outgoing"].as_array().unwrap();
+    assert_eq!(posts.len(), 1);
+    assert_eq!(posts[0]["message"]["type"], "theme:update");
+    assert_eq!(posts[0]["message"]["payload"]["themeMode"], "dark");
+    assert_eq!(posts[0]["message"]["payload"]["effectiveThemeMode"], "dark");
+    let again = call(
+        &s,
+        "set_theme",
+        json!({"theme": "dark", "effective": "dark"}),
+    );
+    assert_eq!(
+        again["outgoing"],
+        json!([]),
+        "the same theme again posts nothing"
+    );
+    // The snapshot a reloading frame gets carries the new theme.
+    let snap = call(
+        &s,
+        "bridge_message",
+        json!({"mountId": mount_id, "origin": origin, "data": msg("host:getSnapshot", "r1", json!({}))}),
+    );
+    assert_eq!(
+        snap[0]["message"]["payload"]["theme"]["effectiveThemeMode"],
+        "dark"
+    );
+    let e = api::call(
+        &s,
+        "set_theme",
+        json!({"theme": "dark", "effective": "sepia"}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ApiBadArguments);
+    assert_eq!(call(&s, "host_settings", json!({}))["theme"], "dark");
+}

@@ -27,6 +27,10 @@ pub const COMMANDS: &[Command] = &[
         run: answer_download,
     },
     Command {
+        name: "set_visibility",
+        run: set_visibility,
+    },
+    Command {
         name: "bridge_diagnostics",
         run: bridge_diagnostics,
     },
@@ -96,6 +100,21 @@ fn answer_download(session: &Session, raw: Value) -> HostResult<Value> {
     answer(session.with_bridge(|bridge, store| {
         bridge.answer_download(store, &a.download_id, a.save, dir.as_deref())
     })??)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Visibility {
+    mount_id: String,
+    visible: bool,
+}
+
+/// `set_visibility {mountId, visible}` → `Outgoing[]`: the host UI showed or hid a frame (a tab
+/// switch); a ready frame is told with `host:visibility` once per change, an unknown mount or no
+/// change answers nothing.
+fn set_visibility(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: Visibility = args("set_visibility", raw)?;
+    answer(session.with_bridge(|bridge, _| bridge.set_visibility(&a.mount_id, a.visible))?)
 }
 
 /// What the bridge and the file server refused, and how many service calls ran.

@@ -304,11 +304,37 @@ fn host_settings(session: &Session, raw: Value) -> HostResult<Value> {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Theme {
     theme: String,
+    /// What the page shows now (`light` or `dark`): only the page knows the system's preference.
+    #[serde(default)]
+    effective: Option<String>,
 }
 
+/// `set_theme {theme, effective?}` → `{theme, outgoing}`: keeps the choice, and when the page says
+/// what it shows, tells every ready frame (`theme:update`) through the returned `outgoing`.
 fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Theme = args("set_theme", raw)?;
-    answer(json!({"theme": settings::set_theme(&session.data, &a.theme)?}))
+    if let Some(effective) = a.effective.as_deref() {
+        if effective != "light" && effective != "dark" {
+            return Err(crate::error::HostError::new(
+                crate::error::ErrorCode::ApiBadArguments,
+                format!("set_theme: effective must be light or dark (not {effective:?})"),
+            ));
+        }
+    }
+    let theme = settings::set_theme(&session.data, &a.theme)?;
+    let outgoing = match a.effective {
+        Some(effective) => session.with_bridge(|bridge, _| {
+            let mut env = bridge.environment().clone();
+            if env.theme_mode == theme && env.effective_theme_mode == effective {
+                return Vec::new();
+            }
+            env.theme_mode = theme.clone();
+            env.effective_theme_mode = effective;
+            bridge.set_environment(env)
+        })?,
+        None => Vec::new(),
+    };
+    answer(json!({"theme": theme, "outgoing": outgoing}))
 }
 
 fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {

@@ -275,6 +275,11 @@ impl BridgeHost {
         removed
     }
 
+    /// The host facts snapshots and `theme:update` carry now.
+    pub fn environment(&self) -> &Environment {
+        &self.env
+    }
+
     pub fn set_environment(&mut self, env: Environment) -> Vec<Outgoing> {
         self.env = env;
         let msgs: Vec<Outgoing> = self

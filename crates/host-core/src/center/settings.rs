@@ -133,6 +133,10 @@ pub fn set_theme(dir: &DataDir, theme: &str) -> HostResult<String> {
         .with("key", THEME_KEY));
     }
     let store = super::open_locked(dir)?;
+    // The host UI says its theme on every start: only a change is written (and audited).
+    if store.settings()?.get(THEME_KEY).map(String::as_str) == Some(theme) {
+        return Ok(theme.to_owned());
+    }
     store.write_settings(
         &[(THEME_KEY, Some(theme))],
         "setting",
