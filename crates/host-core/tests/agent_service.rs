@@ -539,3 +539,110 @@ fn closing_an_app_cancels_its_running_tasks() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Uninstalling with `--delete-data` removes the app's agent tasks and their sessions' events
+/// (RuntimeCore keeps them beside, not inside, `apps/<app>/`); `--keep-data` keeps them; another
+/// app's tasks are never touched.
+#[test]
+fn deleting_an_apps_data_removes_its_agent_tasks_and_their_events() {
+    use host_core::store::DataMode;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(&dir, &agent_app(tmp.path(), "agent-a"));
+    install(&dir, &agent_app(tmp.path(), "agent-b"));
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
+    }
+    let store = Store::open(&dir).unwrap();
+    let backend = ScriptedBackend::new();
+    for _ in 0..2 {
+        backend.push(vec![ScriptStep::Emit(BackendEvent::TextDelta(
+            "done".into(),
+        ))]);
+    }
+    let mut services = Services::new(dir.apps_data());
+    services.set_agent_backend(Arc::new(backend) as Arc<dyn ExecutionBackend>);
+    let mut host = BridgeHost::new(services, HostProfile::current(), OriginStyle::Scheme);
+    let mut sessions = Vec::new();
+    for app in ["agent-a", "agent-b"] {
+        let m = host.mount(&store, app, "notes").unwrap();
+        host.handle(
+            &store,
+            &m.mount_id,
+            &m.origin,
+            &msg(app, "app:ready", "r0", json!({})),
+        );
+        let out = posted(&host.handle(
+            &store,
+            &m.mount_id,
+            &m.origin,
+            &invoke(app, "r1", "startTask", json!({"input": "x"})),
+        ));
+        sessions.push(
+            out[0]["payload"]["value"]["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let runtime = dir.root().join("runtime");
+    let count = |sql: &str, arg: &str| -> i64 {
+        let db = if sql.contains("events") {
+            "events.db"
+        } else {
+            "agent-tasks.sqlite"
+        };
+        let conn = rusqlite::Connection::open(runtime.join(db)).unwrap();
+        conn.query_row(sql, [arg], |r| r.get(0)).unwrap()
+    };
+    // Both tasks have left events in the log (the turn machine appends as it runs).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sessions
+        .iter()
+        .any(|s| count("SELECT count(*) FROM events WHERE session_id = ?1", s) == 0)
+    {
+        assert!(Instant::now() < deadline, "no events were logged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    host.unmount_app("agent-a");
+    drop(host);
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        locked
+            .uninstall("agent-a", DataMode::DeleteData, None)
+            .unwrap();
+    }
+    assert_eq!(
+        count("SELECT count(*) FROM tasks WHERE app_id = ?1", "agent-a"),
+        0
+    );
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM events WHERE session_id = ?1",
+            &sessions[0]
+        ),
+        0
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM tasks WHERE app_id = ?1", "agent-b"),
+        1
+    );
+    assert!(
+        count(
+            "SELECT count(*) FROM events WHERE session_id = ?1",
+            &sessions[1]
+        ) > 0
+    );
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        locked
+            .uninstall("agent-b", DataMode::KeepData, None)
+            .unwrap();
+    }
+    assert_eq!(
+        count("SELECT count(*) FROM tasks WHERE app_id = ?1", "agent-b"),
+        1,
+        "kept"
+    );
+}

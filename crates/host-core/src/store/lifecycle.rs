@@ -200,6 +200,20 @@ impl Store {
         // here (a value that cannot be removed is a warning, as a leftover pack file is).
         let mut warnings = warnings;
         warnings.extend(crate::app_secrets::delete_values(&self.dir, &secret_values));
+        // The app's agent tasks (RuntimeCore's task rows and their sessions' events) go with its
+        // data; a failure is a warning like any cleanup after the commit point.
+        if mode != DataMode::KeepData {
+            let runtime_dir = self.dir.root().join("runtime");
+            if let Err(e) = runtime_core::agent_task::store::purge_app(&runtime_dir, name) {
+                warnings.push(HostError::new(
+                    ErrorCode::StoreCleanupIncomplete,
+                    format!(
+                        "the agent tasks of {name} could not be removed from {}: {e}",
+                        runtime_dir.display()
+                    ),
+                ));
+            }
+        }
         Ok(UninstallOutcome {
             plan,
             exported_to: exported,

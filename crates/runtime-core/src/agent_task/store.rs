@@ -202,3 +202,58 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
         .collect::<rusqlite::Result<_>>()?;
     Ok(Some(row))
 }
+
+/// What [`purge_app`] removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Purged {
+    pub tasks: usize,
+    pub events: usize,
+}
+
+/// Removes everything the runtime keeps for `app`'s agent tasks in `runtime_dir` (an uninstall
+/// that deletes the app's data): the sessions' events, turn inputs and sequence reservations in
+/// `events.db`, then the task and run rows in `agent-tasks.sqlite` (last, so an interrupted purge
+/// is finished by running it again). Missing files mean nothing to remove; nothing is created.
+/// Sessions are random ids that are never reused, so dropping whole sessions keeps the log's
+/// per-session ordering rules for every other session.
+pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
+    let tasks_path = runtime_dir.join("agent-tasks.sqlite");
+    if !tasks_path.is_file() {
+        return Ok(Purged::default());
+    }
+    let tasks = Connection::open_with_flags(
+        &tasks_path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    tasks.busy_timeout(std::time::Duration::from_secs(5))?;
+    let sessions: Vec<String> = {
+        let mut stmt = tasks.prepare("SELECT DISTINCT session_id FROM tasks WHERE app_id = ?1")?;
+        let rows = stmt.query_map([app], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let mut purged = Purged::default();
+    let events_path = runtime_dir.join("events.db");
+    if !sessions.is_empty() && events_path.is_file() {
+        let mut log = Connection::open_with_flags(
+            &events_path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        log.busy_timeout(std::time::Duration::from_secs(5))?;
+        let tx = log.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        for s in &sessions {
+            purged.events += tx.execute("DELETE FROM events WHERE session_id = ?1", [s])?;
+            tx.execute("DELETE FROM turn_inputs WHERE session_id = ?1", [s])?;
+            tx.execute("DELETE FROM reservations WHERE session_id = ?1", [s])?;
+        }
+        tx.commit()?;
+    }
+    let mut tasks = tasks;
+    let tx = tasks.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute(
+        "DELETE FROM runs WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
+        [app],
+    )?;
+    purged.tasks = tx.execute("DELETE FROM tasks WHERE app_id = ?1", [app])?;
+    tx.commit()?;
+    Ok(purged)
+}
