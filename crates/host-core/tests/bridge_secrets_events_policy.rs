@@ -934,3 +934,52 @@ fn a_slot_an_update_drops_stops_answering_and_can_still_be_unbound() {
     );
     assert_eq!(store.secret_bindings("vault-app").unwrap().len(), 1);
 }
+
+/// A permission limited to some entries (`entries: [...]`) can only be requested by those
+/// entries: another entry gets `APP_E002` `policy.permission_not_for_entry` and no prompt.
+#[test]
+fn request_permission_refuses_a_permission_scoped_to_other_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    let app = variant(tmp.path(), "good/hello-app", "ent-a", &["lime.policy"], "");
+    let perms = app.join("app.permissions.yaml");
+    let mut yaml = std::fs::read_to_string(&perms).unwrap();
+    yaml.push_str(
+        "  - key: settings_sync\n    scope: network\n    access: read\n    required: false\n    \
+         reason: Only the settings page checks the server.\n    domains: [settings.example.com]\n    \
+         entries: [settings]\n",
+    );
+    std::fs::write(&perms, yaml).unwrap();
+    install(&dir, &app);
+    let store = Store::open(&dir).unwrap();
+    let mut host = host();
+    let notes = host.mount(&store, "ent-a", "notes").unwrap();
+    ready(&mut host, &store, &notes);
+    let req = json!({"permission": "settings_sync"});
+    let out = invoke(
+        &mut host,
+        &store,
+        &notes,
+        "n1",
+        "lime.policy",
+        "requestPermission",
+        req.clone(),
+    );
+    assert_eq!(
+        error(&out, "n1"),
+        ("APP_E002".into(), "policy.permission_not_for_entry".into())
+    );
+    let settings = host.mount(&store, "ent-a", "settings").unwrap();
+    ready(&mut host, &store, &settings);
+    let out = invoke(
+        &mut host,
+        &store,
+        &settings,
+        "s1",
+        "lime.policy",
+        "requestPermission",
+        req,
+    );
+    let (_, q) = prompt_of(&out);
+    assert_eq!(q["permission"], "settings_sync");
+}

@@ -2,7 +2,8 @@
 //! one of its OPTIONAL declared permissions. Already granted: answered at once. Otherwise the
 //! bridge shows the same prompt a call needing it would (allow once, allow always, deny) and the
 //! answer is the value: `{granted, persistence: "once" | "always" | "denied"}`. Required
-//! permissions are granted by install consent and cannot be requested; undeclared ones never.
+//! permissions are granted by install consent and cannot be requested; undeclared ones never, nor
+//! ones whose `entries` list leaves out the calling entry.
 
 use serde_json::{json, Value};
 
@@ -58,6 +59,22 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, Ca
             "APP_E900",
             "this permission is required: install consent grants it, so it cannot be requested",
             Some("policy.permission_required"),
+        ));
+    }
+    // A permission limited to some entries (`entries: [...]`) covers only those: another entry
+    // may not make the user answer for it (the prompt would name a frame it does not serve).
+    let for_entry = declared
+        .iter()
+        .any(|p| match p.get("entries").and_then(Value::as_array) {
+            None => true,
+            Some(es) => es.iter().any(|e| e.as_str() == Some(a.entry())),
+        });
+    if !for_entry {
+        return Err(err(
+            a,
+            "APP_E002",
+            "this permission does not apply to the calling entry",
+            Some("policy.permission_not_for_entry"),
         ));
     }
     if app.grants.contains(permission) {
