@@ -144,10 +144,39 @@ pub fn diagnostics_bundle(dir: &DataDir, live: &LiveDiagnostics) -> HostResult<B
         return Err(e);
     }
     let bytes = fs::metadata(&dest).map(|m| m.len()).unwrap_or(0);
+    prune_bundles(&folder, KEEP_BUNDLES);
     Ok(Bundle {
         path: dest.display().to_string(),
         bytes,
     })
+}
+
+/// How many diagnostics bundles are kept; older ones are removed when a new one is written.
+pub const KEEP_BUNDLES: usize = 5;
+
+/// Keeps the `keep` newest bundles in `folder` (names carry a sortable UTC stamp) and removes the
+/// rest, and any temp file a crashed export left. Best effort: a file that cannot be removed stays.
+fn prune_bundles(folder: &Path, keep: usize) {
+    let Ok(read) = fs::read_dir(folder) else {
+        return;
+    };
+    let mut bundles: Vec<(String, PathBuf)> = Vec::new();
+    for entry in read.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("apphost-diagnostics-") {
+            continue;
+        }
+        if name.ends_with(".zip.tmp") {
+            let _ = fs::remove_file(entry.path());
+        } else if name.ends_with(".zip") {
+            bundles.push((name, entry.path()));
+        }
+    }
+    bundles.sort();
+    let excess = bundles.len().saturating_sub(keep);
+    for (_, path) in bundles.into_iter().take(excess) {
+        let _ = fs::remove_file(path);
+    }
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> HostError {
@@ -173,4 +202,38 @@ fn write_zip(path: &PathBuf, files: &[(&str, Value)]) -> HostResult<()> {
     }
     let file = zip.finish().map_err(zerr)?;
     file.sync_all().map_err(|e| io("cannot sync", path, e))
+}
+
+#[cfg(test)]
+mod prune_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_newest_bundles_are_kept_and_temp_files_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let names = [
+            "apphost-diagnostics-20260101T000000Z-aaaaaaaa.zip",
+            "apphost-diagnostics-20260102T000000Z-bbbbbbbb.zip",
+            "apphost-diagnostics-20260103T000000Z-cccccccc.zip",
+            "apphost-diagnostics-20260104T000000Z-dddddddd.zip.tmp",
+            "unrelated.zip",
+        ];
+        for n in names {
+            fs::write(tmp.path().join(n), b"x").unwrap();
+        }
+        prune_bundles(tmp.path(), 2);
+        let mut left: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "apphost-diagnostics-20260102T000000Z-bbbbbbbb.zip",
+                "apphost-diagnostics-20260103T000000Z-cccccccc.zip",
+                "unrelated.zip"
+            ]
+        );
+    }
 }
