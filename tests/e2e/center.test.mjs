@@ -34,7 +34,12 @@ function present(app, css) {
 /** `E2E_UPDATE_SCREENSHOTS=1`: the review sheet in `theme` into docs/screenshots/. */
 async function saveReviewScreenshot(app, theme) {
   if (process.env.E2E_UPDATE_SCREENSHOTS !== "1") return;
-  await app.execute("document.documentElement.dataset.theme = arguments[0];", [theme]);
+  // The sheet from its top (the trust warning first), in the theme asked for.
+  await app.execute(
+    `document.documentElement.dataset.theme = arguments[0];
+     for (const e of document.querySelectorAll('[data-testid="review-sheet"], [data-testid="review-sheet"] *')) e.scrollTop = 0;`,
+    [theme],
+  );
   await new Promise((resolve) => setTimeout(resolve, 300));
   const dir = join(REPO, "docs", "screenshots");
   mkdirSync(dir, { recursive: true });
