@@ -9,6 +9,8 @@
 #
 # Starts Xvfb on a free display and tauri-driver on free ports, with a fresh APPHOST_DATA_DIR:
 #   phase 1  nothing installed: tests/e2e/shell.test.mjs (empty state, window title)
+#   phase 1b tests/e2e/center.test.mjs (Add app by path: review sheet before anything is stored,
+#            consent, open with handshake, uninstall from the danger zone; leaves no app)
 #   install  apphost install --yes --sideload fixtures/packages/good/hello-app
 #   phase 2  tests/e2e/app-list.test.mjs (hello-app listed, version, unsigned badge)
 #   install  apphost install --yes --sideload fixtures/apps/notes
@@ -57,6 +59,7 @@ summary() {
 
 STATUS=0
 run_node_tests shell tests/e2e/shell.test.mjs || STATUS=1
+run_node_tests center tests/e2e/center.test.mjs || STATUS=1
 
 log "install: apphost install --yes --sideload fixtures/packages/good/hello-app"
 if ! "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/packages/good/hello-app" \

@@ -172,6 +172,95 @@ fn bench_dev_loop_save_to_commit_5mb() {
     println!("dev loop, 5 MB app, {} saves: save -> committed event min {a:.0} / median {b:.0} / max {c:.0} ms; of which the pass (stage+plan+commit) {d:.0} / {e:.0} / {f:.0} ms", wall.len());
 }
 
+/// The window's side of the dev loop: a host_core `Session` on the same data directory (what the
+/// desktop shell holds) has the app's entry mounted and waits in `next_events`, as the host UI
+/// does; the clock runs from the save to the `mounts:ended` event (reason `version-changed`)
+/// that makes the host UI remount the frame.
+#[test]
+#[ignore = "benchmark: cargo test --test cli_dev bench_dev_loop_save_to_window_event_5mb -- --ignored --nocapture"]
+fn bench_dev_loop_save_to_window_event_5mb() {
+    use host_core::api::{self, LinkOpener, Session, SessionConfig};
+    use host_core::surface::origin::OriginStyle;
+    use host_core::surface::serve::ServeContext;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let folder = tmp.path().join("app");
+    common::copy_dir(&fixture("good/hello-app"), &folder);
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    for i in 0..5 {
+        let bytes: Vec<u8> = (0..1_000_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        std::fs::write(folder.join(format!("dist/ui/asset{i}.bin")), bytes).unwrap();
+    }
+    let dev = Dev::start(tmp.path(), &data, &folder);
+    assert_eq!(dev.next()["event"], "installed");
+    let session = Session::new(
+        host_core::paths::DataDir::at(data.clone()),
+        SessionConfig {
+            serve: ServeContext {
+                style: OriginStyle::Scheme,
+                frame_ancestors: vec!["tauri://localhost".into()],
+            },
+            links: LinkOpener::Page,
+            launch: None,
+        },
+    );
+    let call = |command: &str, args: Value| {
+        api::call(&session, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
+    };
+    let mut after = call("next_events", serde_json::json!({"timeoutMs": 0}))["next"]
+        .as_u64()
+        .unwrap();
+    let mut wall = Vec::new();
+    for i in 0..15 {
+        call(
+            "mount_entry",
+            serde_json::json!({"appId": "hello-app", "entryKey": "notes"}),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        std::fs::write(
+            folder.join("dist/ui/index.html"),
+            format!("<p>save {i}</p>"),
+        )
+        .unwrap();
+        loop {
+            assert!(t.elapsed() < Duration::from_secs(20), "no mounts:ended");
+            let batch = call(
+                "next_events",
+                serde_json::json!({"after": after, "timeoutMs": 5000}),
+            );
+            after = batch["next"].as_u64().unwrap();
+            let ended = batch["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["kind"] == "mounts:ended")
+                .cloned();
+            if let Some(e) = ended {
+                assert_eq!(e["payload"][0]["reason"], "version-changed", "{e}");
+                break;
+            }
+        }
+        wall.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(dev.next()["event"], "updated");
+    }
+    wall.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "dev loop, 5 MB app, {} saves: save -> window's mounts:ended event min {:.0} / median {:.0} / max {:.0} ms",
+        wall.len(),
+        wall[0],
+        wall[wall.len() / 2],
+        wall[wall.len() - 1]
+    );
+}
+
 /// `apphost dev --serve --json`: the first stdout line is `apphost serve`'s, and the dev loop
 /// keeps updating the app meanwhile (its events on stderr).
 #[test]

@@ -235,6 +235,35 @@ fn a_mount_ended_by_another_process_arrives_as_events() {
 }
 
 #[test]
+fn a_store_change_wakes_a_waiting_next_events_promptly() {
+    // `apphost dev` commits a new version while the window waits in `next_events`: the wait
+    // must end within a few watcher ticks (100 ms each), not at the next one-second check.
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let primed = call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+    let after = primed["next"].as_u64().unwrap();
+    let data = s.data.clone();
+    let cli = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        let (store, _lock) = Store::open_locked(&data).unwrap();
+        store.set_enabled("hello-app", false).unwrap();
+        Instant::now()
+    });
+    let batch = call(
+        &s,
+        "next_events",
+        json!({"after": after, "timeoutMs": 5000}),
+    );
+    let woke = Instant::now();
+    let changed_at = cli.join().unwrap();
+    assert_eq!(batch["events"][0]["kind"], "store:changed", "{batch}");
+    let latency = woke.saturating_duration_since(changed_at);
+    assert!(
+        latency < Duration::from_millis(600),
+        "woke {latency:?} after the commit"
+    );
+}
+
+#[test]
 fn bridge_actions_produced_off_the_request_path_are_outgoing_events() {
     let (_t, s) = setup(LinkOpener::Page, None);
     let s = Arc::new(s);
