@@ -112,3 +112,23 @@ export const relayTransport = {
   unmount,
   openExternal,
 };
+
+/** The model settings (`api/agent.rs`): the API key is write-only, never answered. */
+export interface ModelStatus {
+  status: "ready" | "needs-setup";
+  baseUrl: string | null;
+  model: string | null;
+  apiKey: { set: boolean; location?: string | null; present?: boolean | null; problem?: string | null };
+}
+export interface ModelTest {
+  ok: boolean;
+  baseUrl: string;
+  model: string;
+  latencyMs: number;
+  firstEventMs: number;
+  finishReason: string;
+}
+export const modelSettings = (): Promise<ModelStatus> => invoke("model_settings");
+export const setModel = (baseUrl: string, model: string, apiKey: string): Promise<{ apiKeyChange: string; status: ModelStatus }> =>
+  invoke("set_model", apiKey.trim() === "" ? { baseUrl, model } : { baseUrl, model, apiKey });
+export const testModel = (): Promise<ModelTest> => invoke("test_model");

@@ -26,6 +26,7 @@ import { applyTheme, effectiveTheme, parseThemeChoice, THEME_STORAGE_KEY, type T
 import type { AppSummary, EndedMount, InstallProgress, Mount, Outgoing } from "./types.js";
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
+import { ModelPage } from "./views/model.js";
 import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet, type ReviewPhase } from "./views/review.js";
 import { Surface, type TabStatus } from "./views/surface.js";
@@ -50,6 +51,7 @@ const NAV: Array<[Route["page"], string]> = [
   ["grants", "Grants"],
   ["diagnostics", "Diagnostics"],
   ["settings", "Settings"],
+  ["model", "Model"],
 ];
 
 interface Notice {
@@ -585,6 +587,7 @@ export function App(): JSX.Element {
         {route.page === "grants" && <GrantsPage />}
         {route.page === "diagnostics" && <DiagnosticsPage apps={(apps ?? []).map((a) => a.name)} />}
         {route.page === "settings" && <SettingsPage theme={theme} setTheme={setThemeChoice} />}
+        {route.page === "model" && <ModelPage />}
         <input
           ref={fileInput}
           type="file"

@@ -8,7 +8,8 @@ export type Route =
   | { page: "running" }
   | { page: "grants" }
   | { page: "diagnostics" }
-  | { page: "settings" };
+  | { page: "settings" }
+  | { page: "model" };
 
 export const DETAIL_TABS = ["overview", "entries", "permissions", "data", "versions", "danger"] as const;
 export type DetailTab = (typeof DETAIL_TABS)[number];
@@ -42,6 +43,7 @@ export function parseRoute(hash: string): Route {
     case "grants":
     case "diagnostics":
     case "settings":
+    case "model":
       return { page: first };
     default:
       return { page: "apps" };

@@ -32,6 +32,7 @@ test("routes: every page round-trips; unknown hashes fall back to the list", () 
     { page: "grants" },
     { page: "diagnostics" },
     { page: "settings" },
+    { page: "model" },
   ];
   for (const r of routes) {
     assert.deepEqual(parseRoute(routeHash(r)), r, routeHash(r));

@@ -258,3 +258,24 @@ test("a dev install is marked DEV on its card", () => {
   assert.equal(html.match(/data-testid="dev-badge"/g).length, 1);
   assert.match(html, /data-app-name="app-5"[^>]*data-dev="true"/);
 });
+
+test("model page: the key is write-only, the test result shows latency, errors carry their code", async () => {
+  const { ModelView, keyText } = await import("../build/test/ui/testing.js");
+  const status = { status: "ready", baseUrl: "http://127.0.0.1:9/v1", model: "m-1", apiKey: { set: true, location: "encrypted file", present: true } };
+  const base = { status, tested: null, error: null, busy: false, baseUrl: status.baseUrl, model: "m-1", apiKey: "", onBaseUrl: noop, onModel: noop, onApiKey: noop, onSave: noop, onTest: noop };
+  const html = renderToString(h(ModelView, base));
+  assert.match(html, /data-testid="model-page"/);
+  assert.match(html, /data-testid="model-api-key"[^>]*|type="password"/);
+  assert.match(html, /type="password"/);
+  assert.match(html, /set \(kept in the encrypted file\)/);
+  assert.doesNotMatch(html, /model-test-result/);
+  const tested = renderToString(h(ModelView, { ...base, tested: { ok: true, baseUrl: status.baseUrl, model: "m-1", latencyMs: 42, firstEventMs: 7, finishReason: "stop" } }));
+  assert.match(tested, /data-testid="model-test-result"[^>]*>m-1 answered in 42 ms/);
+  const failed = renderToString(h(ModelView, { ...base, error: { code: "provider.unreachable", message: "connection refused" } }));
+  assert.match(failed, /data-testid="model-error"[^>]*data-code="provider.unreachable"|data-code="provider.unreachable"/);
+  assert.equal(keyText(null), "not set");
+  assert.equal(keyText({ ...status, apiKey: { set: true, present: false } }), "set, but missing from the secret store: enter it again");
+  // Test connection needs a configured model.
+  const unset = renderToString(h(ModelView, { ...base, status: { status: "needs-setup", baseUrl: null, model: null, apiKey: { set: false } } }));
+  assert.match(unset, /<button[^>]*disabled[^>]*data-testid="model-test"|data-testid="model-test"[^>]*disabled/);
+});

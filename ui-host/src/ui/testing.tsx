@@ -6,3 +6,4 @@ export { AuditTable, GrantsTable, KeysTable } from "../views/pages.js";
 export { TabStrip } from "../views/surface.js";
 export { Markdown } from "./markdown-view.js";
 export { ErrorBox, ProgressBar } from "./components.js";
+export { ModelView, keyText } from "../views/model.js";

@@ -7,6 +7,7 @@
 //! decode into the command's argument type are `api.bad_arguments`. The per-window (or
 //! per-server) state the commands share is a [`Session`]. The contract is `docs/host-api.md`.
 
+pub mod agent;
 pub mod apps;
 pub mod bridge;
 pub mod center;
@@ -32,6 +33,7 @@ pub struct Command {
 
 /// Every area's commands. A new area adds its table here (one line).
 const AREAS: &[&[Command]] = &[
+    agent::COMMANDS,
     apps::COMMANDS,
     bridge::COMMANDS,
     center::COMMANDS,
