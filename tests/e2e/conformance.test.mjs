@@ -426,7 +426,9 @@ test("the CLI updating, disabling or uninstalling the app remounts or unmounts i
       },
       { timeoutMs: 10_000, what: "the updated app to be mounted again" },
     );
-    assert.equal(await app.attribute(await app.find("#surface-notice"), "data-reason"), "version-changed");
+    await waitFor(async () => (await app.attribute(await app.find("#surface-notice"), "data-reason")) === "version-changed", {
+      what: "the notice to say the app changed version",
+    });
     assert.equal((await bridgeDiagnostics(app)).mounts, 1, "the old mount is gone");
     await waitFor(
       async () =>
@@ -447,8 +449,10 @@ test("the CLI updating, disabling or uninstalling the app remounts or unmounts i
       timeoutMs: 10_000,
       what: "the frame of the disabled app to be removed",
     });
-    const notice = await app.find("#surface-notice");
-    assert.equal(await app.attribute(notice, "data-reason"), "disabled");
+    // The notice follows in the UI's next render: wait for it rather than race it.
+    await waitFor(async () => (await app.attribute(await app.find("#surface-notice"), "data-reason")) === "disabled", {
+      what: "the notice to say the app was disabled",
+    });
     assert.equal(await app.execute("return document.getElementById('surface').hidden"), true);
     const stale = await bridgeDiagnostics(app);
     assert.equal(stale.mounts, 0, "Rust still holds a mount of the disabled app");
@@ -467,7 +471,9 @@ test("the CLI updating, disabling or uninstalling the app remounts or unmounts i
       timeoutMs: 10_000,
       what: "the frame of the uninstalled app to be removed",
     });
-    assert.equal(await app.attribute(await app.find("#surface-notice"), "data-reason"), "uninstalled");
+    await waitFor(async () => (await app.attribute(await app.find("#surface-notice"), "data-reason")) === "uninstalled", {
+      what: "the notice to say the app was uninstalled",
+    });
     assert.equal(existsSync(STORAGE_FILE), false, "the storage file is gone");
     assert.equal(existsSync(join(DATA, "apps", APP)), false, "the app's data folder is gone");
     await waitFor(async () => (await app.find(`li.app-row[data-app-name="${APP}"]`)) === null, {

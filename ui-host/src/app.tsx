@@ -227,27 +227,31 @@ export function App(): JSX.Element {
     const live = Object.fromEntries(Object.entries(mountsRef.current).filter(([, m]) => !endedIds.has(m.mountId)));
     mountsRef.current = live;
     setMounts(live);
+    // A closed app is said in the same render that drops its frames, before anything is awaited;
+    // a reopened one after the remount (which clears notices when it shows the tab).
+    const first = ended[0];
+    const say = (): void => {
+      if (first === undefined) return;
+      setNotice({
+        appId: first.appId,
+        reason: first.reason,
+        text:
+          first.reason === "version-changed"
+            ? `${first.appId} changed version outside this window and was reopened.`
+            : `${first.appId} was closed: it was ${first.reason} outside this window.`,
+      });
+    };
+    if (first?.reason !== "version-changed") say();
     // Tabs of disabled or uninstalled apps close before anything renders again.
     for (const e of ended.filter((e) => e.reason !== "version-changed")) {
       await closeTab(tabKey(e));
     }
     await reload();
-    const first = ended[0];
-    if (first === undefined) {
-      return;
-    }
     for (const e of ended.filter((e) => e.reason === "version-changed")) {
       // An update or rollback: show the entry again, now from the active version.
       await mountTab(e.appId, e.entryKey, tabsRef.current.active === tabKey(e));
     }
-    setNotice({
-      appId: first.appId,
-      reason: first.reason,
-      text:
-        first.reason === "version-changed"
-          ? `${first.appId} changed version outside this window and was reopened.`
-          : `${first.appId} was closed: it was ${first.reason} outside this window.`,
-    });
+    if (first?.reason === "version-changed") say();
   }, [closeTab, mountTab, reload]);
   const mountsEndedRef = useRef(mountsEnded);
   mountsEndedRef.current = mountsEnded;
