@@ -69,6 +69,15 @@ pub enum LinkOpener {
     Page,
 }
 
+/// What [`Session::store_changed`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreLook {
+    Unchanged,
+    Changed,
+    /// No new change, but the last one was seen a moment ago: look again, quietly.
+    Recheck,
+}
+
 /// What differs between the transports.
 pub struct SessionConfig {
     /// How app origins look and which origin may frame them.
@@ -91,7 +100,7 @@ pub struct Session {
     servers: Mutex<Vec<CachedServer>>,
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
     /// The store as the mount watcher last checked it.
-    seen_store: Mutex<Option<StoreStamp>>,
+    seen_store: Mutex<Option<(StoreStamp, bool)>>,
     pub outbox: Arc<Outbox>,
     /// The app center: uploads and install reviews awaiting consent (`api/center.rs`).
     pub center: Center,
@@ -145,12 +154,27 @@ impl Session {
         })
     }
 
-    /// Whether the store changed since the last call (the first call says yes).
-    pub fn store_changed(&self) -> bool {
+    /// Whether the store changed since the last call (the first call says yes), or changed just
+    /// before it ([`StoreLook::Recheck`]): the files' stamp can move before the commit that
+    /// moved it is visible to readers (the WAL frames are written, the WAL index not yet), so
+    /// the call after a change looks once more.
+    pub fn store_changed(&self) -> StoreLook {
         let now = StoreStamp::of(&self.data);
         match self.seen_store.lock() {
-            Ok(mut seen) => seen.replace(now.clone()) != Some(now),
-            Err(_) => true,
+            Ok(mut seen) => match seen.as_mut() {
+                Some((stamp, recheck)) if *stamp == now => {
+                    if std::mem::take(recheck) {
+                        StoreLook::Recheck
+                    } else {
+                        StoreLook::Unchanged
+                    }
+                }
+                _ => {
+                    *seen = Some((now, true));
+                    StoreLook::Changed
+                }
+            },
+            Err(_) => StoreLook::Changed,
         }
     }
 

@@ -4,7 +4,8 @@
 //! [`sync`] runs when the host UI polls `sync_mounts` or waits in `next_events` (about once a
 //! second). A [`StoreStamp`]
 //! (size and modification time of `host.db` and its WAL) makes an unchanged store cost two
-//! `stat` calls; when it changed, every mounted app is looked up again and [`stale_reason`]
+//! `stat` calls; the look after a change is repeated once (quietly), because the files can move
+//! before the commit is visible to readers; when it changed, every mounted app is looked up again and [`stale_reason`]
 //! decides which mounts end. Those are unmounted through `BridgeHost::unmount_app`, which also
 //! closes the app's services (its storage file), returned so the host UI removes the frames, and
 //! also queued as `mounts:ended` / `store:changed` events in the session's outbox.
@@ -14,7 +15,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::session::Session;
+use super::session::{Session, StoreLook};
 use crate::error::{ErrorCode, HostResult};
 use crate::paths::DataDir;
 use crate::store::{ActiveApp, Store};
@@ -111,7 +112,8 @@ pub struct SyncReport {
 /// Ends the mounts whose app another process disabled, uninstalled, updated or rolled back,
 /// queues what it found as events, and returns it. An unchanged store costs two `stat` calls.
 pub fn sync(session: &Session) -> HostResult<SyncReport> {
-    if !session.store_changed() {
+    let look = session.store_changed();
+    if look == StoreLook::Unchanged {
         return Ok(SyncReport::default());
     }
     let store = Store::open(&session.data)?;
@@ -141,6 +143,10 @@ pub fn sync(session: &Session) -> HostResult<SyncReport> {
         }
         ended
     };
+    // A recheck that finds nothing new stays quiet (the change was already announced).
+    if look == StoreLook::Recheck && ended.is_empty() {
+        return Ok(SyncReport::default());
+    }
     let report = SyncReport {
         changed: true,
         ended,
