@@ -22,6 +22,7 @@ use runtime_core::provider::OpenAiBackend;
 use runtime_core::runtime::{Runtime, RuntimeConfig};
 use serde_json::{json, Map, Value};
 
+use super::artifacts::{invalid, object, opt_str};
 use super::{err, Effect, Reply};
 use crate::capability::dispatch::{Allowed, CallError};
 use crate::model_settings;
@@ -453,36 +454,6 @@ fn schema_ref(store: &Store, a: &Allowed, r: &str) -> Result<Value, CallError> {
         .ok_or_else(|| invalid(a, "expectedOutput.schemaRef is not a JSON object"))
 }
 
-fn object<'v>(
-    a: &Allowed,
-    args: &'v Value,
-    allowed: &[&str],
-) -> Result<&'v Map<String, Value>, CallError> {
-    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-    let o = match args {
-        Value::Null => EMPTY.get_or_init(Map::new),
-        Value::Object(o) => o,
-        _ => return Err(invalid(a, "args must be an object")),
-    };
-    if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
-        let shown: String = k.chars().take(64).collect();
-        return Err(invalid(a, &format!("unknown argument {shown:?}")));
-    }
-    Ok(o)
-}
-
-fn opt_str<'v>(
-    a: &Allowed,
-    o: &'v Map<String, Value>,
-    key: &str,
-) -> Result<Option<&'v str>, CallError> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(invalid(a, &format!("args.{key} must be a string"))),
-    }
-}
-
 fn req_str<'v>(a: &Allowed, o: &'v Map<String, Value>, key: &str) -> Result<&'v str, CallError> {
     opt_str(a, o, key)?.ok_or_else(|| invalid(a, &format!("args.{key} is required")))
 }
@@ -503,10 +474,6 @@ fn task_id<'v>(a: &Allowed, o: &'v Map<String, Value>) -> Result<&'v str, CallEr
         return Err(not_found(a));
     }
     Ok(id)
-}
-
-fn invalid(a: &Allowed, message: &str) -> CallError {
-    err(a, "APP_E900", message, Some("agent.invalid_argument"))
 }
 
 fn not_found(a: &Allowed) -> CallError {

@@ -181,11 +181,13 @@ pub(super) fn provenance(a: &Allowed) -> Result<Provenance, CallError> {
     })
 }
 
+/// `APP_E900` with the calling capability's own cause (`artifacts.`, `evidence.`, `agent.`
+/// `invalid_argument`): the argument helpers below are shared by those services.
 pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
-    let cause = if a.capability() == "lime.evidence" {
-        "evidence.invalid_argument"
-    } else {
-        "artifacts.invalid_argument"
+    let cause = match a.capability() {
+        "lime.evidence" => "evidence.invalid_argument",
+        "lime.agent" => "agent.invalid_argument",
+        _ => "artifacts.invalid_argument",
     };
     err(a, "APP_E900", message, Some(cause))
 }
