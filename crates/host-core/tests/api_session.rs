@@ -235,6 +235,100 @@ fn a_mount_ended_by_another_process_arrives_as_events() {
 }
 
 #[test]
+fn the_watcher_looks_again_every_second_and_after_a_look_that_failed() {
+    // The stamp (size and mtime of host.db and its WAL) can stay put across a commit (a coarse
+    // file-system clock, a WAL that wrapped): an unchanged stamp is rechecked every second.
+    // A look that could not finish (store unreadable, an app's state unknown) is not
+    // counted as seen.
+    use host_core::api::session::{StoreLook, FULL_LOOK_EVERY};
+    let (_t, s) = setup(LinkOpener::Page, None);
+    assert_eq!(s.store_changed(), StoreLook::Changed);
+    assert_eq!(
+        s.store_changed(),
+        StoreLook::Recheck,
+        "once more after a change"
+    );
+    assert_eq!(s.store_changed(), StoreLook::Unchanged);
+    std::thread::sleep(FULL_LOOK_EVERY + Duration::from_millis(50));
+    assert_eq!(
+        s.store_changed(),
+        StoreLook::Recheck,
+        "a full look every second"
+    );
+    assert_eq!(s.store_changed(), StoreLook::Unchanged);
+    s.store_look_failed();
+    assert_eq!(
+        s.store_changed(),
+        StoreLook::Changed,
+        "the failed look is repeated"
+    );
+
+    // A disable whose commit leaves the stamp as it was is still found by the periodic look.
+    let mount = call(
+        &s,
+        "mount_entry",
+        json!({"appId": "hello-app", "entryKey": "notes"}),
+    );
+    let db = s.data.db_path();
+    let wal = std::path::PathBuf::from(format!("{}-wal", db.display()));
+    {
+        // Grow the WAL, then checkpoint it so the next commit rewrites it from its start:
+        // the commit leaves its size alone (as on a long-running store).
+        let store = Store::open(&s.data).unwrap();
+        for i in 0..200 {
+            store
+                .record_audit("test.fill", None, None, &json!({"i": i}))
+                .unwrap();
+        }
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
+            .unwrap();
+    }
+    let primed = call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+    let after = primed["next"].as_u64().unwrap();
+    let _ = call(&s, "sync_mounts", json!({}));
+    let stat = |p: &std::path::Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.len(), m.modified().unwrap())
+    };
+    let (db_before, wal_before) = (stat(&db), stat(&wal));
+    {
+        let (store, _lock) = Store::open_locked(&s.data).unwrap();
+        store.set_enabled("hello-app", false).unwrap();
+    }
+    // Put the modification times back, as one tick of a coarse clock would have left them.
+    for (p, (_, t)) in [(&db, db_before), (&wal, wal_before)] {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+    assert_eq!(
+        (stat(&db), stat(&wal)),
+        (db_before, wal_before),
+        "the commit left the files' stamp as it was"
+    );
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    let mut after = after;
+    while seen.iter().all(|e: &Value| e["kind"] != "mounts:ended") {
+        assert!(started.elapsed() < Duration::from_secs(5), "{seen:?}");
+        let batch = call(
+            &s,
+            "next_events",
+            json!({"after": after, "timeoutMs": 2000}),
+        );
+        after = batch["next"].as_u64().unwrap();
+        seen.extend(batch["events"].as_array().unwrap().iter().cloned());
+    }
+    let ended = seen.iter().find(|e| e["kind"] == "mounts:ended").unwrap();
+    assert_eq!(ended["payload"][0]["mountId"], mount["mountId"]);
+    assert_eq!(ended["payload"][0]["reason"], "disabled");
+}
+
+#[test]
 fn a_store_change_wakes_a_waiting_next_events_promptly() {
     // `apphost dev` commits a new version while the window waits in `next_events`: the wait
     // must end within a few watcher ticks (100 ms each), not at the next one-second check.

@@ -69,6 +69,20 @@ pub enum LinkOpener {
     Page,
 }
 
+/// How often the mount watcher looks at every mounted app even though the store files' stamp
+/// did not move: the stamp is size and modification time, and a file system's coarse clock can
+/// give two commits one stamp.
+pub const FULL_LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What the watcher last saw of the store.
+struct SeenStore {
+    stamp: StoreStamp,
+    /// Look once more on the next call (the last change was seen a moment ago).
+    recheck: bool,
+    /// When the mounted apps were last looked up.
+    looked: std::time::Instant,
+}
+
 /// What [`Session::store_changed`] saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreLook {
@@ -100,7 +114,7 @@ pub struct Session {
     servers: Mutex<Vec<CachedServer>>,
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
     /// The store as the mount watcher last checked it.
-    seen_store: Mutex<Option<(StoreStamp, bool)>>,
+    seen_store: Mutex<Option<SeenStore>>,
     pub outbox: Arc<Outbox>,
     /// The app center: uploads and install reviews awaiting consent (`api/center.rs`).
     pub center: Center,
@@ -157,24 +171,42 @@ impl Session {
     /// Whether the store changed since the last call (the first call says yes), or changed just
     /// before it ([`StoreLook::Recheck`]): the files' stamp can move before the commit that
     /// moved it is visible to readers (the WAL frames are written, the WAL index not yet), so
-    /// the call after a change looks once more.
+    /// the call after a change looks once more. An unchanged stamp is also rechecked every
+    /// [`FULL_LOOK_EVERY`]: two commits within one tick of the file system's clock that leave the
+    /// files' sizes alone give one stamp.
     pub fn store_changed(&self) -> StoreLook {
         let now = StoreStamp::of(&self.data);
+        let at = std::time::Instant::now();
         match self.seen_store.lock() {
             Ok(mut seen) => match seen.as_mut() {
-                Some((stamp, recheck)) if *stamp == now => {
-                    if std::mem::take(recheck) {
+                Some(s) if s.stamp == now => {
+                    if std::mem::take(&mut s.recheck)
+                        || at.duration_since(s.looked) >= FULL_LOOK_EVERY
+                    {
+                        s.looked = at;
                         StoreLook::Recheck
                     } else {
                         StoreLook::Unchanged
                     }
                 }
                 _ => {
-                    *seen = Some((now, true));
+                    *seen = Some(SeenStore {
+                        stamp: now,
+                        recheck: true,
+                        looked: at,
+                    });
                     StoreLook::Changed
                 }
             },
             Err(_) => StoreLook::Changed,
+        }
+    }
+
+    /// The watcher could not finish a look (the store was not readable, or an app's state
+    /// unknown): the next call says [`StoreLook::Changed`] again, so the change is not lost.
+    pub fn store_look_failed(&self) {
+        if let Ok(mut seen) = self.seen_store.lock() {
+            *seen = None;
         }
     }
 

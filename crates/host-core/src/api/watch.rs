@@ -101,6 +101,44 @@ pub struct EndedMount {
     pub reason: StaleReason,
 }
 
+/// Ends the mounts whose app is gone, disabled or replaced; also says whether some app's state
+/// could not be read (its mounts are kept, and the next look must ask again).
+fn look_at_mounts(session: &Session) -> HostResult<(Vec<EndedMount>, bool)> {
+    let store = Store::open(&session.data)?;
+    let mut guard = session.bridge()?;
+    let bridge = &mut guard.host;
+    let mut mounted: Vec<(String, String)> = bridge
+        .mounts()
+        .all()
+        .map(|m| (m.app_id.clone(), m.version.clone()))
+        .collect();
+    mounted.sort();
+    mounted.dedup();
+    let mut ended = Vec::new();
+    let mut unknown = false;
+    for (app_id, version) in mounted {
+        let lookup = store.active_app(&app_id);
+        let now = AppNow::from_lookup(&lookup);
+        if now == AppNow::Unknown {
+            if let Err(e) = &lookup {
+                tracing::warn!(app = %app_id, code = e.code.as_str(), "mount watcher: cannot read the app's state now: {}", e.message);
+            }
+            unknown = true;
+        }
+        if let Some(reason) = stale_reason(now, &version) {
+            for m in bridge.unmount_app(&app_id) {
+                ended.push(EndedMount {
+                    mount_id: m.mount_id,
+                    app_id: m.app_id,
+                    entry_key: m.entry_key,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok((ended, unknown))
+}
+
 /// What one poll found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SyncReport {
@@ -116,33 +154,17 @@ pub fn sync(session: &Session) -> HostResult<SyncReport> {
     if look == StoreLook::Unchanged {
         return Ok(SyncReport::default());
     }
-    let store = Store::open(&session.data)?;
-    let ended = {
-        let mut guard = session.bridge()?;
-        let bridge = &mut guard.host;
-        let mut mounted: Vec<(String, String)> = bridge
-            .mounts()
-            .all()
-            .map(|m| (m.app_id.clone(), m.version.clone()))
-            .collect();
-        mounted.sort();
-        mounted.dedup();
-        let mut ended = Vec::new();
-        for (app_id, version) in mounted {
-            let lookup = store.active_app(&app_id);
-            if let Some(reason) = stale_reason(AppNow::from_lookup(&lookup), &version) {
-                for m in bridge.unmount_app(&app_id) {
-                    ended.push(EndedMount {
-                        mount_id: m.mount_id,
-                        app_id: m.app_id,
-                        entry_key: m.entry_key,
-                        reason,
-                    });
-                }
-            }
+    let (ended, unknown) = match look_at_mounts(session) {
+        Ok(found) => found,
+        Err(e) => {
+            session.store_look_failed();
+            return Err(e);
         }
-        ended
     };
+    if unknown {
+        // Some app could not be looked up: look again next time rather than lose the change.
+        session.store_look_failed();
+    }
     // A recheck that finds nothing new stays quiet (the change was already announced).
     if look == StoreLook::Recheck && ended.is_empty() {
         return Ok(SyncReport::default());
