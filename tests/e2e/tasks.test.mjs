@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { after, before, beforeEach, test } from "node:test";
 
 import { APPHOST_BIN, withApp } from "./lib/harness.mjs";
 import { StandInProvider } from "./lib/stand-in-openai.mjs";
@@ -34,6 +34,11 @@ before(async () => {
   cli("model", "set", "--base-url", base, "--model", "stand-in", "--no-api-key");
   const shown = JSON.parse(cli("--json", "model", "show"));
   assert.equal(JSON.stringify(shown).includes(base), true, `model show names the stand-in: ${JSON.stringify(shown)}`);
+});
+
+// A failed test may leave replies queued: the next one starts from none.
+beforeEach(() => {
+  provider.replies.length = 0;
 });
 
 after(async () => {
