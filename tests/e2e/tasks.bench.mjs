@@ -104,6 +104,8 @@ test("lime.agent in the window: provider delta -> host:event in the frame, start
       const threadsBefore = windowThreads();
       let threadsDuring = null;
       const reps = [];
+      const toRuntime = [];
+      const toFrame = [];
       let ordered = true;
       let lost = 0;
       for (let rep = 0; rep < REPS; rep++) {
@@ -114,13 +116,17 @@ test("lime.agent in the window: provider delta -> host:event in the frame, start
         await waitDone(app, taskId, 60_000 + DELTAS * (GAP_MS + 50));
         const got = await app.execute(
           `return window.__e2e.events.filter((x) => x.event.taskId === arguments[0] && x.event.type === "assistant:delta")
-             .map((x) => [x.event.payload.text, x.at]);`,
+             .map((x) => [x.event.payload.text, x.at, Date.parse(x.event.at)]);`,
           [taskId],
         );
         const sent = got.map(([text]) => Number(/^\|([\d.]+)\|$/.exec(text)?.[1]));
         ordered &&= sent.every((v, i) => i === 0 || v > sent[i - 1]);
         lost += DELTAS - got.length;
         reps.push(got.map(([, at], i) => at - sent[i]));
+        // The fact's own time (\`at\`, whole ms, written when the runtime records the delta):
+        // splits each latency into provider -> runtime and runtime -> frame.
+        toRuntime.push(...got.map(([, , recorded], i) => recorded - sent[i]));
+        toFrame.push(...got.map(([, at, recorded]) => at - recorded));
       }
       const latencies = reps.flat();
       // The page's two clocks: Date.now() against performance.timeOrigin + performance.now().
@@ -154,6 +160,8 @@ test("lime.agent in the window: provider delta -> host:event in the frame, start
       lines.push("| --- | --- | --- |");
       lines.push(`| provider delta written -> \`host:event\` in the frame | ${d.n} of ${REPS * DELTAS} (${ordered ? "in order" : "OUT OF ORDER"}) | ${row(d)} |`);
       reps.forEach((r, i) => lines.push(`| … task ${i + 1} alone | ${r.length} | ${row(stats(r))} |`));
+      lines.push(`| … of which stand-in write -> the fact's \`at\` (ms-truncated, so up to 1 ms low) | ${toRuntime.length} | ${row(stats(toRuntime))} |`);
+      lines.push(`| … of which the fact's \`at\` -> the frame (up to 1 ms high) | ${toFrame.length} | ${row(stats(toFrame))} |`);
       lines.push(`| \`startTask\` -> \`host:response\` (frame clock) | ${st.n} | ${row(st)} |`);
       lines.push(`| baseline: \`lime.storage.get\` round trip from the same frame (frame clock) | ${rt.n} | ${row(rt)} |`);
       lines.push(`| baseline, half a round trip (≈ one host -> frame delivery) | ${rt.n} | ${f(rt.min / 2)} / ${f(rt.median / 2)} / ${f(rt.p99 / 2)} / ${f(rt.max / 2)} (mean ${f(rt.mean / 2)}) |`);
@@ -164,7 +172,7 @@ test("lime.agent in the window: provider delta -> host:event in the frame, start
       lines.push(`Window process threads: before the streams ${th(threadsBefore)}; during the last one ${th(threadsDuring)}.`);
       lines.push(`Machine: ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")} load, node ${process.version}; stand-in: one node thread.`);
       console.log(lines.join("\n"));
-      console.log("BENCH_JSON " + JSON.stringify({ reps: REPS, deltas: DELTAS, gapMs: GAP_MS, delta: d, perTask: reps.map(stats), ordered, lost, start: st, baseline: rt, skew: sk, threads: threadsDuring }));
+      console.log("BENCH_JSON " + JSON.stringify({ reps: REPS, deltas: DELTAS, gapMs: GAP_MS, delta: d, perTask: reps.map(stats), toRuntime: stats(toRuntime), toFrame: stats(toFrame), ordered, lost, start: st, baseline: rt, skew: sk, threads: threadsDuring }));
       assert.equal(lost, 0, "every delta reached the frame");
       assert.ok(ordered, "deltas arrived in order");
     },
