@@ -1,5 +1,6 @@
 // Desktop phase 5: lime.agent tasks in the real window. scripts/e2e.sh installed
-// fixtures/apps/review-queue (signed with the fixture key) and a sideloaded copy, review-peer.
+// fixtures/apps/review-queue (signed with the fixture key) and a sideloaded copy, review-peer,
+// with no model set: review-queue is needs-setup until this file sets one, then ready.
 // This file starts a stand-in OpenAI-compatible provider (lib/stand-in-openai.mjs), points the
 // data dir's model at it with `apphost model set`, and drives tasks from inside the
 // review-queue frame through the app's own UI (its buttons call lime.agent through its
@@ -31,7 +32,13 @@ function cli(...args) {
 
 before(async () => {
   const base = await provider.start();
+  // Installed by scripts/e2e.sh before any model: needs-setup ("Set up a model"), then ready.
+  const unset = JSON.parse(cli("--json", "readiness", APP));
+  assert.equal(unset.status, "needs-setup", JSON.stringify(unset));
+  assert.match(JSON.stringify(unset.setupActions), /Set up a model/);
   cli("model", "set", "--base-url", base, "--model", "stand-in", "--no-api-key");
+  const set = JSON.parse(cli("--json", "readiness", APP));
+  assert.equal(set.status, "ready", JSON.stringify(set));
   const shown = JSON.parse(cli("--json", "model", "show"));
   assert.equal(JSON.stringify(shown).includes(base), true, `model show names the stand-in: ${JSON.stringify(shown)}`);
 });
