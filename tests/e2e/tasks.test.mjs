@@ -52,13 +52,17 @@ after(async () => {
   await provider.stop();
 });
 
-/** Every event the frame received validates against the schema; per task, sequences grow. */
-async function checkEvents(session) {
+/**
+ * Every event the frame received validates against the schema; per task, sequences grow
+ * (except for tasks in `replayed`, which a repeated startTask re-sent from the start).
+ */
+async function checkEvents(session, replayed = new Set()) {
   const all = await events(session);
   const last = new Map();
   for (const e of all) {
     assert.equal(validate(e), null, `event does not validate: ${JSON.stringify(e)}`);
     assert.equal(e.appId, APP);
+    if (replayed.has(e.taskId)) continue;
     assert.ok(e.sequence > (last.get(e.taskId) ?? 0), `sequence ${e.sequence} after ${last.get(e.taskId)} in ${e.taskId}`);
     last.set(e.taskId, e.sequence);
   }
@@ -169,6 +173,49 @@ test("streamed deltas arrive in order; a tool call waits for approval: approved 
       assert.equal(again.error?.causeCode, "agent.action_not_found");
       await checkEvents(app);
       assert.equal(provider.replies.length, 0, "every scripted reply was used");
+    },
+    ["open", APP, "--entry", "queue"],
+  );
+});
+
+test("startTask answers before the model does; the same idempotency key returns the same task", async (t) => {
+  await withApp(
+    t,
+    async (app) => {
+      await enterQueue(app, APP);
+      const c0 = provider.chats.length;
+      provider.reply({ firstByteDelayMs: 3000, deltas: ["late"] });
+      const args = { input: "answer slowly", idempotencyKey: "e2e-slow-1" };
+      const first = await call(app, "lime.agent", "startTask", args);
+      assert.equal(first.ok.created, true, JSON.stringify(first));
+      assert.ok(first.at - first.sent < 1500, `startTask answered in ${first.at - first.sent} ms, not after the model`);
+      const again = await call(app, "lime.agent", "startTask", args);
+      assert.deepEqual(
+        [again.ok.taskId, again.ok.traceId, again.ok.sessionId, again.ok.created],
+        [first.ok.taskId, first.ok.traceId, first.ok.sessionId, false],
+      );
+      const done = await waitResult(app, first.ok.taskId);
+      assert.equal(done.subtype, "success");
+      assert.equal(provider.chats.length, c0 + 1, "one task, one model request");
+      const third = await call(app, "lime.agent", "startTask", args);
+      assert.equal(third.ok.taskId, first.ok.taskId, "the key still names the ended task");
+      assert.equal(provider.chats.length, c0 + 1);
+      // Each start (re)watches the task from its first event (documented in
+      // crates/host-core/tests/agent_service.rs): the frame holds the whole log, the last
+      // replay complete and in order; the SDK deduplicates by sequence.
+      const log = await call(app, "lime.agent", "getTaskEvents", { taskId: first.ok.taskId, limit: 1000 });
+      const want = log.ok.events.map((e) => e.sequence);
+      const got = await waitFor(
+        async () => {
+          const mine = ofTask(await events(app), first.ok.taskId).map((e) => e.sequence);
+          const tail = mine.slice(mine.lastIndexOf(want[0]));
+          return tail.length === want.length ? mine : null;
+        },
+        { what: "the replay after the third start" },
+      );
+      assert.deepEqual(got.slice(got.lastIndexOf(want[0])), want, "the last replay is the whole log, in order");
+      assert.deepEqual([...new Set(got)].sort((a, b) => a - b), want, "nothing but the task's log");
+      await checkEvents(app, new Set([first.ok.taskId]));
     },
     ["open", APP, "--entry", "queue"],
   );

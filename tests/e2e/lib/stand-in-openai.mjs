@@ -5,9 +5,9 @@
 // arrival time).
 //
 // A reply is one of:
-//   { deltas: [string | (i) => string, ...], delayMs?, toolCall?: {name, arguments}, usage? }
+//   { deltas: [string | (i) => string, ...], delayMs?, firstByteDelayMs?, toolCall?: {name, arguments}, usage? }
 //       text deltas (a function is called when its chunk is sent: the bench stamps send times),
-//       `delayMs` between chunks, then an optional tool call (its JSON arguments in two chunks),
+//       `delayMs` between chunks (`firstByteDelayMs` before the response head), then an optional tool call (its JSON arguments in two chunks),
 //       then finish_reason ("tool_calls" or "stop") and a usage chunk;
 //   { error: { status, body? } }  an HTTP error with an OpenAI-style JSON error body.
 // With no reply queued the request gets HTTP 400 `stand-in: no scripted reply` (a test that
@@ -141,12 +141,14 @@ export class StandInProvider {
         this.aborted += 1;
       }
     });
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    if (reply.firstByteDelayMs) await sleep(reply.firstByteDelayMs);
+    if (closed) return;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const id = `chatcmpl-standin-${this.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta, finish = null, extra = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     const deltas = reply.deltas ?? [];
     res.write(chunk({ role: "assistant", content: "" }));
     for (let i = 0; i < deltas.length; i++) {
