@@ -20,6 +20,10 @@
 #   phase 4  tests/e2e/conformance.test.mjs (every capability and bridge rule from inside the
 #            frame, zero executions for spoofs, CSP, prompts and revocation, persistence, the CLI
 #            disabling/uninstalling an app while the window shows it)
+#   install  fixtures/apps/review-queue (signed, fixture key trusted) and a copy named review-peer
+#   phase 5  tests/e2e/tasks.test.mjs (lime.agent tasks from the review-queue frame against a
+#            stand-in OpenAI-compatible provider the test starts: streaming, approvals, cancel,
+#            retry, structured output, event schema, cross-app isolation)
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
 # (default test-results/e2e). Exit status: 0 only if every phase passed.
@@ -112,6 +116,26 @@ if [ -f "$CONFORMANCE/ui/sdk/index.js" ] && "$APPHOST_BIN" install --yes --sidel
 else
   cat "$E2E_ARTIFACTS_DIR/install-conformance.log" >&2 2>/dev/null || log "error: bridge-sdk/dist could not be built"
   log "error: installing the conformance app failed; phase 4 not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
+
+# The sample app that uses lime.agent, signed with the TEST-ONLY fixture publisher key (trusted
+# here), and a copy named review-peer (sideloaded, unsigned and unlocked: the rename changes APP.md) for the
+# cross-app task isolation test. tasks.test.mjs sets the model to its own stand-in provider.
+REVIEW_PEER="$WORK/review-peer"
+cp -R "$REPO/fixtures/apps/review-queue" "$REVIEW_PEER"
+rm -f "$REVIEW_PEER/app.signature.yaml" "$REVIEW_PEER/app.lock.json"
+sed -i 's/^name: review-queue$/name: review-peer/' "$REVIEW_PEER/APP.md"
+log "install: apphost install --yes fixtures/apps/review-queue (fixture key trusted), and a copy named review-peer"
+if "$APPHOST_BIN" trust add "$REPO/fixtures/keys/fixture-publisher.pub.json" \
+    >"$E2E_ARTIFACTS_DIR/install-review-queue.log" 2>&1 \
+  && "$APPHOST_BIN" install --yes "$REPO/fixtures/apps/review-queue" >>"$E2E_ARTIFACTS_DIR/install-review-queue.log" 2>&1 \
+  && "$APPHOST_BIN" install --yes --sideload "$REVIEW_PEER" >>"$E2E_ARTIFACTS_DIR/install-review-queue.log" 2>&1; then
+  run_node_tests tasks tests/e2e/tasks.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-review-queue.log" >&2
+  log "error: installing review-queue failed; phase 5 not run"
   FAILED=$((FAILED + 1))
   STATUS=1
 fi
