@@ -169,6 +169,30 @@ impl TaskStore {
     }
 }
 
+impl TaskStore {
+    /// Up to `limit` tasks, newest first, of one app or of every app (`app: None`): the host's
+    /// own view across apps (never reachable from an app, whose calls always name their app).
+    pub fn recent(&self, app: Option<&str>, limit: usize) -> rusqlite::Result<Vec<TaskRow>> {
+        let conn = lock(&self.conn);
+        let keys: Vec<(String, String)> = {
+            let mut stmt = conn.prepare_cached(
+                "SELECT app_id, task_id FROM tasks WHERE (?1 IS NULL OR app_id = ?1)
+                 ORDER BY created_at DESC, task_id DESC LIMIT ?2",
+            )?;
+            let rows =
+                stmt.query_map(params![app, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut out = Vec::with_capacity(keys.len());
+        for (app, id) in keys {
+            if let Some(row) = read(&conn, &app, &id)? {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
 fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<TaskRow>> {
     let row = conn
         .query_row(
