@@ -207,7 +207,15 @@ export function statusText(status: string): string {
 export function inputText(input: unknown, max = 4000): string {
   let text: string;
   try {
-    text = typeof input === "string" ? input : JSON.stringify(input, null, 2) ?? "";
+    let value = input;
+    if (typeof input === "string" && /^\s*[{[]/.test(input)) {
+      try {
+        value = JSON.parse(input);
+      } catch {
+        // not JSON: shown as it is
+      }
+    }
+    text = typeof value === "string" ? value : JSON.stringify(value, null, 2) ?? "";
   } catch {
     text = String(input);
   }
@@ -222,4 +230,10 @@ export function onTasksChanged(f: () => void): () => void {
 }
 export function tasksChanged(): void {
   for (const f of [...listeners]) f();
+}
+
+/** A timestamp as the list shows it: `2026-11-23 21:59:53` (UTC, as Rust wrote it). */
+export function shortTime(iso: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(iso);
+  return m === null ? iso : `${m[1]} ${m[2]}`;
 }

@@ -15,6 +15,7 @@ import {
   MAX_KEPT_EVENTS,
   mergeEvents,
   runActivity,
+  shortTime,
   statusText,
   taskRefs,
 } from "../build/test/tasks.js";
@@ -104,6 +105,10 @@ test("statuses and inputs as the page shows them", () => {
   assert.ok(!isActive("succeeded") && !isActive("cancelled") && !isActive("failed"));
   assert.equal(inputText({ a: 1 }), '{\n  "a": 1\n}');
   assert.equal(inputText("x".repeat(10), 4), "xxxx…");
+  assert.equal(inputText('{"a":1}'), '{\n  "a": 1\n}', "JSON text is shown pretty");
+  assert.equal(inputText("{not json"), "{not json");
+  assert.equal(shortTime("2026-11-23T21:59:53.186Z"), "2026-11-23 21:59:53");
+  assert.equal(shortTime("later"), "later");
 });
 
 test("the task detail shows the approval with its tool input, as text, and the actions", () => {

@@ -14,6 +14,7 @@ import {
   mergeEvents,
   onTasksChanged,
   runActivity,
+  shortTime,
   statusText,
   taskRefs,
   type PendingAction,
@@ -62,7 +63,7 @@ export function TaskList(props: { tasks: TaskView[]; selected: string | null; sh
                   {pending} to approve
                 </span>
               )}
-              <span class="task-time">{t.updatedAt ?? t.createdAt}</span>
+              <span class="task-time">{shortTime(t.updatedAt ?? t.createdAt)}</span>
             </button>
           </li>
         );
@@ -138,7 +139,14 @@ export function TaskDetailView(props: {
             <ul class="task-tools" aria-label="Tool calls">
               {r.tools.map((c) => (
                 <li key={c.id} data-testid="task-tool" data-status={c.status}>
-                  <code>{c.name}</code> {c.status === "running" ? "running" : c.status === "done" ? "done" : "failed"}
+                  <code>{c.name}</code>{" "}
+                  {c.status === "done"
+                    ? "done"
+                    : c.status === "failed"
+                      ? "failed"
+                      : t.pendingActions.some((a) => a.toolCallId === c.id)
+                        ? "waiting for approval"
+                        : "running"}
                   {c.args !== "" && <pre class="task-input-json">{inputText(c.args, 2000)}</pre>}
                   {c.output !== null && <pre class="task-output">{inputText(c.output, 2000)}</pre>}
                 </li>
