@@ -507,4 +507,8 @@ fn bad_arguments_get_their_documented_codes_and_change_nothing() {
     }
     assert!(changed_events(&s).is_empty());
     assert!(audit_actions(&dir).is_empty());
+    assert!(
+        !dir.root().join("runtime").exists(),
+        "refused commands opened no agent runtime"
+    );
 }

@@ -99,15 +99,31 @@ fn checked_task<'a>(app: &str, task: &'a str) -> HostResult<&'a str> {
     Ok(task)
 }
 
-/// Audits a host action on a task (durably, like the center's grants) and tells the UI.
-fn acted(session: &Session, action: &str, app: &str, details: Value) -> HostResult<()> {
-    session
-        .with_bridge(|_, store| store.record_audit_durably(action, Some(app), None, &details))??;
+/// Whether any app ever had a task: the task store exists (the agent runtime keeps it in
+/// `<data>/runtime/`, beside `apps/`). Without it every task is `task.not_found` and listing is
+/// empty, and nothing is created: a refused command leaves the data directory as it was.
+fn any_tasks(session: &Session) -> bool {
+    session.data.db_path().is_file()
+        && session
+            .data
+            .root()
+            .join("runtime")
+            .join("agent-tasks.sqlite")
+            .is_file()
+}
+
+/// Audits a host action on a task (durably, like the center's grants) and tells the UI. The
+/// action is done by then (the runtime is not host.db): a failed audit is logged, not answered.
+fn acted(session: &Session, action: &str, app: &str, details: Value) {
+    let audited = session
+        .with_bridge(|_, store| store.record_audit_durably(action, Some(app), None, &details));
+    if let Err(e) | Ok(Err(e)) = audited {
+        tracing::warn!(action, app, error = %e.message, "cannot audit a host action on a task");
+    }
     let mut payload = details;
     payload["appId"] = json!(app);
     payload["reason"] = json!(action);
     session.outbox.push(TASKS_CHANGED, payload);
-    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -136,7 +152,7 @@ fn list_tasks(session: &Session, raw: Value) -> HostResult<Value> {
         }
     }
     let limit = a.limit.unwrap_or(MAX_LIST as u64).clamp(1, MAX_LIST as u64) as usize;
-    if !session.data.db_path().exists() {
+    if !any_tasks(session) {
         return answer(json!([]));
     }
     let tasks = tasks(session)?;
@@ -169,7 +185,7 @@ fn task_detail(session: &Session, raw: Value) -> HostResult<Value> {
     let a: DetailArgs = args("task_detail", raw)?;
     let app = app_id("task_detail", &a.app_id)?;
     let id = checked_task(&a.app_id, &a.task_id)?;
-    if !session.data.db_path().exists() {
+    if !any_tasks(session) {
         return Err(task_err(AgentTaskError::NotFound, &a.app_id, id));
     }
     let tasks = tasks(session)?;
@@ -202,11 +218,14 @@ fn task_cancel(session: &Session, raw: Value) -> HostResult<Value> {
     let a: TaskArgs = args("task_cancel", raw)?;
     let app = app_id("task_cancel", &a.app_id)?;
     let id = checked_task(&a.app_id, &a.task_id)?;
+    if !any_tasks(session) {
+        return Err(task_err(AgentTaskError::NotFound, &a.app_id, id));
+    }
     let tasks = tasks(session)?;
     let view = tasks
         .cancel(&app, id)
         .map_err(|e| task_err(e, &a.app_id, id))?;
-    acted(session, "task.cancel", &a.app_id, json!({"taskId": id}))?;
+    acted(session, "task.cancel", &a.app_id, json!({"taskId": id}));
     answer(view)
 }
 
@@ -214,6 +233,9 @@ fn task_retry(session: &Session, raw: Value) -> HostResult<Value> {
     let a: TaskArgs = args("task_retry", raw)?;
     let app = app_id("task_retry", &a.app_id)?;
     let id = checked_task(&a.app_id, &a.task_id)?;
+    if !any_tasks(session) {
+        return Err(task_err(AgentTaskError::NotFound, &a.app_id, id));
+    }
     let tasks = tasks(session)?;
     let view = tasks
         .retry(&app, id)
@@ -224,7 +246,7 @@ fn task_retry(session: &Session, raw: Value) -> HostResult<Value> {
         "task.retry",
         &a.app_id,
         json!({"taskId": id, "run": run}),
-    )?;
+    );
     answer(view)
 }
 
@@ -282,6 +304,9 @@ fn task_respond(session: &Session, raw: Value) -> HostResult<Value> {
             id,
         ));
     }
+    if !any_tasks(session) {
+        return Err(task_err(AgentTaskError::NotFound, &a.app_id, id));
+    }
     let tasks = tasks(session)?;
     tasks
         .respond(&app, id, &a.action_id, response)
@@ -291,7 +316,7 @@ fn task_respond(session: &Session, raw: Value) -> HostResult<Value> {
         "task.respond",
         &a.app_id,
         json!({"taskId": id, "actionId": a.action_id, "decision": a.decision, "by": "host-user"}),
-    )?;
+    );
     answer(json!({"responded": true}))
 }
 
