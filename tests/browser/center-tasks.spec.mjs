@@ -2,7 +2,8 @@
 // OpenAI-compatible provider (lib/provider.mjs): the mounted review-queue frame starts a task
 // whose model streams a reply and then asks for a risky tool (storage_write); the Tasks page
 // shows the streamed text and the approval with its tool input, the app's tab shows a badge,
-// Approve resolves it and the result shows; Cancel on a second task ends it as cancelled;
+// Approve resolves it and the result shows; Cancel on a second task ends it as cancelled and
+// Retry starts a new run;
 // axe-core on the Tasks page, light and dark. APPHOST_SCREENSHOTS=1 saves
 // docs/img/task-activity.png (the README's screenshot).
 
@@ -137,10 +138,20 @@ test("a task's stream, approval, result and cancel on the Tasks page", async ({ 
   await expect(detail.getByTestId("task-result")).toHaveAttribute("data-subtype", "cancelled");
   await expect(detail.getByTestId("task-retry")).toBeEnabled();
   await expect(page.locator('[data-testid="task-row"]')).toHaveCount(2);
+  // Retry starts a new run of the same task (the stand-in holds it again), cancelled in turn.
+  await detail.getByTestId("task-retry").click();
+  await expect(detail.getByTestId("task-run")).toHaveCount(2);
+  await expect(detail).toHaveAttribute("data-status", "running");
+  await expect(detail.getByTestId("task-text").nth(1)).toContainText("Working through a long list");
+  await detail.getByTestId("task-cancel").click();
+  await expect(detail).toHaveAttribute("data-status", "cancelled");
+  await expect(detail.getByTestId("task-result")).toHaveCount(2);
+  await expect(page.locator('[data-testid="task-row"]')).toHaveCount(2);
 
   // The host's actions are in the audit log.
   const audit = await call(page, "audit", { appId: "review-queue" });
   const actions = (Array.isArray(audit) ? audit : []).map((r) => r.action);
   expect(actions).toContain("task.respond");
   expect(actions).toContain("task.cancel");
+  expect(actions).toContain("task.retry");
 });

@@ -241,8 +241,8 @@ export function TasksPage(props: { appId?: string; apps: string[] }): JSX.Elemen
       }),
     [loadList, loadDetail],
   );
-  // Fallback poll while the open task still changes on its own.
-  const live = task !== null && isActive(task.status);
+  // Fallback poll while the open task, or one in the list, still changes on its own.
+  const live = (task !== null && isActive(task.status)) || (tasks ?? []).some((t) => isActive(t.status));
   useEffect(() => {
     if (!live) return;
     const timer = setInterval(() => {
