@@ -43,7 +43,7 @@ if (process.argv.includes("--test")) {
   rmSync(out, { recursive: true, force: true });
   await build({
     ...common,
-    entryPoints: ["router", "markdown", "tabs", "theme", "format", "ui/testing"].map((m) =>
+    entryPoints: ["router", "markdown", "tabs", "tasks", "theme", "format", "ui/testing"].map((m) =>
       join(here, `src/${m}.${m === "ui/testing" ? "tsx" : "ts"}`),
     ),
     outdir: out,

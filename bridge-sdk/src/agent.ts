@@ -86,7 +86,15 @@ export interface AgentTaskView {
   createdAt: string;
   status: AgentTaskStatus;
   runs: { run: number; turnId: string; status: AgentTaskStatus; errorCode: string | null }[];
-  pendingActions: { actionId: string; toolName: string | null; prompt: string | null; actionType: string | null }[];
+  pendingActions: {
+    actionId: string;
+    toolName: string | null;
+    /** The tool call waiting, and its input (the model's arguments). */
+    toolCallId?: string | null;
+    input?: unknown;
+    prompt: string | null;
+    actionType: string | null;
+  }[];
   result: {
     status: AgentTaskStatus;
     text: string | null;

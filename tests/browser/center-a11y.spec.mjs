@@ -21,12 +21,14 @@ const PAGES = [
   "#/apps/hello-app/entries",
   "#/apps/hello-app/permissions",
   "#/apps/hello-app/data",
+  "#/apps/hello-app/tasks",
   "#/apps/hello-app/versions",
   "#/apps/hello-app/danger",
   "#/running",
   "#/grants",
   "#/diagnostics",
   "#/settings",
+  "#/tasks",
 ];
 
 for (const scheme of ["light", "dark"]) {

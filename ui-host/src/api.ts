@@ -1,6 +1,7 @@
 // Typed wrappers over the host command layer (docs/host-api.md). Every function rejects with a
 // HostError `{code, message, details}`; nothing here decides anything, Rust does.
 
+import type { TaskDetail, TaskView } from "./tasks.js";
 import { invoke, nextEvents, uploadPackage } from "./transport.js";
 import type {
   Answer,
@@ -132,3 +133,17 @@ export const modelSettings = (): Promise<ModelStatus> => invoke("model_settings"
 export const setModel = (baseUrl: string, model: string, apiKey: string): Promise<{ apiKeyChange: string; status: ModelStatus }> =>
   invoke("set_model", apiKey.trim() === "" ? { baseUrl, model } : { baseUrl, model, apiKey });
 export const testModel = (): Promise<ModelTest> => invoke("test_model");
+
+/** Agent tasks of every app (`api/tasks.rs`), acted on as the host's user. */
+export const listTasks = (appId?: string, status?: string): Promise<TaskView[]> =>
+  invoke("list_tasks", { ...(appId === undefined ? {} : { appId }), ...(status === undefined ? {} : { status }) });
+export const taskDetail = (appId: string, taskId: string, afterSequence = 0): Promise<TaskDetail> =>
+  invoke("task_detail", { appId, taskId, afterSequence });
+export const taskCancel = (appId: string, taskId: string): Promise<TaskView> => invoke("task_cancel", { appId, taskId });
+export const taskRetry = (appId: string, taskId: string): Promise<TaskView> => invoke("task_retry", { appId, taskId });
+export const taskRespond = (
+  appId: string,
+  taskId: string,
+  actionId: string,
+  decision: "approve" | "reject",
+): Promise<{ responded: boolean }> => invoke("task_respond", { appId, taskId, actionId, decision });

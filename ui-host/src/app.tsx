@@ -27,6 +27,8 @@ import type { AppSummary, EndedMount, InstallProgress, Mount, Outgoing } from ".
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
 import { ModelPage } from "./views/model.js";
+import { TasksPage } from "./views/tasks.js";
+import { approvalsByApp, tasksChanged } from "./tasks.js";
 import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet, type ReviewPhase } from "./views/review.js";
 import { Surface, type TabStatus } from "./views/surface.js";
@@ -52,6 +54,7 @@ const NAV: Array<[Route["page"], string]> = [
   ["diagnostics", "Diagnostics"],
   ["settings", "Settings"],
   ["model", "Model"],
+  ["tasks", "Tasks"],
 ];
 
 interface Notice {
@@ -68,6 +71,7 @@ export function App(): JSX.Element {
   const [mounts, setMounts] = useState<Record<string, Mount>>({});
   const [tabErrors, setTabErrors] = useState<Record<string, string>>({});
   const [prompts, setPrompts] = useState<Record<string, number>>({});
+  const [approvals, setApprovals] = useState<Map<string, number>>(new Map());
   const [review, setReview] = useState<ReviewPhase | null>(null);
   const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
@@ -256,6 +260,15 @@ export function App(): JSX.Element {
   const mountsEndedRef = useRef(mountsEnded);
   mountsEndedRef.current = mountsEnded;
 
+  /** Pending task approvals per app, for the running tabs' badges. */
+  const refreshApprovals = useCallback(async (): Promise<void> => {
+    try {
+      setApprovals(approvalsByApp(await api.listTasks(undefined, "waiting_approval")));
+    } catch (error: unknown) {
+      if (!isMissingCommand(error)) console.warn("list_tasks failed", error);
+    }
+  }, []);
+
   // Start: the list, then the entry the window was opened for (a launch target, or the page
   // path `/apps/<app>/<entry>`), then the follow loops.
   useEffect(() => {
@@ -264,6 +277,7 @@ export function App(): JSX.Element {
     window.addEventListener("hashchange", onHash);
     const onFocus = (): void => void reload();
     window.addEventListener("focus", onFocus);
+    void refreshApprovals();
     void (async () => {
       await reload();
       const fromPath = launchFromPath(location.pathname);
@@ -303,6 +317,11 @@ export function App(): JSX.Element {
               case "outgoing":
                 // Bridge actions produced off the request path, executed like a bridge_message answer.
                 await relayRef.current?.execute(event.payload as Outgoing[]);
+                tasksChanged();
+                break;
+              case "tasks:changed":
+                tasksChanged();
+                void refreshApprovals();
                 break;
               default:
                 break; // kinds for newer views
@@ -502,7 +521,12 @@ export function App(): JSX.Element {
   const shownError = loadError ?? banner;
   const status = (t: Tab): TabStatus => {
     const m = mounts[tabKey(t)];
-    return { mounted: m !== undefined, prompts: m === undefined ? 0 : prompts[m.mountId] ?? 0, error: tabErrors[tabKey(t)] ?? null };
+    return {
+      mounted: m !== undefined,
+      prompts: m === undefined ? 0 : prompts[m.mountId] ?? 0,
+      approvals: approvals.get(t.appId) ?? 0,
+      error: tabErrors[tabKey(t)] ?? null,
+    };
   };
   const pageTabs = tabs.tabs.filter((t) => !isPanel(t.kind)).length;
   const [pathInput, setPathInput] = useState("");
@@ -592,6 +616,7 @@ export function App(): JSX.Element {
         {route.page === "diagnostics" && <DiagnosticsPage apps={(apps ?? []).map((a) => a.name)} />}
         {route.page === "settings" && <SettingsPage theme={theme} setTheme={setThemeChoice} />}
         {route.page === "model" && <ModelPage />}
+        {route.page === "tasks" && <TasksPage apps={(apps ?? []).map((a) => a.name)} />}
         <input
           ref={fileInput}
           type="file"

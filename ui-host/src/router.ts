@@ -9,9 +9,10 @@ export type Route =
   | { page: "grants" }
   | { page: "diagnostics" }
   | { page: "settings" }
-  | { page: "model" };
+  | { page: "model" }
+  | { page: "tasks" };
 
-export const DETAIL_TABS = ["overview", "entries", "permissions", "data", "versions", "danger"] as const;
+export const DETAIL_TABS = ["overview", "entries", "permissions", "data", "tasks", "versions", "danger"] as const;
 export type DetailTab = (typeof DETAIL_TABS)[number];
 
 function decode(part: string): string | null {
@@ -44,6 +45,7 @@ export function parseRoute(hash: string): Route {
     case "diagnostics":
     case "settings":
     case "model":
+    case "tasks":
       return { page: first };
     default:
       return { page: "apps" };

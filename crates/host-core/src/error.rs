@@ -168,6 +168,15 @@ error_codes! {
     DevNotADevInstall = "dev.not_a_dev_install" => Conflict,
     /// The folder's app name changed while `apphost dev` watched it (a finding, not an error).
     DevAppRenamed = "dev.app_renamed" => Rejected,
+    // --- agent tasks in the host UI (docs/host-api.md, "Agent tasks") ------------------------
+    /// No task with that id in that app (another app's task is answered the same way).
+    TaskNotFound = "task.not_found" => NotFound,
+    /// No pending approval with that id in the task's latest run.
+    TaskActionNotFound = "task.action_not_found" => NotFound,
+    /// `task_retry`: the task's latest run has not ended.
+    TaskBusy = "task.busy" => Conflict,
+    /// The agent runtime or its task storage could not be opened or failed.
+    TaskRuntimeFailed = "task.runtime_failed" => Internal,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

@@ -7,3 +7,4 @@ export { TabStrip } from "../views/surface.js";
 export { Markdown } from "./markdown-view.js";
 export { ErrorBox, ProgressBar } from "./components.js";
 export { ModelView, keyText } from "../views/model.js";
+export { TaskDetailView, TaskList } from "../views/tasks.js";

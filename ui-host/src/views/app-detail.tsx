@@ -18,6 +18,7 @@ import {
   valueText,
 } from "../format.js";
 import { DETAIL_TABS, type DetailTab } from "../router.js";
+import { TasksPage } from "./tasks.js";
 import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
 import { Markdown } from "../ui/markdown-view.js";
 import type { AppDetail, AppSummary, CleanupPlan, UninstallMode } from "../types.js";
@@ -28,6 +29,7 @@ const TAB_LABELS: Record<DetailTab, string> = {
   entries: "Entries",
   permissions: "Permissions",
   data: "Data",
+  tasks: "Tasks",
   versions: "Versions",
   danger: "Danger zone",
 };
@@ -104,6 +106,7 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
       {props.tab === "entries" && <Entries app={app} detail={detail} />}
       {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
+      {props.tab === "tasks" && <TasksPage appId={props.appId} apps={[props.appId]} />}
       {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
       {props.tab === "danger" && <Danger app={app} after={after} />}
     </section>

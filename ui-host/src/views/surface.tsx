@@ -4,6 +4,7 @@
 import { Component, type JSX } from "preact";
 
 import { isPanel, tabKey, type Tab, type TabState } from "../tabs.js";
+import { approvalLabel } from "../tasks.js";
 import { Badge, Button } from "../ui/components.js";
 
 /** A container whose children belong to someone else (the relay): rendered once, never diffed. */
@@ -20,6 +21,8 @@ export interface TabStatus {
   /** The tab has a live mount (a restored tab sleeps until it is selected). */
   mounted: boolean;
   prompts: number;
+  /** Agent task approvals waiting for the user (of the tab's app). */
+  approvals?: number;
   error: string | null;
 }
 
@@ -67,6 +70,12 @@ export function TabStrip(props: SurfaceProps): JSX.Element {
               {t.title}
               {s.prompts > 0 && (
                 <Badge text={{ label: "Asks permission", tone: "warn", title: "A permission prompt is waiting" }} data={{ testid: "tab-prompt" }} />
+              )}
+              {(s.approvals ?? 0) > 0 && (
+                <span class="badge badge--warn" data-testid="tab-approvals" title={approvalLabel(s.approvals ?? 0)}>
+                  <span aria-hidden="true">{s.approvals}</span>
+                  <span class="visually-hidden">{approvalLabel(s.approvals ?? 0)}</span>
+                </span>
               )}
               {s.error !== null && <Badge text={{ label: "Error", tone: "bad", title: s.error }} data={{ testid: "tab-error" }} />}
             </button>

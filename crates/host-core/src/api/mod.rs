@@ -14,6 +14,7 @@ pub mod center;
 pub mod events;
 pub mod external;
 pub mod session;
+pub mod tasks;
 pub mod uploads;
 pub mod watch;
 
@@ -39,6 +40,7 @@ const AREAS: &[&[Command]] = &[
     center::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    tasks::COMMANDS,
 ];
 
 /// Longest command name echoed back in an error.

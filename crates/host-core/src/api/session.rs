@@ -134,9 +134,13 @@ impl Session {
         bridge
             .async_outbox()
             .forward_to(Arc::new(move |o: Outgoing| {
+                let changed = super::tasks::changed_by(&o);
                 match serde_json::to_value([o]) {
                     Ok(payload) => {
                         sink.push(super::events::OUTGOING, payload);
+                        if let Some(c) = changed {
+                            sink.push(super::tasks::TASKS_CHANGED, c);
+                        }
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "could not encode an asynchronous bridge action")

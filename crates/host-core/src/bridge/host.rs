@@ -225,6 +225,15 @@ impl BridgeHost {
         self.services.set_agent_backend(backend);
     }
 
+    /// The agent tasks of every app over the one runtime the bridge's `lime.agent` uses (the
+    /// host UI acts on them as the user, `api/tasks.rs`). `Err` is a message.
+    pub fn agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String> {
+        self.services.agent_tasks(store)
+    }
+
     /// Everything asynchronous queued so far (task events), oldest first.
     pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
         self.outbox.take()

@@ -27,6 +27,8 @@ pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 200;
 pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 pub const MAX_LIST: usize = 100;
 pub const MAX_EVENTS_PAGE: usize = 1000;
+/// Characters of a task's input shown in the host's task list.
+pub const INPUT_PREVIEW_CHARS: usize = 200;
 
 /// A task failure with a stable code (the host maps these to `APP_E…` codes).
 #[derive(Debug, thiserror::Error)]
@@ -265,6 +267,8 @@ impl AgentTasks {
                         pending.push(json!({
                             "actionId": a.action_id,
                             "toolName": a.tool_name,
+                            "toolCallId": a.tool_call_id,
+                            "input": a.arguments,
                             "prompt": a.prompt,
                             "actionType": a.action_type,
                         }));
@@ -325,6 +329,43 @@ impl AgentTasks {
             .map(|r| self.view(r))
             .collect::<Result<_, _>>()?;
         Ok((items, next))
+    }
+
+    /// The host's own listing (never an app's): up to `limit` tasks, newest first, of `app` or
+    /// of every app, each as [`AgentTasks::get`] shows it plus `appId`, `updatedAt` (the latest
+    /// run's last change) and `inputPreview` (the input's first [`INPUT_PREVIEW_CHARS`] chars).
+    pub fn recent(&self, app: Option<&AppId>, limit: usize) -> Result<Vec<Value>, AgentTaskError> {
+        let rows = self
+            .store
+            .recent(app.map(AppId::as_str), limit.clamp(1, MAX_LIST))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let mut v = self.view(row)?;
+            let latest = self.latest_turn(row)?;
+            let updated = latest
+                .as_ref()
+                .and_then(|t| {
+                    t.completed_at
+                        .clone()
+                        .or_else(|| t.started_at.clone())
+                        .or_else(|| t.submitted_at.clone())
+                })
+                .unwrap_or_else(|| row.created_at.clone());
+            v["appId"] = json!(row.app_id);
+            v["updatedAt"] = json!(updated);
+            v["inputPreview"] = json!(row
+                .input
+                .chars()
+                .take(INPUT_PREVIEW_CHARS)
+                .collect::<String>());
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    /// The task's input as the app sent it (the host shows it beside the task's activity).
+    pub fn input(&self, app: &AppId, task_id: &str) -> Result<String, AgentTaskError> {
+        Ok(self.row(app, task_id)?.input)
     }
 
     /// Cancels the latest run (`cancelTask`); a run that already ended is left alone.

@@ -169,6 +169,30 @@ impl TaskStore {
     }
 }
 
+impl TaskStore {
+    /// Up to `limit` tasks, newest first, of one app or of every app (`app: None`): the host's
+    /// own view across apps (never reachable from an app, whose calls always name their app).
+    pub fn recent(&self, app: Option<&str>, limit: usize) -> rusqlite::Result<Vec<TaskRow>> {
+        let conn = lock(&self.conn);
+        let keys: Vec<(String, String)> = {
+            let mut stmt = conn.prepare_cached(
+                "SELECT app_id, task_id FROM tasks WHERE (?1 IS NULL OR app_id = ?1)
+                 ORDER BY created_at DESC, task_id DESC LIMIT ?2",
+            )?;
+            let rows =
+                stmt.query_map(params![app, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut out = Vec::with_capacity(keys.len());
+        for (app, id) in keys {
+            if let Some(row) = read(&conn, &app, &id)? {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
 fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<TaskRow>> {
     let row = conn
         .query_row(
@@ -256,4 +280,51 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
     purged.tasks = tx.execute("DELETE FROM tasks WHERE app_id = ?1", [app])?;
     tx.commit()?;
     Ok(purged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(app: &str, id: &str, at: &str) -> TaskRow {
+        TaskRow {
+            task_id: id.into(),
+            app_id: app.into(),
+            idempotency_key: None,
+            session_id: format!("s-{id}"),
+            trace_id: format!("t-{id}"),
+            input: "x".into(),
+            output_schema: None,
+            created_at: at.into(),
+            runs: vec![format!("turn-{id}")],
+        }
+    }
+
+    #[test]
+    fn recent_lists_newest_first_across_apps_or_for_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskStore::open(&dir.path().join("t.sqlite")).unwrap();
+        for (app, id, at) in [
+            ("a", "task_1", "2026-01-01T00:00:01Z"),
+            ("b", "task_2", "2026-01-01T00:00:02Z"),
+            ("a", "task_3", "2026-01-01T00:00:03Z"),
+        ] {
+            store.insert_or_get(&row(app, id, at)).unwrap();
+        }
+        let ids = |rows: Vec<TaskRow>| rows.into_iter().map(|r| r.task_id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(store.recent(None, 10).unwrap()),
+            ["task_3", "task_2", "task_1"]
+        );
+        assert_eq!(
+            ids(store.recent(Some("a"), 10).unwrap()),
+            ["task_3", "task_1"]
+        );
+        assert_eq!(ids(store.recent(None, 1).unwrap()), ["task_3"]);
+        assert!(store.recent(Some("c"), 10).unwrap().is_empty());
+        assert_eq!(
+            store.recent(Some("b"), 10).unwrap()[0].runs,
+            ["turn-task_2"]
+        );
+    }
 }

@@ -106,6 +106,16 @@ impl AgentService {
     }
 
     fn host(&mut self, store: &Store, a: &Allowed) -> Result<&AgentHost, CallError> {
+        self.open(store).map_err(|m| host_failed(a, &m))
+    }
+
+    /// The tasks of every app, over the same runtime the bridge uses (the host UI's task
+    /// activity, `api/tasks.rs`): opened like for an app's first call. `Err` is a message.
+    pub(super) fn tasks(&mut self, store: &Store) -> Result<AgentTasks, String> {
+        self.open(store).map(|h| h.tasks.clone())
+    }
+
+    fn open(&mut self, store: &Store) -> Result<&AgentHost, String> {
         let configured = configured(store);
         if self
             .host
@@ -122,15 +132,15 @@ impl AgentService {
             .thread_name("apphost-agent")
             .enable_all()
             .build()
-            .map_err(|e| host_failed(a, &format!("cannot start the agent runtime: {e}")))?;
+            .map_err(|e| format!("cannot start the agent runtime: {e}"))?;
         let mut config = RuntimeConfig::new(self.runtime_dir.clone());
         config.apps_dir = self.apps_data.clone();
         let with_model = backend.is_some();
         let tasks = {
             let _enter = tokio.enter();
             let rt = Runtime::open(config, backend)
-                .map_err(|e| host_failed(a, &format!("cannot open the agent runtime: {e}")))?;
-            AgentTasks::open(rt).map_err(|e| task_err(a, e))?
+                .map_err(|e| format!("cannot open the agent runtime: {e}"))?;
+            AgentTasks::open(rt).map_err(|e| format!("cannot open the task store: {e}"))?
         };
         Ok(self.host.insert(AgentHost {
             tokio: Some(tokio),

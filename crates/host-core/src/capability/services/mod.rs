@@ -119,6 +119,15 @@ impl Services {
         self.agent.watch(app, task_id, after, sink)
     }
 
+    /// Every app's agent tasks, over the runtime `lime.agent` uses (the host UI's own view;
+    /// `api/tasks.rs`). `Err` is a message: the runtime could not be opened.
+    pub fn agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String> {
+        self.agent.tasks(store)
+    }
+
     /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
     pub fn agent_status(&self, store: &Store) -> &'static str {
         self.agent.status(store)
