@@ -168,6 +168,8 @@ error_codes! {
     DevNotADevInstall = "dev.not_a_dev_install" => Conflict,
     /// The folder's app name changed while `apphost dev` watched it (a finding, not an error).
     DevAppRenamed = "dev.app_renamed" => Rejected,
+    /// `dev_consent`: the change a dev app holds is no longer the one the host UI showed.
+    DevConsentStale = "dev.consent_stale" => Conflict,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

@@ -600,7 +600,7 @@ fn the_theme_is_a_setting_and_host_settings_show_it() {
 
 mod dev {
     use super::*;
-    use host_core::center::dev::{dev_status, DevOutcome, DevSession};
+    use host_core::center::dev::{dev_consent, dev_status, DevOutcome, DevSession};
 
     fn never(_: &[host_core::store::PermissionChange]) -> bool {
         false
@@ -721,5 +721,76 @@ mod dev {
         assert_eq!(e.code, ErrorCode::DevNotADevInstall);
         assert_eq!(snapshot(dir.root()), before);
         assert!(dev_status(&dir).unwrap().is_empty());
+    }
+
+    /// A widening save held by `apphost dev`, consented from the host UI: installed only while
+    /// it is the change shown; a stale digest (the folder changed since) installs nothing.
+    #[test]
+    fn the_host_ui_consents_to_a_held_widening_change_and_a_stale_consent_is_refused() {
+        let (t, dir, _center) = setup();
+        let folder = t.path().join("app");
+        copy_dir(&fixture("good/hello-app"), &folder);
+        let mut s = DevSession::new(dir.clone(), &folder).unwrap();
+        let DevOutcome::Committed { version: v1, .. } = s.apply(&mut never).unwrap() else {
+            panic!("first pass installs")
+        };
+        fs::copy(
+            fixture("good/hello-app-v2/app.permissions.yaml"),
+            folder.join("app.permissions.yaml"),
+        )
+        .unwrap();
+        let DevOutcome::AwaitingConsent(_) = s.apply(&mut never).unwrap() else {
+            panic!("held")
+        };
+        let held = dev_status(&dir).unwrap().remove(0);
+        assert_eq!(held.status, "awaiting-consent");
+        assert_eq!(held.pending.len(), 1);
+        let shown = held
+            .pending_digest
+            .clone()
+            .expect("a held change has a digest");
+
+        // Not an awaiting app, or a made-up digest: refused, nothing changes.
+        let before = snapshot(dir.root());
+        let e = dev_consent(&dir, "hello-app", "0000").unwrap_err();
+        assert_eq!(e.code, ErrorCode::DevConsentStale);
+        let e = dev_consent(&dir, "no-such-app", &shown).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AppNotInstalled);
+        assert_eq!(snapshot(dir.root()), before);
+
+        // The folder changes after the banner was shown: the old digest is stale.
+        let html = folder.join("dist/ui/index.html");
+        fs::write(&html, "<p>edited after the banner</p>").unwrap();
+        let e = dev_consent(&dir, "hello-app", &shown).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DevConsentStale);
+        let active = || {
+            Store::open(&dir)
+                .unwrap()
+                .summary("hello-app", &host_core::profile::HostProfile::current())
+                .unwrap()
+                .active_version
+        };
+        assert_eq!(active(), v1, "a stale consent installs nothing");
+        let now = dev_status(&dir).unwrap().remove(0);
+        assert_eq!(now.status, "awaiting-consent");
+        let fresh = now.pending_digest.expect("the change as it is now");
+        assert_ne!(fresh, shown);
+
+        // Consent to the change as shown now: installed with its grant, and the dev session
+        // sees it installed (no second update).
+        let done = dev_consent(&dir, "hello-app", &fresh).unwrap();
+        assert_eq!(done.status, "updated");
+        assert!(done.pending.is_empty() && done.pending_digest.is_none());
+        assert_ne!(active(), v1);
+        assert_eq!(done.version.as_deref(), Some(active().as_str()));
+        assert!(Store::open(&dir)
+            .unwrap()
+            .grants("hello-app")
+            .unwrap()
+            .contains("notes_files"));
+        assert_eq!(s.apply(&mut never).unwrap(), DevOutcome::Unchanged);
+        // Used once: the same digest again is stale.
+        let e = dev_consent(&dir, "hello-app", &fresh).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DevConsentStale);
     }
 }

@@ -45,6 +45,7 @@ commands! {
     "host_settings" => host_settings,
     "set_theme" => set_theme,
     "dev_status" => dev_status,
+    "dev_consent" => dev_consent,
 }
 
 /// Pushes `install:progress` at most every 2% (and at the end), so a large package costs the
@@ -340,4 +341,25 @@ fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
 fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {
     let NoArgs {} = args("dev_status", raw)?;
     answer(dev::dev_status(&session.data)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct DevConsent {
+    app_id: String,
+    digest: String,
+    consent: bool,
+}
+
+/// `dev_consent {appId, digest, consent: true}` → `DevStatus`: installs the change a dev app
+/// holds if it is still the one shown (`dev.consent_stale` otherwise).
+fn dev_consent(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: DevConsent = args("dev_consent", raw)?;
+    if !a.consent {
+        return Err(crate::error::HostError::new(
+            crate::error::ErrorCode::InstallConsentRequired,
+            "dev_consent needs consent: true",
+        ));
+    }
+    answer(dev::dev_consent(&session.data, &a.app_id, &a.digest)?)
 }
