@@ -416,6 +416,87 @@ fn disable_and_the_uninstall_modes_show_their_plan_first() {
     assert!(Store::open(&dir).unwrap().app_names().unwrap().is_empty());
 }
 
+/// The app list's cards: publisher, icon (a bounded `data:` URL read from the verified store;
+/// none when missing, too large or not an image type), readiness reasons in words and the setup
+/// actions that fix them.
+#[test]
+fn app_summaries_carry_publisher_icon_readiness_reasons_and_setup_actions() {
+    let (t, dir, _center) = setup();
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n0000IHDR-a-tiny-test-icon";
+    let make = |name: &str, extra: &str, icon: Option<(&str, Vec<u8>)>| {
+        let folder = t.path().join(name);
+        copy_dir(&fixture("good/hello-app"), &folder);
+        let md = fs::read_to_string(folder.join("APP.md")).unwrap();
+        let md = md
+            .replacen("name: hello-app", &format!("name: {name}"), 1)
+            .replacen("namespace: hello-app", &format!("namespace: {name}"), 1)
+            .replacen("triggers:", &format!("{extra}triggers:"), 1);
+        fs::write(folder.join("APP.md"), md).unwrap();
+        if let Some((path, bytes)) = icon {
+            fs::write(folder.join(path), bytes).unwrap();
+        }
+        install(&dir, &folder);
+    };
+    make(
+        "icon-app",
+        "presentation:\n  icon: ./dist/ui/icon.png\nsecrets:\n  - {key: api_token, provider: example, required: true, scope: app}\n",
+        Some(("dist/ui/icon.png", png.to_vec())),
+    );
+    make(
+        "big-icon-app",
+        "presentation:\n  icon: ./dist/ui/icon.png\n",
+        Some(("dist/ui/icon.png", vec![7u8; 40 * 1024])),
+    );
+    make(
+        "svg-icon-app",
+        "presentation:\n  icon: dist/ui/icon.svg\n",
+        Some(("dist/ui/icon.svg", b"<svg/>".to_vec())),
+    );
+    let apps = Store::open(&dir).unwrap().list_apps().unwrap();
+    let by = |n: &str| apps.iter().find(|a| a.name == n).unwrap().clone();
+
+    let a = by("icon-app");
+    assert_eq!(a.publisher.as_deref(), Some("AppHost Fixtures"));
+    use base64::Engine;
+    assert_eq!(
+        a.icon.as_deref(),
+        Some(
+            format!(
+                "data:image/png;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(png)
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(a.readiness, "needs-setup");
+    assert_eq!(
+        a.readiness_reasons,
+        [
+            "secret api_token is not bound",
+            // the fixture's own degraded check (a network-less back-up)
+            "Back-up is off until you allow network access."
+        ]
+    );
+    assert_eq!(a.setup_actions.len(), 1);
+    assert_eq!(a.setup_actions[0].kind, "configure-secret");
+    assert_eq!(a.setup_actions[0].target.as_deref(), Some("api_token"));
+    let json = serde_json::to_value(&a).unwrap();
+    assert!(json["readinessReasons"].is_array() && json["setupActions"].is_array());
+
+    assert_eq!(
+        by("big-icon-app").icon,
+        None,
+        "over 32 KiB: the initial is drawn instead"
+    );
+    assert_eq!(by("svg-icon-app").icon, None, "not an allowed image type");
+    let other = by("big-icon-app");
+    assert_ne!(other.readiness, "needs-setup");
+    assert!(!other
+        .readiness_reasons
+        .contains(&"secret api_token is not bound".to_owned()));
+    assert!(other.setup_actions.is_empty());
+}
+
 #[test]
 fn the_audit_log_filters_by_app_capability_and_decision_with_a_cursor() {
     let (_t, dir, _center) = setup();
