@@ -497,6 +497,84 @@ fn app_summaries_carry_publisher_icon_readiness_reasons_and_setup_actions() {
     assert!(other.setup_actions.is_empty());
 }
 
+/// The standard's four uninstall states (§9.2) each answer a plan before they run, "Disable
+/// only" included (entries hidden, package and data kept), and the manifest's
+/// `storage.uninstallPolicy` picks the default the danger zone preselects (`ask`: none).
+#[test]
+fn the_four_uninstall_states_have_plans_and_the_policy_picks_the_default() {
+    let (t, dir, _center) = setup();
+    install(&dir, &fixture("good/hello-app")); // uninstallPolicy: ask
+    let before = snapshot(dir.root());
+    let lifecycle::LifecyclePlan::Disable(p) =
+        lifecycle::plan(&dir, "hello-app", UninstallMode::Disable).unwrap()
+    else {
+        panic!("disable has its own plan")
+    };
+    assert_eq!(p.mode, "disable");
+    assert_eq!(p.entries_hidden, ["notes", "settings"]);
+    assert_eq!(p.versions_kept, ["1.0.0"]);
+    assert!(!p.already_disabled);
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["entriesHidden"][0], "notes");
+    for mode in [
+        UninstallMode::KeepData,
+        UninstallMode::DeleteData,
+        UninstallMode::Export,
+    ] {
+        let lifecycle::LifecyclePlan::Cleanup(c) =
+            lifecycle::plan(&dir, "hello-app", mode).unwrap()
+        else {
+            panic!("{mode:?} is an uninstall")
+        };
+        assert_eq!(c.versions, ["1.0.0"]);
+    }
+    // Disable is not an uninstall: refused, nothing changes; a plan changes nothing.
+    let e = lifecycle::uninstall(&dir, "hello-app", UninstallMode::Disable, None).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CliUsage);
+    let e = lifecycle::uninstall_plan(&dir, "hello-app", UninstallMode::Disable).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CliUsage);
+    assert_eq!(snapshot(dir.root()), before);
+
+    let d = detail::app_detail(&dir, "hello-app").unwrap();
+    assert_eq!(d.uninstall_policy.as_deref(), Some("ask"));
+    assert_eq!(d.uninstall_default, None, "ask: the user picks");
+    for (policy, default) in [
+        ("retain", Some(UninstallMode::KeepData)),
+        ("delete", Some(UninstallMode::DeleteData)),
+        ("export-then-delete", Some(UninstallMode::Export)),
+    ] {
+        let name = format!("policy-{policy}");
+        let folder = t.path().join(&name);
+        copy_dir(&fixture("good/hello-app"), &folder);
+        let md = fs::read_to_string(folder.join("APP.md"))
+            .unwrap()
+            .replacen("name: hello-app", &format!("name: {name}"), 1)
+            .replacen("namespace: hello-app", &format!("namespace: {name}"), 1)
+            .replacen(
+                "uninstallPolicy: ask",
+                &format!("uninstallPolicy: {policy}"),
+                1,
+            );
+        fs::write(folder.join("APP.md"), md).unwrap();
+        install(&dir, &folder);
+        let d = detail::app_detail(&dir, &name).unwrap();
+        assert_eq!(d.uninstall_policy.as_deref(), Some(policy));
+        assert_eq!(d.uninstall_default, default, "{policy}");
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(
+            json["uninstallDefault"],
+            serde_json::to_value(default).unwrap()
+        );
+    }
+    lifecycle::set_enabled(&dir, "hello-app", false).unwrap();
+    let lifecycle::LifecyclePlan::Disable(p) =
+        lifecycle::plan(&dir, "hello-app", UninstallMode::Disable).unwrap()
+    else {
+        panic!()
+    };
+    assert!(p.already_disabled);
+}
+
 #[test]
 fn the_audit_log_filters_by_app_capability_and_decision_with_a_cursor() {
     let (_t, dir, _center) = setup();

@@ -191,7 +191,7 @@ struct Mode {
 
 fn uninstall_plan(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Mode = args("uninstall_plan", raw)?;
-    answer(lifecycle::uninstall_plan(&session.data, &a.app_id, a.mode)?)
+    answer(lifecycle::plan(&session.data, &a.app_id, a.mode)?)
 }
 
 #[derive(Deserialize)]
