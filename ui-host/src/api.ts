@@ -8,6 +8,8 @@ import type {
   AppSummary,
   AuditRow,
   CleanupPlan,
+  DevStatus,
+  DisablePlan,
   EventsPage,
   GrantRow,
   HostSettings,
@@ -71,10 +73,15 @@ export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   invoke("list_grants", appId === undefined ? {} : { appId });
 export const setEnabled = (appId: string, enabled: boolean): Promise<AppSummary> =>
   invoke("set_enabled", { appId, enabled });
-export const uninstallPlan = (appId: string, mode: UninstallMode): Promise<CleanupPlan> =>
+export const uninstallPlan = (appId: string, mode: UninstallMode): Promise<CleanupPlan | DisablePlan> =>
   invoke("uninstall_plan", { appId, mode });
 export const uninstall = (appId: string, mode: UninstallMode, exportPath?: string): Promise<UninstallResult> =>
   invoke("uninstall", exportPath === undefined ? { appId, mode } : { appId, mode, exportPath });
+// Dev loop.
+export const devStatus = (): Promise<DevStatus[]> => invoke("dev_status");
+/** Consents to the change a dev app holds, only if it is still the one shown (`digest`). */
+export const devConsent = (appId: string, digest: string): Promise<DevStatus> =>
+  invoke("dev_consent", { appId, digest, consent: true });
 export const rollback = (appId: string): Promise<AppSummary> => invoke("rollback", { appId });
 export interface AuditQuery {
   appId?: string;

@@ -26,6 +26,7 @@ import { applyTheme, effectiveTheme, parseThemeChoice, THEME_STORAGE_KEY, type T
 import type { AppSummary, EndedMount, InstallProgress, Mount, Outgoing } from "./types.js";
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
+import { DevBanners } from "./views/dev-banner.js";
 import { ModelPage } from "./views/model.js";
 import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet, type ReviewPhase } from "./views/review.js";
@@ -545,6 +546,7 @@ export function App(): JSX.Element {
             </button>
           )}
         </div>
+        <DevBanners />
         <p id="surface-notice" class="surface-notice" role="status" aria-live="polite" data-app-id={notice?.appId} data-reason={notice?.reason}>
           {notice?.text ?? ""}
         </p>
