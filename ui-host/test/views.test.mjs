@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 
-import { AppCards, AuditTable, DevBannerView, ErrorBox, GrantsTable, MODES, Markdown, PlanView, ReviewBody, TabStrip, devBannerKey, devBannersShown } from "../build/test/ui/testing.js";
+import { AppCards, AuditTable, DevBannerView, ErrorBox, GrantsTable, MODES, Markdown, PlanView, ReviewBody, TabStrip, devBannerKey, devBannersShown, devStatusList } from "../build/test/ui/testing.js";
 
 const noop = () => undefined;
 const actions = { open: noop, details: noop, setup: noop };
@@ -356,4 +356,10 @@ test("a card's setup action names its kind; its publisher says whether a key vou
   const icon = renderToString(h(AppCards, { apps: [app(9, { icon: "data:image/png;base64,iVBORw0KGgo=" }), app(10)], query: "", filter: "all", actions }));
   assert.match(icon, /<img class="app-icon" src="data:image\/png;base64,iVBORw0KGgo="/);
   assert.match(icon, /<div class="app-icon" aria-hidden="true">A<\/div>/, "no icon: the initial");
+});
+
+test("dev_status answered by an older host or a stub (null) gives no banner, never a crash", () => {
+  assert.deepEqual(devStatusList(null), []);
+  assert.deepEqual(devStatusList({ code: "api.unknown_command" }), []);
+  assert.deepEqual(devStatusList([null, { appId: "a" }]), [{ appId: "a" }]);
 });

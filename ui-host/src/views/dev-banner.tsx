@@ -17,6 +17,11 @@ export function devBannerKey(s: DevStatus): string {
   return `${s.appId}:${s.status}:${s.pendingDigest ?? s.at}`;
 }
 
+/** `dev_status`'s answer as a list: anything else (an older host, a stub answering null) is none. */
+export function devStatusList(answer: unknown): DevStatus[] {
+  return Array.isArray(answer) ? (answer as DevStatus[]).filter((s) => s !== null && typeof s === "object") : [];
+}
+
 /** The statuses that get a banner: held changes and invalid saves, not dismissed. */
 export function devBannersShown(statuses: readonly DevStatus[], dismissed: ReadonlySet<string>): DevStatus[] {
   return statuses.filter(
@@ -127,7 +132,7 @@ export function DevBanners(): JSX.Element | null {
   const [error, setError] = useState<unknown>(null);
   const refresh = useCallback(async () => {
     try {
-      setStatuses(await api.devStatus());
+      setStatuses(devStatusList(await api.devStatus()));
     } catch {
       setStatuses([]); // an older host without dev_status: no banner
     }
