@@ -26,7 +26,7 @@ import { applyTheme, effectiveTheme, parseThemeChoice, THEME_STORAGE_KEY, type T
 import type { AppSummary, EndedMount, InstallProgress, Mount, Outgoing } from "./types.js";
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
-import { DevBanners } from "./views/dev-banner.js";
+import { DevBanners, STORE_CHANGED } from "./views/dev-banner.js";
 import { ModelPage } from "./views/model.js";
 import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet, type ReviewPhase } from "./views/review.js";
@@ -297,6 +297,9 @@ export function App(): JSX.Element {
               }
               case "store:changed":
                 await reload();
+                // Views with their own store data (the dev banner) reload too, even when the
+                // app list did not change (a dev app's held change is a settings row).
+                window.dispatchEvent(new Event(STORE_CHANGED));
                 break;
               case "mounts:ended":
                 await mountsEndedRef.current(event.payload as EndedMount[]);

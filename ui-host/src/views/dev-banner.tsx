@@ -17,6 +17,9 @@ export function devBannerKey(s: DevStatus): string {
   return `${s.appId}:${s.status}:${s.pendingDigest ?? s.at}`;
 }
 
+/** The window event app.tsx dispatches on every `store:changed`. */
+export const STORE_CHANGED = "apphost:store-changed";
+
 /** `dev_status`'s answer as a list: anything else (an older host, a stub answering null) is none. */
 export function devStatusList(answer: unknown): DevStatus[] {
   return Array.isArray(answer) ? (answer as DevStatus[]).filter((s) => s !== null && typeof s === "object") : [];
@@ -139,6 +142,9 @@ export function DevBanners(): JSX.Element | null {
   }, []);
   useEffect(() => {
     void refresh();
+    const onChange = (): void => void refresh();
+    window.addEventListener(STORE_CHANGED, onChange);
+    return () => window.removeEventListener(STORE_CHANGED, onChange);
   }, [host.apps, refresh]);
   const actions: DevBannerActions = {
     approve: (s) => {
