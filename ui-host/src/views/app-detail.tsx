@@ -105,7 +105,7 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
       {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
       {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
-      {props.tab === "danger" && <Danger app={app} detail={detail} after={after} />}
+      {props.tab === "danger" && <Danger key={app.name} app={app} detail={detail} after={after} />}
     </section>
   );
 }
@@ -415,7 +415,9 @@ function Danger(props: { app: AppSummary; detail: AppDetail | null; after: () =>
     [props.app.name],
   );
   // The manifest's storage.uninstallPolicy preselects a state (and shows its plan); `ask`: none.
-  const preset = props.detail?.uninstallDefault ?? null;
+  // (Only the detail of this app: the previous app's may still be shown for one render.)
+  const ownDetail = props.detail !== null && props.detail.summary.name === props.app.name ? props.detail : null;
+  const preset = ownDetail?.uninstallDefault ?? null;
   const presetDone = useRef(false);
   useEffect(() => {
     if (!presetDone.current && preset !== null && mode === null) {
@@ -455,7 +457,7 @@ function Danger(props: { app: AppSummary; detail: AppDetail | null; after: () =>
     }
   };
   const chosen = MODES.find((m) => m.mode === mode);
-  const policy = props.detail?.uninstallPolicy ?? null;
+  const policy = ownDetail?.uninstallPolicy ?? null;
   return (
     <div class="danger" data-testid="detail-danger">
       {error !== null && <ErrorBox error={error} />}
