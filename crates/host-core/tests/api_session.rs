@@ -518,6 +518,39 @@ fn the_app_center_commands_review_install_with_progress_and_manage_the_app() {
     let bundle = call(&s, "diagnostics_bundle", json!({}));
     assert!(std::path::Path::new(bundle["path"].as_str().unwrap()).is_file());
     assert_eq!(call(&s, "dev_status", json!({})), json!([]));
+    // dev_consent: not a dev app, and consent: false, are refused.
+    let e = api::call(
+        &s,
+        "dev_consent",
+        json!({"appId": "hello-app", "digest": "x", "consent": true}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AppNotInstalled);
+    let e = api::call(
+        &s,
+        "dev_consent",
+        json!({"appId": "hello-app", "digest": "x", "consent": false}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InstallConsentRequired);
+    // Disable only has its own plan; it is not an uninstall.
+    let plan = call(
+        &s,
+        "uninstall_plan",
+        json!({"appId": "hello-app", "mode": "disable"}),
+    );
+    assert_eq!(plan["mode"], "disable");
+    assert_eq!(plan["entriesHidden"][0], "notes");
+    let e = api::call(
+        &s,
+        "uninstall",
+        json!({"appId": "hello-app", "mode": "disable"}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::CliUsage);
+    let detail = call(&s, "app_detail", json!({"appId": "hello-app"}));
+    assert_eq!(detail["uninstallPolicy"], "ask");
+    assert!(detail["uninstallDefault"].is_null());
     let plan = call(
         &s,
         "uninstall_plan",
