@@ -8,7 +8,7 @@ import { join } from "node:path";
 
 import { expect, test } from "@playwright/test";
 
-import { card, FIXTURES, installed, openHost, requireCommands } from "./lib/center.mjs";
+import { card, expectAccessible, FIXTURES, installed, openHost, requireCommands } from "./lib/center.mjs";
 import { cli, REPO, startServer } from "./lib/server.mjs";
 
 let server;
@@ -53,7 +53,7 @@ test("cards show icon, publisher and trust, the readiness reason and its setup a
   );
   installVariant("agent-app", (md) => md.replace('lime.storage: "^0.10.0"', 'lime.storage: "^0.10.0"\n    lime.agent: "^0.10.0"'));
   await openHost(page, server);
-  await requireCommands(page, ["list_apps", "model_settings"]);
+  await requireCommands(page, ["list_apps", "model_settings", "bind_secret"]);
 
   const icon = card(page, "icon-app");
   await expect(icon.locator("img.app-icon")).toHaveAttribute("src", `data:image/png;base64,${PNG.toString("base64")}`);
@@ -75,6 +75,16 @@ test("cards show icon, publisher and trust, the readiness reason and its setup a
   await icon.getByTestId("setup-action").click();
   await expect(page).toHaveURL(/#\/apps\/icon-app$/);
   await expect(page.getByTestId("setup-actions")).toContainText("apphost secrets set icon-app api_token");
+  await expectAccessible(page, "the overview with a secret to bind");
+  // Bind it here: write-only, the app stops needing setup.
+  await page.getByTestId("secret-value-api_token").fill("canary-value-from-the-browser");
+  await page.getByTestId("bind-secret-api_token").click();
+  await expect(page.getByTestId("setup-actions")).toHaveCount(0);
+  await expect(page.getByTestId("secret-value-api_token")).toHaveCount(0);
+  await page.goto(`${server.origin}/#/apps`);
+  await expect(icon).not.toHaveAttribute("data-readiness", "needs-setup");
+  await expect(icon.getByTestId("setup-action")).toHaveCount(0);
+  expect(JSON.stringify(cli(server.data, ["secrets", "list", "icon-app"]))).not.toContain("canary-value-from-the-browser");
 });
 
 test("the danger zone is one chooser of four states; disable only hides the app and keeps it", async ({ page }) => {

@@ -67,6 +67,12 @@ export async function cancelReview(reviewId: string): Promise<void> {
   await invoke<null>("cancel_review", { reviewId });
 }
 export const appDetail = (appId: string): Promise<AppDetail> => invoke("app_detail", { appId });
+/** Binds a declared secret slot (the value is write-only: no answer carries it). */
+export const bindSecret = (
+  appId: string,
+  slot: string,
+  value: string,
+): Promise<{ appId: string; slot: string; store: string; boundAt: string }> => invoke("bind_secret", { appId, slot, value });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => invoke("grant", { appId, scope });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => invoke("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>

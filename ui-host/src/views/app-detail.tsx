@@ -100,7 +100,7 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
         ))}
       </nav>
       {error !== null && <ErrorBox error={error} title="The app's details could not be loaded." />}
-      {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} />}
+      {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "entries" && <Entries app={app} detail={detail} />}
       {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
@@ -115,7 +115,46 @@ function Pending(props: { failed: boolean }): JSX.Element {
   return props.failed ? <Empty>Not available: the app's details could not be loaded.</Empty> : <Loading />;
 }
 
-function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean }): JSX.Element {
+/** "Bind secret <slot>": a write-only field; the value goes to Rust's secret store and is cleared. */
+function BindSecret(props: { appId: string; slot: string; after: () => Promise<void> }): JSX.Element {
+  const [value, setValue] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const id = `secret-${props.slot}`;
+  const bind = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      await api.bindSecret(props.appId, props.slot, value);
+      setValue("");
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      class="row bind-secret"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void bind();
+      }}
+    >
+      <label class="field field--inline" for={id}>
+        <span>Value of {props.slot}</span>
+      </label>
+      <input id={id} type="password" autoComplete="off" value={value} onInput={(e) => setValue(e.currentTarget.value)} data-testid={`secret-value-${props.slot}`} />
+      <Button type="submit" variant="primary" disabled={busy || value === ""} data-testid={`bind-secret-${props.slot}`}>
+        Bind
+      </Button>
+      {error !== null && <ErrorBox error={error} />}
+    </form>
+  );
+}
+
+function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
   const { app, detail } = props;
   const readiness = detail?.readiness;
   const reasons = readinessReasons(readiness);
@@ -134,6 +173,9 @@ function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: bo
             <li key={a.key}>
               <strong>{a.title}</strong> <span class="muted">({a.kind})</span>
               {a.description != null && a.description !== "" && <> — {a.description}</>}
+              {a.kind === "configure-secret" && typeof a.target === "string" && a.target !== "" && (
+                <BindSecret appId={app.name} slot={a.target} after={props.after} />
+              )}
             </li>
           ))}
         </ul>

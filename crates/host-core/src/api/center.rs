@@ -46,6 +46,7 @@ commands! {
     "set_theme" => set_theme,
     "dev_status" => dev_status,
     "dev_consent" => dev_consent,
+    "bind_secret" => bind_secret,
 }
 
 /// Pushes `install:progress` at most every 2% (and at the end), so a large package costs the
@@ -362,4 +363,34 @@ fn dev_consent(session: &Session, raw: Value) -> HostResult<Value> {
         ));
     }
     answer(dev::dev_consent(&session.data, &a.app_id, &a.digest)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct BindSecret {
+    app_id: String,
+    slot: String,
+    value: String,
+}
+
+/// `bind_secret {appId, slot, value}` → `{appId, slot, store, boundAt}`: the card's "Bind secret"
+/// setup action, as `apphost secrets set` does it (the value goes to the secret store; no
+/// answer carries it or its ref).
+fn bind_secret(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: BindSecret = args("bind_secret", raw)?;
+    let store = crate::center::open_locked(&session.data)?;
+    let value = crate::secrets::SecretValue::new(a.value);
+    let binding = crate::app_secrets::set(&store, &a.app_id, &a.slot, &value)?;
+    let backend = binding
+        .stored_as
+        .split(':')
+        .next()
+        .unwrap_or("secret store")
+        .to_owned();
+    answer(json!({
+        "appId": a.app_id,
+        "slot": a.slot,
+        "store": backend,
+        "boundAt": binding.bound_at,
+    }))
 }
