@@ -9,6 +9,8 @@ import type {
   AppSummary,
   AuditRow,
   CleanupPlan,
+  DevStatus,
+  DisablePlan,
   EventsPage,
   GrantRow,
   HostSettings,
@@ -66,16 +68,27 @@ export async function cancelReview(reviewId: string): Promise<void> {
   await invoke<null>("cancel_review", { reviewId });
 }
 export const appDetail = (appId: string): Promise<AppDetail> => invoke("app_detail", { appId });
+/** Binds a declared secret slot (the value is write-only: no answer carries it). */
+export const bindSecret = (
+  appId: string,
+  slot: string,
+  value: string,
+): Promise<{ appId: string; slot: string; store: string; boundAt: string }> => invoke("bind_secret", { appId, slot, value });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => invoke("grant", { appId, scope });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => invoke("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   invoke("list_grants", appId === undefined ? {} : { appId });
 export const setEnabled = (appId: string, enabled: boolean): Promise<AppSummary> =>
   invoke("set_enabled", { appId, enabled });
-export const uninstallPlan = (appId: string, mode: UninstallMode): Promise<CleanupPlan> =>
+export const uninstallPlan = (appId: string, mode: UninstallMode): Promise<CleanupPlan | DisablePlan> =>
   invoke("uninstall_plan", { appId, mode });
 export const uninstall = (appId: string, mode: UninstallMode, exportPath?: string): Promise<UninstallResult> =>
   invoke("uninstall", exportPath === undefined ? { appId, mode } : { appId, mode, exportPath });
+// Dev loop.
+export const devStatus = (): Promise<DevStatus[]> => invoke("dev_status");
+/** Consents to the change a dev app holds, only if it is still the one shown (`digest`). */
+export const devConsent = (appId: string, digest: string): Promise<DevStatus> =>
+  invoke("dev_consent", { appId, digest, consent: true });
 export const rollback = (appId: string): Promise<AppSummary> => invoke("rollback", { appId });
 export interface AuditQuery {
   appId?: string;

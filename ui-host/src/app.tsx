@@ -26,6 +26,7 @@ import { applyTheme, effectiveTheme, parseThemeChoice, THEME_STORAGE_KEY, type T
 import type { AppSummary, EndedMount, InstallProgress, Mount, Outgoing } from "./types.js";
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
+import { DevBanners, STORE_CHANGED } from "./views/dev-banner.js";
 import { ModelPage } from "./views/model.js";
 import { TasksPage } from "./views/tasks.js";
 import { approvalsByApp, tasksChanged } from "./tasks.js";
@@ -310,6 +311,9 @@ export function App(): JSX.Element {
               }
               case "store:changed":
                 await reload();
+                // Views with their own store data (the dev banner) reload too, even when the
+                // app list did not change (a dev app's held change is a settings row).
+                window.dispatchEvent(new Event(STORE_CHANGED));
                 break;
               case "mounts:ended":
                 await mountsEndedRef.current(event.payload as EndedMount[]);
@@ -569,6 +573,7 @@ export function App(): JSX.Element {
             </button>
           )}
         </div>
+        <DevBanners />
         <p id="surface-notice" class="surface-notice" role="status" aria-live="polite" data-app-id={notice?.appId} data-reason={notice?.reason}>
           {notice?.text ?? ""}
         </p>

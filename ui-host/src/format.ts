@@ -1,6 +1,7 @@
 // Pure presentation helpers: no DOM, so they are unit-tested under node (test/format.test.mjs).
 
-import type { HostError } from "./types.js";
+import type { Route } from "./router.js";
+import type { HostError, SetupAction } from "./types.js";
 
 /** How a badge is coloured (a CSS modifier class: `badge--<tone>`). */
 export type Tone = "good" | "warn" | "bad" | "info" | "muted";
@@ -337,4 +338,29 @@ export function signerText(s: { name?: string | null; keyId?: string | null; fin
     (p): p is string => typeof p === "string" && p !== "",
   );
   return parts.length > 0 ? parts.join(" · ") : "unsigned";
+}
+
+/**
+ * Where a card's setup action leads (`AppSummary.setupActions[0]`): "Set up a model" to the
+ * Model page, "Grant …" to the app's permissions (the reason is shown there before the grant),
+ * anything else (bind a secret, knowledge, an integration) to the app's overview, which shows
+ * the action's instructions.
+ */
+export function setupRoute(appId: string, action: SetupAction | null): Route {
+  switch (action?.kind) {
+    case "model":
+      return { page: "model" };
+    case "grant-permission":
+      return { page: "app", appId, tab: "permissions" };
+    default:
+      return { page: "app", appId, tab: "overview" };
+  }
+}
+
+/** The publisher line of a card: the manifest's claim, and whether a trusted key vouches for it. */
+export function publisherText(publisher: string | null | undefined, trust: string): string | null {
+  if (publisher === null || publisher === undefined || publisher.trim() === "") {
+    return trust === "trusted" ? "by a trusted publisher" : null;
+  }
+  return trust === "trusted" ? `by ${publisher} (verified)` : `by ${publisher} (not verified)`;
 }

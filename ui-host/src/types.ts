@@ -23,10 +23,13 @@ export interface AppSummary {
   entries?: EntrySummary[];
   /** An `apphost dev` install: marked DEV everywhere, never trusted as signed. */
   dev?: boolean;
-  /** Shown when the backend sends them (not in docs/host-api.md's AppSummary yet). */
+  /** The manifest's `publisher.name` (a claim: `trust` says whether a key vouches for it). */
   publisher?: string | null;
+  /** A bounded `data:image/...;base64,` URL read from the verified store; absent: draw the initial. */
   icon?: string | null;
+  /** Why the app is not simply ready, in words. */
   readinessReasons?: string[];
+  /** What fixes it: `grant-permission`, `configure-secret`, `bind-knowledge`, `model`, `external`. */
   setupActions?: SetupAction[];
 }
 
@@ -252,6 +255,10 @@ export interface AppDetail {
   data: { storageBytes: number; files?: number; artifacts: number; evidence: number };
   versions: Array<{ version: string; installedAt: string; active: boolean; packageHash?: string; trust?: string }>;
   readiness: ReadinessInfo;
+  /** The manifest's `storage.uninstallPolicy`, as written. */
+  uninstallPolicy?: string | null;
+  /** The uninstall state the danger zone preselects; null (`ask`): the user picks. */
+  uninstallDefault?: UninstallMode | null;
 }
 
 /** One grant (`grant`, `revoke`, `list_grants`). */
@@ -259,7 +266,47 @@ export interface GrantRow extends DetailPermission {
   appId: string;
 }
 
-export type UninstallMode = "keep-data" | "delete-data" | "export";
+/** The standard's four uninstall states (§9.2); `disable` runs as `set_enabled {enabled: false}`. */
+export type UninstallMode = "disable" | "keep-data" | "delete-data" | "export";
+
+/** The plan of "Disable only" (`uninstall_plan {mode: "disable"}`). */
+export interface DisablePlan {
+  app: string;
+  mode: "disable";
+  entriesHidden: string[];
+  versionsKept: string[];
+  dataDir: string;
+  dataFileCount: number;
+  dataBytes: number;
+  retained: string[];
+  alreadyDisabled: boolean;
+}
+
+/** One permission change a dev app holds (`store::PermissionChange`). */
+export interface DevPendingChange {
+  key: string;
+  scope?: unknown;
+  access?: unknown;
+  reason?: unknown;
+  required?: boolean;
+  domains?: unknown;
+  change: string;
+  fields?: Array<{ field: string; old: unknown; new: unknown }>;
+  [key: string]: unknown;
+}
+
+/** The last result of an `apphost dev` app (`dev_status`). */
+export interface DevStatus {
+  appId: string;
+  folder: string;
+  status: string;
+  version: string | null;
+  at: string;
+  findings: Array<{ severity: string; code: string; path: string; message: string }>;
+  pending?: DevPendingChange[];
+  pendingDigest?: string;
+  updates: number;
+}
 
 /** What an uninstall mode would remove and keep (`uninstall_plan`, `store::CleanupPlan`). */
 export interface CleanupPlan {

@@ -6,7 +6,9 @@ import {
   enabledBadge,
   errorText,
   monogram,
+  publisherText,
   readinessBadge,
+  setupRoute,
   shownVersion,
   summaryText,
   toHostError,
@@ -67,4 +69,18 @@ test("summary line", () => {
   assert.equal(summaryText(0), "No apps installed");
   assert.equal(summaryText(1), "1 app installed");
   assert.equal(summaryText(3), "3 apps installed");
+});
+
+test("a setup action leads where it is fixed: a model to the Model page, a grant to the permissions", () => {
+  assert.deepEqual(setupRoute("a", { key: "model", title: "Set up a model", kind: "model" }), { page: "model" });
+  assert.deepEqual(setupRoute("a", { key: "p", title: "Grant p", kind: "grant-permission", target: "p" }), { page: "app", appId: "a", tab: "permissions" });
+  assert.deepEqual(setupRoute("a", { key: "s", title: "Bind secret s", kind: "configure-secret", target: "s" }), { page: "app", appId: "a", tab: "overview" });
+  assert.deepEqual(setupRoute("a", null), { page: "app", appId: "a", tab: "overview" });
+});
+
+test("a publisher is a claim unless a trusted key vouches for it", () => {
+  assert.equal(publisherText("Acme", "trusted"), "by Acme (verified)");
+  assert.equal(publisherText("Acme", "unsigned"), "by Acme (not verified)");
+  assert.equal(publisherText(null, "unsigned"), null);
+  assert.equal(publisherText("", "trusted"), "by a trusted publisher");
 });

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 
-import { AppCards, AuditTable, ErrorBox, GrantsTable, Markdown, PlanView, ReviewBody, TabStrip } from "../build/test/ui/testing.js";
+import { AppCards, AuditTable, DevBannerView, ErrorBox, GrantsTable, MODES, Markdown, PlanView, ReviewBody, TabStrip, devBannerKey, devBannersShown, devStatusList } from "../build/test/ui/testing.js";
 
 const noop = () => undefined;
 const actions = { open: noop, details: noop, setup: noop };
@@ -278,4 +278,88 @@ test("model page: the key is write-only, the test result shows latency, errors c
   // Test connection needs a configured model.
   const unset = renderToString(h(ModelView, { ...base, status: { status: "needs-setup", baseUrl: null, model: null, apiKey: { set: false } } }));
   assert.match(unset, /<button[^>]*disabled[^>]*data-testid="model-test"|data-testid="model-test"[^>]*disabled/);
+});
+
+test("the dev banner shows a held change's diff with Approve and Dismiss, keyed by its digest", () => {
+  const held = {
+    appId: "hello-app",
+    folder: "/src/hello",
+    status: "awaiting-consent",
+    version: "1.0.0+dev.1",
+    at: "2026-11-23T00:00:00Z",
+    findings: [],
+    pending: [
+      { key: "notes_files", change: "added", required: true, scope: "files", access: "read", reason: "Import notes", domains: [], paths: [], grant: "asked" },
+      { key: "sync", change: "changed", required: false, scope: "network", access: "read-write", reason: "Sync", domains: ["api.example.com"], paths: [], grant: "at-first-use", fields: [{ field: "domains", old: [], new: ["api.example.com"] }] },
+    ],
+    pendingDigest: "d1",
+    updates: 1,
+  };
+  const ok = { ...held, status: "updated", pending: undefined, pendingDigest: undefined };
+  const actions = { approve: noop, dismiss: noop };
+  const html = renderToString(h(DevBannerView, { statuses: [held, ok], dismissed: new Set(), busy: null, error: null, actions }));
+  assert.equal(html.match(/data-testid="dev-banner"/g).length, 1, "only the held change has a banner");
+  assert.match(html, /data-status="awaiting-consent"/);
+  assert.match(html, /data-key="notes_files" data-change="added"/);
+  assert.match(html, /domains api\.example\.com/);
+  assert.match(html, /\(domains: {2}→ api\.example\.com\)/);
+  assert.match(html, /data-testid="dev-approve"/);
+  assert.match(html, /data-testid="dev-dismiss"/);
+  assert.match(html, /v1\.0\.0\+dev\.1 keeps running/);
+  // Dismissed: gone; the same app holding another change (new digest) shows again.
+  const gone = renderToString(h(DevBannerView, { statuses: [held], dismissed: new Set([devBannerKey(held)]), busy: null, error: null, actions }));
+  assert.equal(gone, "");
+  assert.equal(devBannersShown([{ ...held, pendingDigest: "d2" }], new Set([devBannerKey(held)])).length, 1);
+  // Busy: approve is disabled while a consent runs.
+  const busy = renderToString(h(DevBannerView, { statuses: [held], dismissed: new Set(), busy: "hello-app", error: null, actions }));
+  assert.match(busy, /disabled[^>]*data-testid="dev-approve"|data-testid="dev-approve"[^>]*disabled/);
+  // A stale consent shows its code.
+  const stale = renderToString(h(DevBannerView, { statuses: [held], dismissed: new Set(), busy: null, error: { code: "dev.consent_stale", message: "not the one shown", details: {} }, actions }));
+  assert.match(stale, /data-code="dev\.consent_stale"/);
+});
+
+test("the uninstall chooser offers the standard's four states; disable's plan hides entries and keeps everything", () => {
+  assert.deepEqual(MODES.map((m) => m.mode), ["disable", "keep-data", "delete-data", "export"]);
+  const html = renderToString(
+    h(PlanView, {
+      plan: {
+        app: "notes",
+        mode: "disable",
+        entriesHidden: ["notes", "settings"],
+        versionsKept: ["1.0.0"],
+        dataDir: "/d/apps/notes",
+        dataFileCount: 2,
+        dataBytes: 2048,
+        retained: ["the package (versions 1.0.0)", "the app's data in /d/apps/notes"],
+        alreadyDisabled: false,
+      },
+    }),
+  );
+  assert.match(html, /data-mode="disable"/);
+  assert.match(html, /entry notes/);
+  assert.match(html, /the package \(versions 1\.0\.0\)/);
+  assert.match(html, /2 data files \(2\.0 KB\)/);
+  assert.match(html, /Removes: nothing\./);
+});
+
+test("a card's setup action names its kind; its publisher says whether a key vouches for it", () => {
+  const model = app(7, {
+    readiness: "ready-degraded",
+    publisher: "Acme",
+    readinessReasons: ["lime.agent needs a model: none is set up in AppHost"],
+    setupActions: [{ key: "model", title: "Set up a model", kind: "model" }],
+  });
+  const html = renderToString(h(AppCards, { apps: [model, app(8, { publisher: "Beta" })], query: "", filter: "all", actions }));
+  assert.match(html, /data-setup-kind="model"[^>]*data-testid="setup-action">Set up a model</);
+  assert.match(html, /data-testid="app-publisher" data-verified="false">by Acme \(not verified\)</);
+  assert.match(html, /data-testid="app-publisher" data-verified="true">by Beta \(verified\)</);
+  const icon = renderToString(h(AppCards, { apps: [app(9, { icon: "data:image/png;base64,iVBORw0KGgo=" }), app(10)], query: "", filter: "all", actions }));
+  assert.match(icon, /<img class="app-icon" src="data:image\/png;base64,iVBORw0KGgo="/);
+  assert.match(icon, /<div class="app-icon" aria-hidden="true">A<\/div>/, "no icon: the initial");
+});
+
+test("dev_status answered by an older host or a stub (null) gives no banner, never a crash", () => {
+  assert.deepEqual(devStatusList(null), []);
+  assert.deepEqual(devStatusList({ code: "api.unknown_command" }), []);
+  assert.deepEqual(devStatusList([null, { appId: "a" }]), [{ appId: "a" }]);
 });

@@ -168,6 +168,8 @@ error_codes! {
     DevNotADevInstall = "dev.not_a_dev_install" => Conflict,
     /// The folder's app name changed while `apphost dev` watched it (a finding, not an error).
     DevAppRenamed = "dev.app_renamed" => Rejected,
+    /// `dev_consent`: the change a dev app holds is no longer the one the host UI showed.
+    DevConsentStale = "dev.consent_stale" => Conflict,
     // --- agent tasks in the host UI (docs/host-api.md, "Agent tasks") ------------------------
     /// No task with that id in that app (another app's task is answered the same way).
     TaskNotFound = "task.not_found" => NotFound,

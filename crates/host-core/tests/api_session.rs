@@ -612,6 +612,39 @@ fn the_app_center_commands_review_install_with_progress_and_manage_the_app() {
     let bundle = call(&s, "diagnostics_bundle", json!({}));
     assert!(std::path::Path::new(bundle["path"].as_str().unwrap()).is_file());
     assert_eq!(call(&s, "dev_status", json!({})), json!([]));
+    // dev_consent: not a dev app, and consent: false, are refused.
+    let e = api::call(
+        &s,
+        "dev_consent",
+        json!({"appId": "hello-app", "digest": "x", "consent": true}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AppNotInstalled);
+    let e = api::call(
+        &s,
+        "dev_consent",
+        json!({"appId": "hello-app", "digest": "x", "consent": false}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InstallConsentRequired);
+    // Disable only has its own plan; it is not an uninstall.
+    let plan = call(
+        &s,
+        "uninstall_plan",
+        json!({"appId": "hello-app", "mode": "disable"}),
+    );
+    assert_eq!(plan["mode"], "disable");
+    assert_eq!(plan["entriesHidden"][0], "notes");
+    let e = api::call(
+        &s,
+        "uninstall",
+        json!({"appId": "hello-app", "mode": "disable"}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::CliUsage);
+    let detail = call(&s, "app_detail", json!({"appId": "hello-app"}));
+    assert_eq!(detail["uninstallPolicy"], "ask");
+    assert!(detail["uninstallDefault"].is_null());
     let plan = call(
         &s,
         "uninstall_plan",
@@ -713,4 +746,66 @@ fn visibility_and_theme_changes_reach_ready_frames_once() {
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::ApiBadArguments);
     assert_eq!(call(&s, "host_settings", json!({}))["theme"], "dark");
+}
+
+/// The card's "Bind secret" setup action through the command layer: the value goes to the secret
+/// store, readiness stops needing setup, and no answer (nor the audit) carries the value or
+/// its ref; an undeclared slot and an empty value are refused with their codes.
+#[test]
+fn bind_secret_binds_a_declared_slot_and_never_answers_the_value() {
+    let keys = tempfile::tempdir().unwrap();
+    std::env::set_var("APPHOST_SECRET_STORE", "file");
+    std::env::set_var("APPHOST_SECRET_KEY_FILE", keys.path().join("k.key"));
+    let (t, s) = setup(LinkOpener::Page, None);
+    let folder = t.path().join("vault-app");
+    support::copy_dir(&fixture("good/hello-app"), &folder);
+    let md = std::fs::read_to_string(folder.join("APP.md"))
+        .unwrap()
+        .replacen("name: hello-app", "name: vault-app", 1)
+        .replacen("namespace: hello-app", "namespace: vault-app", 1)
+        .replacen(
+            "triggers:",
+            "secrets:\n  - {key: api_token, provider: example, required: true, scope: app}\ntriggers:",
+            1,
+        );
+    std::fs::write(folder.join("APP.md"), md).unwrap();
+    install(&DataDir::at(t.path().join("data")), &folder);
+    let app = |s: &Session| {
+        call(s, "list_apps", json!({}))
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "vault-app")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(app(&s)["readiness"], "needs-setup");
+    assert_eq!(app(&s)["setupActions"][0]["kind"], "configure-secret");
+
+    const CANARY: &str = "canary-secret-value-7f3a";
+    for (slot, value, code) in [
+        ("nope", CANARY, ErrorCode::SecretSlotUnknown),
+        ("api_token", "", ErrorCode::SecretInvalidValue),
+    ] {
+        let e = api::call(
+            &s,
+            "bind_secret",
+            json!({"appId": "vault-app", "slot": slot, "value": value}),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, code, "{slot}");
+    }
+    let out = call(
+        &s,
+        "bind_secret",
+        json!({"appId": "vault-app", "slot": "api_token", "value": CANARY}),
+    );
+    assert_eq!(out["slot"], "api_token");
+    assert_eq!(out["store"], "encrypted-file");
+    assert!(!out.to_string().contains(CANARY));
+    assert!(!out.to_string().contains("ref"));
+    assert_ne!(app(&s)["readiness"], "needs-setup");
+    assert!(app(&s)["setupActions"].as_array().unwrap().is_empty());
+    let audit = call(&s, "audit", json!({"appId": "vault-app", "limit": 50}));
+    assert!(!audit.to_string().contains(CANARY));
 }

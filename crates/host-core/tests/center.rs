@@ -416,6 +416,165 @@ fn disable_and_the_uninstall_modes_show_their_plan_first() {
     assert!(Store::open(&dir).unwrap().app_names().unwrap().is_empty());
 }
 
+/// The app list's cards: publisher, icon (a bounded `data:` URL read from the verified store;
+/// none when missing, too large or not an image type), readiness reasons in words and the setup
+/// actions that fix them.
+#[test]
+fn app_summaries_carry_publisher_icon_readiness_reasons_and_setup_actions() {
+    let (t, dir, _center) = setup();
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n0000IHDR-a-tiny-test-icon";
+    let make = |name: &str, extra: &str, icon: Option<(&str, Vec<u8>)>| {
+        let folder = t.path().join(name);
+        copy_dir(&fixture("good/hello-app"), &folder);
+        let md = fs::read_to_string(folder.join("APP.md")).unwrap();
+        let md = md
+            .replacen("name: hello-app", &format!("name: {name}"), 1)
+            .replacen("namespace: hello-app", &format!("namespace: {name}"), 1)
+            .replacen("triggers:", &format!("{extra}triggers:"), 1);
+        fs::write(folder.join("APP.md"), md).unwrap();
+        if let Some((path, bytes)) = icon {
+            fs::write(folder.join(path), bytes).unwrap();
+        }
+        install(&dir, &folder);
+    };
+    make(
+        "icon-app",
+        "presentation:\n  icon: ./dist/ui/icon.png\nsecrets:\n  - {key: api_token, provider: example, required: true, scope: app}\n",
+        Some(("dist/ui/icon.png", png.to_vec())),
+    );
+    make(
+        "big-icon-app",
+        "presentation:\n  icon: ./dist/ui/icon.png\n",
+        Some(("dist/ui/icon.png", vec![7u8; 40 * 1024])),
+    );
+    make(
+        "svg-icon-app",
+        "presentation:\n  icon: dist/ui/icon.svg\n",
+        Some(("dist/ui/icon.svg", b"<svg/>".to_vec())),
+    );
+    let apps = Store::open(&dir).unwrap().list_apps().unwrap();
+    let by = |n: &str| apps.iter().find(|a| a.name == n).unwrap().clone();
+
+    let a = by("icon-app");
+    assert_eq!(a.publisher.as_deref(), Some("AppHost Fixtures"));
+    use base64::Engine;
+    assert_eq!(
+        a.icon.as_deref(),
+        Some(
+            format!(
+                "data:image/png;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(png)
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(a.readiness, "needs-setup");
+    assert_eq!(
+        a.readiness_reasons,
+        [
+            "secret api_token is not bound",
+            // the fixture's own degraded check (a network-less back-up)
+            "Back-up is off until you allow network access."
+        ]
+    );
+    assert_eq!(a.setup_actions.len(), 1);
+    assert_eq!(a.setup_actions[0].kind, "configure-secret");
+    assert_eq!(a.setup_actions[0].target.as_deref(), Some("api_token"));
+    let json = serde_json::to_value(&a).unwrap();
+    assert!(json["readinessReasons"].is_array() && json["setupActions"].is_array());
+
+    assert_eq!(
+        by("big-icon-app").icon,
+        None,
+        "over 32 KiB: the initial is drawn instead"
+    );
+    assert_eq!(by("svg-icon-app").icon, None, "not an allowed image type");
+    let other = by("big-icon-app");
+    assert_ne!(other.readiness, "needs-setup");
+    assert!(!other
+        .readiness_reasons
+        .contains(&"secret api_token is not bound".to_owned()));
+    assert!(other.setup_actions.is_empty());
+}
+
+/// The standard's four uninstall states (§9.2) each answer a plan before they run, "Disable
+/// only" included (entries hidden, package and data kept), and the manifest's
+/// `storage.uninstallPolicy` picks the default the danger zone preselects (`ask`: none).
+#[test]
+fn the_four_uninstall_states_have_plans_and_the_policy_picks_the_default() {
+    let (t, dir, _center) = setup();
+    install(&dir, &fixture("good/hello-app")); // uninstallPolicy: ask
+    let before = snapshot(dir.root());
+    let lifecycle::LifecyclePlan::Disable(p) =
+        lifecycle::plan(&dir, "hello-app", UninstallMode::Disable).unwrap()
+    else {
+        panic!("disable has its own plan")
+    };
+    assert_eq!(p.mode, "disable");
+    assert_eq!(p.entries_hidden, ["notes", "settings"]);
+    assert_eq!(p.versions_kept, ["1.0.0"]);
+    assert!(!p.already_disabled);
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["entriesHidden"][0], "notes");
+    for mode in [
+        UninstallMode::KeepData,
+        UninstallMode::DeleteData,
+        UninstallMode::Export,
+    ] {
+        let lifecycle::LifecyclePlan::Cleanup(c) =
+            lifecycle::plan(&dir, "hello-app", mode).unwrap()
+        else {
+            panic!("{mode:?} is an uninstall")
+        };
+        assert_eq!(c.versions, ["1.0.0"]);
+    }
+    // Disable is not an uninstall: refused, nothing changes; a plan changes nothing.
+    let e = lifecycle::uninstall(&dir, "hello-app", UninstallMode::Disable, None).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CliUsage);
+    let e = lifecycle::uninstall_plan(&dir, "hello-app", UninstallMode::Disable).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CliUsage);
+    assert_eq!(snapshot(dir.root()), before);
+
+    let d = detail::app_detail(&dir, "hello-app").unwrap();
+    assert_eq!(d.uninstall_policy.as_deref(), Some("ask"));
+    assert_eq!(d.uninstall_default, None, "ask: the user picks");
+    for (policy, default) in [
+        ("retain", Some(UninstallMode::KeepData)),
+        ("delete", Some(UninstallMode::DeleteData)),
+        ("export-then-delete", Some(UninstallMode::Export)),
+    ] {
+        let name = format!("policy-{policy}");
+        let folder = t.path().join(&name);
+        copy_dir(&fixture("good/hello-app"), &folder);
+        let md = fs::read_to_string(folder.join("APP.md"))
+            .unwrap()
+            .replacen("name: hello-app", &format!("name: {name}"), 1)
+            .replacen("namespace: hello-app", &format!("namespace: {name}"), 1)
+            .replacen(
+                "uninstallPolicy: ask",
+                &format!("uninstallPolicy: {policy}"),
+                1,
+            );
+        fs::write(folder.join("APP.md"), md).unwrap();
+        install(&dir, &folder);
+        let d = detail::app_detail(&dir, &name).unwrap();
+        assert_eq!(d.uninstall_policy.as_deref(), Some(policy));
+        assert_eq!(d.uninstall_default, default, "{policy}");
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(
+            json["uninstallDefault"],
+            serde_json::to_value(default).unwrap()
+        );
+    }
+    lifecycle::set_enabled(&dir, "hello-app", false).unwrap();
+    let lifecycle::LifecyclePlan::Disable(p) =
+        lifecycle::plan(&dir, "hello-app", UninstallMode::Disable).unwrap()
+    else {
+        panic!()
+    };
+    assert!(p.already_disabled);
+}
+
 #[test]
 fn the_audit_log_filters_by_app_capability_and_decision_with_a_cursor() {
     let (_t, dir, _center) = setup();
@@ -600,7 +759,7 @@ fn the_theme_is_a_setting_and_host_settings_show_it() {
 
 mod dev {
     use super::*;
-    use host_core::center::dev::{dev_status, DevOutcome, DevSession};
+    use host_core::center::dev::{dev_consent, dev_status, DevOutcome, DevSession};
 
     fn never(_: &[host_core::store::PermissionChange]) -> bool {
         false
@@ -721,5 +880,76 @@ mod dev {
         assert_eq!(e.code, ErrorCode::DevNotADevInstall);
         assert_eq!(snapshot(dir.root()), before);
         assert!(dev_status(&dir).unwrap().is_empty());
+    }
+
+    /// A widening save held by `apphost dev`, consented from the host UI: installed only while
+    /// it is the change shown; a stale digest (the folder changed since) installs nothing.
+    #[test]
+    fn the_host_ui_consents_to_a_held_widening_change_and_a_stale_consent_is_refused() {
+        let (t, dir, _center) = setup();
+        let folder = t.path().join("app");
+        copy_dir(&fixture("good/hello-app"), &folder);
+        let mut s = DevSession::new(dir.clone(), &folder).unwrap();
+        let DevOutcome::Committed { version: v1, .. } = s.apply(&mut never).unwrap() else {
+            panic!("first pass installs")
+        };
+        fs::copy(
+            fixture("good/hello-app-v2/app.permissions.yaml"),
+            folder.join("app.permissions.yaml"),
+        )
+        .unwrap();
+        let DevOutcome::AwaitingConsent(_) = s.apply(&mut never).unwrap() else {
+            panic!("held")
+        };
+        let held = dev_status(&dir).unwrap().remove(0);
+        assert_eq!(held.status, "awaiting-consent");
+        assert_eq!(held.pending.len(), 1);
+        let shown = held
+            .pending_digest
+            .clone()
+            .expect("a held change has a digest");
+
+        // Not an awaiting app, or a made-up digest: refused, nothing changes.
+        let before = snapshot(dir.root());
+        let e = dev_consent(&dir, "hello-app", "0000").unwrap_err();
+        assert_eq!(e.code, ErrorCode::DevConsentStale);
+        let e = dev_consent(&dir, "no-such-app", &shown).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AppNotInstalled);
+        assert_eq!(snapshot(dir.root()), before);
+
+        // The folder changes after the banner was shown: the old digest is stale.
+        let html = folder.join("dist/ui/index.html");
+        fs::write(&html, "<p>edited after the banner</p>").unwrap();
+        let e = dev_consent(&dir, "hello-app", &shown).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DevConsentStale);
+        let active = || {
+            Store::open(&dir)
+                .unwrap()
+                .summary("hello-app", &host_core::profile::HostProfile::current())
+                .unwrap()
+                .active_version
+        };
+        assert_eq!(active(), v1, "a stale consent installs nothing");
+        let now = dev_status(&dir).unwrap().remove(0);
+        assert_eq!(now.status, "awaiting-consent");
+        let fresh = now.pending_digest.expect("the change as it is now");
+        assert_ne!(fresh, shown);
+
+        // Consent to the change as shown now: installed with its grant, and the dev session
+        // sees it installed (no second update).
+        let done = dev_consent(&dir, "hello-app", &fresh).unwrap();
+        assert_eq!(done.status, "updated");
+        assert!(done.pending.is_empty() && done.pending_digest.is_none());
+        assert_ne!(active(), v1);
+        assert_eq!(done.version.as_deref(), Some(active().as_str()));
+        assert!(Store::open(&dir)
+            .unwrap()
+            .grants("hello-app")
+            .unwrap()
+            .contains("notes_files"));
+        assert_eq!(s.apply(&mut never).unwrap(), DevOutcome::Unchanged);
+        // Used once: the same digest again is stale.
+        let e = dev_consent(&dir, "hello-app", &fresh).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DevConsentStale);
     }
 }

@@ -1,7 +1,8 @@
 // The stateless views the node tests render (build.mjs --test bundles this with preact external).
 export { AppCard, AppCards } from "../views/app-list.js";
 export { ReviewBody } from "../views/review.js";
-export { PlanView } from "../views/app-detail.js";
+export { MODES, PlanView } from "../views/app-detail.js";
+export { DevBannerView, devBannerKey, devBannersShown, devStatusList } from "../views/dev-banner.js";
 export { AuditTable, GrantsTable, KeysTable } from "../views/pages.js";
 export { TabStrip } from "../views/surface.js";
 export { Markdown } from "./markdown-view.js";

@@ -21,7 +21,7 @@ import { DETAIL_TABS, type DetailTab } from "../router.js";
 import { TasksPage } from "./tasks.js";
 import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
 import { Markdown } from "../ui/markdown-view.js";
-import type { AppDetail, AppSummary, CleanupPlan, UninstallMode } from "../types.js";
+import type { AppDetail, AppSummary, CleanupPlan, DisablePlan, UninstallMode } from "../types.js";
 import { AppIcon } from "./app-list.js";
 
 const TAB_LABELS: Record<DetailTab, string> = {
@@ -102,13 +102,13 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
         ))}
       </nav>
       {error !== null && <ErrorBox error={error} title="The app's details could not be loaded." />}
-      {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} />}
+      {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "entries" && <Entries app={app} detail={detail} />}
       {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
       {props.tab === "tasks" && <TasksPage appId={props.appId} apps={[props.appId]} />}
       {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
-      {props.tab === "danger" && <Danger app={app} after={after} />}
+      {props.tab === "danger" && <Danger key={app.name} app={app} detail={detail} after={after} />}
     </section>
   );
 }
@@ -118,7 +118,46 @@ function Pending(props: { failed: boolean }): JSX.Element {
   return props.failed ? <Empty>Not available: the app's details could not be loaded.</Empty> : <Loading />;
 }
 
-function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean }): JSX.Element {
+/** "Bind secret <slot>": a write-only field; the value goes to Rust's secret store and is cleared. */
+function BindSecret(props: { appId: string; slot: string; after: () => Promise<void> }): JSX.Element {
+  const [value, setValue] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const id = `secret-${props.slot}`;
+  const bind = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      await api.bindSecret(props.appId, props.slot, value);
+      setValue("");
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      class="row bind-secret"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void bind();
+      }}
+    >
+      <label class="field field--inline" for={id}>
+        <span>Value of {props.slot}</span>
+      </label>
+      <input id={id} type="password" autoComplete="off" value={value} onInput={(e) => setValue(e.currentTarget.value)} data-testid={`secret-value-${props.slot}`} />
+      <Button type="submit" variant="primary" disabled={busy || value === ""} data-testid={`bind-secret-${props.slot}`}>
+        Bind
+      </Button>
+      {error !== null && <ErrorBox error={error} />}
+    </form>
+  );
+}
+
+function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
   const { app, detail } = props;
   const readiness = detail?.readiness;
   const reasons = readinessReasons(readiness);
@@ -137,6 +176,9 @@ function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: bo
             <li key={a.key}>
               <strong>{a.title}</strong> <span class="muted">({a.kind})</span>
               {a.description != null && a.description !== "" && <> — {a.description}</>}
+              {a.kind === "configure-secret" && typeof a.target === "string" && a.target !== "" && (
+                <BindSecret appId={app.name} slot={a.target} after={props.after} />
+              )}
             </li>
           ))}
         </ul>
@@ -325,14 +367,40 @@ function Versions(props: { app: AppSummary; detail: AppDetail | null; after: () 
   );
 }
 
-const MODES: Array<{ mode: UninstallMode; label: string; text: string }> = [
-  { mode: "keep-data", label: "Uninstall, keep data", text: "Removes the app; its data stays for a later reinstall." },
-  { mode: "delete-data", label: "Uninstall and delete data", text: "Removes the app and everything it stored." },
-  { mode: "export", label: "Export, then uninstall", text: "Writes the app's data to a file, then removes the app and its data." },
+/** The standard's four uninstall states (§9.2), offered as one chooser. */
+export const MODES: Array<{ mode: UninstallMode; label: string; text: string; run: string }> = [
+  { mode: "disable", label: "Disable only", text: "Hides its entries; the package, its data and grants stay.", run: "Disable" },
+  { mode: "keep-data", label: "Uninstall, keep data", text: "Removes the app; its data stays for a later reinstall.", run: "Uninstall" },
+  { mode: "delete-data", label: "Uninstall and delete data", text: "Removes the app and everything it stored.", run: "Uninstall and delete" },
+  { mode: "export", label: "Export, then delete", text: "Writes the app's data to a file, then removes the app and its data.", run: "Export, then delete" },
 ];
 
+/** What "Disable only" does, in words. */
+function DisablePlanView(props: { plan: DisablePlan }): JSX.Element {
+  const p = props.plan;
+  return (
+    <div class="plan" data-testid="uninstall-plan" data-mode="disable">
+      <p>Hides:</p>
+      <ul>
+        {p.entriesHidden.length > 0 ? p.entriesHidden.map((e) => <li key={e}>entry {e}</li>) : <li>no entries</li>}
+      </ul>
+      <p>Keeps:</p>
+      <ul>
+        {p.retained.map((r) => (
+          <li key={r}>{r}</li>
+        ))}
+        {p.dataFileCount > 0 && <li>{p.dataFileCount} data files ({formatBytes(p.dataBytes)})</li>}
+      </ul>
+      <p>Removes: nothing.</p>
+    </div>
+  );
+}
+
 /** The cleanup plan in words: what goes, what stays. The full plan is under "Details". */
-export function PlanView(props: { plan: CleanupPlan }): JSX.Element {
+export function PlanView(props: { plan: CleanupPlan | DisablePlan }): JSX.Element {
+  if ("entriesHidden" in props.plan) {
+    return <DisablePlanView plan={props.plan as DisablePlan} />;
+  }
   const p = props.plan;
   const rows = p.rows ?? [];
   const removedData = Array.isArray(p.dataFilesRemoved) ? p.dataFilesRemoved.length : 0;
@@ -370,28 +438,44 @@ export function PlanView(props: { plan: CleanupPlan }): JSX.Element {
   );
 }
 
-function Danger(props: { app: AppSummary; after: () => Promise<void> }): JSX.Element {
+function Danger(props: { app: AppSummary; detail: AppDetail | null; after: () => Promise<void> }): JSX.Element {
   const host = useContext(HostContext);
   const [error, setError] = useState<unknown>(null);
   const [mode, setMode] = useState<UninstallMode | null>(null);
-  const [plan, setPlan] = useState<CleanupPlan | null>(null);
+  const [plan, setPlan] = useState<CleanupPlan | DisablePlan | null>(null);
   const [exportPath, setExportPath] = useState("");
   const [done, setDone] = useState<string | null>(null);
-  const toggle = async (): Promise<void> => {
-    try {
-      await api.setEnabled(props.app.name, !props.app.enabled);
-      setError(null);
-      await props.after();
-    } catch (e: unknown) {
-      setError(e);
+  const name = props.app.displayName ?? props.app.name;
+  const showPlan = useCallback(
+    async (m: UninstallMode): Promise<void> => {
+      setMode(m);
+      setPlan(null);
+      try {
+        setPlan(await api.uninstallPlan(props.app.name, m));
+        setError(null);
+      } catch (e: unknown) {
+        setError(e);
+      }
+    },
+    [props.app.name],
+  );
+  // The manifest's storage.uninstallPolicy preselects a state (and shows its plan); `ask`: none.
+  // (Only the detail of this app: the previous app's may still be shown for one render.)
+  const ownDetail = props.detail !== null && props.detail.summary.name === props.app.name ? props.detail : null;
+  const preset = ownDetail?.uninstallDefault ?? null;
+  const presetDone = useRef(false);
+  useEffect(() => {
+    if (!presetDone.current && preset !== null && mode === null) {
+      presetDone.current = true;
+      void showPlan(preset);
     }
-  };
-  const showPlan = async (m: UninstallMode): Promise<void> => {
-    setMode(m);
-    setPlan(null);
+  }, [preset, mode, showPlan]);
+  const enable = async (): Promise<void> => {
     try {
-      setPlan(await api.uninstallPlan(props.app.name, m));
+      await api.setEnabled(props.app.name, true);
       setError(null);
+      setDone(null);
+      await props.after();
     } catch (e: unknown) {
       setError(e);
     }
@@ -401,6 +485,14 @@ function Danger(props: { app: AppSummary; after: () => Promise<void> }): JSX.Ele
       return;
     }
     try {
+      if (mode === "disable") {
+        await api.setEnabled(props.app.name, false);
+        setDone(`${name} is disabled; its package and data are kept.`);
+        setMode(null);
+        setPlan(null);
+        await props.after();
+        return;
+      }
       const result = await api.uninstall(props.app.name, mode, mode === "export" ? exportPath : undefined);
       setDone(result.exportedTo != null ? `Uninstalled; data exported to ${result.exportedTo}.` : "Uninstalled.");
       await host.reload();
@@ -409,31 +501,49 @@ function Danger(props: { app: AppSummary; after: () => Promise<void> }): JSX.Ele
       setError(e);
     }
   };
+  const chosen = MODES.find((m) => m.mode === mode);
+  const policy = ownDetail?.uninstallPolicy ?? null;
   return (
     <div class="danger" data-testid="detail-danger">
       {error !== null && <ErrorBox error={error} />}
       {done !== null && <p role="status">{done}</p>}
-      <h3>{props.app.enabled ? "Disable" : "Enable"}</h3>
-      <p class="muted">{props.app.enabled ? "A disabled app cannot open; its data and grants stay." : "Turn the app back on."}</p>
-      <Button data-testid="toggle-enabled" onClick={() => void toggle()}>
-        {props.app.enabled ? "Disable the app" : "Enable the app"}
-      </Button>
-      <h3>Uninstall</h3>
-      <fieldset class="modes">
-        <legend>Choose what happens to the data</legend>
+      {!props.app.enabled && (
+        <p>
+          {name} is disabled.{" "}
+          <Button data-testid="toggle-enabled" onClick={() => void enable()}>
+            Enable the app
+          </Button>
+        </p>
+      )}
+      <fieldset class="modes" data-testid="uninstall-chooser" data-default={preset ?? ""}>
+        <legend>Disable or uninstall: choose what happens to the app and its data</legend>
+        <p class="muted" data-testid="uninstall-policy">
+          {preset !== null
+            ? `The app asks for “${MODES.find((m) => m.mode === preset)?.label ?? preset}” by default (storage.uninstallPolicy: ${policy ?? ""}).`
+            : "Pick one: the app sets no default" + (policy === "ask" ? " (storage.uninstallPolicy: ask)." : ".")}
+        </p>
         {MODES.map((m) => (
-          <div key={m.mode} class="mode">
-            <Button data-testid={`uninstall-plan-${m.mode}`} aria-pressed={mode === m.mode} onClick={() => void showPlan(m.mode)}>
-              {m.label}…
-            </Button>
-            <span class="muted">{m.text}</span>
-          </div>
+          <label key={m.mode} class="mode">
+            <input
+              type="radio"
+              name="uninstall-mode"
+              value={m.mode}
+              checked={mode === m.mode}
+              disabled={m.mode === "disable" && !props.app.enabled}
+              onChange={() => void showPlan(m.mode)}
+              data-testid={`uninstall-plan-${m.mode}`}
+            />
+            <span>
+              <strong>{m.label}</strong>
+              {m.mode === preset && <span class="muted"> (default)</span>} <span class="muted">{m.text}</span>
+            </span>
+          </label>
         ))}
       </fieldset>
-      {mode !== null && (
+      {mode !== null && chosen !== undefined && (
         <div class="confirm" data-mode={mode}>
-          <h4>Before “{MODES.find((m) => m.mode === mode)?.label}” runs</h4>
-          {plan === null ? error === null && <Loading label="Computing the cleanup plan…" /> : <PlanView plan={plan} />}
+          <h4>Before “{chosen.label}” runs</h4>
+          {plan === null ? error === null && <Loading label="Computing the plan…" /> : <PlanView plan={plan} />}
           {mode === "export" && (
             <label class="field">
               <span>Export to (a file path on this computer)</span>
@@ -448,7 +558,7 @@ function Danger(props: { app: AppSummary; after: () => Promise<void> }): JSX.Ele
               disabled={plan === null || (mode === "export" && exportPath.trim() === "")}
               onClick={() => void run()}
             >
-              Uninstall {props.app.displayName ?? props.app.name}
+              {chosen.run} {name}
             </Button>
           </div>
         </div>

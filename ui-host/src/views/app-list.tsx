@@ -9,8 +9,10 @@ import { HostContext } from "../context.js";
 import {
   filterApps,
   monogram,
+  publisherText,
   readinessBadge,
   readinessWords,
+  setupRoute,
   shownVersion,
   trustBadge,
   type AppFilter,
@@ -66,10 +68,12 @@ function AppCardView(props: CardProps): JSX.Element {
   const version = shownVersion(app.activeVersion, app.versions);
   const mountable = (app.entries ?? []).filter((e) => e.mountable);
   const name = app.displayName ?? app.name;
-  const needsAction = app.enabled && (app.readiness === "needs-setup" || app.readiness === "blocked");
+  const needsAction =
+    app.enabled && (app.readiness === "needs-setup" || app.readiness === "blocked" || (app.setupActions ?? []).length > 0);
   const reasons = app.readinessReasons ?? [];
   const setup = app.setupActions?.[0] ?? null;
   const headingId = `app-card-${app.name}`;
+  const publisher = publisherText(app.publisher, app.trust);
   return (
     <li
       class={`app-row app-card${app.enabled ? "" : " app-row--disabled"}`}
@@ -96,7 +100,11 @@ function AppCardView(props: CardProps): JSX.Element {
             v{version}
           </span>
         </div>
-        {app.publisher != null && app.publisher !== "" && <p class="app-publisher">by {app.publisher}</p>}
+        {publisher !== null && (
+          <p class="app-publisher" data-testid="app-publisher" data-verified={String(app.trust === "trusted")}>
+            {publisher}
+          </p>
+        )}
         {app.description.trim() !== "" && <p class="app-description">{app.description}</p>}
         {app.enabled && app.readiness !== "ready" && (
           <p class="app-readiness-reason" data-testid="readiness-reason">
@@ -118,7 +126,13 @@ function AppCardView(props: CardProps): JSX.Element {
             </Button>
           ))}
           {needsAction && (
-            <Button class="setup-action" data-testid="setup-action" onClick={() => actions.setup(app, setup)}>
+            <Button
+              class="setup-action"
+              data-setup-kind={setup?.kind}
+              title={setup?.description ?? undefined}
+              onClick={() => actions.setup(app, setup)}
+              data-testid="setup-action"
+            >
               {setup !== null ? setup.title : "Set up"}
             </Button>
           )}
@@ -185,12 +199,7 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
     () => ({
       open: (app, entry) => void host.openEntry(app.name, entry.key),
       details: (app) => host.navigate({ page: "app", appId: app.name, tab: "overview" }),
-      setup: (app, action) =>
-        host.navigate({
-          page: "app",
-          appId: app.name,
-          tab: action?.kind === "permission" ? "permissions" : "overview",
-        }),
+      setup: (app, action) => host.navigate(setupRoute(app.name, action)),
     }),
     [host],
   );

@@ -45,6 +45,8 @@ commands! {
     "host_settings" => host_settings,
     "set_theme" => set_theme,
     "dev_status" => dev_status,
+    "dev_consent" => dev_consent,
+    "bind_secret" => bind_secret,
 }
 
 /// Pushes `install:progress` at most every 2% (and at the end), so a large package costs the
@@ -190,7 +192,7 @@ struct Mode {
 
 fn uninstall_plan(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Mode = args("uninstall_plan", raw)?;
-    answer(lifecycle::uninstall_plan(&session.data, &a.app_id, a.mode)?)
+    answer(lifecycle::plan(&session.data, &a.app_id, a.mode)?)
 }
 
 #[derive(Deserialize)]
@@ -340,4 +342,55 @@ fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
 fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {
     let NoArgs {} = args("dev_status", raw)?;
     answer(dev::dev_status(&session.data)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct DevConsent {
+    app_id: String,
+    digest: String,
+    consent: bool,
+}
+
+/// `dev_consent {appId, digest, consent: true}` → `DevStatus`: installs the change a dev app
+/// holds if it is still the one shown (`dev.consent_stale` otherwise).
+fn dev_consent(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: DevConsent = args("dev_consent", raw)?;
+    if !a.consent {
+        return Err(crate::error::HostError::new(
+            crate::error::ErrorCode::InstallConsentRequired,
+            "dev_consent needs consent: true",
+        ));
+    }
+    answer(dev::dev_consent(&session.data, &a.app_id, &a.digest)?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct BindSecret {
+    app_id: String,
+    slot: String,
+    value: String,
+}
+
+/// `bind_secret {appId, slot, value}` → `{appId, slot, store, boundAt}`: the card's "Bind secret"
+/// setup action, as `apphost secrets set` does it (the value goes to the secret store; no
+/// answer carries it or its ref).
+fn bind_secret(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: BindSecret = args("bind_secret", raw)?;
+    let store = crate::center::open_locked(&session.data)?;
+    let value = crate::secrets::SecretValue::new(a.value);
+    let binding = crate::app_secrets::set(&store, &a.app_id, &a.slot, &value)?;
+    let backend = binding
+        .stored_as
+        .split(':')
+        .next()
+        .unwrap_or("secret store")
+        .to_owned();
+    answer(json!({
+        "appId": a.app_id,
+        "slot": a.slot,
+        "store": backend,
+        "boundAt": binding.bound_at,
+    }))
 }

@@ -27,6 +27,11 @@ pub struct AppDetail {
     pub data: DataUsage,
     pub versions: Vec<VersionInfo>,
     pub readiness: Report,
+    /// The manifest's `storage.uninstallPolicy`, as written.
+    pub uninstall_policy: Option<String>,
+    /// The uninstall state the danger zone preselects (`lifecycle::default_mode`); none for
+    /// `ask` (or no policy): the user picks.
+    pub uninstall_default: Option<super::lifecycle::UninstallMode>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -141,6 +146,7 @@ pub fn app_detail(dir: &DataDir, name: &str) -> HostResult<AppDetail> {
             entry: e.clone(),
         })
         .collect();
+    let policy = super::lifecycle::uninstall_policy(&manifest);
     let body = manifest.body.trim();
     Ok(AppDetail {
         readme: (!body.is_empty()).then(|| body.to_owned()),
@@ -149,6 +155,8 @@ pub fn app_detail(dir: &DataDir, name: &str) -> HostResult<AppDetail> {
         data: data_usage(dir, name)?,
         versions: store.versions(name)?,
         readiness,
+        uninstall_default: super::lifecycle::default_mode(policy.as_deref()),
+        uninstall_policy: policy,
         summary,
     })
 }

@@ -60,6 +60,10 @@ pub struct DevStatus {
     /// `awaiting-consent`: the permissions added or changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<Value>,
+    /// `awaiting-consent`: the digest of the held change (its package hash and `pending`), the
+    /// one `dev_consent` accepts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_digest: Option<String>,
     /// How many saves were installed.
     pub updates: u64,
 }
@@ -156,6 +160,14 @@ impl DevSession {
         &mut self,
         consent: &mut dyn FnMut(&[PermissionChange]) -> bool,
     ) -> HostResult<DevOutcome> {
+        self.apply_with(&mut |_, widening| consent(widening))
+    }
+
+    /// [`DevSession::apply`], the consent also seeing the held change's digest.
+    fn apply_with(
+        &mut self,
+        consent_to: &mut dyn FnMut(&str, &[PermissionChange]) -> bool,
+    ) -> HostResult<DevOutcome> {
         let started = Instant::now();
         let store = super::open_locked(&self.dir)?;
         let source = resolve(&self.folder, &CatalogSelect::default())?;
@@ -233,6 +245,13 @@ impl DevSession {
             }
         }
         let installed = store.app_names()?.contains(&name);
+        if installed {
+            // What is installed now (another process, e.g. the window's `dev_consent`, may
+            // have installed this very folder meanwhile).
+            if let Ok(s) = store.summary(&name, &profile) {
+                self.last_hash = Some(s.package_hash);
+            }
+        }
         if installed && !store.is_dev(&name)? {
             staged.abort()?;
             return Err(HostError::new(
@@ -289,13 +308,20 @@ impl DevSession {
             .filter(|p| mode == InstallMode::Update && matches!(p.change, "added" | "changed"))
             .cloned()
             .collect();
-        if !widening.is_empty() && !consent(&widening) {
+        let pending: Vec<Value> = widening
+            .iter()
+            .map(|p| serde_json::to_value(p).unwrap_or_default())
+            .collect();
+        let digest = pending_digest(&hash, &pending);
+        if !widening.is_empty() && !consent_to(&digest, &widening) {
             staged.abort()?;
-            let pending: Vec<Value> = widening
-                .iter()
-                .map(|p| serde_json::to_value(p).unwrap_or_default())
-                .collect();
-            self.record(&store, "awaiting-consent", &findings, &pending)?;
+            self.record_pending(
+                &store,
+                "awaiting-consent",
+                &findings,
+                &pending,
+                Some(digest),
+            )?;
             return Ok(DevOutcome::AwaitingConsent(widening));
         }
         let consented = plan.needs_consent().iter().cloned().collect();
@@ -339,6 +365,17 @@ impl DevSession {
         findings: &[DevFinding],
         pending: &[Value],
     ) -> HostResult<()> {
+        self.record_pending(store, status, findings, pending, None)
+    }
+
+    fn record_pending(
+        &self,
+        store: &Store,
+        status: &str,
+        findings: &[DevFinding],
+        pending: &[Value],
+        pending_digest: Option<String>,
+    ) -> HostResult<()> {
         let Some(app) = &self.app else {
             return Ok(()); // nothing was ever read: no app to mark
         };
@@ -354,6 +391,7 @@ impl DevSession {
             at: jiff::Timestamp::now().to_string(),
             findings: findings.iter().take(MAX_FINDINGS).cloned().collect(),
             pending: pending.to_vec(),
+            pending_digest,
             updates: self.updates,
         };
         let text = serde_json::to_string(&row).unwrap_or_default();
@@ -390,6 +428,64 @@ impl DevSession {
         )?;
         Ok(removed)
     }
+}
+
+/// The digest of a held change: SHA-256 over the folder's package hash and the permission
+/// changes as shown (`pending`), hex. The same folder and the same diff give the same digest.
+fn pending_digest(package_hash: &str, pending: &[Value]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(package_hash.as_bytes());
+    h.update(b"\n");
+    h.update(
+        serde_json::to_string(pending)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    hex::encode(h.finalize())
+}
+
+/// `dev_consent`: the host UI's consent to the change a dev app holds (`awaiting-consent`).
+/// The folder is read and planned again; the change is installed only if it is still the one
+/// shown (`digest` = the status's `pendingDigest`), else nothing is installed and the answer is
+/// `dev.consent_stale` (the status then shows the change as it is now, to be shown again).
+pub fn dev_consent(dir: &DataDir, app: &str, digest: &str) -> HostResult<DevStatus> {
+    let row = dev_status(dir)?
+        .into_iter()
+        .find(|s| s.app_id == app)
+        .ok_or_else(|| {
+            HostError::new(
+                ErrorCode::AppNotInstalled,
+                format!("{app} is not an apphost dev install"),
+            )
+            .with("app", app)
+        })?;
+    let stale = |why: &str| {
+        HostError::new(
+            ErrorCode::DevConsentStale,
+            format!("{app}'s held change is not the one shown ({why}); look at it again"),
+        )
+        .with("app", app)
+    };
+    if row.status != "awaiting-consent" || row.pending_digest.as_deref() != Some(digest) {
+        return Err(stale("it was replaced or installed"));
+    }
+    let mut session = DevSession::new(dir.clone(), Path::new(&row.folder))?;
+    session.app = Some(row.app_id.clone());
+    session.updates = row.updates;
+    let outcome = session.apply_with(&mut |now, _| now == digest)?;
+    match outcome {
+        DevOutcome::Committed { .. } => {}
+        DevOutcome::AwaitingConsent(_) => return Err(stale("the folder changed since")),
+        DevOutcome::Unchanged | DevOutcome::Recovered => {
+            return Err(stale("the folder is what is installed"))
+        }
+        DevOutcome::Invalid(_) => return Err(stale("the folder is invalid now")),
+    }
+    dev_status(dir)?
+        .into_iter()
+        .find(|s| s.app_id == app)
+        .ok_or_else(|| HostError::new(ErrorCode::AppNotInstalled, format!("{app} vanished")))
 }
 
 /// Every dev app's last result.

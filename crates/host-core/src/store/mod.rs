@@ -16,6 +16,7 @@ mod cleanup;
 pub mod durability;
 pub mod failpoint;
 mod gc;
+mod icon;
 mod install;
 mod journal;
 mod lifecycle;
@@ -95,7 +96,22 @@ pub struct AppSummary {
     pub entries: Vec<EntrySummary>,
     /// An `apphost dev` install (a folder being developed; shown as DEV, never as signed).
     pub dev: bool,
+    /// The manifest's `publisher.name` (a claim: `trust` says whether a key vouches for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
+    /// The icon as a bounded `data:` URL (`store/icon.rs`); none: the UI draws the initial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// Why the app is not simply ready, in words (readiness checks that block, need setup or
+    /// degrade it; at most [`MAX_READINESS_REASONS`]).
+    pub readiness_reasons: Vec<String>,
+    /// What the user can do about it (readiness setup actions: grant a permission, bind a
+    /// secret, set up a model, ...).
+    pub setup_actions: Vec<crate::readiness::SetupAction>,
 }
+
+/// Most readiness reasons an [`AppSummary`] carries.
+pub const MAX_READINESS_REASONS: usize = 5;
 
 /// One entry of an installed app, as the app list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -570,6 +586,15 @@ impl Store {
             warnings: Vec::new(),
             entries: entry_summaries(&manifest),
             dev: self.is_dev(name)?,
+            publisher: manifest
+                .data
+                .get("publisher")
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            icon: self.icon_data_url(name, &app.active, &manifest),
+            readiness_reasons: readiness_reasons(&readiness),
+            setup_actions: readiness.setup_actions,
         })
     }
 
@@ -606,6 +631,26 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The messages of the checks that keep an app from being simply ready, each once.
+fn readiness_reasons(report: &crate::readiness::Report) -> Vec<String> {
+    use crate::readiness::Outcome;
+    let mut out: Vec<String> = Vec::new();
+    for c in &report.checks {
+        let counts = match c.outcome {
+            Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded => true,
+            Outcome::Unknown => c.required,
+            Outcome::Pass | Outcome::Notice => false,
+        };
+        if counts && !out.contains(&c.message) {
+            out.push(c.message.clone());
+            if out.len() == MAX_READINESS_REASONS {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// The entries of a manifest, in order; entries without a string `key` are skipped.
