@@ -52,9 +52,10 @@ test.afterAll(async () => {
 
 test("a deep link signs in once and opens the entry; handshake and storage work", async () => {
   await page.goto(server.signIn("/apps/notes/notes"));
-  // The token left the address bar (a 303 to the same path, now with the cookie).
-  expect(new URL(page.url()).pathname).toBe("/apps/notes/notes");
+  // The token left the address bar (a 303 to the same path, now with the cookie); once the
+  // entry is open the host page moves itself to "/" (the deep link is consumed).
   expect(new URL(page.url()).search).toBe("");
+  await expect.poll(() => new URL(page.url()).pathname).toBe("/");
   const frameElement = page.locator(FRAME);
   await expect(frameElement).toHaveAttribute("sandbox", "allow-scripts allow-same-origin");
   await expect(frameElement).toHaveAttribute("src", new RegExp(`^http://notes\\.localhost:${server.port}/`));
@@ -69,6 +70,17 @@ test("a deep link signs in once and opens the entry; handshake and storage work"
   const d = await diagnostics();
   expect(d.executions).toBeGreaterThanOrEqual(3);
   expect(d.mounts).toBe(1);
+  // In-page navigation after a deep link stays in this document: the frame is not reloaded.
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+  const mountId = await frameElement.getAttribute("data-mount-id");
+  await page.getByRole("link", { name: "Grants" }).click();
+  await expect(page).toHaveURL(/\/#\/grants$/);
+  await page.getByRole("link", { name: /^Running/ }).click();
+  await expect(frameElement).toHaveAttribute("data-mount-id", mountId);
+  expect(await page.evaluate(() => window.__sameDocument)).toBe(true);
+  await expect(frame.locator("#notes li")).toHaveText(["buy oat milk"]);
 });
 
 test("spoofed messages from the frame and the page execute nothing", async () => {

@@ -282,6 +282,12 @@ export function App(): JSX.Element {
     void (async () => {
       await reload();
       const fromPath = launchFromPath(location.pathname);
+      if (fromPath !== null) {
+        // The deep link is consumed: the page lives at "/" from now on, so in-page links
+        // ("#/grants", "#content"), which the deep-link page's <base href="/"> resolves against
+        // "/", stay in this document instead of loading "/" afresh and dropping every frame.
+        history.replaceState(history.state, "", `/${location.hash}`);
+      }
       let target = fromPath;
       if (target === null) {
         try {
