@@ -807,4 +807,29 @@ async fn a_busy_session_is_refused_not_queued() {
     let e = t.retry(&a, &ta).unwrap_err();
     assert!(matches!(e, AgentTaskError::SessionBusy), "{e:?}");
     t.cancel(&a, &tb).unwrap();
+    let ended = until_results(&t, &a, &tb, 2).await;
+    assert_eq!(ended.last().unwrap()["subtype"], "cancelled");
+    // A's next run asks for approval in the shared session: only A can answer it.
+    b.push_tool_call("c2", "storage_write", r#"{"path":"b.txt","content":"y"}"#);
+    b.push_text(&["declined"]);
+    let (_, seen) = t.events(&a, &ta, 0, 1000).unwrap();
+    t.retry(&a, &ta).unwrap();
+    let mut s = t.subscribe(&a, &ta, seen).unwrap();
+    let action = loop {
+        let e = tokio::time::timeout(Duration::from_secs(10), s.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if e.kind == "approval:requested" {
+            break e.payload["actionId"].as_str().unwrap().to_owned();
+        }
+    };
+    assert!(matches!(
+        t.respond(&a, &tb, &action, Response::Approve),
+        Err(AgentTaskError::ActionNotFound(_))
+    ));
+    assert_eq!(t.get(&a, &tb).unwrap()["pendingActions"], json!([]));
+    t.respond(&a, &ta, &action, Response::Reject).unwrap();
+    until_results(&t, &a, &ta, 2).await;
+    assert!(!tmp.path().join("apps/demo/b.txt").exists());
 }

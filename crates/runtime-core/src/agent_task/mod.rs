@@ -534,7 +534,22 @@ impl AgentTasks {
         let session = sid(&row.session_id)?;
         let action = ActionId::new(action_id.to_owned())
             .map_err(|_| AgentTaskError::ActionNotFound(action_id.to_owned()))?;
-        // Only an action of this task's session can be named (the session is the task's own).
+        // Only an action of this task's own runs can be named: a session may be shared with
+        // other tasks of the app (`resume`), whose approvals are theirs.
+        let mine = self.runtime.read(&session).ok().is_some_and(|(_, _, m)| {
+            m.threads.values().any(|th| {
+                th.pending_actions.iter().any(|p| {
+                    p.action_id == action
+                        && match &p.turn_id {
+                            Some(t) => row.runs.iter().any(|r| r == t.as_str()),
+                            None => !row.joined,
+                        }
+                })
+            })
+        });
+        if !mine {
+            return Err(AgentTaskError::ActionNotFound(action_id.to_owned()));
+        }
         let decision = match response {
             Response::Approve => Decision::AllowOnce,
             Response::ApproveForSession => Decision::AllowForSession,
