@@ -833,3 +833,39 @@ async fn a_busy_session_is_refused_not_queued() {
     until_results(&t, &a, &ta, 2).await;
     assert!(!tmp.path().join("apps/demo/b.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_resumes_of_one_idle_session_start_exactly_one_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_text(&["first"]);
+    b.set_fallback(vec![ScriptStep::Sleep(Duration::from_secs(30))]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let a = app("demo");
+    let first = start_in(&t, &a, "x", SessionPolicy::ResumeRef("doc".into())).unwrap();
+    until_results(&t, &a, &first, 1).await;
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (t, a, first) = (&t, &a, &first);
+                s.spawn(move || {
+                    let p = if i % 2 == 0 {
+                        SessionPolicy::ResumeRef("doc".into())
+                    } else {
+                        SessionPolicy::ResumeTask(first.clone())
+                    };
+                    start_in(t, a, "again", p)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let won: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "{outcomes:?}");
+    assert!(outcomes
+        .iter()
+        .filter_map(|o| o.as_ref().err())
+        .all(|e| matches!(e, AgentTaskError::SessionBusy)));
+    assert_eq!(t.list(&a, None, 10).unwrap().0.len(), 2);
+    t.cancel(&a, won[0]).unwrap();
+}

@@ -407,4 +407,38 @@ mod tests {
             ["turn-task_2"]
         );
     }
+
+    #[test]
+    fn purge_handles_a_file_written_before_sessions_could_be_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(dir.path().join("agent-tasks.sqlite")).unwrap();
+            // The schema before `task_joins` / `session_refs` existed.
+            let old = SCHEMA
+                .split("CREATE TABLE IF NOT EXISTS task_joins")
+                .next()
+                .unwrap();
+            conn.execute_batch(old).unwrap();
+            conn.execute(
+                "INSERT INTO tasks VALUES('task_1', 'a', NULL, 's', 't', 'x', NULL, 'now')",
+                [],
+            )
+            .unwrap();
+        }
+        let purged = purge_app(dir.path(), "a").unwrap();
+        assert_eq!(purged.tasks, 1);
+        // Opened now, the file gains the new tables; a legacy task created its own session.
+        let store = TaskStore::open(&dir.path().join("agent-tasks.sqlite")).unwrap();
+        let mut r = row("a", "task_2", "2026-01-01T00:00:00Z");
+        r.joined = true;
+        store.insert_or_get_with_ref(&r, Some("ref")).unwrap();
+        assert!(store.get("a", "task_2").unwrap().unwrap().joined);
+        assert_eq!(
+            store.session_for_ref("a", "ref").unwrap().as_deref(),
+            Some("s-task_2")
+        );
+        assert_eq!(store.session_for_ref("b", "ref").unwrap(), None);
+        assert_eq!(purge_app(dir.path(), "a").unwrap().tasks, 1);
+        assert_eq!(store.session_for_ref("a", "ref").unwrap(), None);
+    }
 }
