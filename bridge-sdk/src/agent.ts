@@ -64,9 +64,28 @@ export interface StartTaskArgs {
   idempotencyKey?: string;
   /** A JSON Schema the answer must satisfy, inline or a path in the app's package. */
   expectedOutput?: { schema: Record<string, unknown> } | { schemaRef: string };
-  /** Only `"new"`: one session per task. */
-  sessionPolicy?: "new";
+  /**
+   * Which conversation the task's run continues (standard §8.6; conversation history only,
+   * never business state). Default `"new"`: a fresh session. `resume` starts a new task whose
+   * run is a turn of an earlier session of this app, named by an earlier `taskId` or by a
+   * `businessObjectRef` (1-200 bytes; the first task with a ref creates its session). Modes
+   * other than `"new"` must be declared in the app's `agentRuntime.sessionPolicy.modes`
+   * (else `APP_E002`, `agent.session_policy_not_declared`); a session whose latest turn has not
+   * ended is `APP_E900` (`agent.session_busy`); `continue` and `fork` are refused
+   * (`agent.session_policy_unsupported`).
+   */
+  sessionPolicy?: SessionPolicy;
 }
+
+/** `startTask`'s `sessionPolicy`. */
+export type SessionPolicy =
+  | "new"
+  | { mode: "new" }
+  | { mode: "resume"; taskId: string; businessObjectRef?: never }
+  | { mode: "resume"; businessObjectRef: string; taskId?: never };
+
+/** The modes an app may declare in `agentRuntime.sessionPolicy.modes`. */
+export type SessionPolicyMode = "new" | "resume" | "continue" | "fork";
 
 export interface AgentTaskStarted {
   taskId: string;

@@ -49,6 +49,8 @@ export {
   type AgentTaskView,
   type LimeAgent,
   type RespondOptions,
+  type SessionPolicy,
+  type SessionPolicyMode,
   type StartTaskArgs,
 } from "./agent.js";
 export {

@@ -18,7 +18,7 @@ import {
   type StorageListPage,
   type TableRow,
 } from "./handles.js";
-import type { AgentTaskEvent, AgentTaskEventType, AgentTaskStatus } from "./agent.js";
+import type { AgentTaskEvent, AgentTaskEventType, AgentTaskStatus, SessionPolicyMode } from "./agent.js";
 import type { ErrorCode, HostSnapshot, ThemeSnapshot } from "./protocol.js";
 import type { LimeRuntime } from "./runtime.js";
 
@@ -121,6 +121,11 @@ export interface MockOptions {
    * `retryTask` fail with `APP_E012` (`agent.needs_setup`), as the real host does.
    */
   agent?: MockAgent;
+  /**
+   * The manifest's `agentRuntime.sessionPolicy.modes` (default `["new"]`): `startTask` with an
+   * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
+   */
+  sessionModes?: SessionPolicyMode[];
 }
 
 /** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
@@ -138,7 +143,11 @@ export interface MockTaskStep {
  * `respondAction`; a run without a `result` step ends with `result/success`.
  */
 export interface MockAgent {
-  script(req: { input: unknown; run: number; taskId: string; expectedOutput: unknown }): MockTaskStep[];
+  /**
+   * `history`: the inputs of the earlier runs that ended successfully in the task's session
+   * (oldest first), i.e. the conversation a `resume`d task continues.
+   */
+  script(req: { input: unknown; run: number; taskId: string; expectedOutput: unknown; sessionId: string; history: unknown[] }): MockTaskStep[];
 }
 
 /** A recorded call, for assertions in app authors' tests. */
@@ -217,6 +226,8 @@ interface MockTask {
   cancel: boolean;
   pending: { actionId: string; toolName: string | null; resume: (decision: string) => void } | undefined;
   result?: { text: string | null; structuredOutput: unknown } | undefined;
+  /** The task runs in a session an earlier task created (`resume`): no `system:init`. */
+  joined: boolean;
 }
 
 class Refusal {
@@ -575,6 +586,52 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   let member: MockBusMember;
   const mockTasks = new Map<string, MockTask>();
   const taskKeys = new Map<string, string>();
+  const sessionRefs = new Map<string, string>();
+  /** Inputs of the runs that succeeded, per session, oldest first. */
+  const sessionHistory = new Map<string, unknown[]>();
+  const sessionModes = new Set<string>(["new", ...(options.sessionModes ?? [])]);
+  const sessionBusy = (sessionId: string) => [...mockTasks.values()].some((t) => t.sessionId === sessionId && !isFinal(t.status));
+  /** `startTask`'s sessionPolicy, as the host checks it: `[sessionId, joined, newRef]`. */
+  const chooseSession = (p: unknown): [string, boolean, string | undefined] => {
+    const fresh = (): [string, boolean, string | undefined] => [`session_${randomHex()}`, false, undefined];
+    if (p === undefined || p === null) return fresh();
+    const shape = 'args.sessionPolicy must be "new", {mode: "new"} or {mode: "resume", taskId | businessObjectRef}';
+    let mode: unknown;
+    let o: Record<string, unknown> = {};
+    if (typeof p === "string") mode = p;
+    else if (typeof p === "object" && !Array.isArray(p)) {
+      o = p as Record<string, unknown>;
+      mode = o["mode"];
+    }
+    if (mode !== "new" && mode !== "resume" && mode !== "continue" && mode !== "fork") throw invalid(shape, "agent.invalid_argument");
+    if (!sessionModes.has(mode)) {
+      throw refuse(ErrorCodes.PERMISSION_DENIED, `sessionPolicy mode "${mode}" is not declared in agentRuntime.sessionPolicy.modes`, "agent.session_policy_not_declared");
+    }
+    if (Object.keys(o).some((k) => k !== "mode" && k !== "taskId" && k !== "businessObjectRef")) throw invalid("unknown sessionPolicy field", "agent.invalid_argument");
+    const id = o["taskId"];
+    const ref = o["businessObjectRef"];
+    if (mode === "continue" || mode === "fork") {
+      throw invalid(`sessionPolicy mode "${mode}" is not supported: start a task with {mode: "resume", taskId}`, "agent.session_policy_unsupported");
+    }
+    if (mode === "new") {
+      if (id !== undefined || ref !== undefined) throw invalid(shape, "agent.invalid_argument");
+      return fresh();
+    }
+    let found: [string, boolean, string | undefined];
+    if (typeof id === "string" && ref === undefined) {
+      found = [ownTask({ taskId: id }).sessionId, true, undefined];
+    } else if (typeof ref === "string" && id === undefined) {
+      if (ref.length === 0 || bytes(ref) > 200 || /\p{Cc}/u.test(ref)) {
+        throw invalid("businessObjectRef must be 1-200 bytes without control characters", "agent.invalid_argument");
+      }
+      const s = sessionRefs.get(ref);
+      found = s ? [s, true, undefined] : [`session_${randomHex()}`, false, ref];
+    } else throw invalid(shape, "agent.invalid_argument");
+    if (found[1] && sessionBusy(found[0])) {
+      throw invalid("the session's latest turn has not ended: wait for its result or cancel it", "agent.session_busy");
+    }
+    return found;
+  };
   const isFinal = (s: AgentTaskStatus) => s === "succeeded" || s === "failed" || s === "cancelled";
   const ownTask = (a: Record<string, unknown>): MockTask => {
     const t = typeof a["taskId"] === "string" ? mockTasks.get(a["taskId"]) : undefined;
@@ -618,16 +675,18 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     const r = { turnId, status: "queued" as AgentTaskStatus };
     t.runs.push(r);
     t.result = undefined;
-    const steps = options.agent!.script({ input: structuredClone(t.input), run, taskId: t.taskId, expectedOutput: t.expectedOutput });
+    const history = structuredClone(sessionHistory.get(t.sessionId) ?? []);
+    const steps = options.agent!.script({ input: structuredClone(t.input), run, taskId: t.taskId, expectedOutput: t.expectedOutput, sessionId: t.sessionId, history });
     const finish = (subtype: string, payload: Record<string, unknown> = {}) => {
       const status: AgentTaskStatus = subtype === "success" ? "succeeded" : subtype === "cancelled" ? "cancelled" : "failed";
       t.status = status;
       r.status = status;
       t.result = { text: typeof payload["text"] === "string" ? payload["text"] : null, structuredOutput: payload["structuredOutput"] ?? null };
+      if (status === "succeeded") sessionHistory.set(t.sessionId, [...(sessionHistory.get(t.sessionId) ?? []), structuredClone(t.input)]);
       emit(t, turnId, { type: "result", subtype, payload });
     };
     await Promise.resolve();
-    if (run === 0) emit(t, turnId, { type: "system:init" });
+    if (run === 0 && !t.joined) emit(t, turnId, { type: "system:init" });
     emit(t, turnId, { type: "task:queued" });
     t.status = "running";
     r.status = "running";
@@ -972,8 +1031,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         if (key !== undefined && (typeof key !== "string" || key.length === 0 || bytes(key) > 200)) {
           throw invalid("idempotencyKey must be 1-200 bytes", "agent.invalid_argument");
         }
-        if (a["sessionPolicy"] !== undefined && a["sessionPolicy"] !== "new") {
-          throw invalid('sessionPolicy: only "new" is supported', "agent.session_policy_unsupported");
+        const policy = a["sessionPolicy"];
+        if (policy !== undefined && policy !== null && typeof policy !== "string" && (typeof policy !== "object" || Array.isArray(policy))) {
+          throw invalid("args.sessionPolicy must be a string or an object", "agent.invalid_argument");
         }
         if (!options.agent) throw refuse("APP_E012", "no model is set up", "agent.needs_setup");
         const existing = typeof key === "string" ? taskKeys.get(key) : undefined;
@@ -981,10 +1041,13 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
           const t = mockTasks.get(existing)!;
           return { taskId: t.taskId, traceId: t.traceId, sessionId: t.sessionId, created: false };
         }
+        const [sessionId, joined, newRef] = chooseSession(policy);
+        if (newRef !== undefined) sessionRefs.set(newRef, sessionId);
         const t: MockTask = {
           taskId: `task_${randomHex()}`,
           traceId: `trace_${randomHex()}`,
-          sessionId: `session_${randomHex()}`,
+          sessionId,
+          joined,
           idempotencyKey: typeof key === "string" ? key : null,
           createdAt: now(),
           input: a["input"],
@@ -1015,6 +1078,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
         const t = ownTask(a);
         if (!options.agent) throw refuse("APP_E012", "no model is set up", "agent.needs_setup");
         if (!isFinal(t.status)) throw invalid("the task's latest run has not ended", "agent.task_busy");
+        if (sessionBusy(t.sessionId)) throw invalid("another task's turn in this session has not ended", "agent.session_busy");
         t.cancel = false;
         t.status = "queued";
         void runMockTask(t);

@@ -129,3 +129,66 @@ test("without a scripted model the mock answers APP_E012; another runtime's task
   none.close();
   one.close();
 });
+
+test("the mock's sessionPolicy: declared resume continues a conversation; undeclared, busy, fork refused", async () => {
+  const seen = [];
+  const lime = createMockLimeRuntime({
+    sessionModes: ["resume", "fork"],
+    agent: {
+      script: ({ input, history, sessionId }) => {
+        seen.push({ input, history, sessionId });
+        return input === "slow" ? [{ type: "assistant:delta", payload: { text: "…" }, delayMs: 1000 }] : [];
+      },
+    },
+  });
+  const first = await lime.agent.startTask({ input: "one", sessionPolicy: { mode: "resume", businessObjectRef: "doc-1" } });
+  await first.result();
+  const second = await lime.agent.startTask({ input: "two", sessionPolicy: { mode: "resume", taskId: first.taskId } });
+  await second.result();
+  const third = await lime.agent.startTask({ input: "three", sessionPolicy: { mode: "resume", businessObjectRef: "doc-1" } });
+  await third.result();
+  assert.equal(second.sessionId, first.sessionId);
+  assert.equal(third.sessionId, first.sessionId);
+  assert.deepEqual(seen.map((s) => s.history), [[], ["one"], ["one", "two"]]);
+  // A resumed task's events are its own; system:init stays with the session's first task.
+  const own = (await lime.agent.getTaskEvents({ taskId: second.taskId })).events;
+  assert.ok(own.every((e) => e.taskId === second.taskId && e.type !== "system:init"));
+  assert.equal((await lime.agent.getTaskEvents({ taskId: first.taskId })).events[0].type, "system:init");
+  // A new session by default and with "new".
+  const fresh = await lime.agent.startTask({ input: "x", sessionPolicy: { mode: "new" } });
+  assert.notEqual(fresh.sessionId, first.sessionId);
+  await fresh.result();
+
+  const slow = await lime.agent.startTask({ input: "slow", sessionPolicy: { mode: "resume", taskId: first.taskId } });
+  await assert.rejects(
+    lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume", businessObjectRef: "doc-1" } }),
+    (e) => e.code === ErrorCodes.INVALID_ARGUMENT && e.causeCode === "agent.session_busy",
+  );
+  await slow.cancel();
+  await assert.rejects(
+    lime.agent.startTask({ input: "x", sessionPolicy: { mode: "fork" } }),
+    (e) => e.causeCode === "agent.session_policy_unsupported",
+  );
+  await assert.rejects(
+    lime.agent.startTask({ input: "x", sessionPolicy: { mode: "continue", taskId: first.taskId } }),
+    (e) => e.code === ErrorCodes.PERMISSION_DENIED && e.causeCode === "agent.session_policy_not_declared",
+  );
+  await assert.rejects(
+    lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume", taskId: "task_missing" } }),
+    (e) => e.code === ErrorCodes.NOT_FOUND && e.causeCode === "agent.task_not_found",
+  );
+  await assert.rejects(
+    lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume" } }),
+    (e) => e.causeCode === "agent.invalid_argument",
+  );
+  lime.close();
+
+  // Undeclared by default: only "new".
+  const plain = createMockLimeRuntime({ agent: { script: () => [] } });
+  await assert.rejects(
+    plain.agent.startTask({ input: "x", sessionPolicy: { mode: "resume", businessObjectRef: "r" } }),
+    (e) => e.causeCode === "agent.session_policy_not_declared",
+  );
+  await (await plain.agent.startTask({ input: "x", sessionPolicy: "new" })).result();
+  plain.close();
+});

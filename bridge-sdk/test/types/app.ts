@@ -93,6 +93,15 @@ export async function app(lime: LimeRuntime): Promise<void> {
   // @ts-expect-error tableQuery answers {rows}, not an array
   const notRows: unknown[] = await notes.query();
   void notRows;
+  const resumed = await lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume", businessObjectRef: "doc-1" } });
+  await lime.agent.startTask({ input: "y", sessionPolicy: { mode: "resume", taskId: resumed.taskId } });
+  await lime.agent.startTask({ input: "z", sessionPolicy: "new" });
+  // @ts-expect-error resume names a taskId or a businessObjectRef
+  await lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume" } });
+  // @ts-expect-error not both
+  await lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume", taskId: "t", businessObjectRef: "r" } });
+  // @ts-expect-error fork is not a sessionPolicy the host accepts
+  await lime.agent.startTask({ input: "x", sessionPolicy: { mode: "fork" } });
   // @ts-expect-error error codes are the generated union
   const bad: ErrorCode = "APP_E123";
   void bad;

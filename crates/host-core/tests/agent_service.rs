@@ -341,7 +341,7 @@ fn agent_tasks_need_a_model_then_stream_to_the_calling_frame_only() {
         (json!({}), "agent.invalid_argument"),
         (
             json!({"input": "x", "sessionPolicy": "fork"}),
-            "agent.session_policy_unsupported",
+            "agent.session_policy_not_declared",
         ),
         (
             json!({"input": "x", "expectedOutput": {"schema": 5}}),
@@ -644,5 +644,221 @@ fn deleting_an_apps_data_removes_its_agent_tasks_and_their_events() {
         count("SELECT count(*) FROM tasks WHERE app_id = ?1", "agent-b"),
         1,
         "kept"
+    );
+}
+
+/// `agent_app` plus an `app.runtime.yaml` declaring `agentRuntime.sessionPolicy.modes`.
+fn agent_app_with_modes(tmp: &Path, name: &str, modes: &str) -> PathBuf {
+    let pkg = agent_app(tmp, name);
+    std::fs::write(
+        pkg.join("app.runtime.yaml"),
+        format!("agentRuntime:\n  sessionPolicy:\n    modes: {modes}\n"),
+    )
+    .unwrap();
+    pkg
+}
+
+/// `sessionPolicy` through the bridge: a declared `resume` runs a new task in the earlier
+/// conversation (by business object ref, then by task id) and its events are its own; an
+/// undeclared mode is refused from the installed manifest; `fork` is refused even declared;
+/// another app's task id is not found; a bad shape is an invalid argument.
+#[test]
+fn session_policy_modes_are_gated_by_the_manifest_and_resume_shares_the_conversation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(
+        &dir,
+        &agent_app_with_modes(tmp.path(), "agent-r", "[new, resume, fork]"),
+    );
+    install(&dir, &agent_app(tmp.path(), "agent-a"));
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
+    }
+    let store = Store::open(&dir).unwrap();
+    let backend = ScriptedBackend::new();
+    backend.push_text(&["answer one"]);
+    backend.push_text(&["answer two"]);
+    backend.push_text(&["answer a"]);
+    let mut services = Services::new(dir.apps_data());
+    services.set_agent_backend(Arc::new(backend.clone()) as Arc<dyn ExecutionBackend>);
+    let mut host = BridgeHost::new(services, HostProfile::current(), OriginStyle::Scheme);
+    let mut mounts = std::collections::HashMap::new();
+    for app in ["agent-r", "agent-a"] {
+        let m = host.mount(&store, app, "notes").unwrap();
+        host.handle(
+            &store,
+            &m.mount_id,
+            &m.origin,
+            &msg(app, "app:ready", "r0", json!({})),
+        );
+        mounts.insert(app, m);
+    }
+    let mut call = |app: &str, method: &str, args: Value| -> Value {
+        let m = &mounts[app];
+        let out = posted(&host.handle(
+            &store,
+            &m.mount_id,
+            &m.origin,
+            &invoke(app, "q", method, args),
+        ));
+        out[0].clone()
+    };
+    let wait_ok = |call: &mut dyn FnMut(&str, &str, Value) -> Value, app: &str, id: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let v = call(app, "getTask", json!({ "taskId": id }));
+            if v["payload"]["value"]["status"] == "succeeded" {
+                return v["payload"]["value"].clone();
+            }
+            assert!(Instant::now() < deadline, "{v}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let policy = json!({"mode": "resume", "businessObjectRef": "doc-1"});
+    let r1 = call(
+        "agent-r",
+        "startTask",
+        json!({"input": "one", "sessionPolicy": policy}),
+    );
+    assert_eq!(r1["type"], "host:response", "{r1}");
+    let t1 = r1["payload"]["value"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let v1 = wait_ok(&mut call, "agent-r", &t1);
+    let r2 = call(
+        "agent-r",
+        "startTask",
+        json!({"input": "two", "sessionPolicy": {"mode": "resume", "taskId": t1}}),
+    );
+    assert_eq!(r2["type"], "host:response", "{r2}");
+    let t2 = r2["payload"]["value"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(t1, t2);
+    assert_eq!(r2["payload"]["value"]["sessionId"], v1["sessionId"]);
+    let v2 = wait_ok(&mut call, "agent-r", &t2);
+    assert_eq!(v2["result"]["text"], "answer two");
+    let users: Vec<String> = backend.requests()[1]
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            runtime_core::backend::ChatMessage::User { content } => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        users,
+        ["one", "two"],
+        "the model saw the first conversation"
+    );
+    // Task 2's events are its own run's only (no system:init: the session is task 1's).
+    let ev = call("agent-r", "getTaskEvents", json!({ "taskId": t2 }));
+    let events = ev["payload"]["value"]["events"].as_array().unwrap().clone();
+    let turn2 = v2["runs"][0]["turnId"].clone();
+    assert!(!events.is_empty());
+    let v = schema();
+    for e in &events {
+        assert!(v.is_valid(e), "{e}");
+        assert_eq!(e["taskId"], t2.as_str());
+        assert_eq!(e["turnId"], turn2, "{e}");
+    }
+    assert_eq!(events.iter().filter(|e| e["type"] == "result").count(), 1);
+
+    // agent-a declares no mode: anything but "new" is refused from its installed manifest,
+    // whatever the message says; "new" always works.
+    for p in [
+        json!("resume"),
+        json!({"mode": "resume", "businessObjectRef": "doc-1"}),
+        json!({"mode": "continue", "taskId": t1}),
+        json!("fork"),
+    ] {
+        let out = call(
+            "agent-a",
+            "startTask",
+            json!({"input": "x", "sessionPolicy": p}),
+        );
+        assert_eq!(out["type"], "host:error", "{p}");
+        assert_eq!(out["payload"]["code"], "APP_E002", "{p}");
+        assert_eq!(
+            out["payload"]["causeCode"], "agent.session_policy_not_declared",
+            "{p}"
+        );
+    }
+    let out = call(
+        "agent-a",
+        "startTask",
+        json!({"input": "x", "sessionPolicy": {"mode": "new"}}),
+    );
+    assert_eq!(out["type"], "host:response", "{out}");
+    let ta = out["payload"]["value"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_ok(&mut call, "agent-a", &ta);
+
+    // agent-r: another app's task is not found; fork is declared but unsupported; bad shapes.
+    for (p, code, cause) in [
+        (
+            json!({"mode": "resume", "taskId": ta}),
+            "APP_E904",
+            "agent.task_not_found",
+        ),
+        (
+            json!({"mode": "fork", "taskId": t1}),
+            "APP_E900",
+            "agent.session_policy_unsupported",
+        ),
+        (
+            json!({"mode": "continue", "taskId": t1}),
+            "APP_E002",
+            "agent.session_policy_not_declared",
+        ),
+        (
+            json!({"mode": "resume"}),
+            "APP_E900",
+            "agent.invalid_argument",
+        ),
+        (
+            json!({"mode": "resume", "taskId": t1, "businessObjectRef": "doc-1"}),
+            "APP_E900",
+            "agent.invalid_argument",
+        ),
+        (
+            json!({"mode": "resume", "businessObjectRef": "x".repeat(201)}),
+            "APP_E900",
+            "agent.invalid_argument",
+        ),
+        (
+            json!({"mode": "resume", "taskId": t1, "extra": 1}),
+            "APP_E900",
+            "agent.invalid_argument",
+        ),
+        (
+            json!({"mode": "later"}),
+            "APP_E900",
+            "agent.invalid_argument",
+        ),
+        (json!(7), "APP_E900", "agent.invalid_argument"),
+    ] {
+        let out = call(
+            "agent-r",
+            "startTask",
+            json!({"input": "x", "sessionPolicy": p}),
+        );
+        assert_eq!(out["type"], "host:error", "{p}");
+        assert_eq!(out["payload"]["code"], code, "{p}");
+        assert_eq!(out["payload"]["causeCode"], cause, "{p}");
+    }
+    let listed = call("agent-r", "listTasks", json!({}));
+    assert_eq!(
+        listed["payload"]["value"]["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "refused calls recorded nothing"
     );
 }

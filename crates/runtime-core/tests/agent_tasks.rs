@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runtime_core::agent_task::projection::{mapping, Mapping};
-use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response, StartTask};
+use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response, SessionPolicy, StartTask};
 use runtime_core::backend::*;
 use runtime_core::event::EventType;
 use runtime_core::ids::AppId;
@@ -537,4 +537,335 @@ async fn an_answer_with_updated_input_runs_the_tool_with_it() {
         std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
         "user's"
     );
+}
+
+fn start_in(
+    t: &AgentTasks,
+    a: &AppId,
+    input: &str,
+    session: SessionPolicy,
+) -> Result<String, AgentTaskError> {
+    t.start(
+        a,
+        StartTask {
+            input: input.into(),
+            session,
+            ..Default::default()
+        },
+    )
+    .map(|s| s.task_id)
+}
+
+/// The user messages of a model request, in order.
+fn user_turns(r: &ModelRequest) -> Vec<String> {
+    r.messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::User { content } => Some(content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn assistant_turns(r: &ModelRequest) -> Vec<String> {
+    r.messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::Assistant { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_by_task_id_runs_a_new_task_in_the_earlier_conversation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_text(&["first ", "answer"]);
+    b.push_text(&["second answer"]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let a = app("demo");
+    let ta = start(&t, &a, "question one");
+    let ea = until_results(&t, &a, &ta, 1).await;
+    let tb = start_in(
+        &t,
+        &a,
+        "question two",
+        SessionPolicy::ResumeTask(ta.clone()),
+    )
+    .unwrap();
+    assert_ne!(ta, tb);
+    let eb = until_results(&t, &a, &tb, 1).await;
+    // The second run's model request carries the first conversation, then the new input.
+    let reqs = b.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(user_turns(&reqs[1]), ["question one", "question two"]);
+    assert_eq!(assistant_turns(&reqs[1]), ["first answer"]);
+    assert_eq!(user_turns(&reqs[0]), ["question one"]);
+    // One session, two tasks; each task's events are its own run's only.
+    let (va, vb) = (t.get(&a, &ta).unwrap(), t.get(&a, &tb).unwrap());
+    assert_eq!(va["sessionId"], vb["sessionId"]);
+    assert_eq!(vb["result"]["text"], "second answer");
+    assert_eq!(va["result"]["text"], "first answer");
+    let turn = |v: &Value| v["runs"][0]["turnId"].as_str().unwrap().to_owned();
+    let (turn_a, turn_b) = (turn(&va), turn(&vb));
+    assert!(ea.iter().all(|e| e["taskId"] == ta.as_str()
+        && (e["turnId"] == turn_a.as_str() || e.get("turnId").is_none())));
+    assert!(eb
+        .iter()
+        .all(|e| e["taskId"] == tb.as_str() && e["turnId"] == turn_b.as_str()));
+    assert_eq!(
+        ea[0]["type"], "system:init",
+        "the creator keeps the session's facts"
+    );
+    assert_ne!(eb[0]["type"], "system:init");
+    assert_eq!(eb.iter().filter(|e| e["type"] == "result").count(), 1);
+    let seqs = |es: &[Value]| {
+        es.iter()
+            .map(|e| e["sequence"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert!(seqs(&eb).windows(2).all(|w| w[0] < w[1]));
+    assert!(seqs(&eb)[0] > *seqs(&ea).last().unwrap());
+    // A's reads after B ran still end at A's own result.
+    let (again_a, _) = t.events(&a, &ta, 0, 1000).unwrap();
+    assert_eq!(
+        again_a
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect::<Vec<_>>(),
+        ea
+    );
+    // Resume-from-sequence for B is lossless, paged and live, from any point (even one of A's).
+    let mut points: Vec<u64> = vec![0];
+    points.extend(seqs(&ea));
+    points.extend(seqs(&eb));
+    for after in points {
+        let want: Vec<Value> = eb
+            .iter()
+            .filter(|e| e["sequence"].as_u64().unwrap() > after)
+            .cloned()
+            .collect();
+        let mut got = Vec::new();
+        let mut pos = after;
+        loop {
+            let (page, next) = t.events(&a, &tb, pos, 2).unwrap();
+            if page.is_empty() {
+                break;
+            }
+            got.extend(page.iter().map(|e| serde_json::to_value(e).unwrap()));
+            pos = next;
+        }
+        assert_eq!(got, want, "paged after {after}");
+        let mut s = t.subscribe(&a, &tb, after).unwrap();
+        let mut live = Vec::new();
+        while let Some(e) = s.try_next().unwrap() {
+            live.push(serde_json::to_value(&e).unwrap());
+        }
+        assert_eq!(live, want, "live after {after}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_by_business_ref_shares_one_session_per_app_and_ref() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_text(&["one"]);
+    b.push_text(&["two"]);
+    b.push_text(&["other app"]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let (a, other) = (app("demo"), app("other"));
+    let r = || SessionPolicy::ResumeRef("order-17".into());
+    let t1 = start_in(&t, &a, "first", r()).unwrap();
+    let e1 = until_results(&t, &a, &t1, 1).await;
+    assert_eq!(
+        e1[0]["type"], "system:init",
+        "the first task with a ref creates the session"
+    );
+    let t2 = start_in(&t, &a, "second", r()).unwrap();
+    let e2 = until_results(&t, &a, &t2, 1).await;
+    assert_eq!(
+        t.get(&a, &t1).unwrap()["sessionId"],
+        t.get(&a, &t2).unwrap()["sessionId"]
+    );
+    assert!(e2.iter().all(|e| e["type"] != "system:init"));
+    assert_eq!(user_turns(&b.requests()[1]), ["first", "second"]);
+    // Another app's same ref is its own (new) session: it sees nothing of this one.
+    let t3 = start_in(&t, &other, "third", r()).unwrap();
+    let e3 = until_results(&t, &other, &t3, 1).await;
+    assert_eq!(e3[0]["type"], "system:init");
+    assert_ne!(
+        t.get(&other, &t3).unwrap()["sessionId"],
+        t.get(&a, &t1).unwrap()["sessionId"]
+    );
+    assert_eq!(user_turns(&b.requests()[2]), ["third"]);
+    // Another app's task id is not found, exactly like a missing one; nothing is recorded.
+    for (app_, id) in [(&other, t1.as_str()), (&a, "task_missing"), (&a, "")] {
+        assert!(matches!(
+            start_in(&t, app_, "x", SessionPolicy::ResumeTask(id.into())),
+            Err(AgentTaskError::NotFound)
+        ));
+    }
+    for bad in ["", "a\nb", &"x".repeat(201)] {
+        assert!(matches!(
+            start_in(&t, &a, "x", SessionPolicy::ResumeRef(bad.to_owned())),
+            Err(AgentTaskError::Invalid(_))
+        ));
+    }
+    assert_eq!(t.list(&a, None, 10).unwrap().0.len(), 2);
+    assert_eq!(t.list(&other, None, 10).unwrap().0.len(), 1);
+    // The shared session survives a restart: the next resume still sees both turns.
+    drop(t);
+    b.push_text(&["after restart"]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let t4 = start_in(&t, &a, "fourth", r()).unwrap();
+    until_results(&t, &a, &t4, 1).await;
+    assert_eq!(
+        user_turns(b.requests().last().unwrap()),
+        ["first", "second", "fourth"]
+    );
+    // Uninstall purge removes the app's refs with its tasks: the ref then starts afresh.
+    drop(t);
+    let purged = runtime_core::agent_task::store::purge_app(tmp.path(), "demo").unwrap();
+    assert_eq!(purged.tasks, 3);
+    b.push_text(&["fresh"]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let t5 = start_in(&t, &a, "fifth", r()).unwrap();
+    let e5 = until_results(&t, &a, &t5, 1).await;
+    assert_eq!(e5[0]["type"], "system:init");
+    assert_eq!(user_turns(b.requests().last().unwrap()), ["fifth"]);
+    assert_eq!(t.list(&other, None, 10).unwrap().0.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_session_is_refused_not_queued() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_tool_call("c1", "storage_write", r#"{"path":"a.txt","content":"x"}"#);
+    b.push_text(&["done"]);
+    b.push_text(&["b done"]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let a = app("demo");
+    let ta = start_in(&t, &a, "write", SessionPolicy::ResumeRef("doc-1".into())).unwrap();
+    let mut s = t.subscribe(&a, &ta, 0).unwrap();
+    let action = loop {
+        let e = tokio::time::timeout(Duration::from_secs(10), s.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if e.kind == "approval:requested" {
+            break e.payload["actionId"].as_str().unwrap().to_owned();
+        }
+    };
+    // A's turn waits for approval: neither its id nor its ref may start a turn in the session.
+    for p in [
+        SessionPolicy::ResumeTask(ta.clone()),
+        SessionPolicy::ResumeRef("doc-1".into()),
+    ] {
+        let e = start_in(&t, &a, "more", p).unwrap_err();
+        assert!(matches!(e, AgentTaskError::SessionBusy), "{e:?}");
+        assert_eq!(e.code(), "session_busy");
+    }
+    assert_eq!(
+        t.list(&a, None, 10).unwrap().0.len(),
+        1,
+        "nothing was recorded"
+    );
+    // An idempotency key of an existing task still answers that task, busy or not.
+    t.respond(&a, &ta, &action, Response::Approve).unwrap();
+    until_results(&t, &a, &ta, 1).await;
+    let started = t
+        .start(
+            &a,
+            StartTask {
+                input: "b".into(),
+                idempotency_key: Some("k".into()),
+                session: SessionPolicy::ResumeTask(ta.clone()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let tb = started.task_id.clone();
+    let again = t
+        .start(
+            &a,
+            StartTask {
+                input: "b".into(),
+                idempotency_key: Some("k".into()),
+                session: SessionPolicy::ResumeTask(ta.clone()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(again.task_id, tb);
+    assert!(started.created && !again.created);
+    until_results(&t, &a, &tb, 1).await;
+    assert_eq!(b.requests().len(), 3, "the key started one run, not two");
+    // Retrying A while B's run is active in the shared session: refused too.
+    b.push(vec![ScriptStep::Sleep(Duration::from_secs(30))]);
+    t.retry(&a, &tb).unwrap();
+    let e = t.retry(&a, &ta).unwrap_err();
+    assert!(matches!(e, AgentTaskError::SessionBusy), "{e:?}");
+    t.cancel(&a, &tb).unwrap();
+    let ended = until_results(&t, &a, &tb, 2).await;
+    assert_eq!(ended.last().unwrap()["subtype"], "cancelled");
+    // A's next run asks for approval in the shared session: only A can answer it.
+    b.push_tool_call("c2", "storage_write", r#"{"path":"b.txt","content":"y"}"#);
+    b.push_text(&["declined"]);
+    let (_, seen) = t.events(&a, &ta, 0, 1000).unwrap();
+    t.retry(&a, &ta).unwrap();
+    let mut s = t.subscribe(&a, &ta, seen).unwrap();
+    let action = loop {
+        let e = tokio::time::timeout(Duration::from_secs(10), s.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if e.kind == "approval:requested" {
+            break e.payload["actionId"].as_str().unwrap().to_owned();
+        }
+    };
+    assert!(matches!(
+        t.respond(&a, &tb, &action, Response::Approve),
+        Err(AgentTaskError::ActionNotFound(_))
+    ));
+    assert_eq!(t.get(&a, &tb).unwrap()["pendingActions"], json!([]));
+    t.respond(&a, &ta, &action, Response::Reject).unwrap();
+    until_results(&t, &a, &ta, 2).await;
+    assert!(!tmp.path().join("apps/demo/b.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_resumes_of_one_idle_session_start_exactly_one_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_text(&["first"]);
+    b.set_fallback(vec![ScriptStep::Sleep(Duration::from_secs(30))]);
+    let t = open(tmp.path(), Some(b.clone()));
+    let a = app("demo");
+    let first = start_in(&t, &a, "x", SessionPolicy::ResumeRef("doc".into())).unwrap();
+    until_results(&t, &a, &first, 1).await;
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (t, a, first) = (&t, &a, &first);
+                s.spawn(move || {
+                    let p = if i % 2 == 0 {
+                        SessionPolicy::ResumeRef("doc".into())
+                    } else {
+                        SessionPolicy::ResumeTask(first.clone())
+                    };
+                    start_in(t, a, "again", p)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let won: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "{outcomes:?}");
+    assert!(outcomes
+        .iter()
+        .filter_map(|o| o.as_ref().err())
+        .all(|e| matches!(e, AgentTaskError::SessionBusy)));
+    assert_eq!(t.list(&a, None, 10).unwrap().0.len(), 2);
+    t.cancel(&a, won[0]).unwrap();
 }

@@ -82,6 +82,12 @@ fn task_err(e: AgentTaskError, app: &str, task: &str) -> HostError {
             ErrorCode::TaskBusy,
             "the task's latest run has not ended: cancel it or wait for its result",
         ),
+        // A retry while another task's turn runs in the same (resumed) session.
+        AgentTaskError::SessionBusy => HostError::new(
+            ErrorCode::TaskBusy,
+            "another task's turn in this task's session has not ended: wait for it or cancel it",
+        )
+        .with("reason", "session_busy"),
         AgentTaskError::ActionNotFound(a) => HostError::new(
             ErrorCode::TaskActionNotFound,
             "no pending approval with this id in this task",

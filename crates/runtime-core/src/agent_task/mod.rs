@@ -5,6 +5,13 @@
 //!
 //! Every method takes the calling app: a task of another app is answered exactly like a
 //! missing one (`task_not_found`), so an app can neither read, cancel nor answer it.
+//!
+//! Sessions (standard §8.6, conversation history only): a task starts a new session, or
+//! (`resume`) runs its first turn in a session of an earlier task of the same app, named by that
+//! task's id or by an app-chosen business object ref, so the model sees that conversation. A
+//! session whose latest turn has not ended is refused (`session_busy`). Once sessions are shared,
+//! a task's events are the facts of its own runs' turns only; the session-level facts (without a
+//! turn, like `system:init`) belong to the task that created the session ([`belongs`]).
 
 pub mod projection;
 pub mod store;
@@ -29,6 +36,8 @@ pub const MAX_LIST: usize = 100;
 pub const MAX_EVENTS_PAGE: usize = 1000;
 /// Characters of a task's input shown in the host's task list.
 pub const INPUT_PREVIEW_CHARS: usize = 200;
+/// Bytes of an app's `businessObjectRef`.
+pub const MAX_BUSINESS_REF_BYTES: usize = 200;
 
 /// A task failure with a stable code (the host maps these to `APP_E…` codes).
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +50,8 @@ pub enum AgentTaskError {
     Invalid(String),
     #[error("the task's latest run has not ended")]
     Busy,
+    #[error("the session's latest turn has not ended")]
+    SessionBusy,
     #[error("no pending approval {0} in this task")]
     ActionNotFound(String),
     #[error("task storage failed: {0}")]
@@ -55,6 +66,7 @@ impl AgentTaskError {
             AgentTaskError::NeedsSetup => "needs_setup",
             AgentTaskError::Invalid(_) => "invalid_request",
             AgentTaskError::Busy => "task_busy",
+            AgentTaskError::SessionBusy => "session_busy",
             AgentTaskError::ActionNotFound(_) => "action_not_found",
             AgentTaskError::Storage(_) => "storage_error",
         }
@@ -81,12 +93,26 @@ impl From<RuntimeError> for AgentTaskError {
     }
 }
 
+/// Which session a new task's run is a turn of (standard §8.6; conversation history only,
+/// never business state).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum SessionPolicy {
+    /// A fresh session.
+    #[default]
+    New,
+    /// The session of this earlier task of the same app.
+    ResumeTask(String),
+    /// The session of the app's business object ref; the first task with it creates it.
+    ResumeRef(String),
+}
+
 /// `startTask`'s request (already decoded by the host).
 #[derive(Clone, Debug, Default)]
 pub struct StartTask {
     pub input: String,
     pub idempotency_key: Option<String>,
     pub output_schema: Option<Value>,
+    pub session: SessionPolicy,
 }
 
 /// What `startTask` answers at once.
@@ -114,6 +140,9 @@ pub enum Response {
 pub struct AgentTasks {
     runtime: Runtime,
     store: Arc<TaskStore>,
+    /// Serialises choosing a session and submitting its turn (resume, retry), so two callers
+    /// cannot both find a shared session idle.
+    sessions: Arc<std::sync::Mutex<()>>,
 }
 
 impl AgentTasks {
@@ -125,6 +154,7 @@ impl AgentTasks {
         Ok(AgentTasks {
             runtime,
             store: Arc::new(store),
+            sessions: Arc::new(std::sync::Mutex::new(())),
         })
     }
 
@@ -167,21 +197,64 @@ impl AgentTasks {
                 ))
             })?;
         }
+        match &req.session {
+            SessionPolicy::New => {}
+            SessionPolicy::ResumeTask(id) => {
+                if id.is_empty() || id.len() > 128 {
+                    return Err(AgentTaskError::NotFound);
+                }
+            }
+            SessionPolicy::ResumeRef(r) => {
+                if r.is_empty()
+                    || r.len() > MAX_BUSINESS_REF_BYTES
+                    || r.chars().any(char::is_control)
+                {
+                    return Err(AgentTaskError::Invalid(format!(
+                        "businessObjectRef must be 1..={MAX_BUSINESS_REF_BYTES} bytes without control characters"
+                    )));
+                }
+            }
+        }
         if self.runtime.status() != "ready" {
             return Err(AgentTaskError::NeedsSetup);
+        }
+        let _guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        // The same key names the same task, whatever its session is doing now.
+        if let Some(k) = &req.idempotency_key {
+            if let Some(row) = self.store.get_by_key(app.as_str(), k)? {
+                self.ensure_started(app, &row)?;
+                return Ok(TaskStarted {
+                    task_id: row.task_id,
+                    trace_id: row.trace_id,
+                    session_id: row.session_id,
+                    created: false,
+                });
+            }
+        }
+        let (session_id, joined, new_ref) = match &req.session {
+            SessionPolicy::New => (SessionId::random().into_string(), false, None),
+            SessionPolicy::ResumeTask(id) => (self.row(app, id)?.session_id, true, None),
+            SessionPolicy::ResumeRef(r) => match self.store.session_for_ref(app.as_str(), r)? {
+                Some(s) => (s, true, None),
+                None => (SessionId::random().into_string(), false, Some(r.as_str())),
+            },
+        };
+        if joined {
+            self.check_session_idle(&session_id)?;
         }
         let row = TaskRow {
             task_id: TaskId::random().into_string(),
             app_id: app.as_str().to_owned(),
-            idempotency_key: req.idempotency_key,
-            session_id: SessionId::random().into_string(),
+            idempotency_key: req.idempotency_key.clone(),
+            session_id,
             trace_id: TraceId::random().into_string(),
             input: req.input,
             output_schema: req.output_schema,
             created_at: format_timestamp(jiff::Timestamp::now()),
             runs: vec![TurnId::random().into_string()],
+            joined,
         };
-        let (row, created) = self.store.insert_or_get(&row)?;
+        let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
         self.ensure_started(app, &row)?;
         Ok(TaskStarted {
             task_id: row.task_id,
@@ -215,6 +288,22 @@ impl AgentTasks {
             row.output_schema.clone(),
             true,
         )?;
+        Ok(())
+    }
+
+    /// `SessionBusy` unless every turn of the session has ended (a session that is not loaded
+    /// has no running turn).
+    fn check_session_idle(&self, session: &str) -> Result<(), AgentTaskError> {
+        let Ok((_, _, model)) = self.runtime.read(&sid(session)?) else {
+            return Ok(());
+        };
+        let busy = model
+            .threads
+            .values()
+            .any(|th| th.turns.iter().any(|t| !t.status.is_terminal()));
+        if busy {
+            return Err(AgentTaskError::SessionBusy);
+        }
         Ok(())
     }
 
@@ -417,10 +506,13 @@ impl AgentTasks {
             return Err(AgentTaskError::NeedsSetup);
         }
         let last = row.runs.last().cloned().unwrap_or_default();
+        let _guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         match self.latest_turn(&row)? {
             Some(v) if v.status.is_terminal() => {}
             _ => return Err(AgentTaskError::Busy),
         }
+        // Another task's turn in a shared session: refused, never queued behind it.
+        self.check_session_idle(&row.session_id)?;
         let turn = TurnId::random().into_string();
         if self.store.add_run(&row.task_id, &last, &turn)?.is_none() {
             return Err(AgentTaskError::Busy);
@@ -442,7 +534,22 @@ impl AgentTasks {
         let session = sid(&row.session_id)?;
         let action = ActionId::new(action_id.to_owned())
             .map_err(|_| AgentTaskError::ActionNotFound(action_id.to_owned()))?;
-        // Only an action of this task's session can be named (the session is the task's own).
+        // Only an action of this task's own runs can be named: a session may be shared with
+        // other tasks of the app (`resume`), whose approvals are theirs.
+        let mine = self.runtime.read(&session).ok().is_some_and(|(_, _, m)| {
+            m.threads.values().any(|th| {
+                th.pending_actions.iter().any(|p| {
+                    p.action_id == action
+                        && match &p.turn_id {
+                            Some(t) => row.runs.iter().any(|r| r == t.as_str()),
+                            None => !row.joined,
+                        }
+                })
+            })
+        });
+        if !mine {
+            return Err(AgentTaskError::ActionNotFound(action_id.to_owned()));
+        }
         let decision = match response {
             Response::Approve => Decision::AllowOnce,
             Response::ApproveForSession => Decision::AllowForSession,
@@ -463,6 +570,16 @@ impl AgentTasks {
         app: &AppId,
         task_id: &str,
     ) -> Result<(TaskIdentity, SessionId), AgentTaskError> {
+        let (ident, session, _) = self.scope(app, task_id)?;
+        Ok((ident, session))
+    }
+
+    /// The task's identity, session and which of the session's facts are its own.
+    fn scope(
+        &self,
+        app: &AppId,
+        task_id: &str,
+    ) -> Result<(TaskIdentity, SessionId, TaskFacts), AgentTaskError> {
         let row = self.row(app, task_id)?;
         Ok((
             TaskIdentity {
@@ -471,6 +588,14 @@ impl AgentTasks {
                 trace_id: row.trace_id.clone(),
             },
             sid(&row.session_id)?,
+            TaskFacts {
+                task_id: row.task_id.clone(),
+                runs: row.runs.clone(),
+                owns_session: !row.joined,
+                store: self.store.clone(),
+                app_id: row.app_id,
+                foreign: Default::default(),
+            },
         ))
     }
 
@@ -483,7 +608,7 @@ impl AgentTasks {
         after: u64,
         limit: usize,
     ) -> Result<(Vec<AgentTaskEvent>, u64), AgentTaskError> {
-        let (ident, session) = self.identity(app, task_id)?;
+        let (ident, session, mut facts) = self.scope(app, task_id)?;
         let limit = limit.clamp(1, MAX_EVENTS_PAGE);
         let mut out = Vec::new();
         let mut pos = after;
@@ -498,6 +623,9 @@ impl AgentTasks {
             }
             for e in page {
                 pos = e.sequence;
+                if !facts.belongs(&e) {
+                    continue;
+                }
                 if let Some(te) = project(&ident, &e) {
                     out.push(te);
                     if out.len() == limit {
@@ -516,17 +644,57 @@ impl AgentTasks {
         task_id: &str,
         after: u64,
     ) -> Result<TaskEventStream, AgentTaskError> {
-        let (ident, session) = self.identity(app, task_id)?;
+        let (ident, session, facts) = self.scope(app, task_id)?;
         Ok(TaskEventStream {
             ident,
+            facts,
             sub: self.runtime.log().subscribe(&session, after),
         })
+    }
+}
+
+/// Which facts of a (possibly shared) session are one task's: those of its runs' turns, and the
+/// session-level ones (no turn) when the task created the session. A turn the task does not know
+/// yet (a retry recorded after the reader started) is looked up again, so a live stream follows
+/// new runs.
+struct TaskFacts {
+    app_id: String,
+    task_id: String,
+    runs: Vec<String>,
+    owns_session: bool,
+    store: Arc<TaskStore>,
+    /// Turns seen to be another task's: a run's row is recorded before its turn is submitted,
+    /// so a turn that is not this task's when its first fact is read never becomes it.
+    foreign: std::collections::HashSet<String>,
+}
+
+impl TaskFacts {
+    fn belongs(&mut self, e: &crate::event::Event) -> bool {
+        let Some(turn) = &e.scope.turn_id else {
+            return self.owns_session;
+        };
+        if self.runs.iter().any(|r| r == turn.as_str()) {
+            return true;
+        }
+        if self.foreign.contains(turn.as_str()) {
+            return false;
+        }
+        // A run of this task recorded since (`retryTask`), or another task's turn.
+        if let Ok(Some(row)) = self.store.get(&self.app_id, &self.task_id) {
+            self.runs = row.runs;
+        }
+        let mine = self.runs.iter().any(|r| r == turn.as_str());
+        if !mine {
+            self.foreign.insert(turn.as_str().to_owned());
+        }
+        mine
     }
 }
 
 /// Live task events (see [`AgentTasks::subscribe`]).
 pub struct TaskEventStream {
     ident: TaskIdentity,
+    facts: TaskFacts,
     sub: crate::log::Subscription,
 }
 
@@ -535,6 +703,9 @@ impl TaskEventStream {
     pub async fn next(&mut self) -> Result<AgentTaskEvent, AgentTaskError> {
         loop {
             let e = self.sub.next().await.map_err(RuntimeError::from)?;
+            if !self.facts.belongs(&e) {
+                continue;
+            }
             if let Some(te) = project(&self.ident, &e) {
                 return Ok(te);
             }
@@ -544,6 +715,9 @@ impl TaskEventStream {
     /// The next task event if one is ready.
     pub fn try_next(&mut self) -> Result<Option<AgentTaskEvent>, AgentTaskError> {
         while let Some(e) = self.sub.try_next().map_err(RuntimeError::from)? {
+            if !self.facts.belongs(&e) {
+                continue;
+            }
             if let Some(te) = project(&self.ident, &e) {
                 return Ok(Some(te));
             }

@@ -4,9 +4,10 @@
 //! dropped *explicitly*, with the reason, and adding a type cannot go unnoticed. The host never
 //! synthesises task events: everything here derives from a recorded fact.
 //!
-//! `sequence` is the fact's session sequence. One task owns one session, so it is monotonic per
-//! task, stable across restarts, and a reader resumes after the last sequence it saw with no
-//! loss and no duplicate (dropped facts leave gaps, which the envelope allows).
+//! `sequence` is the fact's session sequence. A task reads only its own facts of its session
+//! (shared by `resume`, see `agent_task`), so it is monotonic per task, stable across restarts,
+//! and a reader resumes after the last sequence it saw with no loss and no duplicate (dropped
+//! facts and other tasks' turns leave gaps, which the envelope allows).
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};

@@ -3,6 +3,10 @@
 //! A run's row is written, with its turn id chosen, *before* the turn is submitted, and
 //! submitting a turn id twice is a no-op in the runtime: a crash in between is repaired by
 //! submitting again (`AgentTasks::ensure_started`).
+//!
+//! Sessions may be shared (`sessionPolicy: resume`): `task_joins` lists the tasks that run in a
+//! session another task created (a task absent from it created its session), and
+//! `session_refs` maps an app's `businessObjectRef` to the session its first task created.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -29,6 +33,15 @@ CREATE TABLE IF NOT EXISTS runs(
   turn_id TEXT NOT NULL,
   PRIMARY KEY(task_id, run_index)
 );
+CREATE TABLE IF NOT EXISTS task_joins(
+  task_id TEXT PRIMARY KEY REFERENCES tasks(task_id)
+);
+CREATE TABLE IF NOT EXISTS session_refs(
+  app_id TEXT NOT NULL,
+  business_ref TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  PRIMARY KEY(app_id, business_ref)
+);
 ";
 
 /// One task row.
@@ -44,6 +57,8 @@ pub struct TaskRow {
     pub created_at: String,
     /// Turn ids of the runs, oldest first.
     pub runs: Vec<String>,
+    /// The task runs in a session another task created (`sessionPolicy: resume`).
+    pub joined: bool,
 }
 
 pub struct TaskStore {
@@ -67,6 +82,16 @@ impl TaskStore {
     /// Inserts `row` (with its first run) unless the app already has a task with the same
     /// idempotency key; returns the stored task and whether it was created.
     pub fn insert_or_get(&self, row: &TaskRow) -> rusqlite::Result<(TaskRow, bool)> {
+        self.insert_or_get_with_ref(row, None)
+    }
+
+    /// [`TaskStore::insert_or_get`], also recording `new_ref` as the app's business object ref
+    /// of the task's (new) session, in the same transaction.
+    pub fn insert_or_get_with_ref(
+        &self,
+        row: &TaskRow,
+        new_ref: Option<&str>,
+    ) -> rusqlite::Result<(TaskRow, bool)> {
         let mut conn = lock(&self.conn);
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if let Some(key) = &row.idempotency_key {
@@ -102,6 +127,15 @@ impl TaskStore {
                 params![row.task_id, i as i64 + 1, turn],
             )?;
         }
+        if row.joined {
+            tx.execute("INSERT INTO task_joins(task_id) VALUES(?1)", [&row.task_id])?;
+        }
+        if let Some(r) = new_ref {
+            tx.execute(
+                "INSERT INTO session_refs(app_id, business_ref, session_id) VALUES(?1, ?2, ?3)",
+                params![row.app_id, r, row.session_id],
+            )?;
+        }
         tx.commit()?;
         Ok((row.clone(), true))
     }
@@ -110,6 +144,33 @@ impl TaskStore {
     pub fn get(&self, app: &str, task_id: &str) -> rusqlite::Result<Option<TaskRow>> {
         let conn = lock(&self.conn);
         read(&conn, app, task_id)
+    }
+
+    /// The app's task with idempotency key `key`.
+    pub fn get_by_key(&self, app: &str, key: &str) -> rusqlite::Result<Option<TaskRow>> {
+        let conn = lock(&self.conn);
+        let id: Option<String> = conn
+            .query_row(
+                "SELECT task_id FROM tasks WHERE app_id = ?1 AND idempotency_key = ?2",
+                params![app, key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match id {
+            Some(id) => read(&conn, app, &id),
+            None => Ok(None),
+        }
+    }
+
+    /// The session the app's business object ref `r` names (another app's ref is `None`).
+    pub fn session_for_ref(&self, app: &str, r: &str) -> rusqlite::Result<Option<String>> {
+        let conn = lock(&self.conn);
+        conn.query_row(
+            "SELECT session_id FROM session_refs WHERE app_id = ?1 AND business_ref = ?2",
+            params![app, r],
+            |r| r.get(0),
+        )
+        .optional()
     }
 
     /// Records the next run's turn id when the latest run is still `expected_last` (so two
@@ -212,6 +273,7 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
                         .and_then(|s| serde_json::from_str(&s).ok()),
                     created_at: r.get(7)?,
                     runs: Vec::new(),
+                    joined: false,
                 })
             },
         )
@@ -224,6 +286,9 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
     row.runs = stmt
         .query_map([task_id], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
+    row.joined = conn
+        .prepare_cached("SELECT 1 FROM task_joins WHERE task_id = ?1")?
+        .exists([task_id])?;
     Ok(Some(row))
 }
 
@@ -277,6 +342,20 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
         "DELETE FROM runs WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
         [app],
     )?;
+    // Files written before sessions could be shared have neither table.
+    let has = |t: &str| -> rusqlite::Result<bool> {
+        tx.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")?
+            .exists([t])
+    };
+    if has("task_joins")? {
+        tx.execute(
+            "DELETE FROM task_joins WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
+            [app],
+        )?;
+    }
+    if has("session_refs")? {
+        tx.execute("DELETE FROM session_refs WHERE app_id = ?1", [app])?;
+    }
     purged.tasks = tx.execute("DELETE FROM tasks WHERE app_id = ?1", [app])?;
     tx.commit()?;
     Ok(purged)
@@ -297,6 +376,7 @@ mod tests {
             output_schema: None,
             created_at: at.into(),
             runs: vec![format!("turn-{id}")],
+            joined: false,
         }
     }
 
@@ -326,5 +406,39 @@ mod tests {
             store.recent(Some("b"), 10).unwrap()[0].runs,
             ["turn-task_2"]
         );
+    }
+
+    #[test]
+    fn purge_handles_a_file_written_before_sessions_could_be_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(dir.path().join("agent-tasks.sqlite")).unwrap();
+            // The schema before `task_joins` / `session_refs` existed.
+            let old = SCHEMA
+                .split("CREATE TABLE IF NOT EXISTS task_joins")
+                .next()
+                .unwrap();
+            conn.execute_batch(old).unwrap();
+            conn.execute(
+                "INSERT INTO tasks VALUES('task_1', 'a', NULL, 's', 't', 'x', NULL, 'now')",
+                [],
+            )
+            .unwrap();
+        }
+        let purged = purge_app(dir.path(), "a").unwrap();
+        assert_eq!(purged.tasks, 1);
+        // Opened now, the file gains the new tables; a legacy task created its own session.
+        let store = TaskStore::open(&dir.path().join("agent-tasks.sqlite")).unwrap();
+        let mut r = row("a", "task_2", "2026-01-01T00:00:00Z");
+        r.joined = true;
+        store.insert_or_get_with_ref(&r, Some("ref")).unwrap();
+        assert!(store.get("a", "task_2").unwrap().unwrap().joined);
+        assert_eq!(
+            store.session_for_ref("a", "ref").unwrap().as_deref(),
+            Some("s-task_2")
+        );
+        assert_eq!(store.session_for_ref("b", "ref").unwrap(), None);
+        assert_eq!(purge_app(dir.path(), "a").unwrap().tasks, 1);
+        assert_eq!(store.session_for_ref("a", "ref").unwrap(), None);
     }
 }

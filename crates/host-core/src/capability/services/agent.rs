@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use runtime_core::agent_task::projection::AgentTaskEvent;
-use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response, StartTask};
+use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response, SessionPolicy, StartTask};
 use runtime_core::backend::ExecutionBackend;
 use runtime_core::ids::AppId;
 use runtime_core::provider::OpenAiBackend;
@@ -385,19 +385,7 @@ fn start_request(
         ));
     }
     let idempotency_key = opt_str(a, o, "idempotencyKey")?.map(str::to_owned);
-    match o.get("sessionPolicy") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) if s == "new" => {}
-        Some(Value::Object(p)) if p.len() == 1 && p.get("mode") == Some(&json!("new")) => {}
-        Some(_) => {
-            return Err(err(
-                a,
-                "APP_E900",
-                "sessionPolicy: only \"new\" is supported (one session per task)",
-                Some("agent.session_policy_unsupported"),
-            ))
-        }
-    }
+    let session = session_policy(a, o.get("sessionPolicy"))?;
     match o.get("options") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) if m.is_empty() => {}
@@ -430,7 +418,77 @@ fn start_request(
         input,
         idempotency_key,
         output_schema,
+        session,
     })
+}
+
+/// `startTask`'s `sessionPolicy` (standard §8.6): `"new"` (or absent, or `{mode: "new"}`),
+/// `{mode: "resume", taskId | businessObjectRef}`; `continue` and `fork` are refused
+/// (`agent.session_policy_unsupported`, see docs/bridge-protocol.md). Any mode but `new` must be
+/// declared in the installed manifest's `agentRuntime.sessionPolicy.modes` (the [`Allowed`]
+/// proof's facts, never the message): else `APP_E002` `agent.session_policy_not_declared`.
+fn session_policy(a: &Allowed, p: Option<&Value>) -> Result<SessionPolicy, CallError> {
+    const SHAPE: &str = "args.sessionPolicy must be \"new\", {mode: \"new\"} or {mode: \"resume\", taskId | businessObjectRef}";
+    let (mode, o) = match p {
+        None | Some(Value::Null) => return Ok(SessionPolicy::New),
+        Some(Value::String(m)) => (m.as_str(), None),
+        Some(Value::Object(o)) => match o.get("mode") {
+            Some(Value::String(m)) => (m.as_str(), Some(o)),
+            _ => return Err(invalid(a, SHAPE)),
+        },
+        Some(_) => return Err(invalid(a, SHAPE)),
+    };
+    if !matches!(mode, "new" | "resume" | "continue" | "fork") {
+        return Err(invalid(a, SHAPE));
+    }
+    if mode != "new" && !declared_modes(a).contains(&mode) {
+        return Err(err(
+            a,
+            "APP_E002",
+            &format!("sessionPolicy mode {mode:?} is not declared in the app's agentRuntime.sessionPolicy.modes"),
+            Some("agent.session_policy_not_declared"),
+        ));
+    }
+    let target = |key: &str| o.and_then(|o| o.get(key));
+    let extra = o.and_then(|o| {
+        o.keys()
+            .find(|k| !matches!(k.as_str(), "mode" | "taskId" | "businessObjectRef"))
+    });
+    if let Some(k) = extra {
+        let shown: String = k.chars().take(64).collect();
+        return Err(invalid(
+            a,
+            &format!("unknown sessionPolicy field {shown:?}"),
+        ));
+    }
+    match (mode, target("taskId"), target("businessObjectRef")) {
+        ("new", None, None) => Ok(SessionPolicy::New),
+        ("resume", Some(Value::String(id)), None) => {
+            if id.is_empty() || id.len() > 128 {
+                return Err(not_found(a));
+            }
+            Ok(SessionPolicy::ResumeTask(id.clone()))
+        }
+        ("resume", None, Some(Value::String(r))) => Ok(SessionPolicy::ResumeRef(r.clone())),
+        ("continue" | "fork", _, _) => Err(err(
+            a,
+            "APP_E900",
+            &format!("sessionPolicy mode {mode:?} is not supported: start a task with {{mode: \"resume\", taskId}} to continue a conversation"),
+            Some("agent.session_policy_unsupported"),
+        )),
+        _ => Err(invalid(a, SHAPE)),
+    }
+}
+
+/// The installed manifest's `agentRuntime.sessionPolicy.modes` (strings only).
+fn declared_modes(a: &Allowed) -> Vec<&str> {
+    a.manifest()
+        .object("agentRuntime")
+        .and_then(|r| r.get("sessionPolicy"))
+        .and_then(|p| p.get("modes"))
+        .and_then(Value::as_array)
+        .map(|m| m.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// A JSON Schema shipped in the app's own package (its active, verified version).
@@ -516,6 +574,12 @@ fn task_err(a: &Allowed, e: AgentTaskError) -> CallError {
             "APP_E900",
             "the task's latest run has not ended: cancel it or wait for its result",
             Some("agent.task_busy"),
+        ),
+        AgentTaskError::SessionBusy => err(
+            a,
+            "APP_E900",
+            "the session's latest turn has not ended: wait for its result or cancel it",
+            Some("agent.session_busy"),
         ),
         AgentTaskError::ActionNotFound(_) => err(
             a,
