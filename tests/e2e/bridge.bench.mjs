@@ -32,14 +32,14 @@ const VALUE = "a small note for the bench";
 
 /** Runs `calls` sequential calls in the page, timed in batches; polled, so no script timeout. */
 const HOST_LOOP = `
-  const [calls, batch] = arguments;
+  const [calls, batch, body] = arguments;
   const state = (window.__bench = { done: false, batches: [], lost: 0, wrong: 0, failure: null });
   const invoke = window.__TAURI__.core.invoke;
   (async () => {
     for (let i = 0; i < calls; i += batch) {
       const t0 = performance.now();
       for (let j = 0; j < batch && i + j < calls; j++) {
-        const v = await invoke("launch_target");
+        const v = body === undefined ? await invoke("launch_target") : await invoke("bridge_refused", body);
         if (v !== null) state.wrong++;
       }
       state.batches.push(performance.now() - t0);
@@ -76,6 +76,38 @@ const FRAME_LOOP = `
         const m = await call();
         if (m === null) state.lost++;
         else if (m.type !== "host:response" || m.payload?.value !== expected) state.wrong++;
+      }
+      state.batches.push(performance.now() - t0);
+    }
+  })().then(() => { state.done = true; }, (e) => { state.failure = String(e); state.done = true; });
+`;
+
+/**
+ * The relay's own invoke, from the host page: exactly the `bridge_message` the relay sends for
+ * the frame's `lime.storage.get` (same mount, origin and message text), without the two
+ * postMessage hops; the answer's post action is checked, not executed. It splits the frame's
+ * round trip into IPC + Rust (this) and the WebKit/relay part (the rest).
+ */
+const RELAY_LOOP = `
+  const [calls, batch, expected, selector] = arguments;
+  const state = (window.__bench = { done: false, batches: [], lost: 0, wrong: 0, failure: null });
+  const invoke = window.__TAURI__.core.invoke;
+  const frame = document.querySelector(selector);
+  const mountId = frame.dataset.mountId;
+  const u = new URL(frame.src);
+  const origin = u.protocol + "//" + u.host;
+  const appId = frame.dataset.appId, entryKey = frame.dataset.entryKey;
+  window.__benchSeq = window.__benchSeq ?? 0;
+  (async () => {
+    for (let i = 0; i < calls; i += batch) {
+      const t0 = performance.now();
+      for (let j = 0; j < batch && i + j < calls; j++) {
+        const data = JSON.stringify({ protocol: "lime.agentApp.bridge", version: 1, type: "capability:invoke",
+          requestId: "relay-" + ++window.__benchSeq, appId, entryKey,
+          payload: { capability: "lime.storage", method: "get", args: { key: "bench" } } });
+        const out = await invoke("bridge_message", { mountId, origin, data });
+        const m = out && out[0] && out[0].message;
+        if (!m || m.type !== "host:response" || m.payload?.value !== expected) state.wrong++;
       }
       state.batches.push(performance.now() - t0);
     }
@@ -205,17 +237,26 @@ test("bridge round trip in the real window vs a bare invoke, and idle memory", a
     await runLoop(app, FRAME_LOOP, [200, BATCH, VALUE], "frame warm-up");
     await app.switchToTop();
     await runLoop(app, HOST_LOOP, [200, BATCH], "host warm-up");
+    await runLoop(app, RELAY_LOOP, [200, BATCH, VALUE, FRAME], "relay warm-up");
     const host = [];
     const guest = [];
+    const relayed = [];
+    const bodied = [];
+    // A command with a JSON body of a bridge message's size that takes the bridge mutex and
+    // only counts a refusal (\`bridge_refused\`, answers null): splits "an invoke with
+    // arguments" from the bridge's own work.
+    const BODY = { mountId: null, reason: "bench." + "x".repeat(250), bytes: 0 };
     for (let rep = 0; rep < REPS; rep++) {
       await app.switchToTop();
       host.push(await runLoop(app, HOST_LOOP, [CALLS, BATCH], `host rep ${rep}`));
+      relayed.push(await runLoop(app, RELAY_LOOP, [CALLS, BATCH, VALUE, FRAME], `relay rep ${rep}`));
+      bodied.push(await runLoop(app, HOST_LOOP, [CALLS, BATCH, BODY], `host_call rep ${rep}`));
       await app.switchToFrame(await app.find(FRAME));
       guest.push(await runLoop(app, FRAME_LOOP, [CALLS, BATCH, VALUE], `frame rep ${rep}`));
     }
     await app.switchToTop();
     const lost = guest.reduce((a, r) => a + r.lost, 0);
-    const wrong = guest.reduce((a, r) => a + r.wrong, 0) + host.reduce((a, r) => a + r.wrong, 0);
+    const wrong = [...guest, ...host, ...relayed].reduce((a, r) => a + r.wrong, 0);
 
     const sum = (r) => r.batches.reduce((a, b) => a + b, 0);
     const ratios = guest.map((g, i) => sum(g) / sum(host[i]));
@@ -224,6 +265,13 @@ test("bridge round trip in the real window vs a bare invoke, and idle memory", a
     const hostMs = spread(host.map((r) => sum(r) / CALLS));
     const guestMs = spread(guest.map((r) => sum(r) / CALLS));
     const ratio = spread(ratios);
+    const relayRatios = relayed.map((r, i) => sum(r) / sum(host[i]));
+    const relayPc = perCall(relayed);
+    const relayMs = spread(relayed.map((r) => sum(r) / CALLS));
+    const relayRatio = spread(relayRatios);
+    const bodyRatio = spread(bodied.map((r, i) => sum(r) / sum(host[i])));
+    const bodyPc = perCall(bodied);
+    const bodyMs = spread(bodied.map((r) => sum(r) / CALLS));
 
     // --- idle memory with 3 apps mounted -------------------------------------------------
     // The host UI shows one app at a time; the two others get frames built from Rust's mounts
@@ -265,6 +313,8 @@ test("bridge round trip in the real window vs a bare invoke, and idle memory", a
     lines.push("| --- | --- | --- | --- | --- | --- |");
     lines.push(`| bare \`invoke('launch_target')\` from the host page (baseline) | page: 1 JS thread; Rust: Tauri's async runtime | ${f(hostMs.median)} [${f(hostMs.min)} … ${f(hostMs.max)}] | ${f(hostPc.p50)} / ${f(hostPc.p99)} / ${f(hostPc.max)} | – | 1 (baseline) |`);
     lines.push(`| \`lime.storage.get\` from the notes frame through the bridge | frame + page: 1 WebKit web process; Rust: Tauri's async runtime, bridge mutex | ${f(guestMs.median)} [${f(guestMs.min)} … ${f(guestMs.max)}] | ${f(guestPc.p50)} / ${f(guestPc.p99)} / ${f(guestPc.max)} | ${lost} of ${REPS * CALLS} | **${f(ratio.median, 2)}×** [${f(ratio.min, 2)} … ${f(ratio.max, 2)}] |`);
+    lines.push(`| the relay's \`bridge_message\` invoke for the same call, from the host page (no postMessage hops; split, not a target) | page: 1 JS thread; Rust: Tauri's async runtime, bridge mutex | ${f(relayMs.median)} [${f(relayMs.min)} … ${f(relayMs.max)}] | ${f(relayPc.p50)} / ${f(relayPc.p99)} / ${f(relayPc.max)} | – | ${f(relayRatio.median, 2)}× [${f(relayRatio.min, 2)} … ${f(relayRatio.max, 2)}] |`);
+    lines.push(`| \`invoke('bridge_refused', {…})\`: a JSON body of a bridge message's size, the bridge mutex, answers null (split, not a target) | page: 1 JS thread; Rust: Tauri's async runtime | ${f(bodyMs.median)} [${f(bodyMs.min)} … ${f(bodyMs.max)}] | ${f(bodyPc.p50)} / ${f(bodyPc.p99)} / ${f(bodyPc.max)} | – | ${f(bodyRatio.median, 2)}× [${f(bodyRatio.min, 2)} … ${f(bodyRatio.max, 2)}] |`);
     const byComm = (tree) => {
       const m = new Map();
       for (const p of tree) m.set(p.comm, (m.get(p.comm) ?? 0) + p.pss);
@@ -279,7 +329,7 @@ test("bridge round trip in the real window vs a bare invoke, and idle memory", a
     console.log(lines.join("\n"));
     console.log(
       "BENCH_JSON " +
-        JSON.stringify({ reps: REPS, calls: CALLS, batch: BATCH, ratios, host: hostPc, guest: guestPc, lost, wrong,
+        JSON.stringify({ reps: REPS, calls: CALLS, batch: BATCH, ratios, relayRatios, host: hostPc, guest: guestPc, relay: relayPc, lost, wrong,
           memory: { idle: total(idle), mounted: total(busy), frames } }),
     );
     assert.equal(lost, 0, "calls were lost");

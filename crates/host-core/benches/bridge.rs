@@ -30,6 +30,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use host_core::api::{self, LinkOpener, Session, SessionConfig};
 use host_core::bridge::host::{BridgeHost, Outgoing};
 use host_core::bridge::message::PROTOCOL;
 use host_core::capability::services::Services;
@@ -207,6 +208,52 @@ fn main() -> Res<()> {
     ))?;
     let raw_get = AppStorage::open(&dir.apps_data().join(APP), u64::MAX)?;
 
+    // The command layer as the desktop calls it: `bridge_message` on a `Session` (its bridge
+    // mutex and store connection), alone and with the host UI's `next_events` long poll running
+    // beside it (the mount watcher looks at the store every 100 ms while it waits).
+    let session = std::sync::Arc::new(Session::new(
+        dir.clone(),
+        SessionConfig {
+            serve: ctx.clone(),
+            links: LinkOpener::Page,
+            launch: None,
+        },
+    ));
+    let s_mount = api::call(
+        &session,
+        "mount_entry",
+        json!({"appId": APP, "entryKey": ENTRY}),
+    )?;
+    let (s_mount_id, s_origin) = (
+        s_mount["mountId"].as_str().ok_or("mountId")?.to_owned(),
+        s_mount["origin"].as_str().ok_or("origin")?.to_owned(),
+    );
+    let session_call = |id: &str| -> Res<()> {
+        let out = api::call(
+            &session,
+            "bridge_message",
+            json!({"mountId": s_mount_id, "origin": s_origin,
+                   "data": msg(id, "get", json!({"key": "k"}))}),
+        )?;
+        match out[0]["message"]["type"].as_str() {
+            Some("host:response") => Ok(()),
+            _ => Err(format!("expected a host:response, got {out}").into()),
+        }
+    };
+    api::call(
+        &session,
+        "bridge_message",
+        json!({"mountId": s_mount_id, "origin": s_origin, "data": ready.to_string()}),
+    )?;
+    let mut c_session = Series::new(
+        "`api::call(\"bridge_message\")` storage.get on a `Session` (the desktop's command path, no IPC)",
+        "1",
+    );
+    let mut c_session_polled = Series::new(
+        "the same, with a `next_events` long poll running on another thread (as the host UI keeps one)",
+        "1 + poller",
+    );
+
     let mut s_read = Series::new("`Store::read_file` (baseline: verified read)", "1");
     let mut s_open_serve = Series::new("open the store + `serve` (previous desktop path)", "1");
     let mut s_serve = Series::new("`serve` on an open store (uncached)", "1");
@@ -270,6 +317,34 @@ fn main() -> Res<()> {
             let m = msg(&format!("g{seq}"), "get", json!({"key": "k"}));
             expect_response(&host.handle(&calls_store, &mount.mount_id, &mount.origin, &m))
         })?);
+        c_session.secs.push(per_call(calls, |_| {
+            seq += 1;
+            session_call(&format!("c{seq}"))
+        })?);
+        {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let poller = {
+                let (session, stop) = (session.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut after = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        if let Ok(b) = api::call(
+                            &session,
+                            "next_events",
+                            json!({"after": after, "timeoutMs": 300}),
+                        ) {
+                            after = b["next"].as_u64().unwrap_or(after);
+                        }
+                    }
+                })
+            };
+            c_session_polled.secs.push(per_call(calls, |_| {
+                seq += 1;
+                session_call(&format!("p{seq}"))
+            })?);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            poller.join().map_err(|_| "poller panicked")?;
+        }
         g_bridge_full.secs.push(per_call(calls, |_| {
             seq += 1;
             let m = msg(&format!("g{seq}"), "get", json!({"key": "k"}));
@@ -320,7 +395,7 @@ fn main() -> Res<()> {
     table(
         "`lime.storage.get` through the bridge host (no IPC)",
         &g_raw,
-        &[&g_bridge, &g_bridge_full],
+        &[&g_bridge, &c_session, &c_session_polled, &g_bridge_full],
     );
     table(
         "`lime.storage.set` throughput, small values",
