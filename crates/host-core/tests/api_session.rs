@@ -329,6 +329,89 @@ fn the_watcher_looks_again_every_second_and_after_a_look_that_failed() {
 }
 
 #[test]
+fn the_windows_own_capability_calls_do_not_announce_store_changes() {
+    // Every capability call commits an audit record on the bridge's connection; announcing
+    // those as `store:changed` made the host UI reload its app list after every call while an
+    // app was busy. Only other connections' commits (the CLI, app-center operations) and the
+    // bridge's own grants (answered prompts) are announced.
+    let (_t, s) = setup(LinkOpener::Page, None);
+    let mount = call(
+        &s,
+        "mount_entry",
+        json!({"appId": "hello-app", "entryKey": "notes"}),
+    );
+    let (mount_id, origin) = (
+        mount["mountId"].as_str().unwrap().to_owned(),
+        mount["origin"].as_str().unwrap().to_owned(),
+    );
+    let send = |id: &str, kind: &str, payload: Value| {
+        call(
+            &s,
+            "bridge_message",
+            json!({"mountId": mount_id, "origin": origin, "data": msg(kind, id, payload)}),
+        )
+    };
+    send("r0", "app:ready", json!({}));
+    // Settle: the first looks announce whatever was there.
+    let mut after = 0;
+    loop {
+        let b = call(&s, "next_events", json!({"after": after, "timeoutMs": 300}));
+        after = b["next"].as_u64().unwrap();
+        if b["events"].as_array().unwrap().is_empty() {
+            break;
+        }
+    }
+    let audits_before = s.data.db_path().metadata().unwrap().len()
+        + std::fs::metadata(format!("{}-wal", s.data.db_path().display()))
+            .map(|m| m.len())
+            .unwrap_or(0);
+    for i in 0..20 {
+        let out = send(
+            &format!("g{i}"),
+            "capability:invoke",
+            json!({"capability": "lime.storage", "method": "set", "args": {"key": "k", "value": i}}),
+        );
+        assert_eq!(out[0]["message"]["type"], "host:response", "{out}");
+        let b = call(&s, "next_events", json!({"after": after, "timeoutMs": 0}));
+        assert_eq!(b["events"], json!([]), "call {i} was announced: {b}");
+    }
+    // Over a second of looks (the periodic full look included), still nothing.
+    let b = call(
+        &s,
+        "next_events",
+        json!({"after": after, "timeoutMs": 1300}),
+    );
+    assert_eq!(b["events"], json!([]), "{b}");
+    let audits_after = s.data.db_path().metadata().unwrap().len()
+        + std::fs::metadata(format!("{}-wal", s.data.db_path().display()))
+            .map(|m| m.len())
+            .unwrap_or(0);
+    assert!(audits_after > audits_before, "the calls were audited");
+
+    // Another connection's commit is announced (and ends the mount it concerns).
+    {
+        let (store, _lock) = Store::open_locked(&s.data).unwrap();
+        store.set_enabled("hello-app", false).unwrap();
+    }
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    while seen.iter().all(|e: &Value| e["kind"] != "mounts:ended") {
+        assert!(started.elapsed() < Duration::from_secs(5), "{seen:?}");
+        let b = call(
+            &s,
+            "next_events",
+            json!({"after": after, "timeoutMs": 2000}),
+        );
+        after = b["next"].as_u64().unwrap();
+        seen.extend(b["events"].as_array().unwrap().iter().cloned());
+    }
+    assert!(
+        seen.iter().any(|e| e["kind"] == "store:changed"),
+        "{seen:?}"
+    );
+}
+
+#[test]
 fn a_store_change_wakes_a_waiting_next_events_promptly() {
     // `apphost dev` commits a new version while the window waits in `next_events`: the wait
     // must end within a few watcher ticks (100 ms each), not at the next one-second check.

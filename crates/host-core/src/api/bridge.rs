@@ -82,7 +82,13 @@ struct PromptAnswer {
 /// The user's answer to a permission prompt → `Outgoing[]`.
 fn answer_prompt(session: &Session, raw: Value) -> HostResult<Value> {
     let a: PromptAnswer = args("answer_prompt", raw)?;
-    answer(session.with_bridge(|bridge, store| bridge.answer(store, &a.prompt_id, a.answer))?)
+    let out = session.with_bridge(|bridge, store| bridge.answer(store, &a.prompt_id, a.answer))?;
+    // "Allow always" commits a grant on the bridge's own connection, which the mount watcher
+    // does not announce (it stays quiet about the bridge's own commits): announce it here.
+    session
+        .outbox
+        .push(super::watch::STORE_CHANGED, serde_json::Value::Null);
+    answer(out)
 }
 
 #[derive(Deserialize)]

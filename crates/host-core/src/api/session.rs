@@ -115,6 +115,9 @@ pub struct Session {
     serve_refusals: Mutex<VecDeque<ServeRefusal>>,
     /// The store as the mount watcher last checked it.
     seen_store: Mutex<Option<SeenStore>>,
+    /// The bridge connection's `data_version` at the watcher's last look: it moves only when
+    /// a connection other than the bridge's committed (the CLI, an app-center operation).
+    foreign_seen: Mutex<Option<i64>>,
     pub outbox: Arc<Outbox>,
     /// The app center: uploads and install reviews awaiting consent (`api/center.rs`).
     pub center: Center,
@@ -158,6 +161,7 @@ impl Session {
             servers: Mutex::new(Vec::new()),
             serve_refusals: Mutex::new(VecDeque::new()),
             seen_store: Mutex::new(None),
+            foreign_seen: Mutex::new(None),
             outbox,
             center,
         }
@@ -203,6 +207,24 @@ impl Session {
                 }
             },
             Err(_) => StoreLook::Changed,
+        }
+    }
+
+    /// Whether a connection other than the bridge's committed since the last call; `None`
+    /// while the bridge has no connection (or it cannot tell). The bridge's own commits are this
+    /// window's audit records (one per capability call) and grants from its prompts, which
+    /// `answer_prompt` announces itself: the watcher must not wake the host UI for each call.
+    pub fn foreign_commit_seen(&self) -> Option<bool> {
+        let version = match self.bridge() {
+            Ok(guard) => match guard.store.as_ref().map(Store::data_version) {
+                Some(Ok(v)) => v,
+                _ => return None,
+            },
+            Err(_) => return None,
+        };
+        match self.foreign_seen.lock() {
+            Ok(mut seen) => Some(seen.replace(version) != Some(version)),
+            Err(_) => None,
         }
     }
 

@@ -165,8 +165,14 @@ pub fn sync(session: &Session) -> HostResult<SyncReport> {
         // Some app could not be looked up: look again next time rather than lose the change.
         session.store_look_failed();
     }
-    // A recheck that finds nothing new stays quiet (the change was already announced).
-    if look == StoreLook::Recheck && ended.is_empty() {
+    // Stay quiet when nothing but this window's own bridge commits moved the files (an audit
+    // record per capability call), or, with no bridge connection to tell, on a recheck that
+    // finds nothing new (the change was already announced).
+    let quiet = match session.foreign_commit_seen() {
+        Some(foreign) => !foreign,
+        None => look == StoreLook::Recheck,
+    };
+    if ended.is_empty() && quiet {
         return Ok(SyncReport::default());
     }
     let report = SyncReport {

@@ -35,6 +35,15 @@ impl ChangeStamp {
 }
 
 impl Store {
+    /// `PRAGMA data_version` of this connection: it moves when another connection (another
+    /// process included) commits, never on this connection's own commits.
+    pub fn data_version(&self) -> HostResult<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |r| r.get(0))?)
+    }
+
     /// The stamp of what this connection sees now (one `PRAGMA data_version`).
     pub fn change_stamp(&self) -> HostResult<ChangeStamp> {
         let data_version: i64 = self
