@@ -504,3 +504,51 @@ fn app_server_runs_a_turn_through_the_configured_provider() {
     assert_eq!(seen[0].body["model"], "stand-in-1");
     assert_eq!(seen[0].body["stream"], true);
 }
+
+#[test]
+fn a_second_app_server_on_one_data_directory_is_refused_with_runtime_busy() {
+    // Two runtimes on one `runtime/` would each recover the other's live turns as crashed and
+    // race for sequence numbers: the second process is refused until the first one exits.
+    use std::process::Stdio;
+    let host = Host::new();
+    let mut first = apphost_in(host.tmp.path(), &host.data)
+        .args(["app-server", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = first.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "cli-test"}}})
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(first.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.contains("\"id\":1"),
+        "the first server answered: {line}"
+    );
+
+    let second = apphost_in(host.tmp.path(), &host.data)
+        .args(["app-server", "--stdio"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(6), "{}", describe(&second));
+    assert_eq!(error_json(&second)["code"], "runtime.busy");
+
+    drop(stdin);
+    let _ = first.kill();
+    let _ = first.wait();
+    // Once the first is gone the directory is free again.
+    let out = app_server(&host, &handshake()[..1], |v| v["id"] == 1);
+    assert!(
+        out.iter().any(|v| v["id"] == 1 && v["result"].is_object()),
+        "{out:?}"
+    );
+}

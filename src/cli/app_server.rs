@@ -38,8 +38,11 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
     let mut config = RuntimeConfig::new(dir.root().join("runtime"));
     config.apps_dir = dir.apps_data();
     rt.block_on(async move {
-        let runtime = Runtime::open(config, backend).map_err(|e| {
-            HostError::new(ErrorCode::Internal, format!("cannot open the runtime: {e}"))
+        let runtime = Runtime::open(config, backend).map_err(|e| match e {
+            runtime_core::runtime::RuntimeError::Busy(_) => {
+                HostError::new(ErrorCode::RuntimeBusy, e.to_string())
+            }
+            e => HostError::new(ErrorCode::Internal, format!("cannot open the runtime: {e}")),
         })?;
         let stdin = tokio::io::BufReader::new(tokio::io::stdin());
         serve_stdio(stdin, tokio::io::stdout(), ServeConfig::new(runtime))

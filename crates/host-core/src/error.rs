@@ -179,6 +179,9 @@ error_codes! {
     TaskBusy = "task.busy" => Conflict,
     /// The agent runtime or its task storage could not be opened or failed.
     TaskRuntimeFailed = "task.runtime_failed" => Internal,
+    /// Another AppHost process (the desktop, or `apphost app-server`) has the data directory's
+    /// agent runtime open: one process owns `runtime/` at a time.
+    RuntimeBusy = "runtime.busy" => Conflict,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

@@ -43,8 +43,38 @@ pub enum RuntimeError {
     InvalidParams(String),
     #[error("the runtime must be opened inside a tokio runtime")]
     NoAsyncRuntime,
+    /// Another process (or another `Runtime` in this one) has the runtime's data directory open:
+    /// two writers would each recover the other's live turns as crashed and race for sequence
+    /// numbers, so the second one is refused.
+    #[error("another AppHost process is running agent work on {0} (stop it, or use another data directory)")]
+    Busy(String),
     #[error(transparent)]
     Log(#[from] LogError),
+}
+
+/// Takes the exclusive lock of a runtime directory (`runtime.lock`), creating both if needed.
+fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, RuntimeError> {
+    let path = dir.join("runtime.lock");
+    let io = |e: std::io::Error| {
+        RuntimeError::Log(LogError::Io {
+            path: path.clone(),
+            source: e,
+        })
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(RuntimeError::Busy(dir.display().to_string()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
+    }
 }
 
 /// Runtime settings.
@@ -108,6 +138,9 @@ struct Inner {
     sessions: Mutex<HashMap<SessionId, Arc<SessionHandle>>>,
     /// Where turns run (captured at open, so any thread may submit turns).
     tokio: tokio::runtime::Handle,
+    /// The exclusive lock on `runtime.lock` in the data directory, held while the runtime lives
+    /// ([`Runtime::open`]; `None` for a log handed in with [`Runtime::with_log`]).
+    _lock: Option<std::fs::File>,
 }
 
 /// The runtime (cheap to clone).
@@ -136,14 +169,27 @@ impl Runtime {
         config: RuntimeConfig,
         backend: Option<Arc<dyn ExecutionBackend>>,
     ) -> Result<Runtime, RuntimeError> {
+        // One process owns a runtime directory: taken before the log is opened, so recovery
+        // never runs while another process still has turns in flight.
+        let lock = lock_dir(&config.data_dir)?;
         let log = EventLog::open(&config.data_dir.join("events.db"))?;
-        Runtime::with_log(log, config, backend)
+        Runtime::build(log, config, backend, Some(lock))
     }
 
+    /// A runtime over `log` (no directory lock: the caller owns the log's exclusivity).
     pub fn with_log(
         log: EventLog,
         config: RuntimeConfig,
         backend: Option<Arc<dyn ExecutionBackend>>,
+    ) -> Result<Runtime, RuntimeError> {
+        Runtime::build(log, config, backend, None)
+    }
+
+    fn build(
+        log: EventLog,
+        config: RuntimeConfig,
+        backend: Option<Arc<dyn ExecutionBackend>>,
+        lock: Option<std::fs::File>,
     ) -> Result<Runtime, RuntimeError> {
         let rt = Runtime {
             inner: Arc::new(Inner {
@@ -154,6 +200,7 @@ impl Runtime {
                 sessions: Mutex::new(HashMap::new()),
                 tokio: tokio::runtime::Handle::try_current()
                     .map_err(|_| RuntimeError::NoAsyncRuntime)?,
+                _lock: lock,
             }),
         };
         rt.recover()?;

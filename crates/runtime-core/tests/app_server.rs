@@ -333,7 +333,7 @@ async fn allow_for_session_is_remembered_for_the_session_across_turns_and_restar
         read["detail"]["permissionSandbox"]["sessionAllowedTools"],
         json!(["storage_write"])
     );
-    drop(c);
+    c.shutdown().await;
     // After a restart the answer still holds for this session (rebuilt from the log)...
     let (b, backend) = scripted();
     b.push_tool_call("p1", "storage_write", &write(3));

@@ -108,3 +108,27 @@ async fn a_refused_turn_leaves_nothing_behind() {
             .created
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_runtime_owns_a_data_directory_at_a_time() {
+    // A second opener (another process: the desktop and `apphost app-server` on one data
+    // directory) would run crash recovery over the first one's live turns and race it for
+    // sequence numbers: it is refused until the first one is gone.
+    let dir = tempfile::tempdir().unwrap();
+    let first = Runtime::open(RuntimeConfig::new(dir.path()), None).unwrap();
+    match Runtime::open(RuntimeConfig::new(dir.path()), None) {
+        Err(RuntimeError::Busy(d)) => assert!(d.contains(&dir.path().display().to_string())),
+        Err(e) => panic!("expected Busy, got {e}"),
+        Ok(_) => panic!("a second runtime opened the same directory"),
+    }
+    // Clones share the one lock; dropping the last handle releases it.
+    let clone = first.clone();
+    drop(first);
+    assert!(matches!(
+        Runtime::open(RuntimeConfig::new(dir.path()), None),
+        Err(RuntimeError::Busy(_))
+    ));
+    drop(clone);
+    let again = Runtime::open(RuntimeConfig::new(dir.path()), None);
+    assert!(again.is_ok(), "the lock goes with the runtime");
+}

@@ -24,6 +24,14 @@ pub fn runtime(dir: &std::path::Path, backend: Option<Arc<dyn ExecutionBackend>>
 }
 
 impl Client {
+    /// Closes the connection and waits for the server to end, as a process exit would: the
+    /// runtime (and its directory lock) is released once its last handle is gone.
+    pub async fn shutdown(self) {
+        let Client { write, server, .. } = self;
+        drop(write);
+        let _ = server.await;
+    }
+
     pub fn start(rt: Runtime) -> Client {
         Client::start_with(ServeConfig::new(rt))
     }

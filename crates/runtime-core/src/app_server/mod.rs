@@ -74,6 +74,7 @@ impl From<RuntimeError> for RpcError {
             RuntimeError::InvalidParams(m) => RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {m}")),
             RuntimeError::NoAsyncRuntime => RpcError::new(codes::INTERNAL_ERROR, "Internal error").with(json!({"detail": msg})),
             RuntimeError::Log(_) => RpcError::new(codes::RUNTIME_ERROR, "Runtime error").with(json!({"code": "runtime.storage", "detail": msg})),
+            RuntimeError::Busy(_) => RpcError::new(codes::RUNTIME_ERROR, "Runtime busy").with(json!({"code": "runtime.busy", "detail": msg})),
         }
     }
 }
