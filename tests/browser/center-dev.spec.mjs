@@ -2,7 +2,7 @@
 // directory) holds a save that adds a permission; the host UI shows the held change's diff in a
 // banner, and Approve installs it (`dev_consent`); Dismiss only hides the banner.
 import { spawn } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -64,4 +64,42 @@ test("a widening save is held; the banner shows its diff; Approve installs it", 
   await expect.poll(() => version(server)).not.toBe(before);
   expect(granted(server, "hello-app", "notes_files")).toBe(true);
   await expect(page.getByTestId("dev-consent-error")).toHaveCount(0);
+});
+
+test("a non-widening save remounts the open frame; an invalid save shows its findings and the last good version keeps running", async ({ page }) => {
+  const FRAME = 'iframe[data-app-id="hello-app"][data-entry-key="notes"]';
+  const pagePath = join(folder, "dist", "ui", "index.html");
+  const manifestPath = join(folder, "APP.md");
+  const goodManifest = readFileSync(manifestPath, "utf8");
+  await openHost(page, server, "/apps/hello-app/notes");
+  await requireCommands(page, ["dev_status"]);
+  const frameElement = page.locator(FRAME);
+  const frame = page.frameLocator(FRAME);
+  await expect(frame.locator("#title")).toHaveText("Hello Notes", { timeout: 20_000 });
+  const firstMount = await frameElement.getAttribute("data-mount-id");
+  const banner = page.locator('[data-testid="dev-banner"][data-app-id="hello-app"]');
+
+  // Page text only: installed without consent, the open frame remounts with the new text.
+  writeFileSync(pagePath, readFileSync(pagePath, "utf8").replace(">Hello Notes</h1>", ">Hello Edited</h1>"));
+  await expect(frame.locator("#title")).toHaveText("Hello Edited", { timeout: 20_000 });
+  const secondMount = await frameElement.getAttribute("data-mount-id");
+  expect(secondMount).not.toBe(firstMount);
+  await expect(banner).toHaveCount(0);
+  const good = version(server);
+
+  // A broken APP.md: the banner lists the findings; the frame keeps the last good version.
+  writeFileSync(manifestPath, goodManifest.replace(/^name: hello-app$/m, "name: [not, a, name"));
+  await expect(banner).toHaveAttribute("data-status", "invalid", { timeout: 20_000 });
+  await expect(banner.locator(".dev-findings li").first()).toBeVisible();
+  await expectAccessible(page, "the invalid-save banner");
+  expect(version(server)).toBe(good);
+  await expect(frameElement).toHaveAttribute("data-mount-id", secondMount);
+  await expect(frame.locator("#title")).toHaveText("Hello Edited");
+
+  // Fixed (with new text): installed again, the frame remounts, the banner goes.
+  writeFileSync(pagePath, readFileSync(pagePath, "utf8").replace(">Hello Edited</h1>", ">Hello Fixed</h1>"));
+  writeFileSync(manifestPath, goodManifest);
+  await expect(frame.locator("#title")).toHaveText("Hello Fixed", { timeout: 20_000 });
+  expect(await frameElement.getAttribute("data-mount-id")).not.toBe(secondMount);
+  await expect(banner).toHaveCount(0);
 });

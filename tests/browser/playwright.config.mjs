@@ -3,11 +3,17 @@
 // own server on a fresh data dir (lib/server.mjs); APPHOST_BIN names the `apphost` to test.
 //
 //   APPHOST_BIN=target/debug/apphost npx playwright test -c tests/browser
+//
+// Two projects: `host` (this folder's specs) and `notes-sample` (the Notes sample app's own spec,
+// fixtures/apps/notes/tests/, the worked example of docs/testing-apps.md).
 import { defineConfig } from "@playwright/test";
 
 export default defineConfig({
-  testDir: ".",
   testMatch: /.*\.spec\.mjs$/,
+  projects: [
+    { name: "host", testDir: "." },
+    { name: "notes-sample", testDir: "../../fixtures/apps/notes/tests" },
+  ],
   fullyParallel: false,
   workers: 1,
   retries: 0,
