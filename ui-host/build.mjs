@@ -2,8 +2,9 @@
 // dist/index.html and dist/styles.css (copied from public/; Tauri embeds ../ui-host/dist), plus
 // dist/format.js, dist/bridge-relay.js and dist/transport.js (standalone modules the node tests
 // import).
-// `--test` also writes build/test/: the views with preact left external, so node tests render
-// them with preact-render-to-string against the same preact instance.
+// `--test` also writes build/test/: the pure modules (app/: the shell's) and the views with preact
+// left external, so node tests render them with preact-render-to-string against the same preact
+// instance.
 // Type checking is `npm run typecheck` (tsc --noEmit); esbuild only strips types.
 import { cpSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -43,9 +44,19 @@ if (process.argv.includes("--test")) {
   rmSync(out, { recursive: true, force: true });
   await build({
     ...common,
-    entryPoints: ["router", "markdown", "tabs", "tasks", "theme", "format", "ui/testing"].map((m) =>
-      join(here, `src/${m}.${m === "ui/testing" ? "tsx" : "ts"}`),
-    ),
+    entryPoints: [
+      "router",
+      "markdown",
+      "tabs",
+      "tasks",
+      "theme",
+      "format",
+      "app/host-events",
+      "app/mount-controller",
+      "app/review-flow",
+      "app/shell-state",
+      "ui/testing",
+    ].map((m) => join(here, `src/${m}.${m === "ui/testing" ? "tsx" : "ts"}`)),
     outdir: out,
     outbase: join(here, "src"),
     packages: "external",

@@ -363,3 +363,52 @@ test("dev_status answered by an older host or a stub (null) gives no banner, nev
   assert.deepEqual(devStatusList({ code: "api.unknown_command" }), []);
   assert.deepEqual(devStatusList([null, { appId: "a" }]), [{ appId: "a" }]);
 });
+
+test("the shared data table: column headers, row headers, row attributes, text cells; an empty one says so", async () => {
+  const { DataTable, GrantToggle, KeysTable } = await import("../build/test/ui/testing.js");
+  const columns = [
+    { label: "Name", rowHeader: true, cell: (r) => r.name },
+    { label: "Size", cell: (r) => String(r.size) },
+  ];
+  const rows = [{ name: "<b>a</b>", size: 1 }, { name: "b", size: 2 }];
+  const html = renderToString(h(DataTable, { testid: "t", columns, rows, rowKey: (r) => r.name, rowAttrs: (r) => ({ "data-name": r.name, "data-size": r.size }), empty: "Nothing." }));
+  assert.match(html, /^<table class="table" data-testid="t"><thead><tr><th scope="col">Name<\/th><th scope="col">Size<\/th><\/tr><\/thead><tbody>/);
+  assert.match(html, /<tr data-name="b" data-size="2"><th scope="row">b<\/th><td>2<\/td><\/tr>/);
+  assert.match(html, /<th scope="row">&lt;b>a&lt;\/b><\/th>/, "cell text stays text");
+  assert.equal(renderToString(h(DataTable, { testid: "t", columns, rows: [], rowKey: (r) => r.name, empty: "Nothing." })), '<p class="empty-note">Nothing.</p>');
+  const toggle = renderToString(h(GrantToggle, { granted: true, testid: "permission", label: "sync", disabled: false, onToggle: noop }));
+  assert.match(toggle, /data-testid="permission-revoke"/);
+  assert.match(toggle, /aria-label="Revoke sync"/);
+  assert.match(toggle, />Revoke<\/button>/);
+  const keys = renderToString(h(KeysTable, { keys: [{ keyId: "k1", name: "Acme", fingerprint: "ab12", publicKey: "pk" }], onRemove: noop }));
+  assert.match(keys, /data-testid="trusted-keys"/);
+  assert.match(keys, /<tr data-key-id="k1"><td>Acme<\/td><td><code>k1<\/code><\/td><td><code class="hash">ab12<\/code><\/td>/);
+  assert.match(keys, /aria-label="Remove key Acme"/);
+  assert.match(renderToString(h(KeysTable, { keys: [], onRemove: noop })), /No trusted publisher keys/);
+});
+
+test("the shared filter form: inline labelled fields in form.list-tools (the audit filter, the path install)", async () => {
+  const { FilterBar, FilterSelect, FilterText, PathInstall, appOptions } = await import("../build/test/ui/testing.js");
+  const html = renderToString(
+    h(FilterBar, { onSubmit: noop }, [
+      h(FilterSelect, { label: "App", value: "", options: appOptions(["notes", "<x>"], "All apps"), onChange: noop }),
+      h(FilterText, { label: "Capability", value: "lime", placeholder: "lime.storage", onInput: noop }),
+    ]),
+  );
+  assert.match(html, /^<form class="list-tools"><label class="field field--inline"><span>App<\/span><select><option selected value>All apps<\/option><option value="notes">notes<\/option><option value="&lt;x>">&lt;x><\/option><\/select><\/label>/);
+  assert.match(html, /<label class="field field--inline"><span>Capability<\/span><input value="lime" placeholder="lime.storage"\/><\/label><\/form>$/);
+  const path = renderToString(h(PathInstall, { reviewPath: noop }));
+  assert.match(path, /<details class="path-install"><summary>Install from a folder or file path on this computer<\/summary><form class="list-tools">/);
+  assert.match(path, /<span>Path<\/span><input value data-testid="install-path"\/>/);
+  assert.match(path, /<button type="submit" class="button">Review<\/button>/);
+});
+
+test("the shell header: nav links with test ids, the current page, the running count, the summary", async () => {
+  const { ShellHeader } = await import("../build/test/ui/testing.js");
+  const html = renderToString(h(ShellHeader, { page: "app", pageTabs: 2, summary: "3 apps installed" }));
+  assert.match(html, /<a class="skip-link" href="#content">Skip to content<\/a>/);
+  assert.match(html, /<a href="#\/apps" data-testid="nav-apps" aria-current="page">Apps<\/a>/, "an app's page is under Apps");
+  assert.match(html, /data-testid="nav-running">Running<span class="count"> \(2\)<\/span>/);
+  assert.match(html, /<p id="summary" class="summary" aria-live="polite">3 apps installed<\/p>/);
+  assert.doesNotMatch(renderToString(h(ShellHeader, { page: "grants", pageTabs: 0, summary: "" })), /class="count"/);
+});

@@ -20,8 +20,9 @@ import {
 import { DETAIL_TABS, type DetailTab } from "../router.js";
 import { TasksPage } from "./tasks.js";
 import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
+import { DataTable, GrantBadge, GrantToggle, type Column } from "../ui/data-table.js";
 import { Markdown } from "../ui/markdown-view.js";
-import type { AppDetail, AppSummary, CleanupPlan, DisablePlan, UninstallMode } from "../types.js";
+import type { AppDetail, AppSummary, CleanupPlan, DetailPermission, DisablePlan, UninstallMode } from "../types.js";
 import { AppIcon } from "./app-list.js";
 
 const TAB_LABELS: Record<DetailTab, string> = {
@@ -225,6 +226,34 @@ function Entries(props: { app: AppSummary; detail: AppDetail | null }): JSX.Elem
   );
 }
 
+const PERMISSION_COLUMNS: ReadonlyArray<Column<DetailPermission>> = [
+  {
+    label: "Permission",
+    rowHeader: true,
+    cell: (p) => (
+      <>
+        <code>{permissionId(p)}</code>{" "}
+        <span class="muted">
+          {valueText(p.scope)} · {valueText(p.access)} · {p.required ? "required" : "optional"}
+        </span>
+      </>
+    ),
+  },
+  {
+    label: "Why",
+    cell: (p) => {
+      const domains = stringList(p.domains);
+      return (
+        <>
+          {valueText(p.reason)}
+          {domains.length > 0 && <div class="muted">Domains: {domains.join(", ")}</div>}
+        </>
+      );
+    },
+  },
+  { label: "State", cell: (p) => <GrantBadge granted={p.granted} /> },
+];
+
 function Permissions(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -246,53 +275,20 @@ function Permissions(props: { app: AppSummary; detail: AppDetail | null; failed:
   return (
     <div>
       {error !== null && <ErrorBox error={error} />}
-      {props.detail.permissions.length === 0 ? (
-        <Empty>The app asks for no permissions.</Empty>
-      ) : (
-        <table class="table" data-testid="detail-permissions">
-          <thead>
-            <tr>
-              <th scope="col">Permission</th>
-              <th scope="col">Why</th>
-              <th scope="col">State</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.detail.permissions.map((p) => {
-              const id = permissionId(p);
-              const domains = stringList(p.domains);
-              return (
-                <tr key={id} data-key={id} data-granted={String(p.granted)}>
-                  <th scope="row">
-                    <code>{id}</code>{" "}
-                    <span class="muted">
-                      {valueText(p.scope)} · {valueText(p.access)} · {p.required ? "required" : "optional"}
-                    </span>
-                  </th>
-                  <td>
-                    {valueText(p.reason)}
-                    {domains.length > 0 && <div class="muted">Domains: {domains.join(", ")}</div>}
-                  </td>
-                  <td>
-                    <Badge text={p.granted ? { label: "Granted", tone: "good", title: "" } : { label: "Not granted", tone: "muted", title: "" }} />
-                  </td>
-                  <td>
-                    <Button
-                      data-testid={p.granted ? "permission-revoke" : "permission-grant"}
-                      disabled={busy !== null}
-                      onClick={() => void change(id, !p.granted)}
-                      aria-label={`${p.granted ? "Revoke" : "Grant"} ${id}`}
-                    >
-                      {p.granted ? "Revoke" : "Grant"}
-                    </Button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        testid="detail-permissions"
+        columns={[
+          ...PERMISSION_COLUMNS,
+          {
+            label: "Action",
+            cell: (p) => <GrantToggle granted={p.granted} testid="permission" label={permissionId(p)} disabled={busy !== null} onToggle={() => void change(permissionId(p), !p.granted)} />,
+          },
+        ]}
+        rows={props.detail.permissions}
+        rowKey={(p) => permissionId(p)}
+        rowAttrs={(p) => ({ "data-key": permissionId(p), "data-granted": String(p.granted) })}
+        empty="The app asks for no permissions."
+      />
     </div>
   );
 }

@@ -6,7 +6,8 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import * as api from "../api.js";
 import { formatBytes, permissionId, valueText } from "../format.js";
 import type { ThemeChoice } from "../theme.js";
-import { Badge, Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
+import { Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
+import { appOptions, DataTable, FilterBar, FilterSelect, FilterText, GrantBadge, GrantToggle, type Column, type FilterOption } from "../ui/data-table.js";
 import type { AuditRow, GrantRow, HostSettings, TrustedKey } from "../types.js";
 
 function useLoad<T>(load: () => Promise<T>): { value: T | null; error: unknown; reload: () => Promise<void> } {
@@ -26,52 +27,42 @@ function useLoad<T>(load: () => Promise<T>): { value: T | null; error: unknown; 
 
 // ---------------------------------------------------------------------------------------------
 
+const GRANT_COLUMNS: ReadonlyArray<Column<GrantRow>> = [
+  { label: "App", cell: (g) => g.appId },
+  {
+    label: "Permission",
+    rowHeader: true,
+    cell: (g) => (
+      <>
+        <code>{permissionId(g)}</code>
+        <span class="muted">
+          {" "}
+          {valueText(g.scope)} · {valueText(g.access)}
+          {g.required ? " · required" : ""}
+        </span>
+      </>
+    ),
+  },
+  { label: "State", cell: (g) => <GrantBadge granted={g.granted} /> },
+];
+
 export function GrantsTable(props: { rows: GrantRow[]; busy: boolean; onToggle(row: GrantRow): void }): JSX.Element {
-  if (props.rows.length === 0) {
-    return <Empty>No app has asked for a permission.</Empty>;
-  }
+  const columns: ReadonlyArray<Column<GrantRow>> = [
+    ...GRANT_COLUMNS,
+    {
+      label: "Action",
+      cell: (g) => <GrantToggle granted={g.granted} testid="grant" label={`${permissionId(g)} for ${g.appId}`} disabled={props.busy} onToggle={() => props.onToggle(g)} />,
+    },
+  ];
   return (
-    <table class="table" data-testid="grants-table">
-      <thead>
-        <tr>
-          <th scope="col">App</th>
-          <th scope="col">Permission</th>
-          <th scope="col">State</th>
-          <th scope="col">Action</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((g) => {
-          const id = permissionId(g);
-          return (
-            <tr key={`${g.appId}/${id}`} data-testid="grant-row" data-app-id={g.appId} data-key={id} data-granted={String(g.granted)}>
-              <td>{g.appId}</td>
-              <th scope="row">
-                <code>{id}</code>
-                <span class="muted">
-                  {" "}
-                  {valueText(g.scope)} · {valueText(g.access)}
-                  {g.required ? " · required" : ""}
-                </span>
-              </th>
-              <td>
-                <Badge text={g.granted ? { label: "Granted", tone: "good", title: "" } : { label: "Not granted", tone: "muted", title: "" }} />
-              </td>
-              <td>
-                <Button
-                  data-testid={g.granted ? "grant-revoke" : "grant-grant"}
-                  disabled={props.busy}
-                  aria-label={`${g.granted ? "Revoke" : "Grant"} ${id} for ${g.appId}`}
-                  onClick={() => props.onToggle(g)}
-                >
-                  {g.granted ? "Revoke" : "Grant"}
-                </Button>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <DataTable
+      testid="grants-table"
+      columns={columns}
+      rows={props.rows}
+      rowKey={(g) => `${g.appId}/${permissionId(g)}`}
+      rowAttrs={(g) => ({ "data-testid": "grant-row", "data-app-id": g.appId, "data-key": permissionId(g), "data-granted": String(g.granted) })}
+      empty="No app has asked for a permission."
+    />
   );
 }
 
@@ -114,45 +105,44 @@ function auditCall(details: unknown): { call: string; decision: string; reason: 
   return { call, decision: valueText(d.decision), reason: valueText(d.reason) };
 }
 
+type AuditView = { row: AuditRow; call: ReturnType<typeof auditCall> };
+
+const AUDIT_COLUMNS: ReadonlyArray<Column<AuditView>> = [
+  { label: "When", cell: (v) => v.row.at },
+  {
+    label: "App",
+    cell: (v) => (
+      <>
+        {v.row.app ?? ""}
+        {v.row.version != null ? ` ${v.row.version}` : ""}
+      </>
+    ),
+  },
+  { label: "Action", cell: (v) => v.row.action },
+  { label: "Call", cell: (v) => <code>{v.call.call}</code> },
+  { label: "Decision", cell: (v) => v.call.decision },
+  { label: "Reason", cell: (v) => v.call.reason },
+];
+
 export function AuditTable(props: { rows: AuditRow[] }): JSX.Element {
-  if (props.rows.length === 0) {
-    return <Empty>No audit records match.</Empty>;
-  }
   return (
-    <table class="table" data-testid="audit-table">
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">App</th>
-          <th scope="col">Action</th>
-          <th scope="col">Call</th>
-          <th scope="col">Decision</th>
-          <th scope="col">Reason</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((r) => {
-          const c = auditCall(r.details);
-          return (
-            <tr key={r.id} data-id={r.id} data-action={r.action} data-decision={c.decision}>
-              <td>{r.at}</td>
-              <td>
-                {r.app ?? ""}
-                {r.version != null ? ` ${r.version}` : ""}
-              </td>
-              <td>{r.action}</td>
-              <td>
-                <code>{c.call}</code>
-              </td>
-              <td>{c.decision}</td>
-              <td>{c.reason}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <DataTable
+      testid="audit-table"
+      columns={AUDIT_COLUMNS}
+      rows={props.rows.map((row) => ({ row, call: auditCall(row.details) }))}
+      rowKey={(v) => v.row.id}
+      rowAttrs={(v) => ({ "data-id": v.row.id, "data-action": v.row.action, "data-decision": v.call.decision })}
+      empty="No audit records match."
+    />
   );
 }
+
+const DECISIONS: readonly FilterOption[] = [
+  { value: "", label: "Any" },
+  { value: "allow", label: "Allowed" },
+  { value: "ask", label: "Asked" },
+  { value: "deny", label: "Denied" },
+];
 
 interface Refusal {
   reason?: string;
@@ -196,41 +186,14 @@ export function DiagnosticsPage(props: { apps: readonly string[] }): JSX.Element
       <h2 id="diag-heading">Diagnostics</h2>
       {error !== null && <ErrorBox error={error} />}
       <h3>Audit log</h3>
-      <form
-        class="list-tools"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void search();
-        }}
-      >
-        <label class="field field--inline">
-          <span>App</span>
-          <select value={filters.appId} onChange={(e) => setFilters({ ...filters, appId: e.currentTarget.value })}>
-            <option value="">All apps</option>
-            {props.apps.map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label class="field field--inline">
-          <span>Capability</span>
-          <input value={filters.capability} placeholder="lime.storage" onInput={(e) => setFilters({ ...filters, capability: e.currentTarget.value })} />
-        </label>
-        <label class="field field--inline">
-          <span>Decision</span>
-          <select value={filters.decision} onChange={(e) => setFilters({ ...filters, decision: e.currentTarget.value })}>
-            <option value="">Any</option>
-            <option value="allow">Allowed</option>
-            <option value="ask">Asked</option>
-            <option value="deny">Denied</option>
-          </select>
-        </label>
+      <FilterBar onSubmit={() => void search()}>
+        <FilterSelect label="App" value={filters.appId} options={appOptions(props.apps, "All apps")} onChange={(appId) => setFilters({ ...filters, appId })} />
+        <FilterText label="Capability" value={filters.capability} placeholder="lime.storage" onInput={(capability) => setFilters({ ...filters, capability })} />
+        <FilterSelect label="Decision" value={filters.decision} options={DECISIONS} onChange={(decision) => setFilters({ ...filters, decision })} />
         <Button type="submit" data-testid="audit-search">
           Filter
         </Button>
-      </form>
+      </FilterBar>
       {rows === null ? error === null && <Loading /> : <AuditTable rows={rows} />}
 
       <h3>Refused bridge messages</h3>
@@ -273,38 +236,28 @@ export function DiagnosticsPage(props: { apps: readonly string[] }): JSX.Element
 // ---------------------------------------------------------------------------------------------
 
 export function KeysTable(props: { keys: TrustedKey[]; onRemove(key: TrustedKey): void }): JSX.Element {
-  if (props.keys.length === 0) {
-    return <Empty>No trusted publisher keys: every package is shown as sideloaded.</Empty>;
-  }
+  const columns: ReadonlyArray<Column<TrustedKey>> = [
+    { label: "Label", cell: (k) => k.name ?? "" },
+    { label: "Key", cell: (k) => <code>{k.keyId}</code> },
+    { label: "Fingerprint", cell: (k) => <code class="hash">{k.fingerprint}</code> },
+    {
+      label: "Action",
+      cell: (k) => (
+        <Button aria-label={`Remove key ${k.name ?? k.keyId}`} onClick={() => props.onRemove(k)}>
+          Remove
+        </Button>
+      ),
+    },
+  ];
   return (
-    <table class="table" data-testid="trusted-keys">
-      <thead>
-        <tr>
-          <th scope="col">Label</th>
-          <th scope="col">Key</th>
-          <th scope="col">Fingerprint</th>
-          <th scope="col">Action</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.keys.map((k) => (
-          <tr key={k.publicKey ?? k.keyId} data-key-id={k.keyId}>
-            <td>{k.name ?? ""}</td>
-            <td>
-              <code>{k.keyId}</code>
-            </td>
-            <td>
-              <code class="hash">{k.fingerprint}</code>
-            </td>
-            <td>
-              <Button aria-label={`Remove key ${k.name ?? k.keyId}`} onClick={() => props.onRemove(k)}>
-                Remove
-              </Button>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      testid="trusted-keys"
+      columns={columns}
+      rows={props.keys}
+      rowKey={(k) => k.publicKey ?? k.keyId}
+      rowAttrs={(k) => ({ "data-key-id": k.keyId })}
+      empty="No trusted publisher keys: every package is shown as sideloaded."
+    />
   );
 }
 

@@ -1,0 +1,75 @@
+// The install review flow: a package file (picked or dropped) or a path is reviewed, shown in the
+// review sheet, and installed on consent; install progress comes from `install:progress` events.
+
+import { useCallback, useState } from "preact/hooks";
+
+import * as api from "../api.js";
+import type { Route } from "../router.js";
+import type { ReviewPhase } from "../views/review.js";
+import type { Notice } from "./mount-controller.js";
+import { afterInstallRoute, installedNotice, installOptions, reviewToCancel, type ConsentChoices } from "./review-flow.js";
+
+export interface ReviewFlow {
+  review: ReviewPhase | null;
+  progress: { done: number; total: number } | null;
+  setProgress(p: { done: number; total: number } | null): void;
+  reviewFile(file: File): void;
+  reviewPath(path: string): void;
+  consent(choices: ConsentChoices): Promise<void>;
+  cancel(): void;
+}
+
+export function useReview(deps: { reload(): Promise<void>; navigate(route: Route): void; notice(n: Notice): void }): ReviewFlow {
+  const [review, setReview] = useState<ReviewPhase | null>(null);
+  const [progress, setProgress] = useState<{ done: number; total: number } | null>(null);
+  const reviewFile = useCallback((file: File) => {
+    void (async () => {
+      setProgress(null);
+      setReview({ phase: "uploading", fileName: file.name, bytes: file.size });
+      try {
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const upload = await api.uploadPackage(bytes);
+        setReview({ phase: "reviewing", fileName: file.name });
+        const r = await api.reviewInstall({ uploadId: upload.uploadId });
+        setReview({ phase: "review", review: r });
+      } catch (error: unknown) {
+        setReview({ phase: "failed", error, review: null, fileName: file.name });
+      }
+    })();
+  }, []);
+  const reviewPath = useCallback((path: string) => {
+    void (async () => {
+      setProgress(null);
+      setReview({ phase: "reviewing", fileName: path });
+      try {
+        setReview({ phase: "review", review: await api.reviewInstall({ path }) });
+      } catch (error: unknown) {
+        setReview({ phase: "failed", error, review: null, fileName: path });
+      }
+    })();
+  }, []);
+  const consent = async (choices: ConsentChoices): Promise<void> => {
+    if (review?.phase !== "review") return;
+    const r = review.review;
+    setReview({ phase: "installing", review: r });
+    try {
+      const summary = await api.install(r.reviewId, installOptions(r, choices));
+      setReview(null);
+      setProgress(null);
+      await deps.reload();
+      deps.notice(installedNotice(summary, r.mode));
+      deps.navigate(afterInstallRoute(summary, r.mode));
+    } catch (error: unknown) {
+      setReview({ phase: "failed", error, review: r, fileName: r.app.id });
+    }
+  };
+  const cancel = (): void => {
+    const id = reviewToCancel(review);
+    setReview(null);
+    setProgress(null);
+    if (id !== null) {
+      api.cancelReview(id).catch((error: unknown) => console.warn("cancel_review failed", error));
+    }
+  };
+  return { review, progress, setProgress, reviewFile, reviewPath, consent, cancel };
+}
