@@ -23,6 +23,13 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
     ...options.snapshot,
   };
 
+  // As the host (bridge/host.rs `route_matches`): a declared route or a path below one.
+  const isOwnRoute = (route: string) => {
+    if (options.routes === undefined) return route.startsWith("/") && !route.startsWith("//");
+    const path = route.split(/[?#]/)[0] ?? route;
+    return options.routes.some((d) => path === d || (path.startsWith(d) && (d.endsWith("/") || path[d.length] === "/")));
+  };
+
   const service: Service = {
     getSnapshot: () => snapshot,
     getLocale: () => ({ locale: snapshot.locale, timezone: snapshot.timezone }),
@@ -32,7 +39,7 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
   const messages: UiMessages = {
   navigate: async (route, o) => {
     await wait("lime.ui", "navigate", o ?? {});
-    if (!route.startsWith("/") || route.startsWith("//")) throw fail(ErrorCodes.PERMISSION_DENIED, "not one of this app's routes", "lime.ui", "navigate", "navigate.foreign_route");
+    if (!isOwnRoute(route)) throw fail(ErrorCodes.PERMISSION_DENIED, "not one of this app's routes", "lime.ui", "navigate", "navigate.foreign_route");
     navigations.push(route);
   },
   toast: (message, level = "info") => {
