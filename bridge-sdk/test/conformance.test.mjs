@@ -25,7 +25,8 @@ function conformanceRuntime(entry = "main", options = {}) {
     capabilities: ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.events", "lime.secrets"],
     events: { "conformance.ping": "both" },
     secrets: { optional_token: false },
-    routes: ["/main", "/prompt"],
+    // The entry's own route first, as the host lists them.
+    routes: entry === "main" ? ["/main", "/prompt"] : ["/prompt", "/main"],
     ...options,
   });
 }
@@ -60,6 +61,7 @@ test("every capability row the page runs at load passes against the mock, in the
   assert.equal(results["secrets.unbound"].detail, "APP_E011 APP_E002");
   assert.equal(results["sdk.handshake"].detail, `agentapp://${APP} main [lime.ui,lime.storage,lime.artifacts,lime.evidence,lime.events,lime.secrets]`);
   assert.deepEqual(rt.navigations, ["/main"], "the foreign route was not navigated to");
+  assert.equal(rt.snapshot().route, "/main", "the entry's own route, as the host's snapshot has it");
   assert.deepEqual(rt.toasts, [{ message: "conformance toast", level: "info" }]);
   rt.close();
 });

@@ -62,10 +62,11 @@ export interface MockOptions {
   /** Default deadline of a call, as in the real runtime (default 30 s). */
   timeoutMs?: number;
   /**
-   * The routes of the manifest's `entries[]`. When given, `lime.ui.navigate` to a route that is
-   * not one of them or below one (`/notes` covers `/notes/1`; `?query` and `#hash` ignored) is
-   * `APP_E002` (`navigate.foreign_route`), as in the host; when absent, any path of the app's own
-   * (`/…`, not `//…`) is accepted.
+   * The routes of the manifest's `entries[]`, the mounted entry's own first (the snapshot's
+   * `route`, as in the host). When given, `lime.ui.navigate` to a route that is not one of them
+   * or below one (`/notes` covers `/notes/1`; `?query` and `#hash` ignored) is `APP_E002`
+   * (`navigate.foreign_route`), as in the host; when absent, the snapshot's route is `/` and any
+   * path of the app's own (`/…`, not `//…`) is accepted.
    */
   routes?: string[];
   /** How the mock user answers `lime.ui.download` (default `"save"`). */

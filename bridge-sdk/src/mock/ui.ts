@@ -16,7 +16,7 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
   const listeners = new Set<(s: HostSnapshot) => void>();
   const theme: ThemeSnapshot = { themeMode: "system", effectiveThemeMode: "light", colorSchemeId: "lime-default", tokens: {} };
   let snapshot: HostSnapshot = {
-    appId, entryKey, entryKind: "page", route: "/", origin: `agentapp://${appId}`,
+    appId, entryKey, entryKind: "page", route: options.routes?.[0] ?? "/", origin: `agentapp://${appId}`,
     locale: "en-US", timezone: "UTC", workspaceId: "local", tenantId: "local",
     ...theme, theme,
     capabilities: { available: [...offered], blocked: [] },
