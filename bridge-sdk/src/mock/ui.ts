@@ -5,6 +5,8 @@ import { ErrorCodes } from "../errors.js";
 import type { UiMessages } from "../handles.js";
 import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
 import type { MockContext, Service } from "./common.js";
+import { cleanMime, FALLBACK_NAME, sanitizeFileName } from "./download.js";
+import { decodeBase64 } from "./encoding.js";
 import { fail, type Wait } from "./invoke.js";
 import type { MockArtifact } from "./types.js";
 
@@ -53,7 +55,7 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
     if (sources !== 1) throw fail(ErrorCodes.INVALID_ARGUMENT, "exactly one of artifactId, text, base64", "lime.ui", "download", "download.invalid_argument");
     let bytes: Uint8Array;
     let name = w.fileName ?? "";
-    let mimeType = w.mimeType ?? "application/octet-stream";
+    let mime = w.mimeType ?? "application/octet-stream";
     if (w.artifactId !== undefined) {
       if (!offered.has("lime.artifacts") || denied.has("lime.artifacts.read")) {
         throw fail(ErrorCodes.PERMISSION_DENIED, "downloading an artifact needs its artifact permission", "lime.artifacts", "read", "permission.denied");
@@ -61,17 +63,21 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
       const art = artifactStore.get(w.artifactId);
       if (!art) throw fail(ErrorCodes.NOT_FOUND, "no artifact with this id", "lime.artifacts", "read", "artifacts.not_found");
       bytes = art.bytes.slice();
-      name = name || art.name;
-      mimeType = w.mimeType ?? art.mimeType;
+      name = w.fileName ?? art.name;
+      mime = w.mimeType ?? art.mimeType;
     } else if (w.text !== undefined) {
       bytes = new TextEncoder().encode(w.text);
-      if (w.mimeType === undefined) mimeType = "text/plain";
+      if (w.mimeType === undefined) mime = "text/plain";
     } else {
-      bytes = Uint8Array.from(atob(w.base64 ?? ""), (c) => c.charCodeAt(0));
+      const decoded = decodeBase64(w.base64 ?? "");
+      if (!decoded) throw fail(ErrorCodes.INVALID_ARGUMENT, "args.base64 is not valid base64 (standard alphabet, padded)", "lime.ui", "download", "download.invalid_argument");
+      bytes = decoded;
     }
+    // As the host: the type cleaned (or refused), the name made safe to save under.
+    const mimeType = cleanMime(mime);
+    if (mimeType === null) throw fail(ErrorCodes.INVALID_ARGUMENT, "args.mimeType must look like type/subtype", "lime.ui", "download", "download.invalid_argument");
+    const fileName = sanitizeFileName(name === "" ? FALLBACK_NAME : name);
     if (options.downloadAnswer === "cancel") return { saved: false };
-    // As the host: the last path component, no leading dots, never empty.
-    const fileName = (name.split(/[/\\]/).pop() ?? "").replace(/^[. ]+/, "") || "download";
     downloads.push({ fileName, bytes, mimeType });
     return { saved: true, fileName };
   },
