@@ -4,6 +4,7 @@
 // the host would see that app (its APP.md). A row that passes in the window and fails here is a
 // place where the mock drifted from the host.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { createMockEventBus, createMockLimeRuntime } from "@apphost/bridge-sdk";
@@ -17,16 +18,43 @@ import {
 
 const APP = "conformance-app";
 
-/** The mock as the host mounts the conformance app's `entry` (APP.md: requires, events[], secrets[], entries). */
+/**
+ * What the host reads from the conformance app's APP.md for a mount: the capabilities it
+ * requires, its events[] and secrets[] (none bound on a fresh install), its entries' routes.
+ * A line-based reader for this one fixture's frontmatter (block style, as written there).
+ */
+function manifestFacts() {
+  const text = readFileSync(new URL("../../fixtures/apps/conformance-app/APP.md", import.meta.url), "utf8");
+  const front = text.split(/^---$/m)[1];
+  const block = (name) => (front.match(new RegExp(`^${name}:\\n((?:[ -].*\\n)*)`, "m")) ?? [, ""])[1];
+  const capabilities = [...block("requires").matchAll(/^ {4}(lime\.[a-z]+):/gm)].map((m) => m[1]);
+  const entries = [...block("entries").matchAll(/^ {2}- key: (\S+)\n(?: {4}.*\n)*? {4}route: (\S+)$/gm)].map((m) => [m[1], m[2]]);
+  const events = Object.fromEntries([...block("events").matchAll(/^ {2}- key: (\S+)\n {4}direction: (\S+)$/gm)].map((m) => [m[1], m[2]]));
+  const secrets = Object.fromEntries([...block("secrets").matchAll(/^ {2}- key: (\S+)$/gm)].map((m) => [m[1], false]));
+  return { capabilities, entries, events, secrets };
+}
+const FACTS = manifestFacts();
+
+test("the mock is configured from the conformance app's manifest", () => {
+  assert.deepEqual(FACTS, {
+    capabilities: ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.events", "lime.secrets"],
+    entries: [["main", "/main"], ["prompt", "/prompt"]],
+    events: { "conformance.ping": "both" },
+    secrets: { optional_token: false },
+  });
+});
+
+/** The mock as the host mounts the conformance app's `entry`. */
 function conformanceRuntime(entry = "main", options = {}) {
+  const own = FACTS.entries.find(([key]) => key === entry);
   return createMockLimeRuntime({
     appId: APP,
     entryKey: entry,
-    capabilities: ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.events", "lime.secrets"],
-    events: { "conformance.ping": "both" },
-    secrets: { optional_token: false },
+    capabilities: FACTS.capabilities,
+    events: FACTS.events,
+    secrets: FACTS.secrets,
     // The entry's own route first, as the host lists them.
-    routes: entry === "main" ? ["/main", "/prompt"] : ["/prompt", "/main"],
+    routes: [own[1], ...FACTS.entries.filter((e) => e !== own).map(([, route]) => route)],
     ...options,
   });
 }
