@@ -162,7 +162,6 @@ export function createAgent(ctx: MockContext) {
     finish("success", { text });
   }
 
-
   const service: Service = {
     startTask(a) {
       if (!Object.keys(a).every((k) => ["input", "idempotencyKey", "expectedOutput", "sessionPolicy", "options"].includes(k))) {

@@ -39,48 +39,48 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
   };
 
   const messages: UiMessages = {
-  navigate: async (route, o) => {
-    await wait("lime.ui", "navigate", o ?? {});
-    if (!isOwnRoute(route)) throw fail(ErrorCodes.PERMISSION_DENIED, "not one of this app's routes", "lime.ui", "navigate", "navigate.foreign_route");
-    navigations.push(route);
-  },
-  toast: (message, level = "info") => {
-    toasts.push({ message, level });
-  },
-  openExternal: () => undefined,
-  download: async (what, o) => {
-    await wait("lime.ui", "download", o ?? {});
-    const w = what as { artifactId?: string; text?: string; base64?: string; fileName?: string; mimeType?: string };
-    const sources = [w.artifactId, w.text, w.base64].filter((x) => x !== undefined).length;
-    if (sources !== 1) throw fail(ErrorCodes.INVALID_ARGUMENT, "exactly one of artifactId, text, base64", "lime.ui", "download", "download.invalid_argument");
-    let bytes: Uint8Array;
-    let name = w.fileName ?? "";
-    let mime = w.mimeType ?? "application/octet-stream";
-    if (w.artifactId !== undefined) {
-      if (!offered.has("lime.artifacts") || denied.has("lime.artifacts.read")) {
-        throw fail(ErrorCodes.PERMISSION_DENIED, "downloading an artifact needs its artifact permission", "lime.artifacts", "read", "permission.denied");
+    navigate: async (route, o) => {
+      await wait("lime.ui", "navigate", o ?? {});
+      if (!isOwnRoute(route)) throw fail(ErrorCodes.PERMISSION_DENIED, "not one of this app's routes", "lime.ui", "navigate", "navigate.foreign_route");
+      navigations.push(route);
+    },
+    toast: (message, level = "info") => {
+      toasts.push({ message, level });
+    },
+    openExternal: () => undefined,
+    download: async (what, o) => {
+      await wait("lime.ui", "download", o ?? {});
+      const w = what as { artifactId?: string; text?: string; base64?: string; fileName?: string; mimeType?: string };
+      const sources = [w.artifactId, w.text, w.base64].filter((x) => x !== undefined).length;
+      if (sources !== 1) throw fail(ErrorCodes.INVALID_ARGUMENT, "exactly one of artifactId, text, base64", "lime.ui", "download", "download.invalid_argument");
+      let bytes: Uint8Array;
+      let name = w.fileName ?? "";
+      let mime = w.mimeType ?? "application/octet-stream";
+      if (w.artifactId !== undefined) {
+        if (!offered.has("lime.artifacts") || denied.has("lime.artifacts.read")) {
+          throw fail(ErrorCodes.PERMISSION_DENIED, "downloading an artifact needs its artifact permission", "lime.artifacts", "read", "permission.denied");
+        }
+        const art = artifactStore.get(w.artifactId);
+        if (!art) throw fail(ErrorCodes.NOT_FOUND, "no artifact with this id", "lime.artifacts", "read", "artifacts.not_found");
+        bytes = art.bytes.slice();
+        name = w.fileName ?? art.name;
+        mime = w.mimeType ?? art.mimeType;
+      } else if (w.text !== undefined) {
+        bytes = new TextEncoder().encode(w.text);
+        if (w.mimeType === undefined) mime = "text/plain";
+      } else {
+        const decoded = decodeBase64(w.base64 ?? "");
+        if (!decoded) throw fail(ErrorCodes.INVALID_ARGUMENT, "args.base64 is not valid base64 (standard alphabet, padded)", "lime.ui", "download", "download.invalid_argument");
+        bytes = decoded;
       }
-      const art = artifactStore.get(w.artifactId);
-      if (!art) throw fail(ErrorCodes.NOT_FOUND, "no artifact with this id", "lime.artifacts", "read", "artifacts.not_found");
-      bytes = art.bytes.slice();
-      name = w.fileName ?? art.name;
-      mime = w.mimeType ?? art.mimeType;
-    } else if (w.text !== undefined) {
-      bytes = new TextEncoder().encode(w.text);
-      if (w.mimeType === undefined) mime = "text/plain";
-    } else {
-      const decoded = decodeBase64(w.base64 ?? "");
-      if (!decoded) throw fail(ErrorCodes.INVALID_ARGUMENT, "args.base64 is not valid base64 (standard alphabet, padded)", "lime.ui", "download", "download.invalid_argument");
-      bytes = decoded;
-    }
-    // As the host: the type cleaned (or refused), the name made safe to save under.
-    const mimeType = cleanMime(mime);
-    if (mimeType === null) throw fail(ErrorCodes.INVALID_ARGUMENT, "args.mimeType must look like type/subtype", "lime.ui", "download", "download.invalid_argument");
-    const fileName = sanitizeFileName(name === "" ? FALLBACK_NAME : name);
-    if (options.downloadAnswer === "cancel") return { saved: false };
-    downloads.push({ fileName, bytes, mimeType });
-    return { saved: true, fileName };
-  },
+      // As the host: the type cleaned (or refused), the name made safe to save under.
+      const mimeType = cleanMime(mime);
+      if (mimeType === null) throw fail(ErrorCodes.INVALID_ARGUMENT, "args.mimeType must look like type/subtype", "lime.ui", "download", "download.invalid_argument");
+      const fileName = sanitizeFileName(name === "" ? FALLBACK_NAME : name);
+      if (options.downloadAnswer === "cancel") return { saved: false };
+      downloads.push({ fileName, bytes, mimeType });
+      return { saved: true, fileName };
+    },
   };
 
   return {
