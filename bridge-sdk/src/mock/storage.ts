@@ -18,7 +18,6 @@ import {
   type Service,
 } from "./common.js";
 
-
 /** A table value as SQLite keeps it: booleans as 0/1, arrays and objects as JSON text. */
 function toSql(v: unknown): string | number | null {
   if (v === null || v === undefined) return null;

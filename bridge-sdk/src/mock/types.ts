@@ -5,7 +5,6 @@ import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
 import type { LimeRuntime } from "../runtime.js";
 import type { MockEventBus } from "./bus.js";
 
-
 /**
  * An optional permission as the mock host knows it: the user's answer when asked (`once`,
  * `always`, `denied`, or `dismissed`: the prompt closed unanswered), `granted` (already granted:
