@@ -534,6 +534,31 @@ test("mock: lime.ui.download saves bytes and the app's own artifacts as the host
   assert.deepEqual(await denied.ui.download({ base64: "AAEC" }), { saved: false });
 });
 
+test("mock: lime.ui.download cleans the name and the type, and refuses bad base64 or types, as the host does", async () => {
+  const lime = createMockLimeRuntime();
+  const saved = async (what) => (await lime.ui.download(what)).fileName;
+  // crates/host-core/src/downloads.rs sanitize_file_name: last component, no control or format
+  // characters, `:*?"<>|` as `_`, no leading or trailing dots and spaces, at most 200 bytes.
+  assert.equal(await saved({ text: "x", fileName: "a\\b/c:d*e?.txt" }), "c_d_e_.txt");
+  assert.equal(await saved({ text: "x", fileName: "re\u202eport\u0007.md. " }), "report.md");
+  assert.equal(await saved({ text: "x", fileName: " .. " }), "download");
+  assert.equal(await saved({ text: "x", fileName: "" }), "download");
+  const long = await saved({ text: "x", fileName: `${"é".repeat(150)}.md` });
+  assert.equal(long, `${"é".repeat(98)}.md`, "cut on a character boundary, the extension kept");
+  assert.ok(new TextEncoder().encode(long).length <= 200);
+  const art = await lime.artifacts.create({ name: "r.md", text: "# r" });
+  assert.equal(await saved({ artifactId: art.id, fileName: "" }), "download", "an empty name is not the artifact's");
+  // bridge/host/download.rs clean_mime: lowercased, parameters dropped; anything else refused.
+  await lime.ui.download({ text: "x", mimeType: "Text/Markdown; charset=utf-8" });
+  assert.equal(lime.downloads.at(-1).mimeType, "text/markdown");
+  for (const what of [{ text: "x", mimeType: "markdown" }, { base64: "AA=" }, { base64: "AB==" }, { base64: "A A=" }]) {
+    await assert.rejects(lime.ui.download(what), { code: "APP_E900", causeCode: "download.invalid_argument" }, JSON.stringify(what));
+  }
+  const before = lime.downloads.length;
+  await assert.rejects(createMockLimeRuntime({ downloadAnswer: "cancel" }).ui.download({ base64: "!!!!" }), { code: "APP_E900" });
+  assert.equal(lime.downloads.length, before, "nothing saved");
+});
+
 test("lime.ui.download is a host:download message with a requestId, answered by host:response", async () => {
   const h = fakeHost();
   const lime = rt(h);

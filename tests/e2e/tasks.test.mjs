@@ -4,7 +4,7 @@
 // This file starts a stand-in OpenAI-compatible provider (lib/stand-in-openai.mjs), points the
 // data dir's model at it with `apphost model set`, and drives tasks from inside the
 // review-queue frame through the app's own UI (its buttons call lime.agent through its
-// ui/bridge.js) and raw bridge calls: streamed deltas in order, approve once and reject once,
+// ui/sdk/, the vendored SDK) and raw bridge calls: streamed deltas in order, approve once and reject once,
 // cancel mid-stream, retry as a new run, a provider error, structured output retried after an
 // invalid answer, and another app that can neither read, cancel nor answer the task. Every
 // task event the frame receives validates against schemas/apphost/agent-task-event.schema.json.

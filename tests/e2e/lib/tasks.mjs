@@ -1,6 +1,6 @@
 // Helpers for driving lime.agent tasks from inside an app frame (tasks.test.mjs, tasks.bench.mjs):
 // a collector of the frame's host:event task events, a raw Host Bridge v1 call (the same
-// envelope as the app's own ui/bridge.js), and the task event schema validator.
+// envelope as the SDK the app vendors in ui/sdk/), and the task event schema validator.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

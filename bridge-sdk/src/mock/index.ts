@@ -1,0 +1,146 @@
+// An in-memory `lime` runtime for app authors' unit tests. It follows the host's services
+// (crates/host-core/src/capability/services/*.rs, runtime-core's app_artifacts.rs and
+// app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
+// shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
+// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent, ui);
+// this one wires them to one `invoke` and the typed handles. The conformance app's capability
+// rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
+// test/conformance.test.mjs, so it cannot drift from the host.
+
+import { buildHandles, type Provenance } from "../handles.js";
+import { createAgent } from "./agent.js";
+import { createArtifacts } from "./artifacts.js";
+import { randomHex, type MockContext, type Refusal, type Service } from "./common.js";
+import { createEvents } from "./events.js";
+import { createEvidence } from "./evidence.js";
+import { createInvoke, createWait } from "./invoke.js";
+import { createPolicy } from "./policy.js";
+import { createSecrets } from "./secrets.js";
+import { createStorage } from "./storage.js";
+import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
+import { createUi } from "./ui.js";
+
+export { createMockEventBus, type MockBusMember, type MockEventBus } from "./bus.js";
+export { sha256Hex } from "./encoding.js";
+export {
+  MOCK_CAPABILITIES,
+  type MockAgent,
+  type MockArtifact,
+  type MockCall,
+  type MockLimeRuntime,
+  type MockOptions,
+  type MockPermission,
+  type MockTable,
+  type MockTaskStep,
+} from "./types.js";
+
+/**
+ * An in-memory `lime` runtime with the same surface, types and errors as the real host, for app
+ * authors' unit tests. No network, no frame, no host.
+ */
+export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntime {
+  const appId = options.appId ?? "mock-app";
+  const entryKey = options.entryKey ?? "home";
+  const appVersion = options.appVersion ?? "1.0.0";
+  const packageHash = options.packageHash ?? `sha256:${"0".repeat(64)}`;
+  const manifestHash = options.manifestHash ?? `sha256:${"0".repeat(64)}`;
+  const offered = new Set(options.capabilities ?? MOCK_CAPABILITIES);
+  const denied = new Set(options.denied ?? []);
+  let traceId = "";
+  // Bound once the handles exist: task and app events go to their listeners.
+  let deliver: (payload: unknown) => void = () => undefined;
+  const ctx: MockContext = {
+    options,
+    appId,
+    entryKey,
+    appVersion,
+    packageHash,
+    manifestHash,
+    offered,
+    denied,
+    now: () => (options.now ? options.now() : new Date()).toISOString(),
+    provenance: (): Provenance => ({ appId, appVersion, entryKey, packageHash, manifestHash, traceId }),
+    artifactsReadable: () => offered.has("lime.artifacts") && !denied.has("lime.artifacts.read"),
+    deliver: (payload) => deliver(payload),
+  };
+
+  const storage = createStorage(ctx);
+  const artifacts = createArtifacts(ctx);
+  const evidence = createEvidence(ctx, artifacts.artifactStore);
+  const secrets = createSecrets(ctx);
+  const events = createEvents(ctx);
+  const policy = createPolicy(ctx);
+  const agent = createAgent(ctx);
+  const wait = createWait(ctx);
+  const ui = createUi(ctx, artifacts.artifactStore, wait);
+
+  const services: Record<string, Service> = {
+    "lime.ui": ui.service,
+    "lime.storage": storage.service,
+    "lime.artifacts": artifacts.service,
+    "lime.evidence": evidence.service,
+    "lime.secrets": secrets.service,
+    "lime.events": events.service,
+    "lime.agent": agent.service,
+    "lime.policy": policy.service,
+  };
+  const notAnObject: Record<string, Refusal> = {
+    "lime.storage": storage.notAnObject,
+    "lime.artifacts": artifacts.notAnObject,
+    "lime.evidence": evidence.notAnObject,
+    "lime.secrets": secrets.notAnObject,
+    "lime.events": events.notAnObject,
+    "lime.policy": policy.notAnObject,
+    "lime.agent": agent.notAnObject,
+  };
+  const calls: MockCall[] = [];
+  const invoke = createInvoke(
+    {
+      ctx,
+      services,
+      notAnObject,
+      calls,
+      newTrace: () => {
+        traceId = `trace_${randomHex()}`;
+      },
+    },
+    wait,
+  );
+  const handles = buildHandles(invoke, ui.messages);
+  deliver = (payload) => void handles.hub.deliver(payload);
+
+  const rt: MockLimeRuntime = {
+    appId,
+    entryKey,
+    calls,
+    store: storage.store,
+    tables: storage.tables,
+    artifactStore: artifacts.artifactStore,
+    evidenceRecords: evidence.evidenceRecords,
+    permissionPrompts: policy.permissionPrompts,
+    toasts: ui.toasts,
+    navigations: ui.navigations,
+    downloads: ui.downloads,
+    ready: async () => ui.snapshot(),
+    snapshot: () => ui.snapshot(),
+    onSnapshot: ui.onSnapshot,
+    onVisibility: () => () => undefined,
+    invoke,
+    ui: handles.ui,
+    storage: handles.storage,
+    artifacts: handles.artifacts,
+    evidence: handles.evidence,
+    secrets: handles.secrets,
+    events: handles.events,
+    policy: handles.policy,
+    agent: handles.agent,
+    setSecretBound: secrets.setBound,
+    setTheme: ui.setTheme,
+    close: () => {
+      ui.close();
+      handles.hub.clear();
+      events.close();
+    },
+  };
+  return rt;
+}

@@ -1,0 +1,143 @@
+// The mock's public types: its options, the scripted model, and what a test can inspect.
+import type { ArtifactMetadata, EvidenceRecord, PermissionResult, RowId, TableRow } from "../handles.js";
+import type { AgentTaskEventType, SessionPolicyMode } from "../agent.js";
+import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
+import type { LimeRuntime } from "../runtime.js";
+import type { MockEventBus } from "./bus.js";
+
+/**
+ * An optional permission as the mock host knows it: the user's answer when asked (`once`,
+ * `always`, `denied`, or `dismissed`: the prompt closed unanswered), `granted` (already granted:
+ * no prompt), or `required` (granted by install consent; requesting it is `APP_E900`).
+ */
+export type MockPermission = PermissionResult["persistence"] | "dismissed" | "granted" | "required";
+
+/** A table the app's `storage/schema.json` declares. */
+export interface MockTable {
+  /** Default `"id"`. A row inserted without it gets the next integer, as SQLite's rowid. */
+  primaryKey?: string;
+  /** The columns the database has; any column is accepted when absent. */
+  columns?: string[];
+}
+
+export interface MockOptions {
+  appId?: string;
+  entryKey?: string;
+  /** Stamped in provenance (default `"1.0.0"`). */
+  appVersion?: string;
+  packageHash?: string;
+  manifestHash?: string;
+  /** Capabilities the mock host offers (default: all the host implements). */
+  capabilities?: string[];
+  /** Methods to deny as the host would (`"lime.storage.set"`): APP_E002. */
+  denied?: string[];
+  /** Storage quota in bytes of keys, JSON values and table rows, per app (default 64 MiB). */
+  quotaBytes?: number;
+  /** Artifact quota in bytes of distinct contents (default 256 MiB). */
+  artifactQuotaBytes?: number;
+  /** Evidence quota in bytes of kind + summary + data + refs (default 16 MiB). */
+  evidenceQuotaBytes?: number;
+  /**
+   * Declared storage tables. When given, any other table is `APP_E900`
+   * (`storage.undeclared_table`) and an unknown column `APP_E203`; when absent, every table is
+   * accepted with primary key `id`.
+   */
+  tables?: Record<string, MockTable>;
+  snapshot?: Partial<HostSnapshot>;
+  /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
+  secrets?: Record<string, boolean>;
+  /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
+  permissions?: Record<string, MockPermission>;
+  /** Shares `lime.events` between mock runtimes of the same app. */
+  bus?: MockEventBus;
+  /**
+   * The manifest's `events[]` as `{topic: direction}`. When given, publishing or subscribing to
+   * a topic not declared for that direction is `APP_E002` (`events.undeclared_topic`), as in
+   * the host; when absent, every topic is accepted.
+   */
+  events?: Record<string, "publish" | "subscribe" | "both">;
+  /** Delay before each call answers, to exercise timeouts and cancellation (default 0). */
+  latencyMs?: number;
+  /** Default deadline of a call, as in the real runtime (default 30 s). */
+  timeoutMs?: number;
+  /**
+   * The routes of the manifest's `entries[]`, the mounted entry's own first (the snapshot's
+   * `route`, as in the host). When given, `lime.ui.navigate` to a route that is not one of them
+   * or below one (`/notes` covers `/notes/1`; `?query` and `#hash` ignored) is `APP_E002`
+   * (`navigate.foreign_route`), as in the host; when absent, the snapshot's route is `/` and any
+   * path of the app's own (`/…`, not `//…`) is accepted.
+   */
+  routes?: string[];
+  /** How the mock user answers `lime.ui.download` (default `"save"`). */
+  downloadAnswer?: "save" | "cancel";
+  /** The clock for `createdAt` / `generatedAt` (default: now). */
+  now?: () => Date;
+  /**
+   * A scripted model for `lime.agent`. Without it the mock host has no model: `startTask` and
+   * `retryTask` fail with `APP_E012` (`agent.needs_setup`), as the real host does.
+   */
+  agent?: MockAgent;
+  /**
+   * The manifest's `agentRuntime.sessionPolicy.modes` (default `["new"]`): `startTask` with an
+   * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
+   */
+  sessionModes?: SessionPolicyMode[];
+}
+
+/** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
+export interface MockTaskStep {
+  type: AgentTaskEventType;
+  subtype?: string;
+  payload?: Record<string, unknown>;
+  /** Wait this long before the event (default 0). */
+  delayMs?: number;
+}
+
+/**
+ * The mock's model. `script` returns each run's events after `system:init` / `task:queued`;
+ * an `approval:requested` step (its `payload.actionId` is filled in when absent) waits for
+ * `respondAction`; a run without a `result` step ends with `result/success`.
+ */
+export interface MockAgent {
+  /**
+   * `history`: the inputs of the earlier runs that ended successfully in the task's session
+   * (oldest first), i.e. the conversation a `resume`d task continues.
+   */
+  script(req: { input: unknown; run: number; taskId: string; expectedOutput: unknown; sessionId: string; history: unknown[] }): MockTaskStep[];
+}
+
+/** A recorded call, for assertions in app authors' tests. */
+export interface MockCall {
+  capability: string;
+  method: string;
+  args: unknown;
+}
+
+/** A stored artifact: its metadata and bytes. */
+export interface MockArtifact extends ArtifactMetadata {
+  bytes: Uint8Array;
+}
+
+export interface MockLimeRuntime extends LimeRuntime {
+  readonly calls: MockCall[];
+  /** The key-value storage contents, as the real host would keep them. */
+  readonly store: Map<string, unknown>;
+  /** Table rows by table name, then by primary key (values stored as the host stores them). */
+  readonly tables: Map<string, Map<RowId, TableRow>>;
+  /** Artifacts by id, oldest first. */
+  readonly artifactStore: Map<string, MockArtifact>;
+  readonly evidenceRecords: EvidenceRecord[];
+  /** Permissions the mock user was asked for, in order. */
+  readonly permissionPrompts: string[];
+  /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
+  setSecretBound(key: string, bound: boolean): void;
+  /** Pushes a theme update to `onSnapshot` listeners. */
+  setTheme(theme: Partial<ThemeSnapshot>): void;
+  readonly toasts: { message: string; level: string }[];
+  readonly navigations: string[];
+  /** Files the mock user saved through `lime.ui.download`: the name and the bytes. */
+  readonly downloads: { fileName: string; bytes: Uint8Array; mimeType: string }[];
+}
+
+/** Every capability the real host implements (the mock's default offer). */
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent"];
