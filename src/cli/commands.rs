@@ -9,14 +9,14 @@ use super::args::{Cli, Command, DataChoice, InstallArgs, SourceArgs, TrustComman
 use super::output::{self, Progress};
 use super::prompt;
 use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::inspect::{inspect, InspectOptions};
+use host_core::inspect::{inspect, InspectOptions, Inspection};
 use host_core::limits::Limits;
 use host_core::package::catalog::CatalogSelect;
 use host_core::package::source::resolve;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::signature::{self, TrustedKey};
-use host_core::store::{DataMode, InstallMode, PlanOptions, Store};
+use host_core::store::{DataMode, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store};
 
 pub fn dispatch(cli: Cli) -> HostResult<i32> {
     let dir = match &cli.data_dir {
@@ -239,43 +239,37 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
     );
     let staged = store.stage(&source, &opts, &mut |d, t| progress.update(d, t));
     progress.finish();
-    let staged = staged?;
     let options = PlanOptions {
         sideload: a.sideload,
         accept_new_publisher: a.accept_new_publisher,
     };
-    let plan = match store.plan_with(&staged, mode, options) {
-        Ok(p) => p,
-        Err(e) => {
-            staged.abort()?;
-            return Err(e);
-        }
-    };
+    let planned = store.plan_staged(staged?, ModeChoice::Fixed(mode), options)?;
+    let plan = planned.plan().clone();
     if !json {
-        output::inspection(staged.inspection(), false);
+        output::inspection(planned.inspection(), false);
         output::plan(&plan);
     }
-    let consented = if a.yes {
-        true
-    } else if prompt::interactive() {
-        prompt::confirm(&prompt::consent_question(&plan))?
-    } else {
-        staged.abort()?;
-        return Err(HostError::new(
-            ErrorCode::InstallConsentRequired,
-            "installing needs your consent: run on a terminal to be asked, or pass --yes to consent in a script",
-        )
-        .with("plan", &plan));
+    let mut ask = |_: &Inspection, plan: &InstallPlan| -> HostResult<BTreeSet<String>> {
+        let consented = if a.yes {
+            true
+        } else if prompt::interactive() {
+            prompt::confirm(&prompt::consent_question(plan))?
+        } else {
+            return Err(HostError::new(
+                ErrorCode::InstallConsentRequired,
+                "installing needs your consent: run on a terminal to be asked, or pass --yes to consent in a script",
+            )
+            .with("plan", plan));
+        };
+        if !consented {
+            return Err(HostError::new(
+                ErrorCode::InstallConsentDeclined,
+                "not installed: you declined",
+            ));
+        }
+        Ok(plan.needs_consent().iter().cloned().collect())
     };
-    if !consented {
-        staged.abort()?;
-        return Err(HostError::new(
-            ErrorCode::InstallConsentDeclined,
-            "not installed: you declined",
-        ));
-    }
-    let grants: BTreeSet<String> = plan.needs_consent().iter().cloned().collect();
-    let summary = store.commit(staged, &plan, &grants)?;
+    let summary = planned.commit(&store, &mut ask)?.summary;
     let verb = if mode == InstallMode::Install {
         "installed"
     } else {

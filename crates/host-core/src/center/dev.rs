@@ -25,7 +25,9 @@ use crate::package::catalog::CatalogSelect;
 use crate::package::source::resolve;
 use crate::paths::DataDir;
 use crate::profile::HostProfile;
-use crate::store::{InstallMode, PermissionChange, PlanOptions, Store, DEV_PREFIX};
+use crate::store::{
+    Given, InstallMode, ModeChoice, PermissionChange, PlanOptions, Store, DEV_PREFIX,
+};
 
 /// How often a pass reads the folder again when a file changed while it was read.
 const CHANGED_RETRIES: u32 = 5;
@@ -227,7 +229,6 @@ impl DevSession {
             .collect();
         if let Some(app) = &self.app {
             if *app != name {
-                staged.abort()?;
                 if self.last_invalid.as_deref() == Some(hash.as_str()) {
                     return Ok(DevOutcome::Unchanged);
                 }
@@ -253,7 +254,6 @@ impl DevSession {
             }
         }
         if installed && !store.is_dev(&name)? {
-            staged.abort()?;
             return Err(HostError::new(
                 ErrorCode::DevNotADevInstall,
                 format!("{name} is installed normally; uninstall it (keeping its data if you like) before developing it with apphost dev"),
@@ -265,11 +265,9 @@ impl DevSession {
             self.last_hash = store.summary(&name, &profile).ok().map(|s| s.package_hash);
         }
         if self.last_invalid.as_deref() == Some(hash.as_str()) {
-            staged.abort()?;
             return Ok(DevOutcome::Unchanged);
         }
         if self.last_hash.as_deref() == Some(hash.as_str()) {
-            staged.abort()?;
             if self.last_invalid.take().is_some() {
                 // Back to what is running (an invalid save undone): valid again, nothing to do.
                 self.record(&store, "unchanged", &findings, &[])?;
@@ -288,10 +286,10 @@ impl DevSession {
             sideload: true,
             accept_new_publisher: true,
         };
-        let plan = match store.plan_with(&staged, mode, options) {
+        // Every refusal below drops `planned`/`staged`, which removes the staging folder.
+        let planned = match store.plan_staged(staged, ModeChoice::Fixed(mode), options) {
             Ok(p) => p,
             Err(e) => {
-                staged.abort()?;
                 if !is_finding(&e) {
                     return Err(e);
                 }
@@ -302,6 +300,7 @@ impl DevSession {
                 return Ok(DevOutcome::Invalid(findings));
             }
         };
+        let plan = planned.plan();
         let widening: Vec<PermissionChange> = plan
             .permissions()
             .iter()
@@ -314,7 +313,6 @@ impl DevSession {
             .collect();
         let digest = pending_digest(&hash, &pending);
         if !widening.is_empty() && !consent_to(&digest, &widening) {
-            staged.abort()?;
             self.record_pending(
                 &store,
                 "awaiting-consent",
@@ -324,7 +322,6 @@ impl DevSession {
             )?;
             return Ok(DevOutcome::AwaitingConsent(widening));
         }
-        let consented = plan.needs_consent().iter().cloned().collect();
         // The row first: the new version is DEV from the moment it exists.
         self.record(
             &store,
@@ -332,8 +329,10 @@ impl DevSession {
             &findings,
             &[],
         )?;
-        let summary = match store.commit(staged, &plan, &consented) {
-            Ok(s) => s,
+        // Running `apphost dev` on one's own folder, and a widening just consented to above,
+        // is the consent to what the plan asks.
+        let summary = match planned.commit(&store, &mut Given) {
+            Ok(installed) => installed.summary,
             Err(e) if is_finding(&e) => {
                 let f = vec![finding_of(&e)];
                 self.record(&store, "invalid", &f, &[])?;

@@ -18,7 +18,10 @@ use crate::package::catalog::CatalogSelect;
 use crate::package::source::resolve;
 use crate::package::ResolvedSource;
 use crate::profile::HostProfile;
-use crate::store::{AppSummary, InstallMode, InstallPlan, PermissionChange, PlanOptions, Store};
+use crate::store::{
+    AppSummary, Consent, Given, InstallMode, InstallPlan, ModeChoice, PermissionChange,
+    PlanOptions, Store,
+};
 
 /// Where the package to review comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -327,17 +330,12 @@ fn stage_and_plan(
     let profile = HostProfile::current();
     let opts = InspectOptions::preview(store.limits()?, &profile, &keys);
     let staged = store.stage(source, &opts, progress)?;
-    let insp = staged.inspection();
-    let installed = store.app_names()?.iter().any(|n| n == insp.manifest.name());
-    let mode = if installed {
-        InstallMode::Update
-    } else {
-        InstallMode::Install
-    };
+    let mode = store.mode_for(&staged, ModeChoice::ByInstalled)?;
     let options = PlanOptions {
         sideload: true,
         accept_new_publisher: true,
     };
+    let insp = staged.inspection();
     let plan = store.plan_with(&staged, mode, options);
     let permissions = match &plan {
         Ok(p) => p.permissions().to_vec(),
@@ -351,7 +349,7 @@ fn stage_and_plan(
         plan.as_ref().err(),
     );
     let hash = insp.read.package_hash.clone();
-    staged.abort()?;
+    // Only a review: the staging goes away with `staged` (dropped here).
     Ok((review, mode, options, plan, hash))
 }
 
@@ -486,27 +484,32 @@ impl Center {
         let keys = store.trusted_keys()?;
         let profile = HostProfile::current();
         let opts = InspectOptions::preview(store.limits()?, &profile, &keys);
-        let staged = store.stage(&resolved, &opts, progress)?;
-        let fresh = match store.plan_with(&staged, review.mode, review.options) {
-            Ok(p) => p,
-            Err(e) => {
-                staged.abort()?;
-                return Err(e);
+        // The reviewed plan is the consent: the package is read again and must plan the same.
+        let mut as_reviewed = |insp: &Inspection,
+                               fresh: &InstallPlan|
+         -> HostResult<BTreeSet<String>> {
+            if fresh != reviewed {
+                let why = if fresh.package_hash() != review.package_hash {
+                    "the package changed since it was reviewed; review it again"
+                } else {
+                    "the installed apps or the trusted keys changed since the review; review it again"
+                };
+                return Err(HostError::new(ErrorCode::InstallPlanMismatch, why)
+                    .with("reviewedPackageHash", &review.package_hash)
+                    .with("packageHash", fresh.package_hash()));
             }
+            Given.grant(insp, fresh)
         };
-        if fresh != *reviewed {
-            staged.abort()?;
-            let why = if fresh.package_hash() != review.package_hash {
-                "the package changed since it was reviewed; review it again"
-            } else {
-                "the installed apps or the trusted keys changed since the review; review it again"
-            };
-            return Err(HostError::new(ErrorCode::InstallPlanMismatch, why)
-                .with("reviewedPackageHash", &review.package_hash)
-                .with("packageHash", fresh.package_hash()));
-        }
-        let consented: BTreeSet<String> = fresh.needs_consent().iter().cloned().collect();
-        store.commit(staged, &fresh, &consented)
+        store
+            .drive_install(
+                &resolved,
+                &opts,
+                ModeChoice::Fixed(review.mode),
+                review.options,
+                progress,
+                &mut as_reviewed,
+            )
+            .map(|installed| installed.summary)
     }
 }
 

@@ -24,11 +24,24 @@ pub enum InstallMode {
 }
 
 /// A package read into staging, not yet installed. Its inspection is read-only: `commit`
-/// re-derives every trust decision from it.
+/// re-derives every trust decision from it. Dropping it removes the staging folder (a failure
+/// to remove it is logged; the next locked open of the store removes it), so a refusal at any
+/// step leaves nothing behind without a manual `abort` on every path.
 pub struct Staged {
-    op: Op,
+    /// `None` once `commit` has taken the operation over (it then owns the journal).
+    op: Option<Op>,
     sink: PackSink,
     inspection: Inspection,
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(op) = self.op.take() {
+            if let Err(e) = op.finish() {
+                tracing::warn!(error = %e, "cannot remove the staging folder; the next start will");
+            }
+        }
+    }
 }
 
 /// One field of a permission that differs between the installed and the new version.
@@ -238,8 +251,13 @@ impl InstallPlan {
 }
 
 impl Staged {
-    pub fn abort(self) -> HostResult<()> {
-        self.op.finish()
+    /// Removes the staging folder now and says whether that worked (dropping does the same,
+    /// quietly).
+    pub fn abort(mut self) -> HostResult<()> {
+        match self.op.take() {
+            Some(op) => op.finish(),
+            None => Ok(()),
+        }
     }
 
     pub fn inspection(&self) -> &Inspection {
@@ -382,7 +400,7 @@ impl Store {
         })();
         match result {
             Ok((sink, inspection)) => Ok(Staged {
-                op,
+                op: Some(op),
                 sink,
                 inspection,
             }),
@@ -578,15 +596,9 @@ impl Store {
         consented: &BTreeSet<String>,
     ) -> HostResult<AppSummary> {
         self.require_lock()?;
-        let fresh = match self.plan_with(&staged, plan.mode, plan.options) {
-            Ok(p) => p,
-            Err(e) => {
-                abort_quietly(staged);
-                return Err(e);
-            }
-        };
+        // Dropping `staged` on each refusal below removes its folder.
+        let fresh = self.plan_with(&staged, plan.mode, plan.options)?;
         if fresh != *plan {
-            abort_quietly(staged);
             let e = if fresh.package_hash != plan.package_hash {
                 HostError::new(
                     ErrorCode::InstallPlanMismatch,
@@ -604,7 +616,6 @@ impl Store {
                 .with("plan", &fresh));
         }
         if let Some(missing) = fresh.needs_consent.iter().find(|k| !consented.contains(*k)) {
-            abort_quietly(staged);
             return Err(HostError::new(
                 ErrorCode::InstallConsentRequired,
                 format!("permission {missing} was not consented to"),
@@ -629,11 +640,17 @@ impl Store {
         plan: &InstallPlan,
         consented: &BTreeSet<String>,
     ) -> HostResult<Vec<HostError>> {
-        let Staged {
-            mut op,
-            sink,
-            inspection: insp,
-        } = staged;
+        let mut staged = staged;
+        // From here the operation is the commit's: on a failure its folder stays for
+        // `recover_after_failure` (and crash recovery), so the staging's drop must not remove it.
+        let Some(mut op) = staged.op.take() else {
+            return Err(HostError::new(
+                ErrorCode::Internal,
+                "the staged package was already aborted",
+            ));
+        };
+        let sink = &mut staged.sink;
+        let insp = &staged.inspection;
         op.journal.kind = match plan.mode {
             InstallMode::Install => "install".into(),
             InstallMode::Update => "update".into(),
@@ -642,7 +659,6 @@ impl Store {
         op.write()?;
 
         // Durable staged content, then into the store (one rename).
-        let mut sink = sink;
         let pack_size = sink.finish()?;
         let pack_id = packs::new_id()?;
         if pack_size > 0 {
@@ -858,13 +874,6 @@ fn publisher_error(name: &str, mode: InstallMode, p: &PublisherChange) -> HostEr
     )
     .with("app", name)
     .with("publisher", p)
-}
-
-/// Removes a staging folder after a refusal; a failure only delays the cleanup to the next start.
-fn abort_quietly(staged: Staged) {
-    if let Err(e) = staged.abort() {
-        tracing::warn!(error = %e, "cannot remove the staging folder; the next start will");
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! still exists: committed (its id is in `ops`) means roll forward, otherwise roll back.
 
 mod cleanup;
+mod driver;
 pub mod durability;
 pub mod failpoint;
 mod gc;
@@ -39,6 +40,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
+pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
 pub(crate) use install::diff_permissions;
 pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,
