@@ -9,6 +9,7 @@
 //! (`app/<app>/<slot>/<id>`) before the binding points at it, so a failure half-way leaves the
 //! previous binding whole.
 
+use crate::random::random_hex;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -104,13 +105,6 @@ pub fn check_value(value: &str) -> HostResult<()> {
         ));
     }
     Ok(())
-}
-
-fn random_hex(bytes: usize) -> HostResult<String> {
-    let mut b = vec![0u8; bytes];
-    getrandom::fill(&mut b)
-        .map_err(|e| HostError::new(ErrorCode::Internal, format!("no randomness: {e}")))?;
-    Ok(hex::encode(b))
 }
 
 /// Binds `value` to `slot` of `app` (the store must be opened locked): the value goes to the

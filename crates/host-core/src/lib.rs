@@ -27,6 +27,7 @@ pub mod package;
 pub mod paths;
 pub mod profile;
 pub mod projection;
+pub mod random;
 pub mod readiness;
 pub mod secrets;
 pub mod signature;

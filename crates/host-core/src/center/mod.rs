@@ -20,7 +20,7 @@ mod uploads;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::HostResult;
 use crate::paths::DataDir;
 use crate::store::Store;
 
@@ -56,17 +56,7 @@ impl Center {
     }
 }
 
-/// A random 128-bit id, hex.
-pub(crate) fn random_id() -> HostResult<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        HostError::new(
-            ErrorCode::StoreIo,
-            format!("the system's random number generator failed: {e}"),
-        )
-    })?;
-    Ok(hex::encode(bytes))
-}
+pub(crate) use crate::random::random_id;
 
 /// Opens the store for a change (waiting for another AppHost process, recovering an
 /// interrupted operation first).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{failpoint, io};
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::HostResult;
 use crate::paths::DataDir;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -130,15 +130,4 @@ pub fn sync_parent(path: &Path) -> HostResult<()> {
     runtime_core::durable::sync_parent(path).map_err(|e| io("cannot sync the folder of", path, e))
 }
 
-/// A fresh random 128-bit id (32 hex digits): operation and pack ids never repeat, even for
-/// two operations in the same millisecond of the same process.
-pub fn random_id() -> HostResult<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        HostError::new(
-            ErrorCode::StoreIo,
-            format!("the system's random number generator failed: {e}"),
-        )
-    })?;
-    Ok(hex::encode(bytes))
-}
+pub use crate::random::random_id;
