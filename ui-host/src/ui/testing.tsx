@@ -9,3 +9,4 @@ export { Markdown } from "./markdown-view.js";
 export { ErrorBox, ProgressBar } from "./components.js";
 export { ModelView, keyText } from "../views/model.js";
 export { TaskDetailView, TaskList } from "../views/tasks.js";
+export { ApprovalPromptView, promptItems } from "../views/approval-prompt.js";
