@@ -76,7 +76,8 @@ export function ApprovalPrompt(props: { appId: string; appTitle: string }): JSX.
   const [items, setItems] = useState<PromptItem[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  // One list_tasks at a time; a change while one runs asks for one more.
+  // One list_tasks at a time; a change while one runs asks for one more, at most every 250 ms
+  // (a streaming task announces every batch of deltas).
   const loading = useRef<{ running: boolean; again: boolean }>({ running: false, again: false });
   const appRef = useRef(props.appId);
   appRef.current = props.appId;
@@ -98,6 +99,7 @@ export function ApprovalPrompt(props: { appId: string; appTitle: string }): JSX.
         } catch (e: unknown) {
           console.warn("list_tasks failed", e);
         }
+        if (l.again) await new Promise((r) => setTimeout(r, 250));
       } while (l.again);
     } finally {
       l.running = false;
