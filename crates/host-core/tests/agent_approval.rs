@@ -246,6 +246,10 @@ fn an_app_cannot_approve_its_own_risky_tool_call_nor_rewrite_its_input() {
             "agent.approval_requires_user",
         ),
         (
+            json!({"decision": "reject", "remember": "session"}),
+            "agent.approval_requires_user",
+        ),
+        (
             json!({"decision": "approve", "updatedInput": evil}),
             "agent.updated_input_unsupported",
         ),

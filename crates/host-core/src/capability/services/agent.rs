@@ -444,8 +444,7 @@ fn app_answer(a: &Allowed, o: &Map<String, Value>) -> Result<AppAnswer, CallErro
         ("approve", false) => Response::Approve,
         ("approve", true) => Response::ApproveForSession,
         ("reject", false) => Response::Reject,
-        ("reject", true) => return Err(invalid(a, "reject takes no args.remember \"session\"")),
-        // An answer is an edited input, which is the user's to give.
+        // Allowing for the session, and an answer (an edited input), are the user's to give.
         _ => return Ok(AppAnswer::Refused(UserOnly::Approval)),
     }))
 }
