@@ -123,12 +123,18 @@ export interface AgentTaskView {
   } | null;
 }
 
-export interface RespondOptions {
-  /** `answer` (or `approve`) with a new tool input: the tool runs once with it. */
-  updatedInput?: Record<string, unknown>;
-  /** `session`: allow this tool for the rest of the task's session (approve only). */
-  remember?: "call" | "session";
-}
+/**
+ * What an app may answer a pending action: `reject` only. Approval belongs to the user: AppHost
+ * draws its own prompt (the tool and its input, Approve / Reject) above the app's frame, and only
+ * that prompt or the host's Tasks page approves, allows for the session or edits the input. An
+ * app's `approve` / `answer` / `remember: "session"` is `APP_E002` `agent.approval_requires_user`,
+ * any `updatedInput` is `APP_E002` `agent.updated_input_unsupported`; the action stays pending.
+ * An app may also cancel the task (`cancel()`).
+ */
+export type AppDecision = "reject";
+
+/** @deprecated An app gives no options: only the user approves or edits a tool's input. */
+export type RespondOptions = Record<string, never>;
 
 /** A task: its ids, its events, and what can be done to it. */
 export interface AgentTask extends AgentTaskStarted {
@@ -143,7 +149,8 @@ export interface AgentTask extends AgentTaskStarted {
   cancel(opts?: CallOptions): Promise<AgentTaskView>;
   /** Starts a new run (same input); `events()` and `result()` then follow it. */
   retry(opts?: CallOptions): Promise<AgentTaskView>;
-  respond(actionId: string, decision: "approve" | "reject" | "answer", o?: RespondOptions & CallOptions): Promise<void>;
+  /** Rejects a pending action ([`AppDecision`]: an app never approves). */
+  respond(actionId: string, decision: AppDecision, o?: CallOptions): Promise<void>;
   get(opts?: CallOptions): Promise<AgentTaskView>;
 }
 
@@ -269,10 +276,7 @@ export function buildAgent(invoke: Invoke): { agent: LimeAgent; hub: AgentHub } 
         return v;
       },
       async respond(actionId, decision, o = {}) {
-        const args: Record<string, unknown> = { taskId: started.taskId, actionId, decision };
-        if (o.updatedInput !== undefined) args["updatedInput"] = o.updatedInput;
-        if (o.remember !== undefined) args["remember"] = o.remember;
-        await invoke("lime.agent", "respondAction", args, o);
+        await invoke("lime.agent", "respondAction", { taskId: started.taskId, actionId, decision }, o);
       },
       get: (o) => view("getTask", started.taskId, o),
     };

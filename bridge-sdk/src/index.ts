@@ -48,6 +48,7 @@ export {
   type AgentTaskStatus,
   type AgentTaskView,
   type LimeAgent,
+  type AppDecision,
   type RespondOptions,
   type SessionPolicy,
   type SessionPolicyMode,

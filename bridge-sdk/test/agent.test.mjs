@@ -64,16 +64,20 @@ test("startTask returns a task whose events iterate in order, deduplicated, unti
   assert.equal(res.turnId, "turn_2");
   assert.equal(res.subtype, "cancelled");
 
-  const c = task.respond("action_1", "answer", { updatedInput: { path: "a" } });
-  assert.deepEqual(h.sent.at(-1).payload.args, { taskId: "task_1", actionId: "action_1", decision: "answer", updatedInput: { path: "a" } });
+  // An app answers "reject" only, with nothing else (only the user approves or edits the input).
+  const c = task.respond("action_1", "reject", { updatedInput: { path: "a" }, remember: "session" });
+  assert.deepEqual(h.sent.at(-1).payload.args, { taskId: "task_1", actionId: "action_1", decision: "reject" });
   h.answer({ responded: true });
   await c;
   lime.close();
 });
 
 test("the mock scripts a task: deltas, an approval, a result; cancel and retry", async () => {
+  let approve;
   const lime = createMockLimeRuntime({
     agent: {
+      // The user answering the host's prompt, once the app's attempts below were refused.
+      user: () => new Promise((resolve) => (approve = () => resolve("approve"))),
       script: ({ run }) =>
         run === 0
           ? [
@@ -91,7 +95,18 @@ test("the mock scripts a task: deltas, an approval, a result; cancel and retry",
     events.push(e);
     if (e.type === "approval:requested") {
       assert.equal((await task.get()).status, "waiting_approval");
-      await task.respond(e.payload.actionId, "approve");
+      // The app cannot approve, nor approve with its own input, nor allow for the session.
+      for (const [args, cause] of [
+        [{ decision: "approve" }, "agent.approval_requires_user"],
+        [{ decision: "approve", remember: "session" }, "agent.approval_requires_user"],
+        [{ decision: "answer" }, "agent.approval_requires_user"],
+        [{ decision: "approve", updatedInput: { path: "x" } }, "agent.updated_input_unsupported"],
+      ]) {
+        const args2 = { taskId: task.taskId, actionId: e.payload.actionId, ...args };
+        await assert.rejects(lime.invoke("lime.agent", "respondAction", args2), (err) => err.code === ErrorCodes.PERMISSION_DENIED && err.causeCode === cause);
+      }
+      assert.equal((await task.get()).status, "waiting_approval", "still pending");
+      approve();
     }
   }
   // events() follows the current run, from its task:queued; getTaskEvents has everything.

@@ -3,12 +3,15 @@
 // whose model streams a reply and then asks for a risky tool (storage_write); the Tasks page
 // shows the streamed text and the approval with its tool input, the app's tab shows a badge,
 // Approve resolves it and the result shows; Cancel on a second task ends it as cancelled and
-// Retry starts a new run;
-// axe-core on the Tasks page, light and dark. APPHOST_SCREENSHOTS=1 saves
+// Retry starts a new run; the prompt the host draws above the mounted frame (outside it) shows
+// the tool and its input, the app's own approve is refused (APP_E002) and the host's Approve
+// runs the tool;
+// axe-core on the Tasks page, light and dark, and on the running app with the prompt. APPHOST_SCREENSHOTS=1 saves
 // docs/img/task-activity.png (the README's screenshot).
 
 import { join } from "node:path";
 
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test } from "@playwright/test";
 
 import { card, expectAccessible, openHost } from "./lib/center.mjs";
@@ -154,4 +157,79 @@ test("a task's stream, approval, result and cancel on the Tasks page", async ({ 
   expect(actions).toContain("task.respond");
   expect(actions).toContain("task.cancel");
   expect(actions).toContain("task.retry");
+});
+
+/** A raw `lime.agent` call from inside the frame, as any app could send it: its answer message. */
+async function frameCall(frame, method, args) {
+  return frame.locator("body").evaluate(
+    (_, [m, a]) =>
+      new Promise((resolve) => {
+        const requestId = `pw-${Math.random().toString(36).slice(2)}`;
+        const q = new URLSearchParams(location.search);
+        window.addEventListener("message", (e) => {
+          if (e.source === parent && e.data?.requestId === requestId) resolve({ type: e.data.type, payload: e.data.payload });
+        });
+        parent.postMessage(
+          { protocol: "lime.agentApp.bridge", version: 1, type: "capability:invoke", requestId, appId: q.get("app"), entryKey: q.get("entry"),
+            payload: { capability: "lime.agent", method: m, args: a } },
+          "*",
+        );
+      }),
+    [method, args],
+  );
+}
+
+test("the host draws the approval prompt above the running app; only its Approve runs the tool", async ({ page }) => {
+  await openHost(page, server);
+  await call(page, "set_model", { baseUrl: provider.baseUrl, model: "stand-in-1" });
+  await page.reload();
+  await expect(card(page, "review-queue")).toHaveAttribute("data-readiness", "ready");
+  await card(page, "review-queue").locator('button.open-entry[data-entry-key="queue"]').click();
+  const frame = page.frameLocator('iframe[data-app-id="review-queue"][data-entry-key="queue"]');
+  await expect(page.locator('[data-testid="app-tab"][data-app-id="review-queue"]')).toHaveAttribute("data-state", "mounted");
+  await frame.locator("#items").fill("crash on save");
+  await expect(frame.locator("#write-notes")).toBeEnabled();
+  await frame.locator("#write-notes").click();
+
+  // Without visiting the Tasks page: the host page shows the prompt, outside the frame.
+  const prompt = page.getByTestId("approval-prompt-item");
+  await expect(prompt).toHaveCount(1);
+  await expect(prompt).toHaveAttribute("data-app-id", "review-queue");
+  await expect(prompt.getByTestId("approval-prompt-tool")).toHaveText("storage_write");
+  await expect(prompt.getByTestId("approval-prompt-input")).toContainText("triage-notes.md");
+  await expect(prompt.getByTestId("approval-prompt-input")).toContainText("crash on save");
+  await expect(frame.getByTestId("approval-prompt-item")).toHaveCount(0);
+  await expect(frame.locator(".approval")).toHaveCount(1);
+  await expect(frame.locator('.approval button[data-decision="approve"]')).toHaveCount(0);
+  // axe on the host page around the frame (the sample app's own page is not the host's).
+  const { violations } = await new AxeBuilder({ page }).exclude("iframe").analyze();
+  expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id)).toEqual([]);
+
+  // The app approving its own risky call, or rewriting its input: refused, nothing changes.
+  const taskId = await prompt.getAttribute("data-task-id");
+  const actionId = await prompt.getAttribute("data-action-id");
+  for (const [args, causeCode] of [
+    [{ decision: "approve" }, "agent.approval_requires_user"],
+    [{ decision: "approve", remember: "session" }, "agent.approval_requires_user"],
+    [{ decision: "approve", updatedInput: { path: "evil.md", content: "the app's" } }, "agent.updated_input_unsupported"],
+  ]) {
+    const r = await frameCall(frame, "respondAction", { taskId, actionId, ...args });
+    expect(r.type).toBe("host:error");
+    expect([r.payload.code, r.payload.causeCode]).toEqual(["APP_E002", causeCode]);
+  }
+  const still = await call(page, "task_detail", { appId: "review-queue", taskId });
+  expect(still.task.status).toBe("waiting_approval");
+  await expect(prompt).toHaveCount(1);
+
+  // The user approves in the host's prompt: the tool runs, the run ends, the prompt goes.
+  await prompt.getByTestId("approval-prompt-approve").click();
+  await expect(frame.locator("#task-state")).toHaveText("result/success");
+  await expect(page.getByTestId("approval-prompt")).toHaveCount(0);
+  await expect(frame.locator(".approval")).toHaveCount(0);
+  const done = await call(page, "task_detail", { appId: "review-queue", taskId });
+  const tools = done.events.filter((e) => e.type === "tool:call" && e.subtype === "result");
+  expect(tools).toHaveLength(1);
+  const audit = await call(page, "audit", { appId: "review-queue" });
+  const responded = (Array.isArray(audit) ? audit : []).filter((r) => r.action === "task.respond");
+  expect(responded).toHaveLength(1);
 });

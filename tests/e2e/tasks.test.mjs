@@ -4,7 +4,8 @@
 // This file starts a stand-in OpenAI-compatible provider (lib/stand-in-openai.mjs), points the
 // data dir's model at it with `apphost model set`, and drives tasks from inside the
 // review-queue frame through the app's own UI (its buttons call lime.agent through its
-// ui/sdk/, the vendored SDK) and raw bridge calls: streamed deltas in order, approve once and reject once,
+// ui/sdk/, the vendored SDK) and raw bridge calls: streamed deltas in order, approve once (as the user, in the
+// prompt the host draws above the frame: the app's own approve is refused) and reject once,
 // cancel mid-stream, retry as a new run, a provider error, structured output retried after an
 // invalid answer, and another app that can neither read, cancel nor answer the task. Every
 // task event the frame receives validates against schemas/apphost/agent-task-event.schema.json.
@@ -86,6 +87,35 @@ function resultOf(taskId, n = 1) {
   return (e) => e.taskId === taskId && e.type === "result" && --n === 0;
 }
 
+/**
+ * Approves `actionId` as the user would: in the prompt the host page draws above the app's frame
+ * (outside it), after checking it shows the tool's input; then re-enters the frame.
+ */
+async function approveInHost(session, actionId, input) {
+  await session.switchToTop();
+  const item = `[data-testid="approval-prompt-item"][data-action-id="${actionId}"]`;
+  const button = await session.waitForElement(`${item} [data-testid="approval-prompt-approve"]`, 20_000);
+  assert.match(await session.execute(`return document.querySelector(arguments[0]).textContent;`, [`${item} [data-testid="approval-prompt-input"]`]), input);
+  await session.click(button);
+  await waitFor(async () => (await session.find(item)) === null, { what: "the host's prompt to close" });
+  await enterQueue(session, APP);
+}
+
+/** The app's own approve (or rewrite) is refused: only the user approves. Nothing changes. */
+async function appCannotApprove(session, taskId, actionId) {
+  for (const [args, causeCode] of [
+    [{ decision: "approve" }, "agent.approval_requires_user"],
+    [{ decision: "approve", remember: "session" }, "agent.approval_requires_user"],
+    [{ decision: "approve", updatedInput: { path: "evil.md", content: "the app's" } }, "agent.updated_input_unsupported"],
+  ]) {
+    const r = await call(session, "lime.agent", "respondAction", { taskId, actionId, ...args });
+    assert.deepEqual({ code: r.error?.code, causeCode: r.error?.causeCode }, { code: "APP_E002", causeCode }, JSON.stringify(r));
+  }
+  const view = await call(session, "lime.agent", "getTask", { taskId });
+  assert.equal(view.ok.status, "waiting_approval", JSON.stringify(view));
+  assert.equal(existsSync(join(DATA, "apps", APP, "evil.md")), false);
+}
+
 async function waitResult(session, taskId, nth = 1, timeoutMs = 30_000) {
   return waitFor(
     async () => {
@@ -130,11 +160,15 @@ test("streamed deltas arrive in order; a tool call waits for approval: approved 
       assert.equal(req.stream, true);
       assert.ok(req.tools.some((tool) => tool.function.name === "storage_write"), "the host offers its tools");
       assert.match(JSON.stringify(req.messages), /crash on save/);
-      // The app shows the tool input; Approve (the app's own button → respondAction).
+      // The app shows the tool input beside the host's prompt, with Reject only; its own approve
+      // is refused. The user approves in the prompt AppHost draws above the frame.
       const box = `.approval[data-action-id="${ask.payload.actionId}"]`;
       await waitFor(() => app.execute(`return document.querySelector(arguments[0]) !== null;`, [box]), { what: "the approval box" });
       assert.match(await text(app, `${box} pre`), /triage-notes\.md/);
-      await click(app, `${box} button[data-decision="approve"]`);
+      assert.equal(await app.execute(`return document.querySelector(arguments[0]) === null;`, [`${box} button[data-decision="approve"]`]), true);
+      await appCannotApprove(app, task, ask.payload.actionId);
+      assert.equal(existsSync(file), false, "a refused approve ran nothing");
+      await approveInHost(app, ask.payload.actionId, /triage-notes\.md/);
       const done = await waitResult(app, task);
       assert.equal(done.subtype, "success");
       assert.equal(readFileSync(file, "utf8"), notes, "the approved write ran once, with the model's input");
@@ -380,8 +414,8 @@ test("another app can neither read, list, watch, answer nor cancel the task; its
       const seen = ofTask(await events(app), task).map((e) => e.sequence);
       const watch = await call(app, "lime.agent", "watchTask", { taskId: task, afterSequence: Math.max(ask.sequence, ...seen) });
       assert.equal(watch.ok.watching, true);
-      const answered = await call(app, "lime.agent", "respondAction", { taskId: task, actionId: ask.payload.actionId, decision: "approve" });
-      assert.deepEqual(answered.ok, { responded: true });
+      await appCannotApprove(app, task, ask.payload.actionId);
+      await approveInHost(app, ask.payload.actionId, /held\.md/);
       const done = await waitResult(app, task);
       assert.equal(done.subtype, "success");
       assert.ok(done.sequence > ask.sequence);

@@ -19,7 +19,7 @@ import {
   statusText,
   taskRefs,
 } from "../build/test/tasks.js";
-import { TabStrip, TaskDetailView, TaskList } from "../build/test/ui/testing.js";
+import { ApprovalPromptView, TabStrip, TaskDetailView, TaskList, promptItems } from "../build/test/ui/testing.js";
 
 const ev = (sequence, type, extra = {}) => ({ sequence, type, turnId: "turn_1", at: "2026-11-23T00:00:00Z", ...extra });
 
@@ -153,4 +153,26 @@ test("the task list and the tab badge", () => {
   );
   assert.ok(strip.includes('data-testid="tab-approvals"'));
   assert.ok(strip.includes("1 approval waiting"));
+});
+
+test("the host-drawn approval prompt: the tool, its input as text, Approve and Reject; nothing when none waits", () => {
+  const older = task({ taskId: "task_0", createdAt: "2026-11-22T00:00:00Z", pendingActions: [{ actionId: "act_0", toolName: "storage_write", input: {}, prompt: null, actionType: "tool_confirmation" }] });
+  const items = promptItems([task(), older]);
+  assert.deepEqual(
+    items.map((i) => [i.taskId, i.action.actionId]),
+    [["task_0", "act_0"], ["task_1", "act_1"]],
+    "oldest task first",
+  );
+  const answered = [];
+  const html = renderToString(
+    h(ApprovalPromptView, { appTitle: "Review <i>queue</i>", items, busy: false, error: null, respond: (i, d) => answered.push([i.action.actionId, d]) }),
+  );
+  assert.ok(html.includes('data-testid="approval-prompt"'));
+  assert.equal((html.match(/data-testid="approval-prompt-item"/g) ?? []).length, 2);
+  assert.ok(html.includes('data-action-id="act_1"') && html.includes('data-task-id="task_1"'));
+  assert.ok(html.includes('data-testid="approval-prompt-approve"') && html.includes('data-testid="approval-prompt-reject"'));
+  assert.ok(html.includes("storage_write") && html.includes("triage.txt"));
+  assert.ok(!html.includes("<script>") && !html.includes("<i>queue</i>"), "tool input and app title are text, never markup");
+  assert.match(html, /AppHost asks, not the app/);
+  assert.equal(renderToString(h(ApprovalPromptView, { appTitle: "x", items: [], busy: false, error: null, respond: () => undefined })), "");
 });

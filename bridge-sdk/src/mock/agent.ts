@@ -149,6 +149,8 @@ export function createAgent(ctx: MockContext) {
           t.status = "waiting_approval";
           r.status = "waiting_approval";
           emit(t, turnId, { type: "approval:requested", payload: { ...(step.payload ?? {}), actionId } });
+          const user = options.agent?.user?.({ taskId: t.taskId, actionId, toolName });
+          if (user !== undefined) void Promise.resolve(user).then(resume);
         });
         t.pending = undefined;
         if (t.cancel) return finish("cancelled");
@@ -231,11 +233,13 @@ export function createAgent(ctx: MockContext) {
       if (decision !== "approve" && decision !== "reject" && decision !== "answer") {
         throw invalid('args.decision must be "approve", "reject" or "answer"', "agent.invalid_argument");
       }
-      if (decision === "answer" && (typeof a["updatedInput"] !== "object" || a["updatedInput"] === null)) {
-        throw invalid('decision "answer" needs args.updatedInput', "agent.invalid_argument");
-      }
       if (!t.pending || t.pending.actionId !== a["actionId"]) {
         throw refuse(ErrorCodes.NOT_FOUND, "no pending approval with this id in this task", "agent.action_not_found");
+      }
+      // Only the user approves (the host's prompt: MockAgent.user); an app may only reject.
+      if (decision !== "reject" || a["updatedInput"] != null || a["remember"] === "session") {
+        const rewrite = a["updatedInput"] != null;
+        throw refuse(ErrorCodes.PERMISSION_DENIED, rewrite ? "an app cannot change the input of a tool that needs the user's approval" : "only the user approves this action, in the prompt AppHost shows", rewrite ? "agent.updated_input_unsupported" : "agent.approval_requires_user");
       }
       t.pending.resume(decision);
       return { responded: true };

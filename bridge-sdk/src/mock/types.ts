@@ -104,6 +104,12 @@ export interface MockAgent {
    * (oldest first), i.e. the conversation a `resume`d task continues.
    */
   script(req: { input: unknown; run: number; taskId: string; expectedOutput: unknown; sessionId: string; history: unknown[] }): MockTaskStep[];
+  /**
+   * The user answering the prompt the host draws for an `approval:requested` step (only the
+   * user approves: the app's `respondAction` may only reject), at once or when the promise
+   * settles. `undefined`: the user does not answer.
+   */
+  user?(action: { taskId: string; actionId: string; toolName: string | null }): "approve" | "reject" | Promise<"approve" | "reject"> | undefined;
 }
 
 /** A recorded call, for assertions in app authors' tests. */

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runtime_core::agent_task::projection::{mapping, Mapping};
-use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response, SessionPolicy, StartTask};
+use runtime_core::agent_task::{
+    AgentTaskError, AgentTasks, Responder, Response, SessionPolicy, StartTask, UserOnly,
+};
 use runtime_core::backend::*;
 use runtime_core::event::EventType;
 use runtime_core::ids::AppId;
@@ -301,7 +303,7 @@ async fn another_app_can_neither_read_nor_cancel_nor_answer_a_task() {
     ));
     assert!(t.subscribe(&two, &task, 0).is_err());
     assert!(matches!(
-        t.respond(&two, &task, &action, Response::Approve),
+        t.respond(&two, &task, &action, Response::Approve, Responder::User),
         Err(AgentTaskError::NotFound)
     ));
     assert!(t.list(&two, None, 10).unwrap().0.is_empty());
@@ -311,7 +313,8 @@ async fn another_app_can_neither_read_nor_cancel_nor_answer_a_task() {
         action.as_str()
     );
     // The owner approves; the tool runs and the task ends.
-    t.respond(&one, &task, &action, Response::Approve).unwrap();
+    t.respond(&one, &task, &action, Response::Approve, Responder::User)
+        .unwrap();
     let events = until_results(&t, &one, &task, 1).await;
     assert!(events
         .iter()
@@ -321,6 +324,62 @@ async fn another_app_can_neither_read_nor_cancel_nor_answer_a_task() {
         std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
         "x"
     );
+}
+
+/// Approval belongs to the user (ARCHITECTURE.md): the app that owns the task may reject a risky
+/// tool's confirmation, never approve it (once or for the session) nor run it with its own input;
+/// a refused answer leaves the action pending and the tool not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_may_reject_a_risky_call_but_only_the_user_approves_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = ScriptedBackend::new();
+    b.push_tool_call("c1", "storage_write", r#"{"path":"a.txt","content":"x"}"#);
+    b.push_text(&["written"]);
+    let t = open(tmp.path(), Some(b));
+    let a = app("one");
+    let task = start(&t, &a, "write");
+    let mut s = t.subscribe(&a, &task, 0).unwrap();
+    let action = loop {
+        let e = tokio::time::timeout(Duration::from_secs(10), s.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if e.kind == "approval:requested" {
+            break e.payload["actionId"].as_str().unwrap().to_owned();
+        }
+    };
+    let pending = t.pending_action(&a, &task, &action).unwrap();
+    assert_eq!(pending.action_type.as_deref(), Some("tool_confirmation"));
+    assert!(runtime_core::agent_task::approval::user_only(&pending));
+    for (response, why) in [
+        (Response::Approve, UserOnly::Approval),
+        (Response::ApproveForSession, UserOnly::Approval),
+        (
+            Response::Answer(json!({"path": "evil.txt", "content": "app's"})),
+            UserOnly::UpdatedInput,
+        ),
+    ] {
+        let refused = t.respond(&a, &task, &action, response, Responder::App);
+        assert!(
+            matches!(&refused, Err(AgentTaskError::UserOnly(w)) if *w == why),
+            "{refused:?}"
+        );
+        assert_eq!(refused.unwrap_err().code(), why.code());
+    }
+    let view = t.get(&a, &task).unwrap();
+    assert_eq!(view["status"], "waiting_approval", "{view}");
+    assert_eq!(view["pendingActions"][0]["actionId"], action.as_str());
+    assert!(!tmp.path().join("apps/one/a.txt").exists());
+    assert!(!tmp.path().join("apps/one/evil.txt").exists());
+    // The user approves: the model's input runs.
+    t.respond(&a, &task, &action, Response::Approve, Responder::User)
+        .unwrap();
+    until_results(&t, &a, &task, 1).await;
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        "x"
+    );
+    assert!(!tmp.path().join("apps/one/evil.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -342,7 +401,9 @@ async fn a_rejected_tool_call_does_not_run() {
             break e.payload["actionId"].as_str().unwrap().to_owned();
         }
     };
-    t.respond(&a, &task, &action, Response::Reject).unwrap();
+    // The app itself may reject.
+    t.respond(&a, &task, &action, Response::Reject, Responder::App)
+        .unwrap();
     let events = until_results(&t, &a, &task, 1).await;
     assert!(events
         .iter()
@@ -350,7 +411,7 @@ async fn a_rejected_tool_call_does_not_run() {
     assert!(!tmp.path().join("apps/one/a.txt").exists());
     // Answering again: nothing pending.
     assert!(matches!(
-        t.respond(&a, &task, &action, Response::Approve),
+        t.respond(&a, &task, &action, Response::Approve, Responder::User),
         Err(AgentTaskError::ActionNotFound(_))
     ));
 }
@@ -518,7 +579,13 @@ async fn an_answer_with_updated_input_runs_the_tool_with_it() {
         }
     };
     assert!(matches!(
-        t.respond(&a, &task, &action, Response::Answer(json!("not an object"))),
+        t.respond(
+            &a,
+            &task,
+            &action,
+            Response::Answer(json!("not an object")),
+            Responder::User
+        ),
         Err(AgentTaskError::Invalid(_))
     ));
     t.respond(
@@ -526,6 +593,7 @@ async fn an_answer_with_updated_input_runs_the_tool_with_it() {
         &task,
         &action,
         Response::Answer(json!({"path": "a.txt", "content": "user's"})),
+        Responder::User,
     )
     .unwrap();
     let events = until_results(&t, &a, &task, 1).await;
@@ -772,7 +840,8 @@ async fn a_busy_session_is_refused_not_queued() {
         "nothing was recorded"
     );
     // An idempotency key of an existing task still answers that task, busy or not.
-    t.respond(&a, &ta, &action, Response::Approve).unwrap();
+    t.respond(&a, &ta, &action, Response::Approve, Responder::User)
+        .unwrap();
     until_results(&t, &a, &ta, 1).await;
     let started = t
         .start(
@@ -825,11 +894,12 @@ async fn a_busy_session_is_refused_not_queued() {
         }
     };
     assert!(matches!(
-        t.respond(&a, &tb, &action, Response::Approve),
+        t.respond(&a, &tb, &action, Response::Approve, Responder::User),
         Err(AgentTaskError::ActionNotFound(_))
     ));
     assert_eq!(t.get(&a, &tb).unwrap()["pendingActions"], json!([]));
-    t.respond(&a, &ta, &action, Response::Reject).unwrap();
+    t.respond(&a, &ta, &action, Response::Reject, Responder::User)
+        .unwrap();
     until_results(&t, &a, &ta, 2).await;
     assert!(!tmp.path().join("apps/demo/b.txt").exists());
 }

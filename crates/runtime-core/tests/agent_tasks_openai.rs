@@ -14,7 +14,7 @@ use http_body_util::{combinators::BoxBody, BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use runtime_core::agent_task::{AgentTasks, Response as Answer, StartTask};
+use runtime_core::agent_task::{AgentTasks, Responder, Response as Answer, StartTask};
 use runtime_core::backend::ExecutionBackend;
 use runtime_core::ids::AppId;
 use runtime_core::provider::{OpenAiBackend, ProviderConfig};
@@ -220,7 +220,8 @@ async fn a_tool_call_waits_for_approval_approved_then_rejected() {
             if e["type"] == "approval:requested" {
                 assert_eq!(e["payload"]["toolName"], "storage_write");
                 let action = e["payload"]["actionId"].as_str().unwrap();
-                tt.respond(&a2, &task2, action, answer.clone()).unwrap();
+                tt.respond(&a2, &task2, action, answer.clone(), Responder::User)
+                    .unwrap();
             }
         })
         .await;

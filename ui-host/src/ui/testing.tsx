@@ -12,3 +12,4 @@ export { TaskDetailView, TaskList } from "../views/tasks.js";
 export { DataTable, FilterBar, FilterSelect, FilterText, GrantBadge, GrantToggle, appOptions } from "./data-table.js";
 export { PathInstall } from "../app/path-install.js";
 export { ShellHeader } from "../app/header.js";
+export { ApprovalPromptView, promptItems } from "../views/approval-prompt.js";

@@ -5,6 +5,7 @@ import { Component, type JSX } from "preact";
 
 import { isPanel, tabKey, type Tab, type TabState } from "../tabs.js";
 import { approvalLabel } from "../tasks.js";
+import { ApprovalPrompt } from "./approval-prompt.js";
 import { Badge, Button } from "../ui/components.js";
 
 /** A container whose children belong to someone else (the relay): rendered once, never diffed. */
@@ -89,6 +90,15 @@ export function TabStrip(props: SurfaceProps): JSX.Element {
   );
 }
 
+/** The apps whose approvals the host prompts for: the active tab's and the panels', once each. */
+function promptedApps(active: Tab | null, panels: readonly Tab[]): Tab[] {
+  const out: Tab[] = [];
+  for (const t of active === null ? panels : [active, ...panels]) {
+    if (!out.some((o) => o.appId === t.appId)) out.push(t);
+  }
+  return out;
+}
+
 export function Surface(props: SurfaceProps): JSX.Element {
   const active = props.state.tabs.find((t) => tabKey(t) === props.state.active) ?? null;
   const panels = props.state.tabs.filter((t) => isPanel(t.kind));
@@ -114,6 +124,10 @@ export function Surface(props: SurfaceProps): JSX.Element {
           {activeStatus.error}
         </div>
       )}
+      {/* Drawn by the host, outside the frames: a running app's agent waits for the user. */}
+      {promptedApps(active, panels).map((t) => (
+        <ApprovalPrompt key={t.appId} appId={t.appId} appTitle={t.title} />
+      ))}
       <div class="surface-body">
         <Island id="surface-frames" class="surface-frames" />
         <aside class="side-pane" aria-label="Panels" hidden={panels.length === 0}>

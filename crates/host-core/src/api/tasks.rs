@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::{answer, args, Command, Session};
 use crate::error::{ErrorCode, HostError, HostResult};
-use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response};
+use runtime_core::agent_task::{AgentTaskError, AgentTasks, Responder, Response};
 use runtime_core::ids::AppId;
 
 /// The outbox event kind telling the UI a task changed (`{appId, taskId, reason}`).
@@ -93,6 +93,10 @@ fn task_err(e: AgentTaskError, app: &str, task: &str) -> HostError {
             "no pending approval with this id in this task",
         )
         .with("actionId", shown(&a)),
+        // Never for the host's user (Responder::User); kept total.
+        AgentTaskError::UserOnly(why) => {
+            HostError::new(ErrorCode::ApiBadArguments, why.code()).with("reason", why.code())
+        }
         AgentTaskError::Storage(m) => HostError::new(ErrorCode::TaskRuntimeFailed, m),
     }
 }
@@ -264,6 +268,7 @@ struct RespondArgs {
     action_id: String,
     decision: String,
     updated_input: Option<Value>,
+    remember: Option<String>,
 }
 
 fn task_respond(session: &Session, raw: Value) -> HostResult<Value> {
@@ -291,9 +296,21 @@ fn task_respond(session: &Session, raw: Value) -> HostResult<Value> {
             ))
         }
     };
+    let for_session = match a.remember.as_deref() {
+        None | Some("call") => false,
+        Some("session") => true,
+        Some(_) => return Err(bad("remember must be \"call\" or \"session\"")),
+    };
     let response = match (a.decision.as_str(), updated) {
+        (_, Some(_)) if for_session => {
+            return Err(bad("remember \"session\" takes no updatedInput"))
+        }
         ("approve" | "answer", Some(input)) => Response::Answer(input),
+        ("approve", None) if for_session => Response::ApproveForSession,
         ("approve", None) => Response::Approve,
+        ("reject", None) if for_session => {
+            return Err(bad("remember \"session\" is for approve only"))
+        }
         ("reject", None) => Response::Reject,
         ("answer", None) => return Err(bad("decision \"answer\" needs updatedInput")),
         ("reject", Some(_)) => return Err(bad("reject takes no updatedInput")),
@@ -315,13 +332,14 @@ fn task_respond(session: &Session, raw: Value) -> HostResult<Value> {
     }
     let tasks = tasks(session)?;
     tasks
-        .respond(&app, id, &a.action_id, response)
+        .respond(&app, id, &a.action_id, response, Responder::User)
         .map_err(|e| task_err(e, &a.app_id, id))?;
     acted(
         session,
         "task.respond",
         &a.app_id,
-        json!({"taskId": id, "actionId": a.action_id, "decision": a.decision, "by": "host-user"}),
+        json!({"taskId": id, "actionId": a.action_id, "decision": a.decision,
+               "remember": if for_session { "session" } else { "call" }, "by": "host-user"}),
     );
     answer(json!({"responded": true}))
 }

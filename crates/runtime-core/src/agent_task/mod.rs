@@ -13,6 +13,7 @@
 //! a task's events are the facts of its own runs' turns only; the session-level facts (without a
 //! turn, like `system:init`) belong to the task that created the session ([`belongs`]).
 
+pub mod approval;
 pub mod projection;
 pub mod store;
 
@@ -22,9 +23,10 @@ use serde_json::{json, Value};
 
 use crate::event::format_timestamp;
 use crate::ids::*;
-use crate::read_model::{TurnStatus, TurnView};
+use crate::read_model::{PendingAction, TurnStatus, TurnView};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::turn::Decision;
+pub use approval::{Responder, UserOnly};
 use projection::{project, AgentTaskEvent, TaskIdentity};
 use store::{TaskRow, TaskStore};
 
@@ -54,6 +56,9 @@ pub enum AgentTaskError {
     SessionBusy,
     #[error("no pending approval {0} in this task")]
     ActionNotFound(String),
+    /// An app's answer only the user may give ([`approval`]); the action stays pending.
+    #[error("only the user may answer this action: {}", .0.code())]
+    UserOnly(UserOnly),
     #[error("task storage failed: {0}")]
     Storage(String),
 }
@@ -68,6 +73,7 @@ impl AgentTaskError {
             AgentTaskError::Busy => "task_busy",
             AgentTaskError::SessionBusy => "session_busy",
             AgentTaskError::ActionNotFound(_) => "action_not_found",
+            AgentTaskError::UserOnly(why) => why.code(),
             AgentTaskError::Storage(_) => "storage_error",
         }
     }
@@ -522,34 +528,51 @@ impl AgentTasks {
         self.view(&row)
     }
 
-    /// Answers a pending approval of the task's latest run (`respondAction`).
+    /// The runtime's record of a pending action of this task's own runs. Only an action of the
+    /// task's own runs can be named: a session may be shared with other tasks of the app
+    /// (`resume`), whose approvals are theirs.
+    pub fn pending_action(
+        &self,
+        app: &AppId,
+        task_id: &str,
+        action_id: &str,
+    ) -> Result<PendingAction, AgentTaskError> {
+        let row = self.row(app, task_id)?;
+        let session = sid(&row.session_id)?;
+        let missing = || AgentTaskError::ActionNotFound(action_id.to_owned());
+        let action = ActionId::new(action_id.to_owned()).map_err(|_| missing())?;
+        let (_, _, model) = self.runtime.read(&session).map_err(|_| missing())?;
+        model
+            .threads
+            .values()
+            .flat_map(|th| th.pending_actions.iter())
+            .find(|p| {
+                p.action_id == action
+                    && match &p.turn_id {
+                        Some(t) => row.runs.iter().any(|r| r == t.as_str()),
+                        None => !row.joined,
+                    }
+            })
+            .cloned()
+            .ok_or_else(missing)
+    }
+
+    /// Answers a pending approval of the task's latest run, as `by`: an app may only reject a
+    /// user-only action ([`approval::check`], re-derived from the runtime's record of it);
+    /// a refused answer changes nothing (the action stays pending).
     pub fn respond(
         &self,
         app: &AppId,
         task_id: &str,
         action_id: &str,
         response: Response,
+        by: Responder,
     ) -> Result<(), AgentTaskError> {
         let row = self.row(app, task_id)?;
         let session = sid(&row.session_id)?;
-        let action = ActionId::new(action_id.to_owned())
-            .map_err(|_| AgentTaskError::ActionNotFound(action_id.to_owned()))?;
-        // Only an action of this task's own runs can be named: a session may be shared with
-        // other tasks of the app (`resume`), whose approvals are theirs.
-        let mine = self.runtime.read(&session).ok().is_some_and(|(_, _, m)| {
-            m.threads.values().any(|th| {
-                th.pending_actions.iter().any(|p| {
-                    p.action_id == action
-                        && match &p.turn_id {
-                            Some(t) => row.runs.iter().any(|r| r == t.as_str()),
-                            None => !row.joined,
-                        }
-                })
-            })
-        });
-        if !mine {
-            return Err(AgentTaskError::ActionNotFound(action_id.to_owned()));
-        }
+        let pending = self.pending_action(app, task_id, action_id)?;
+        approval::check(&pending, &response, by)?;
+        let action = pending.action_id;
         let decision = match response {
             Response::Approve => Decision::AllowOnce,
             Response::ApproveForSession => Decision::AllowForSession,

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use runtime_core::agent_task::projection::AgentTaskEvent;
-use runtime_core::agent_task::{AgentTaskError, AgentTasks, Response, SessionPolicy, StartTask};
+use runtime_core::agent_task::{
+    approval, AgentTaskError, AgentTasks, Responder, Response, SessionPolicy, StartTask, UserOnly,
+};
 use runtime_core::backend::ExecutionBackend;
 use runtime_core::ids::AppId;
 use runtime_core::provider::OpenAiBackend;
@@ -231,46 +233,26 @@ impl AgentService {
                 )?;
                 let id = task_id(a, o)?;
                 let action = req_str(a, o, "actionId")?;
-                let remember = opt_str(a, o, "remember")?;
-                let decision = req_str(a, o, "decision")?;
-                let updated = match o.get("updatedInput") {
-                    None | Some(Value::Null) => None,
-                    Some(v @ Value::Object(_)) if v.to_string().len() <= MAX_INPUT_BYTES => {
-                        Some(v.clone())
-                    }
-                    Some(_) => {
-                        return Err(invalid(
-                            a,
-                            "args.updatedInput must be a JSON object (the tool's input) of at most 256 KiB",
-                        ))
-                    }
-                };
-                let response = match (decision, remember, updated) {
-                    ("answer" | "approve", None | Some("call"), Some(input)) => {
-                        Response::Answer(input)
-                    }
-                    ("answer", _, None) => {
-                        return Err(invalid(a, "decision \"answer\" needs args.updatedInput"))
-                    }
-                    ("approve", None | Some("call"), None) => Response::Approve,
-                    ("approve", Some("session"), None) => Response::ApproveForSession,
-                    ("reject", None | Some("call"), None) => Response::Reject,
-                    ("approve" | "reject" | "answer", _, _) => {
-                        return Err(invalid(
-                            a,
-                            "args.remember must be \"call\" or \"session\" (session: approve without updatedInput only); reject takes no updatedInput",
-                        ))
-                    }
-                    _ => {
-                        return Err(invalid(
-                            a,
-                            "args.decision must be \"approve\", \"reject\" or \"answer\"",
-                        ))
-                    }
-                };
+                let answer = app_answer(a, o)?;
                 let h = self.host(store, a)?;
+                // Approval belongs to the user: re-derived from the runtime's record of the
+                // pending action, never from the message (ARCHITECTURE.md).
+                let pending = h
+                    .tasks
+                    .pending_action(&app, id, action)
+                    .map_err(|e| task_err(a, e))?;
+                let response = match answer {
+                    AppAnswer::Respond(r) => r,
+                    AppAnswer::Refused(why) if approval::user_only(&pending) => {
+                        return Err(task_err(a, AgentTaskError::UserOnly(why)))
+                    }
+                    // No action kind an app may answer exists yet (approval::APP_ANSWERABLE_ACTIONS).
+                    AppAnswer::Refused(_) => {
+                        return Err(invalid(a, "this action takes no answer with an input"))
+                    }
+                };
                 h.tasks
-                    .respond(&app, id, action, response)
+                    .respond(&app, id, action, response, Responder::App)
                     .map_err(|e| task_err(a, e))?;
                 Ok(Reply::value(json!({ "responded": true })))
             }
@@ -420,6 +402,51 @@ fn start_request(
         output_schema,
         session,
     })
+}
+
+/// What an app asked `respondAction` for, once its arguments are well formed.
+enum AppAnswer {
+    Respond(Response),
+    /// An answer no app gives to an action that needs the user: any `updatedInput` (the app
+    /// would choose what the tool runs with) or `answer` (an edited input).
+    Refused(UserOnly),
+}
+
+/// Decodes `respondAction`'s `decision`, `remember` and `updatedInput` (shapes only: whether the
+/// app may give this answer is decided against the pending action).
+fn app_answer(a: &Allowed, o: &Map<String, Value>) -> Result<AppAnswer, CallError> {
+    let remember = opt_str(a, o, "remember")?;
+    let decision = req_str(a, o, "decision")?;
+    if !matches!(decision, "approve" | "reject" | "answer") {
+        return Err(invalid(
+            a,
+            "args.decision must be \"approve\", \"reject\" or \"answer\"",
+        ));
+    }
+    let session = match remember {
+        None | Some("call") => false,
+        Some("session") => true,
+        Some(_) => return Err(invalid(a, "args.remember must be \"call\" or \"session\"")),
+    };
+    match o.get("updatedInput") {
+        None | Some(Value::Null) => {}
+        Some(v @ Value::Object(_)) if v.to_string().len() <= MAX_INPUT_BYTES => {
+            return Ok(AppAnswer::Refused(UserOnly::UpdatedInput))
+        }
+        Some(_) => {
+            return Err(invalid(
+                a,
+                "args.updatedInput must be a JSON object (the tool's input) of at most 256 KiB",
+            ))
+        }
+    }
+    Ok(AppAnswer::Respond(match (decision, session) {
+        ("approve", false) => Response::Approve,
+        ("approve", true) => Response::ApproveForSession,
+        ("reject", false) => Response::Reject,
+        // Allowing for the session, and an answer (an edited input), are the user's to give.
+        _ => return Ok(AppAnswer::Refused(UserOnly::Approval)),
+    }))
 }
 
 /// `startTask`'s `sessionPolicy` (standard §8.6): `"new"` (or absent, or `{mode: "new"}`),
@@ -586,6 +613,18 @@ fn task_err(a: &Allowed, e: AgentTaskError) -> CallError {
             "APP_E904",
             "no pending approval with this id in this task",
             Some("agent.action_not_found"),
+        ),
+        AgentTaskError::UserOnly(why) => err(
+            a,
+            "APP_E002",
+            match why {
+                UserOnly::Approval => "only the user approves this action, in the prompt AppHost shows: an app may reject it or cancel the task",
+                UserOnly::UpdatedInput => "an app cannot change the input of a tool that needs the user's approval",
+            },
+            Some(match why {
+                UserOnly::Approval => "agent.approval_requires_user",
+                UserOnly::UpdatedInput => "agent.updated_input_unsupported",
+            }),
         ),
         AgentTaskError::Storage(m) => host_failed(a, &format!("task storage failed: {m}")),
     }
