@@ -40,7 +40,13 @@ fn start(t: &AgentTasks, a: &AppId, input: &str) -> String {
 }
 
 fn session_of(t: &AgentTasks, a: &AppId, task: &str) -> SessionId {
-    SessionId::new(t.get(a, task).unwrap()["sessionId"].as_str().unwrap().to_owned()).unwrap()
+    SessionId::new(
+        t.get(a, task).unwrap()["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    )
+    .unwrap()
 }
 
 /// One model response calling `storage_write` once per argument object.
@@ -85,7 +91,10 @@ async fn next_approval(t: &AgentTasks, a: &AppId, task: &str) -> String {
 async fn until_status(t: &AgentTasks, a: &AppId, task: &str, status: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while t.get(a, task).unwrap()["status"] != status {
-        assert!(tokio::time::Instant::now() < deadline, "task never {status}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task never {status}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -210,7 +219,10 @@ fn large_arguments_round_trip_through_approval_update_and_restart() {
         assert_eq!(arg_events.len(), 2);
         assert!(arg_events.iter().all(|v| is_args_ref(v)));
         let log = t.runtime().log();
-        assert_eq!(log.resolve_arguments(&sid, arg_events[0]).unwrap(), model_args);
+        assert_eq!(
+            log.resolve_arguments(&sid, arg_events[0]).unwrap(),
+            model_args
+        );
         assert_eq!(log.resolve_arguments(&sid, arg_events[1]).unwrap(), updated);
         // Every emitted event validates against the Lime profile.
         let v = profile_event_validator();
@@ -270,13 +282,19 @@ async fn references_resolve_only_for_their_session_and_refuse_forgery_and_tamper
     let sid_o = session_of(&t, &other, &task_o);
     let recorded = mentioned_arguments(&rt, &sid_o)[0].clone();
     assert_ne!(recorded[ARGS_REF_KEY], json!(hash));
-    assert_eq!(rt.log().resolve_arguments(&sid_o, &recorded).unwrap(), forged);
+    assert_eq!(
+        rt.log().resolve_arguments(&sid_o, &recorded).unwrap(),
+        forged
+    );
     // The real reference does not resolve in another session.
     let code = |r: Result<Value, LogError>| match r {
         Err(LogError::ArgsRef(e)) => e.code(),
         other => panic!("expected an args_ref error, got {other:?}"),
     };
-    assert_eq!(code(rt.log().resolve_arguments(&sid_o, &real)), "args_ref.missing");
+    assert_eq!(
+        code(rt.log().resolve_arguments(&sid_o, &real)),
+        "args_ref.missing"
+    );
     for bad in [
         json!({ARGS_REF_KEY: 1}),
         json!({ARGS_REF_KEY: "sha256:../../etc"}),
@@ -293,7 +311,10 @@ async fn references_resolve_only_for_their_session_and_refuse_forgery_and_tamper
             [&hash],
         )
         .unwrap();
-    assert_eq!(code(rt.log().resolve_arguments(&sid, &real)), "args_ref.corrupt");
+    assert_eq!(
+        code(rt.log().resolve_arguments(&sid, &real)),
+        "args_ref.corrupt"
+    );
     let input = &t.get(&owner, &task).unwrap()["pendingActions"][0]["input"];
     assert_eq!(input["error"], "args_ref.corrupt");
     assert_eq!(input[ARGS_REF_KEY], json!(hash));
@@ -336,7 +357,10 @@ fn purging_an_app_drops_the_blobs_only_it_referenced() {
         let refs = mentioned_arguments(t.runtime(), &sk);
         assert_eq!(refs.len(), 2);
         for r in refs {
-            assert_eq!(t.runtime().log().resolve_arguments(&sk, &r).unwrap(), shared);
+            assert_eq!(
+                t.runtime().log().resolve_arguments(&sk, &r).unwrap(),
+                shared
+            );
         }
     });
     runtime_core::agent_task::store::purge_app(tmp.path(), "kept").unwrap();
@@ -364,7 +388,12 @@ async fn a_schema_violation_on_huge_arguments_gives_a_bounded_failure_message() 
         .unwrap()
         .into_iter()
         .filter(|e| e.kind() == EventType::ToolFailed)
-        .map(|e| e.to_json()["payload"]["message"].as_str().unwrap().to_owned())
+        .map(|e| {
+            e.to_json()["payload"]["message"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     assert_eq!(failed.len(), 1);
     assert!(failed[0].len() < 4096, "{} bytes", failed[0].len());

@@ -130,9 +130,8 @@ pub(crate) fn store(
     }
     let mut put =
         tx.prepare_cached("INSERT OR IGNORE INTO arg_blobs(hash, size, body) VALUES(?1, ?2, ?3)")?;
-    let mut link = tx.prepare_cached(
-        "INSERT OR IGNORE INTO arg_blob_refs(hash, session_id) VALUES(?1, ?2)",
-    )?;
+    let mut link =
+        tx.prepare_cached("INSERT OR IGNORE INTO arg_blob_refs(hash, session_id) VALUES(?1, ?2)")?;
     for b in blobs {
         put.execute(params![b.hash, b.body.len() as i64, b.body])?;
         link.execute(params![b.hash, session.as_str()])?;
@@ -257,7 +256,10 @@ mod tests {
         assert_eq!(r, args_of(&b));
         assert!(is_args_ref(r));
         assert_eq!(r["size"], json!(blobs[0].body.len()));
-        assert_eq!(r["preview"].as_str().unwrap().chars().count(), ARGS_PREVIEW_CHARS);
+        assert_eq!(
+            r["preview"].as_str().unwrap().chars().count(),
+            ARGS_PREVIEW_CHARS
+        );
         assert_eq!(serde_json::from_str::<Value>(&blobs[0].body).unwrap(), big);
         assert!(parse_ref(r).is_ok());
     }

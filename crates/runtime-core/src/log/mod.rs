@@ -42,7 +42,9 @@ use crate::event::{
     SCHEMA_VERSION,
 };
 use crate::ids::{EventId, RuntimeId, SessionId};
-pub use args_ref::{is_args_ref, ArgsRefError, ARGS_INLINE_LIMIT, ARGS_PREVIEW_CHARS, ARGS_REF_KEY};
+pub use args_ref::{
+    is_args_ref, ArgsRefError, ARGS_INLINE_LIMIT, ARGS_PREVIEW_CHARS, ARGS_REF_KEY,
+};
 pub use ordering::{OrderingState, OrderingViolation};
 pub use subscription::Subscription;
 
