@@ -17,7 +17,7 @@ use crate::app_data::AppDataStore;
 use crate::backend::{cancel_pair, BackendEvent, ChatMessage, ExecutionBackend};
 use crate::event::*;
 use crate::ids::*;
-use crate::log::{EventLog, LogError};
+use crate::log::{is_args_ref, EventLog, LogError};
 use crate::read_model::{SessionReadModel, TurnStatus, TurnView};
 use crate::tools::HostTools;
 use crate::turn::*;
@@ -643,13 +643,27 @@ impl Runtime {
         Ok(model)
     }
 
-    /// The session's read models.
+    /// The session's read models. A pending action's `arguments` are resolved when the log
+    /// keeps them behind a reference (`log::args_ref`: whoever answers sees the whole input);
+    /// one that does not resolve keeps the reference with `"error": "<args_ref.* code>"`.
     pub fn read(
         &self,
         id: &SessionId,
     ) -> Result<(AppId, ThreadId, SessionReadModel), RuntimeError> {
         let h = self.session(id)?;
-        let model = lock(&h.state).model.clone();
+        let mut model = lock(&h.state).model.clone();
+        for th in model.threads.values_mut() {
+            for a in &mut th.pending_actions {
+                let Some(args) = a.arguments.as_mut().filter(|v| is_args_ref(v)) else {
+                    continue;
+                };
+                match self.inner.log.resolve_arguments(id, args) {
+                    Ok(v) => *args = v,
+                    Err(LogError::ArgsRef(e)) => args["error"] = Value::from(e.code()),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
         Ok((h.app_id.clone(), h.thread_id.clone(), model))
     }
 
