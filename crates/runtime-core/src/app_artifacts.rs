@@ -313,7 +313,11 @@ impl AppArtifacts {
             .subdir(SubDir::ArtifactBlobs, true)
             .map_err(io("open the blob directory"))?
             .expect("created");
-        let conn = open_db(&area.db_path(Db::Artifacts))?;
+        let conn = open_db(
+            &area
+                .prepare_db(Db::Artifacts)
+                .map_err(io("open the artifact database"))?,
+        )?;
         conn.execute_batch(SCHEMA)?;
         let mut a = AppArtifacts {
             conn,

@@ -185,7 +185,7 @@ impl AppEvidence {
     /// Opens (creating if needed) the evidence of the app whose data directory is `app_dir`.
     pub fn open(app_dir: &Path, limits: EvidenceLimits) -> Result<AppEvidence, EvidenceError> {
         let area = open_app_dir(app_dir).map_err(EvidenceError::Io)?;
-        let conn = open_db(&area.db_path(Db::Evidence))?;
+        let conn = open_db(&area.prepare_db(Db::Evidence).map_err(EvidenceError::Io)?)?;
         conn.execute_batch(SCHEMA)?;
         Ok(AppEvidence { conn, limits })
     }

@@ -318,7 +318,7 @@ async fn another_app_can_neither_read_nor_cancel_nor_answer_a_task() {
         .any(|e| e["type"] == "tool:call" && e["subtype"] == "result"));
     assert_eq!(events.last().unwrap()["subtype"], "success");
     assert_eq!(
-        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        std::fs::read_to_string(tmp.path().join("apps/one/files/a.txt")).unwrap(),
         "x"
     );
 }
@@ -347,7 +347,7 @@ async fn a_rejected_tool_call_does_not_run() {
     assert!(events
         .iter()
         .any(|e| e["type"] == "tool:call" && e["subtype"] == "failed"));
-    assert!(!tmp.path().join("apps/one/a.txt").exists());
+    assert!(!tmp.path().join("apps/one/files/a.txt").exists());
     // Answering again: nothing pending.
     assert!(matches!(
         t.respond(&a, &task, &action, Response::Approve),
@@ -534,7 +534,7 @@ async fn an_answer_with_updated_input_runs_the_tool_with_it() {
         && e["payload"]["arguments"]["content"] == "user's"));
     assert_eq!(events.last().unwrap()["subtype"], "success");
     assert_eq!(
-        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        std::fs::read_to_string(tmp.path().join("apps/one/files/a.txt")).unwrap(),
         "user's"
     );
 }
@@ -831,7 +831,7 @@ async fn a_busy_session_is_refused_not_queued() {
     assert_eq!(t.get(&a, &tb).unwrap()["pendingActions"], json!([]));
     t.respond(&a, &ta, &action, Response::Reject).unwrap();
     until_results(&t, &a, &ta, 2).await;
-    assert!(!tmp.path().join("apps/demo/b.txt").exists());
+    assert!(!tmp.path().join("apps/demo/files/b.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -187,6 +187,29 @@ impl AppArea {
         self.path.join(db.file_name())
     }
 
+    /// The path SQLite opens for `db`, for a writer: the file is created first (0600, never
+    /// through a link) and made private if it was not, so SQLite's `-wal`/`-shm`/`-journal`
+    /// files, which take the database's mode, are private too.
+    pub fn prepare_db(&self, db: Db) -> io::Result<PathBuf> {
+        let fd = rustix::fs::openat(
+            &self.dir,
+            db.file_name(),
+            OFlags::RDONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::from_raw_mode(FILE_MODE),
+        )?;
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(io::Error::other(format!(
+                "{} is not a regular file",
+                db.file_name()
+            )));
+        }
+        if st.st_mode & 0o777 != FILE_MODE {
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(FILE_MODE))?;
+        }
+        Ok(self.db_path(db))
+    }
+
     /// Whether `db` exists as a regular file (`Err` when something else sits under its name).
     pub fn db_exists(&self, db: Db) -> io::Result<bool> {
         match rustix::fs::statat(&self.dir, db.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
@@ -304,5 +327,51 @@ mod tests {
         symlink(&outside, root.join("demo/artifact-blobs")).unwrap();
         assert!(area.subdir(SubDir::ArtifactBlobs, true).is_err());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    /// Everything the writers create under `apps/<app>/` is private: directories 0700, files
+    /// (the databases and SQLite's companions, blobs) 0600, also a database made before.
+    #[test]
+    fn every_writer_leaves_private_modes() {
+        use crate::app_artifacts::{AppArtifacts, ArtifactLimits, Provenance};
+        use crate::app_evidence::{AppEvidence, EvidenceLimits};
+        use crate::app_storage::{AppStorage, DEFAULT_QUOTA_BYTES};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("apps/demo");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("evidence.sqlite"), b"").unwrap();
+        std::fs::set_permissions(
+            dir.join("evidence.sqlite"),
+            PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        let mut kv = AppStorage::open(&dir, DEFAULT_QUOTA_BYTES).unwrap();
+        kv.set("k", &serde_json::json!(1)).unwrap();
+        let mut arts = AppArtifacts::open(&dir, ArtifactLimits::default()).unwrap();
+        let prov: Provenance = serde_json::from_value(serde_json::json!({
+            "appId": "demo", "appVersion": "1", "packageHash": "p", "manifestHash": "m",
+            "entryKey": "main", "traceId": "t"
+        }))
+        .unwrap();
+        arts.create("a.txt", None, b"x", &prov).unwrap();
+        let _ev = AppEvidence::open(&dir, EvidenceLimits::default()).unwrap();
+        let mut seen = 0;
+        let mut stack = vec![dir.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                let m = std::fs::symlink_metadata(&p).unwrap();
+                let mode = m.permissions().mode() & 0o777;
+                if m.is_dir() {
+                    assert_eq!(mode, 0o700, "{}", p.display());
+                    stack.push(p);
+                } else {
+                    assert_eq!(mode, 0o600, "{}", p.display());
+                }
+                seen += 1;
+            }
+        }
+        assert!(seen >= 6, "{seen}");
+        assert!(dir.join("storage.sqlite-wal").exists());
     }
 }

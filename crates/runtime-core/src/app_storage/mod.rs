@@ -178,7 +178,12 @@ impl AppStorage {
 
     /// [`AppStorage::open`] on an open app data area.
     pub fn open_in(area: &AppArea, quota: u64) -> Result<AppStorage, StorageError> {
-        let path = area.db_path(Db::Storage);
+        let path = area
+            .prepare_db(Db::Storage)
+            .map_err(|source| StorageError::Io {
+                path: area.db_path(Db::Storage),
+                source,
+            })?;
         let mut conn = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
