@@ -36,6 +36,9 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
         })?;
     let mut config = RuntimeConfig::new(dir.root().join("runtime"));
     config.apps_dir = dir.apps_data();
+    config.tool_policy = Arc::new(host_core::agent_tool_policy::StoreToolPolicy::new(
+        dir.clone(),
+    ));
     rt.block_on(async move {
         let runtime = Runtime::open(config, backend).map_err(|e| match e {
             runtime_core::runtime::RuntimeError::Busy(_) => {

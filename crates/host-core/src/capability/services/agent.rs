@@ -122,6 +122,9 @@ impl AgentService {
             .map_err(|e| format!("cannot start the agent runtime: {e}"))?;
         let mut config = RuntimeConfig::new(self.runtime_dir.clone());
         config.apps_dir = self.apps_data.clone();
+        config.tool_policy = std::sync::Arc::new(crate::agent_tool_policy::StoreToolPolicy::new(
+            store.data_dir().clone(),
+        ));
         let with_model = backend.is_some();
         let tasks = {
             let _enter = tokio.enter();
