@@ -52,11 +52,13 @@ fn entry(name: &str, data: &[u8]) -> RawEntry {
 }
 
 fn put16(out: &mut Vec<u8>, v: &[u16]) {
-    v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    v.iter()
+        .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
 }
 
 fn put32(out: &mut Vec<u8>, v: &[u32]) {
-    v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    v.iter()
+        .for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
 }
 
 /// A stored (method 0) zip, local headers then central directory then end record, as the
@@ -284,7 +286,9 @@ fn crafted_manifest_controls_install() {
         // 2,000 permissions: 22,001 nodes, well under the node limit.
         &std::iter::once("permissions:\n".to_owned())
             .chain((0..2_000).map(|i| {
-                format!("  - {{key: p{i}, scope: tool, access: read, required: false, reason: r}}\n")
+                format!(
+                    "  - {{key: p{i}, scope: tool, access: read, required: false, reason: r}}\n"
+                )
             }))
             .collect::<String>(),
     ];
@@ -292,7 +296,12 @@ fn crafted_manifest_controls_install() {
         let dir = folder(tmp.path(), &format!("control-{i}"), extra);
         sb.run_ok(
             &data,
-            &[os("install"), os("--yes"), os("--sideload"), dir.as_os_str()],
+            &[
+                os("install"),
+                os("--yes"),
+                os("--sideload"),
+                dir.as_os_str(),
+            ],
         );
     }
     let listed = sb.run_ok(&data, &[os("list")]).json_stdout();

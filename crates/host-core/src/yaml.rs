@@ -520,10 +520,16 @@ mod tests {
         let doc = format!("k: [{}]\n", vec!["x"; 100].join(", "));
         assert!(parse(&doc, limits).is_ok());
         let doc = format!("k: [{}]\n", vec!["x"; 101].join(", "));
-        assert_eq!(parse(&doc, limits), Err(YamlError::NodeLimit { limit: 103 }));
+        assert_eq!(
+            parse(&doc, limits),
+            Err(YamlError::NodeLimit { limit: 103 })
+        );
         // The same count reached through one alias is the alias limit.
         let doc = format!("a: &a [{}]\nb: *a\n", vec!["x"; 40].join(", "));
-        assert_eq!(parse(&doc, limits), Err(YamlError::AliasLimit { limit: 103 }));
+        assert_eq!(
+            parse(&doc, limits),
+            Err(YamlError::AliasLimit { limit: 103 })
+        );
     }
 
     fn with_alias_bytes(max_alias_bytes: usize) -> YamlLimits {

@@ -86,7 +86,11 @@ pub(super) fn check(m: &Map<String, Value>, f: &mut Vec<Finding>) {
     }
     if let Some(storage) = m.get("storage") {
         at("storage/schema".into(), storage.get("schema"), FILE);
-        at("storage/migrations".into(), storage.get("migrations"), FOLDER);
+        at(
+            "storage/migrations".into(),
+            storage.get("migrations"),
+            FOLDER,
+        );
     }
     for (i, e) in array(m, "entries").iter().enumerate() {
         at(format!("entries/{i}/ui"), e.get("ui"), FOLDER);
@@ -150,7 +154,9 @@ fn check_value(raw: &str, rule: Rule) -> Result<(), String> {
         return Ok(());
     }
     if let Some(scheme) = url_scheme(raw) {
-        return Err(format!("it is a {scheme}: URL, not a path inside the package"));
+        return Err(format!(
+            "it is a {scheme}: URL, not a path inside the package"
+        ));
     }
     let mut rel = raw;
     while let Some(rest) = rel.strip_prefix("./") {
