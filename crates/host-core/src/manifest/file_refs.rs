@@ -171,16 +171,37 @@ fn check_value(raw: &str, rule: Rule) -> Result<(), String> {
     path::validate(rel).map_err(|e| e.message)
 }
 
-/// The scheme of a URL-looking value (`file`, `https`, `javascript`): letters, then letters,
-/// digits, `+`, `-` or `.`, then `:`. Two characters at least, so a drive letter (`C:`) is
-/// left to the path rule, which calls it absolute.
+/// Schemes that make a value a URL (a browser or reader would fetch or run it), whatever follows.
+const URL_SCHEMES: &[&str] = &[
+    "file",
+    "http",
+    "https",
+    "ftp",
+    "data",
+    "blob",
+    "filesystem",
+    "javascript",
+    "vbscript",
+    "asset",
+    "tauri",
+];
+
+/// The scheme of a value that is a URL: `file:`, `javascript:` and the other [`URL_SCHEMES`],
+/// or any `scheme:/…` (hierarchical: `smb://host/x`). A scheme is a letter, then letters,
+/// digits, `+`, `-` or `.`, two characters at least, so a drive letter (`C:`) is left to the path
+/// rule (which calls it absolute). A colon name such as an icon set's `mdi:home` is not a URL:
+/// it is judged as a path (and names no file of the package).
 fn url_scheme(raw: &str) -> Option<&str> {
-    let (scheme, _) = raw.split_once(':')?;
+    let (scheme, rest) = raw.split_once(':')?;
     let mut chars = scheme.chars();
-    let ok = scheme.len() >= 2
+    let is_scheme = scheme.len() >= 2
         && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    ok.then_some(scheme)
+    let is_url = rest.starts_with('/')
+        || URL_SCHEMES
+            .iter()
+            .any(|known| scheme.eq_ignore_ascii_case(known));
+    (is_scheme && is_url).then_some(scheme)
 }
 
 #[cfg(test)]
@@ -254,6 +275,22 @@ mod tests {
             "{msg}"
         );
         assert!(got[7].1.contains("file: URL"), "{}", got[7].1);
+    }
+
+    #[test]
+    fn icon_names_with_a_colon_are_not_urls_but_schemes_are() {
+        let icon = |v: &str| findings(json!({"presentation": {"icon": v}})).len();
+        assert_eq!(icon("mdi:home"), 0);
+        assert_eq!(icon("icons/app.png"), 0);
+        for url in [
+            "file:///etc/passwd",
+            "FILE:/etc/passwd",
+            "https://example.com/i.png",
+            "javascript:alert(1)",
+            "smb://host/share/i.png",
+        ] {
+            assert_eq!(icon(url), 1, "{url}");
+        }
     }
 
     #[test]
