@@ -587,6 +587,12 @@ fn task_err(a: &Allowed, e: AgentTaskError) -> CallError {
             "no pending approval with this id in this task",
             Some("agent.action_not_found"),
         ),
+        AgentTaskError::Limit { .. } => err(
+            a,
+            "APP_E900",
+            &format!("{e}: finished tasks of this app count until its data is deleted"),
+            Some("agent.too_many_tasks"),
+        ),
         AgentTaskError::Storage(m) => host_failed(a, &format!("task storage failed: {m}")),
     }
 }
