@@ -1,7 +1,7 @@
 //! The data directory is private whatever the umask (attack review): under umask 022 the data
 //! directory and `runtime/` are 0700, and `host.db`, `runtime/events.db`,
-//! `runtime/agent-tasks.sqlite` and their `-wal` / `-shm` are 0600; packs and staging are
-//! private too. A data directory made with loose modes before is tightened when it is opened.
+//! `runtime/agent-tasks.sqlite` and their `-wal` / `-shm` are 0600; the packs and staging
+//! folders are 0700. A data directory made with loose modes before is tightened when it is opened.
 //!
 //! The umask is process-wide, so the checks run in a child process of this test binary started
 //! by `sh -c 'umask 022; exec …'` (the parent test only spawns it and waits).
@@ -104,16 +104,21 @@ fn child_checks_modes_under_umask_022() {
     };
     assert_eq!(current_umask(), 0o022, "the child runs under umask 022");
     // A control: a file made without the helper is group/world readable under this umask.
-    let control = std::env::temp_dir().join(format!("apphost-umask-control-{}", std::process::id()));
+    let control =
+        std::env::temp_dir().join(format!("apphost-umask-control-{}", std::process::id()));
     std::fs::write(&control, b"x").unwrap();
     assert_mode(&control, 0o644);
     std::fs::remove_file(&control).unwrap();
 
     let dir = DataDir::at(&data);
     // An install writes host.db, packs and a staging folder (journal).
-    support::install_with(&dir, &support::fixture("good/hello-app"), InstallMode::Install);
-    let store = Store::open(&dir).unwrap();
-    store.set_setting("probe", Some("1")).unwrap();
+    support::install_with(
+        &dir,
+        &support::fixture("good/hello-app"),
+        InstallMode::Install,
+    );
+    let (store, _) = Store::open_locked(&dir).unwrap();
+    store.set_setting("limits.maxFiles", Some("1000")).unwrap();
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -142,10 +147,9 @@ fn child_checks_modes_under_umask_022() {
     }
     assert_mode(&runtime_dir.join("runtime.lock"), 0o600);
     assert_mode(&dir.lock_path(), 0o600);
+    // Packs hold package bytes, sealed read-only (0444) once written; their folder (and the data
+    // directory) keeps other users out.
     assert_mode(&dir.packs(), 0o700);
-    for e in std::fs::read_dir(dir.packs()).unwrap() {
-        assert_mode(&e.unwrap().path(), 0o600);
-    }
     if dir.staging().exists() {
         assert_mode(&dir.staging(), 0o700);
     }

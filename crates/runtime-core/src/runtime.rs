@@ -1162,7 +1162,10 @@ async fn execute(
 fn store_output(dir: &std::path::Path, call: &ToolCallId, output: &str) -> std::io::Result<String> {
     crate::private_fs::create_private_dir(dir)?;
     let path = dir.join(format!("{}.txt", call.as_str()));
-    std::io::Write::write_all(&mut crate::private_fs::create_private_file(&path)?, output.as_bytes())?;
+    std::io::Write::write_all(
+        &mut crate::private_fs::create_private_file(&path)?,
+        output.as_bytes(),
+    )?;
     let session = dir.file_name().and_then(|s| s.to_str()).unwrap_or("");
     Ok(format!("output://{session}/{}", call.as_str()))
 }

@@ -81,7 +81,11 @@ async fn tasks_past_the_per_app_and_total_caps_are_refused_and_nothing_is_record
         .unwrap_err();
     assert_eq!(e.code(), "task_limit");
     assert_eq!(count(&t, &a), 3);
-    assert_eq!(stored_sessions(&t), 3, "no session was started for a refusal");
+    assert_eq!(
+        stored_sessions(&t),
+        3,
+        "no session was started for a refusal"
+    );
     // An idempotent retry of an existing task is not a new task: still answered.
     let again = t
         .start(&a, task("hi", Some("k1"), SessionPolicy::New))

@@ -76,7 +76,10 @@ async fn sessions_past_the_app_and_workspace_caps_are_refused_with_a_stable_code
         (-32015, "runtime.workspace_session_limit")
     );
     assert_eq!(stored_sessions(&rt), 8);
-    assert!(rt.resident_sessions() <= 4, "idle sessions are not all held");
+    assert!(
+        rt.resident_sessions() <= 4,
+        "idle sessions are not all held"
+    );
     // The server keeps serving.
     c.ok("capability/list", json!({})).await;
     c.shutdown().await;
@@ -160,7 +163,10 @@ async fn idle_sessions_held_in_memory_stay_within_the_lru_bound_and_read_back_fr
     c.wait_event(second_turn_done).await;
     let req = b.requests().last().cloned().unwrap();
     let text = serde_json::to_string(&req.messages).unwrap();
-    assert!(text.contains("hello there") && text.contains("first answer"), "{text}");
+    assert!(
+        text.contains("hello there") && text.contains("first answer"),
+        "{text}"
+    );
     c.shutdown().await;
 }
 
@@ -183,7 +189,8 @@ async fn a_connection_follows_a_bounded_number_of_sessions() {
     );
     assert_eq!(stored_sessions(&rt), 3, "the refused start stored nothing");
     // Sessions it already follows stay readable.
-    c.ok("agentSession/read", json!({"sessionId": ids[0]})).await;
+    c.ok("agentSession/read", json!({"sessionId": ids[0]}))
+        .await;
     // Another connection may follow others; this one may not read a fourth.
     let mut other = client(&rt, 3);
     other.init().await;
@@ -197,7 +204,10 @@ async fn a_connection_follows_a_bounded_number_of_sessions() {
         (code, data_code.as_str()),
         (-32015, "appserver.subscription_limit")
     );
-    assert_eq!(c.ok("capability/list", json!({})).await["capabilities"][0]["id"], "agentSession");
+    assert_eq!(
+        c.ok("capability/list", json!({})).await["capabilities"][0]["id"],
+        "agentSession"
+    );
     c.shutdown().await;
     other.shutdown().await;
 }

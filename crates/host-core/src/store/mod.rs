@@ -163,7 +163,7 @@ impl Store {
             runtime_core::private_fs::FILE_MODE,
         )
         .open(&lock_path)
-            .map_err(|e| io("cannot open", &lock_path, e))?;
+        .map_err(|e| io("cannot open", &lock_path, e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {

@@ -46,7 +46,11 @@ pub fn session_start(p: &SessionStartParams) -> Result<(), RpcError> {
 pub fn workspace_id(w: &str) -> Result<(), RpcError> {
     const F: &str = "workspaceId";
     if w.is_empty() || w.len() > MAX_WORKSPACE_ID_BYTES {
-        return Err(invalid(F, MAX_WORKSPACE_ID_BYTES, "must not be empty or too long"));
+        return Err(invalid(
+            F,
+            MAX_WORKSPACE_ID_BYTES,
+            "must not be empty or too long",
+        ));
     }
     if !plain_text(w) {
         return Err(invalid(F, MAX_WORKSPACE_ID_BYTES, "has control characters"));
@@ -57,7 +61,11 @@ pub fn workspace_id(w: &str) -> Result<(), RpcError> {
 pub fn locale(l: &str) -> Result<(), RpcError> {
     const F: &str = "locale";
     if l.is_empty() || l.len() > MAX_LOCALE_BYTES {
-        return Err(invalid(F, MAX_LOCALE_BYTES, "must not be empty or too long"));
+        return Err(invalid(
+            F,
+            MAX_LOCALE_BYTES,
+            "must not be empty or too long",
+        ));
     }
     if !l
         .bytes()
@@ -132,7 +140,13 @@ mod tests {
         let r = business_object_ref;
         assert_eq!(field(r(&json!(big)).unwrap_err()), "businessObjectRef");
         assert_eq!(field(r(&json!("")).unwrap_err()), "businessObjectRef");
-        assert_eq!(field(r(&json!({"k\u{0}": 1})).unwrap_err()), "businessObjectRef");
-        assert_eq!(field(r(&json!(["\u{1b}[2J"])).unwrap_err()), "businessObjectRef");
+        assert_eq!(
+            field(r(&json!({"k\u{0}": 1})).unwrap_err()),
+            "businessObjectRef"
+        );
+        assert_eq!(
+            field(r(&json!(["\u{1b}[2J"])).unwrap_err()),
+            "businessObjectRef"
+        );
     }
 }
