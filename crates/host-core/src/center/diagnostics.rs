@@ -184,7 +184,7 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> HostError {
     HostError::io(ErrorCode::StoreIo, what, path, e)
 }
 
-fn write_zip(path: &PathBuf, files: &[(&str, Value)]) -> HostResult<()> {
+fn write_zip(path: &Path, files: &[(&str, Value)]) -> HostResult<()> {
     let file = runtime_core::private_fs::create_private_file(path)
         .map_err(|e| io("cannot create", path, e))?;
     let mut zip = zip::ZipWriter::new(file);
