@@ -98,6 +98,10 @@ fn task_err(e: AgentTaskError, app: &str, task: &str) -> HostError {
             HostError::new(ErrorCode::ApiBadArguments, why.code()).with("reason", why.code())
         }
         AgentTaskError::Storage(m) => HostError::new(ErrorCode::TaskRuntimeFailed, m),
+        // Only a new task can reach a cap; the host's commands never create one.
+        e @ AgentTaskError::Limit { .. } => {
+            HostError::new(ErrorCode::TaskRuntimeFailed, e.to_string()).with("reason", "task_limit")
+        }
     }
 }
 

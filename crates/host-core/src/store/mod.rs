@@ -140,7 +140,7 @@ fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> HostError {
 impl Store {
     /// Opens the store for reading (creating it if needed). Does not take the lock.
     pub fn open(dir: &DataDir) -> HostResult<Store> {
-        fs::create_dir_all(dir.root())
+        runtime_core::private_fs::create_private_dir(dir.root())
             .map_err(|e| io("cannot create data directory", dir.root(), e))?;
         let conn = schema::open(&dir.db_path())?;
         Ok(Store {
@@ -157,12 +157,15 @@ impl Store {
     pub fn open_locked(dir: &DataDir) -> HostResult<(Store, Vec<Recovered>)> {
         let mut store = Store::open(dir)?;
         let lock_path = dir.lock_path();
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| io("cannot open", &lock_path, e))?;
+        let file = std::os::unix::fs::OpenOptionsExt::mode(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            runtime_core::private_fs::FILE_MODE,
+        )
+        .open(&lock_path)
+        .map_err(|e| io("cannot open", &lock_path, e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {

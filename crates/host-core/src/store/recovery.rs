@@ -213,7 +213,8 @@ fn quarantine_unknown(
 /// Moves `what` into `<data>/quarantine/<op>/` under a name not yet used there, durably.
 fn quarantine(data: &DataDir, op_id: &str, what: &Path) -> HostResult<PathBuf> {
     let dir = data.quarantine().join(op_id);
-    fs::create_dir_all(&dir).map_err(|e| super::io("cannot create", &dir, e))?;
+    runtime_core::private_fs::create_private_dir(&dir)
+        .map_err(|e| super::io("cannot create", &dir, e))?;
     journal::sync_parent(&dir)?;
     journal::sync_parent(&data.quarantine())?;
     let base = what
