@@ -59,7 +59,10 @@ fn a_stolen_cookie_without_the_session_secret_reaches_no_api() {
             "0".repeat(64),
             login.secret
         ),
-        format!("Cookie: {}; X-AppHost-Session={}\n", login.cookie, login.secret),
+        format!(
+            "Cookie: {}; X-AppHost-Session={}\n",
+            login.cookie, login.secret
+        ),
         format!("{stolen}Authorization: Bearer {}\n", login.secret),
     ] {
         let r = point_model_at_attacker(&s, &s.origin(), &auth);
@@ -111,7 +114,11 @@ fn a_stolen_cookie_without_the_session_secret_reaches_no_api() {
     // A HEAD does not spend the token (it could not carry the secret).
     let fresh = start(&[]);
     let r = fresh.raw(
-        &format!("HEAD /?token={} HTTP/1.1\nHost: {}\n", fresh.token, fresh.ui()),
+        &format!(
+            "HEAD /?token={} HTTP/1.1\nHost: {}\n",
+            fresh.token,
+            fresh.ui()
+        ),
         b"",
     );
     assert_eq!(r.status, 405);
@@ -142,7 +149,10 @@ fn junk_and_duplicate_cookies_beside_the_valid_one_change_nothing() {
         );
         assert_eq!(r.status, 200, "{cookies}");
         assert_eq!(r.json()[0]["name"], "hello-app");
-        assert!(r.header("set-cookie").is_none(), "the valid cookie is there");
+        assert!(
+            r.header("set-cookie").is_none(),
+            "the valid cookie is there"
+        );
         let head = format!("GET / HTTP/1.1\nHost: {}\n{cookies}", s.ui());
         assert_eq!(s.raw(&head, b"").status, 200, "the UI opens: {cookies}");
     }
@@ -249,7 +259,10 @@ fn four_hundred_half_sent_heads_do_not_keep_real_requests_waiting() {
         .map(|c| closed(c, Duration::from_millis(20)))
         .filter(|&was_closed| was_closed)
         .count();
-    assert!(dropped >= 250, "only {dropped} of the oldest 300 were closed");
+    assert!(
+        dropped >= 250,
+        "only {dropped} of the oldest 300 were closed"
+    );
 }
 
 #[test]

@@ -60,7 +60,11 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
     let r = s.api(&forged, "list_apps", json!({}));
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
     // A forged cookie of the right shape does not open the UI.
-    let forged = format!("{}={}", login.cookie.split('=').next().unwrap(), "a".repeat(64));
+    let forged = format!(
+        "{}={}",
+        login.cookie.split('=').next().unwrap(),
+        "a".repeat(64)
+    );
     assert_eq!(s.get(&s.ui(), "/", Some(&forged)).status, 401);
     // Deep links get the UI with a base so its relative links resolve.
     let r = s.get(&s.ui(), "/apps/hello-app/notes", Some(&login.cookie));

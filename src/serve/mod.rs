@@ -166,8 +166,11 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
             let service = {
                 let (waiters, waiter) = (Arc::clone(&waiters), Arc::clone(&waiter));
                 service_fn(move |req| {
-                    let (server, waiters, waiter) =
-                        (Arc::clone(&server), Arc::clone(&waiters), Arc::clone(&waiter));
+                    let (server, waiters, waiter) = (
+                        Arc::clone(&server),
+                        Arc::clone(&waiters),
+                        Arc::clone(&waiter),
+                    );
                     async move {
                         // Chosen to make room in the same instant: the connection is being
                         // dropped, and this request with it.

@@ -172,9 +172,8 @@ impl Served {
             "host-only cookie: {set}"
         );
         assert_eq!(r.header("cache-control"), Some("no-store"));
-        let secret = session_meta(&r.body).unwrap_or_else(|| {
-            panic!("no session meta in {}", String::from_utf8_lossy(&r.body))
-        });
+        let secret = session_meta(&r.body)
+            .unwrap_or_else(|| panic!("no session meta in {}", String::from_utf8_lossy(&r.body)));
         assert_eq!(secret.len(), 64);
         Login {
             cookie: set.split(';').next().unwrap().to_owned(),
@@ -269,4 +268,3 @@ pub fn executions(s: &Served, login: &Login) -> u64 {
         .as_u64()
         .unwrap()
 }
-
