@@ -1,5 +1,6 @@
-//! `apphost serve` end to end over real sockets: the one-time launch token and the session
-//! cookie, the `Host` check (DNS rebinding), the `Origin` check on `/api/`, app origins without
+//! `apphost serve` end to end over real sockets: the one-time launch token and the session it
+//! hands out (the cookie for documents, the secret header for the API; attacks on them:
+//! `tests/serve_attacks.rs`), the `Host` check (DNS rebinding), the `Origin` check on `/api/`, app origins without
 //! API or cookie, traversal, bounded bodies, the bridge through HTTP, and a clean SIGTERM.
 //!
 //! Requests are written by hand (a raw HTTP/1.1 client) so every header an attacker controls can
