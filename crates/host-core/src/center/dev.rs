@@ -36,7 +36,7 @@ const CHANGED_RETRIES: u32 = 5;
 pub const MAX_FINDINGS: usize = 50;
 
 /// One problem found in the folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DevFinding {
     pub severity: String,
@@ -46,7 +46,7 @@ pub struct DevFinding {
 }
 
 /// The last result of a dev app, as `dev_status` answers it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DevStatus {
     pub app_id: String,
