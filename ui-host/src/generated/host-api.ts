@@ -287,12 +287,12 @@ export interface DevStatus {
   at: string;
   findings: Array<DevFinding>;
   /** `awaiting-consent`: the permissions added or changed. */
-  pending?: Array<unknown>;
+  pending?: Array<PermissionChange>;
   /**
    * `awaiting-consent`: the digest of the held change (its package hash and `pending`), the
    * one `dev_consent` accepts.
    */
-  pendingDigest?: string | null;
+  pendingDigest?: string;
   /** How many saves were installed. */
   updates: number;
 }
@@ -381,7 +381,7 @@ export interface HostError {
 /** What the settings page shows. */
 export interface HostSettings {
   dataDir: string;
-  limits: unknown;
+  limits: Record<string, unknown>;
   theme: string;
   version: string;
 }
@@ -971,10 +971,6 @@ export interface VersionInfo {
   active: boolean;
   packageHash: string;
   trust: string;
-}
-
-/** One host→UI push read through `next_events`. */
-export interface HostEvent {
 }
 
 /** The arguments and answer of each host command (docs/host-api.md). */

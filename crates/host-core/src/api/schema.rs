@@ -300,11 +300,7 @@ pub fn typescript() -> String {
          // Schema: {SCHEMA_PATH}\n\n"
     );
     out.push_str(&declarations(defs));
-    out.push_str(
-        "/** One host→UI push read through `next_events`. */\nexport interface HostEvent ",
-    );
-    out.push_str(&crate::typescript::object_body(&schema["event"], ""));
-    out.push_str("\n\n/** The arguments and answer of each host command (docs/host-api.md). */\nexport interface HostCommands {\n");
+    out.push_str("/** The arguments and answer of each host command (docs/host-api.md). */\nexport interface HostCommands {\n");
     for c in catalog() {
         let cmd = &schema["commands"][c.name];
         out.push_str(&format!(

@@ -61,10 +61,12 @@ pub struct DevStatus {
     pub findings: Vec<DevFinding>,
     /// `awaiting-consent`: the permissions added or changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<crate::store::PermissionChange>")]
     pub pending: Vec<Value>,
     /// `awaiting-consent`: the digest of the held change (its package hash and `pending`), the
     /// one `dev_consent` accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub pending_digest: Option<String>,
     /// How many saves were installed.
     pub updates: u64,

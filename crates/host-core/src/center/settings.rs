@@ -92,6 +92,7 @@ pub fn remove_trusted_key(dir: &DataDir, key_id: &str) -> HostResult<Vec<Trusted
 #[serde(rename_all = "camelCase")]
 pub struct HostSettings {
     pub data_dir: String,
+    #[schemars(with = "std::collections::BTreeMap<String, serde_json::Value>")]
     pub limits: serde_json::Value,
     pub theme: String,
     pub version: &'static str,
