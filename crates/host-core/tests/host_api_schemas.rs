@@ -46,16 +46,25 @@ fn committed_schema_and_typescript_match_the_rust_types() {
 fn every_command_of_the_tables_is_in_the_schema_and_nothing_else() {
     let tables: BTreeSet<&str> = api::command_names().collect();
     let catalog: BTreeSet<&str> = schema::catalog().iter().map(|c| c.name).collect();
-    assert_eq!(tables, catalog, "api/schema.rs's catalog must list every command");
+    assert_eq!(
+        tables, catalog,
+        "api/schema.rs's catalog must list every command"
+    );
     let s = schema::host_api_schema();
     for name in &tables {
         let c = &s["commands"][*name];
-        assert!(c["args"].is_object() && !c["answer"].is_null(), "{name}: {c}");
+        assert!(
+            c["args"].is_object() && !c["answer"].is_null(),
+            "{name}: {c}"
+        );
     }
     // The TypeScript map names every command too.
     let ts = schema::typescript();
     for name in &tables {
-        assert!(ts.contains(&format!("  {name}: {{ args: ")), "{name} not in HostCommands");
+        assert!(
+            ts.contains(&format!("  {name}: {{ args: ")),
+            "{name} not in HostCommands"
+        );
     }
 }
 
@@ -137,7 +146,11 @@ fn session() -> (tempfile::TempDir, Session) {
 /// answer validates against it.
 fn call(schema: &Value, s: &Session, command: &str, args: Value) -> Value {
     // `null` counts as `{}` (api::args).
-    let as_object = if args.is_null() { json!({}) } else { args.clone() };
+    let as_object = if args.is_null() {
+        json!({})
+    } else {
+        args.clone()
+    };
     assert_valid(schema, command, "args", &as_object);
     let answer = api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"));
     assert_valid(schema, command, "answer", &answer);
@@ -265,10 +278,19 @@ fn arguments_the_schema_refuses_are_refused_by_the_command_too() {
     let schema = schema::host_api_schema();
     let (_t, s) = session();
     for (command, bad) in [
-        ("mount_entry", json!({"appId": "hello-app", "entrykey": "notes"})),
-        ("set_enabled", json!({"appId": "hello-app", "enabled": "no"})),
+        (
+            "mount_entry",
+            json!({"appId": "hello-app", "entrykey": "notes"}),
+        ),
+        (
+            "set_enabled",
+            json!({"appId": "hello-app", "enabled": "no"}),
+        ),
         ("list_apps", json!({"extra": 1})),
-        ("uninstall", json!({"appId": "hello-app", "mode": "everything"})),
+        (
+            "uninstall",
+            json!({"appId": "hello-app", "mode": "everything"}),
+        ),
         ("review_install", json!({"source": {"url": "https://x"}})),
         ("task_detail", json!({"appId": "hello-app"})),
     ] {

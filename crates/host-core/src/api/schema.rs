@@ -22,8 +22,8 @@ use super::events::Batch;
 use super::external::OpenedUrl;
 use super::session::LaunchTarget;
 use super::watch::{EndedMount, SyncReport};
-use super::{agent, apps, bridge, center, events, external, tasks};
 use super::NoArgs;
+use super::{agent, apps, bridge, center, events, external, tasks};
 use crate::bridge::host::Outgoing;
 use crate::center::detail::AppDetail;
 use crate::center::dev::DevStatus;
@@ -311,7 +311,9 @@ pub fn typescript() -> String {
             ts_type(&cmd["answer"], "  ")
         ));
     }
-    out.push_str("}\n\n/** A host command's name. */\nexport type HostCommandName = keyof HostCommands;\n\n");
+    out.push_str(
+        "}\n\n/** A host command's name. */\nexport type HostCommandName = keyof HostCommands;\n\n",
+    );
     let names: Vec<Value> = catalog().iter().map(|c| json!(c.name)).collect();
     out.push_str(&format!(
         "/** Every command name, in table order. */\nexport const HOST_COMMAND_NAMES = [{}] as const satisfies readonly HostCommandName[];\n\n",
@@ -325,7 +327,9 @@ pub fn typescript() -> String {
             ts_type(&schema["commands"][c.name]["answer"], "")
         ));
     }
-    out.push_str("/** The payload of each outbox event kind. */\nexport interface HostEventPayloads {\n");
+    out.push_str(
+        "/** The payload of each outbox event kind. */\nexport interface HostEventPayloads {\n",
+    );
     for e in events() {
         out.push_str(&format!(
             "  /** {} */\n  {}: {};\n",

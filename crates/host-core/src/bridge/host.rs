@@ -77,7 +77,9 @@ impl Default for Environment {
 }
 
 /// The user's answer to a permission prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Answer {
     AllowOnce,

@@ -39,8 +39,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub(crate) use cleanup::SkippedEntrySchema;
+pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
 pub(crate) use install::diff_permissions;
 pub use install::{
