@@ -23,7 +23,7 @@ use crate::manifest::{is_required, Manifest};
 use crate::profile::HostProfile;
 use crate::projection::package_path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Ready,
@@ -46,7 +46,7 @@ impl Status {
 }
 
 /// What one check concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Pass,
@@ -60,7 +60,7 @@ pub enum Outcome {
     Blocked,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SetupAction {
     pub key: String,
@@ -72,7 +72,7 @@ pub struct SetupAction {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Check {
     pub severity: &'static str,
@@ -95,7 +95,7 @@ pub struct Check {
     pub remediation: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryReadiness {
     pub entry_key: String,
@@ -106,7 +106,7 @@ pub struct EntryReadiness {
     pub missing: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub ok: bool,

@@ -42,7 +42,7 @@ pub struct LiveDiagnostics {
 }
 
 /// Where a bundle was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Bundle {
     pub path: String,

@@ -45,7 +45,7 @@ pub struct InstallArgs {
 }
 
 /// What the review sheet shows (`InstallReview` in `docs/host-api.md`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallReview {
     pub review_id: String,
@@ -75,7 +75,7 @@ pub struct InstallReview {
     pub prunes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewApp {
     pub id: String,
@@ -87,7 +87,7 @@ pub struct ReviewApp {
     pub icon: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewTrust {
     /// `trusted`, `untrusted-signature` (signed by a key this host does not trust) or
@@ -99,7 +99,7 @@ pub struct ReviewTrust {
     pub signer: Option<ReviewSigner>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewSigner {
     pub key_id: Option<String>,
@@ -108,7 +108,7 @@ pub struct ReviewSigner {
     pub name: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewPublisherChange {
     /// `signed`, `changed` or `unknown` (see the CLI's plan).
@@ -119,7 +119,7 @@ pub struct ReviewPublisherChange {
     pub needs_acceptance: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewEntry {
     pub key: String,

@@ -39,6 +39,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
+pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
 pub(crate) use install::diff_permissions;
@@ -74,7 +75,7 @@ pub struct Store {
 }
 
 /// One installed app as lists show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSummary {
     pub name: String,
@@ -116,7 +117,7 @@ pub struct AppSummary {
 pub const MAX_READINESS_REASONS: usize = 5;
 
 /// One entry of an installed app, as the app list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntrySummary {
     pub key: String,

@@ -14,7 +14,7 @@ use super::{failpoint, journal, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::paths::DataDir;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovered {
     pub op_id: String,
@@ -27,7 +27,7 @@ pub struct Recovered {
 }
 
 /// Data recovery kept in `<data>/quarantine/<op>/` instead of restoring it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Quarantined {
     /// Where the data was before the operation set it aside.
