@@ -128,6 +128,20 @@ fn lone_apphost() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("apphost");
     std::fs::copy(APPHOST, &copy).unwrap();
+    // A child another test thread forks while the copy is open for writing inherits that
+    // descriptor until it execs, and exec of the copy fails with ETXTBSY meanwhile: run it once,
+    // retrying that error, before a test relies on it.
+    for attempt in 0.. {
+        match Command::new(&copy).arg("--version").output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempt < 250 => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => {
+                other.unwrap();
+                break;
+            }
+        }
+    }
     (dir, copy)
 }
 

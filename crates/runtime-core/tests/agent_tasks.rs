@@ -11,7 +11,7 @@ use runtime_core::agent_task::{
 use runtime_core::backend::*;
 use runtime_core::event::EventType;
 use runtime_core::ids::AppId;
-use runtime_core::runtime::{Runtime, RuntimeConfig};
+use runtime_core::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use serde_json::{json, Value};
 
 fn schema() -> jsonschema::Validator {
@@ -25,12 +25,21 @@ fn schema() -> jsonschema::Validator {
 }
 
 fn open(dir: &std::path::Path, b: Option<ScriptedBackend>) -> AgentTasks {
-    let rt = Runtime::open(
-        RuntimeConfig::new(dir),
-        b.map(|b| Arc::new(b) as Arc<dyn ExecutionBackend>),
-    )
-    .unwrap();
-    AgentTasks::open(rt).unwrap()
+    // A test that restarts reopens the directory right after dropping its first runtime, whose
+    // lock on the directory goes when its last background task has ended, a moment later.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match Runtime::open(
+            RuntimeConfig::new(dir),
+            b.clone().map(|b| Arc::new(b) as Arc<dyn ExecutionBackend>),
+        ) {
+            Ok(rt) => return AgentTasks::open(rt).unwrap(),
+            Err(RuntimeError::Busy(_)) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("cannot open the runtime: {e}"),
+        }
+    }
 }
 
 fn app(n: &str) -> AppId {
@@ -369,17 +378,17 @@ async fn an_app_may_reject_a_risky_call_but_only_the_user_approves_it() {
     let view = t.get(&a, &task).unwrap();
     assert_eq!(view["status"], "waiting_approval", "{view}");
     assert_eq!(view["pendingActions"][0]["actionId"], action.as_str());
-    assert!(!tmp.path().join("apps/one/a.txt").exists());
-    assert!(!tmp.path().join("apps/one/evil.txt").exists());
+    assert!(!tmp.path().join("apps/one/files/a.txt").exists());
+    assert!(!tmp.path().join("apps/one/files/evil.txt").exists());
     // The user approves: the model's input runs.
     t.respond(&a, &task, &action, Response::Approve, Responder::User)
         .unwrap();
     until_results(&t, &a, &task, 1).await;
     assert_eq!(
-        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        std::fs::read_to_string(tmp.path().join("apps/one/files/a.txt")).unwrap(),
         "x"
     );
-    assert!(!tmp.path().join("apps/one/evil.txt").exists());
+    assert!(!tmp.path().join("apps/one/files/evil.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -146,7 +146,8 @@ async fn fifty_approved_calls_with_1_mib_arguments_store_each_argument_once() {
     let mut action = String::new();
     for _ in 0..calls.len() {
         action = approval_after(&t, &a, &task, &action).await;
-        t.respond(&a, &task, &action, Response::Approve, Responder::User).unwrap();
+        t.respond(&a, &task, &action, Response::Approve, Responder::User)
+            .unwrap();
     }
     until_status(&t, &a, &task, "succeeded").await;
     let sid = session_of(&t, &a, &task);
@@ -168,7 +169,7 @@ async fn fifty_approved_calls_with_1_mib_arguments_store_each_argument_once() {
     assert!(widest < 4096, "widest event row: {widest} bytes");
     // The tools ran with exactly the model's arguments.
     for (i, args) in calls.iter().enumerate() {
-        let written = std::fs::read_to_string(tmp.path().join(format!("apps/big/f{i}.txt")));
+        let written = std::fs::read_to_string(tmp.path().join(format!("apps/big/files/f{i}.txt")));
         assert_eq!(written.unwrap(), args["content"].as_str().unwrap());
     }
 }
@@ -200,14 +201,20 @@ fn large_arguments_round_trip_through_approval_update_and_restart() {
         let pending = &t.get(&a, &task).unwrap()["pendingActions"][0];
         assert_eq!(pending["input"], model_args);
         // The approver replaces the input (`updatedInput`) with other large arguments.
-        t.respond(&a, &task, &action, Response::Answer(updated.clone()), Responder::User)
-            .unwrap();
+        t.respond(
+            &a,
+            &task,
+            &action,
+            Response::Answer(updated.clone()),
+            Responder::User,
+        )
+        .unwrap();
         until_status(&t, &a, &task, "succeeded").await;
         assert_eq!(
-            std::fs::read_to_string(tmp.path().join("apps/demo/u.txt")).unwrap(),
+            std::fs::read_to_string(tmp.path().join("apps/demo/files/u.txt")).unwrap(),
             updated["content"].as_str().unwrap()
         );
-        assert!(!tmp.path().join("apps/demo/f1.txt").exists());
+        assert!(!tmp.path().join("apps/demo/files/f1.txt").exists());
         // Task events carry the reference (bounded); it resolves to the exact values.
         let sid = session_of(&t, &a, &task);
         let (events, _) = t.events(&a, &task, 0, 1000).unwrap();
@@ -342,7 +349,8 @@ fn purging_an_app_drops_the_blobs_only_it_referenced() {
         let t = open(tmp.path(), &b);
         let tg = start(&t, &gone, "two");
         let first = next_approval(&t, &gone, &tg).await;
-        t.respond(&gone, &tg, &first, Response::Approve, Responder::User).unwrap();
+        t.respond(&gone, &tg, &first, Response::Approve, Responder::User)
+            .unwrap();
         approval_after(&t, &gone, &tg, &first).await;
         let tk = start(&t, &kept, "one");
         next_approval(&t, &kept, &tk).await;

@@ -869,6 +869,7 @@ export interface TaskRespondArgs {
   actionId: string;
   decision: string;
   updatedInput?: unknown;
+  remember?: string | null;
 }
 
 /** The payload of `tasks:changed` (built in `api/tasks.rs`). */
