@@ -184,15 +184,19 @@ fn waiting_task(s: &Session, f: &Frame, backend: &ScriptedBackend, path: &str) -
     (task, pending["actionId"].as_str().unwrap().to_owned())
 }
 
-/// Every file under the app's storage, with its content.
+/// Every file under the app's storage (its top folder and `files/`, where the agent's tools
+/// write), with its content.
 fn storage(dir: &DataDir) -> Vec<(String, String)> {
     let root = dir.apps_data().join(APP);
     let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(&root) {
+    for (prefix, folder) in [("", root.clone()), ("files/", root.join("files"))] {
+        let Ok(rd) = std::fs::read_dir(&folder) else {
+            continue;
+        };
         for e in rd.flatten() {
             if e.path().is_file() {
                 out.push((
-                    e.file_name().to_string_lossy().into_owned(),
+                    format!("{prefix}{}", e.file_name().to_string_lossy()),
                     std::fs::read_to_string(e.path()).unwrap_or_default(),
                 ));
             }
@@ -285,7 +289,12 @@ fn an_app_cannot_approve_its_own_risky_tool_call_nor_rewrite_its_input() {
     // Nothing ran: the app's storage is as it was, the escape target does not exist.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(storage(&dir), before);
-    assert!(!dir.apps_data().join(APP).join("triage.txt").exists());
+    assert!(!dir
+        .apps_data()
+        .join(APP)
+        .join("files")
+        .join("triage.txt")
+        .exists());
     assert!(!tmp.path().join("escape.txt").exists());
     assert!(!dir.root().join("escape.txt").exists());
     assert!(
@@ -336,7 +345,8 @@ fn an_app_cannot_approve_its_own_risky_tool_call_nor_rewrite_its_input() {
     let d = wait_status(&s, &task, "succeeded");
     assert_eq!(d["task"]["pendingActions"], json!([]));
     assert_eq!(
-        std::fs::read_to_string(dir.apps_data().join(APP).join("triage.txt")).unwrap(),
+        std::fs::read_to_string(dir.apps_data().join(APP).join("files").join("triage.txt"))
+            .unwrap(),
         "the model's content"
     );
     let audits = respond_audits(&dir);
@@ -373,7 +383,12 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         Ok(json!({"responded": true}))
     );
     wait_status(&s, &task, "succeeded");
-    assert!(!dir.apps_data().join(APP).join("wipe.txt").exists());
+    assert!(!dir
+        .apps_data()
+        .join(APP)
+        .join("files")
+        .join("wipe.txt")
+        .exists());
 
     // The user's edited input is the user's choice: allowed on the host path.
     let (task, action) = waiting_task(&s, &f, &backend, "draft.txt");
@@ -384,9 +399,14 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
                "updatedInput": {"path": "final.txt", "content": "the user's content"}}),
     );
     wait_status(&s, &task, "succeeded");
-    assert!(!dir.apps_data().join(APP).join("draft.txt").exists());
+    assert!(!dir
+        .apps_data()
+        .join(APP)
+        .join("files")
+        .join("draft.txt")
+        .exists());
     assert_eq!(
-        std::fs::read_to_string(dir.apps_data().join(APP).join("final.txt")).unwrap(),
+        std::fs::read_to_string(dir.apps_data().join(APP).join("files").join("final.txt")).unwrap(),
         "the user's content"
     );
 
@@ -405,7 +425,12 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         json!({"appId": APP, "taskId": task, "actionId": action, "decision": "approve", "remember": "session"}),
     );
     wait_status(&s, &task, "succeeded");
-    assert!(dir.apps_data().join(APP).join("one.txt").exists());
+    assert!(dir
+        .apps_data()
+        .join(APP)
+        .join("files")
+        .join("one.txt")
+        .exists());
     let audits = respond_audits(&dir);
     assert_eq!(audits.last().unwrap()["remember"], "session", "{audits:?}");
     assert!(audits.iter().all(|a| a["by"] == "host-user"), "{audits:?}");
