@@ -184,15 +184,19 @@ fn waiting_task(s: &Session, f: &Frame, backend: &ScriptedBackend, path: &str) -
     (task, pending["actionId"].as_str().unwrap().to_owned())
 }
 
-/// Every file the agent's storage tools wrote (the app data area's `files/`), with its content.
+/// Every file under the app's storage (its top folder and `files/`, where the agent's tools
+/// write), with its content.
 fn storage(dir: &DataDir) -> Vec<(String, String)> {
-    let root = dir.apps_data().join(APP).join("files");
+    let root = dir.apps_data().join(APP);
     let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(&root) {
+    for (prefix, folder) in [("", root.clone()), ("files/", root.join("files"))] {
+        let Ok(rd) = std::fs::read_dir(&folder) else {
+            continue;
+        };
         for e in rd.flatten() {
             if e.path().is_file() {
                 out.push((
-                    e.file_name().to_string_lossy().into_owned(),
+                    format!("{prefix}{}", e.file_name().to_string_lossy()),
                     std::fs::read_to_string(e.path()).unwrap_or_default(),
                 ));
             }

@@ -7,11 +7,12 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use host_core::bridge::host::{BridgeHost, Outgoing};
-use host_core::bridge::message::{Invocation, PROTOCOL};
+use host_core::bridge::message::PROTOCOL;
 use host_core::bridge::mounting::mount_entry;
 use host_core::bridge::mounts::{Mount, MountTable};
 use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
 use host_core::capability::services::Services;
+use host_core::capability::Call;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::store::Store;
@@ -59,8 +60,8 @@ fn app_package(tmp: &Path, name: &str, perm: ArtifactPermission) -> PathBuf {
     pkg
 }
 
-fn call(id: &str, capability: &str, method: &str, args: Value) -> Invocation {
-    Invocation {
+fn call(id: &str, capability: &str, method: &str, args: Value) -> Call {
+    Call {
         request_id: id.into(),
         capability: capability.into(),
         method: method.into(),
@@ -116,7 +117,7 @@ impl Env {
         match dispatch(
             &self.store,
             &self.profile,
-            mount,
+            &mount.caller(),
             &c,
             "trace-1",
             &mut self.answers,
@@ -371,13 +372,13 @@ fn without_the_artifact_permission_nothing_runs_and_nothing_is_written() {
         match dispatch(
             &store,
             &profile,
-            &m,
+            &m.caller(),
             &call("r", cap, method, json!({})),
             "t",
             &mut SessionAnswers::default(),
         ) {
             Verdict::Denied(e) => assert_eq!(
-                (e.code, e.cause_code),
+                (e.code.as_str(), e.cause_code),
                 ("APP_E002", Some("capability.not_declared"))
             ),
             other => panic!("{cap}: {other:?}"),

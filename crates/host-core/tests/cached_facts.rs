@@ -10,12 +10,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use host_core::bridge::host::{BridgeHost, Outgoing};
-use host_core::bridge::message::{Invocation, PROTOCOL};
+use host_core::bridge::message::PROTOCOL;
 use host_core::bridge::mounting::mount_entry;
 use host_core::bridge::mounts::MountTable;
 use host_core::capability::dispatch::{dispatch_with, SessionAnswers, Verdict};
 use host_core::capability::facts::FactsCache;
 use host_core::capability::services::Services;
+use host_core::capability::Call;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::store::{DataMode, Store};
@@ -24,8 +25,8 @@ use host_core::surface::serve::{serve, CachedServer, ServeContext};
 use serde_json::json;
 use support::{copy_dir, fixture, install};
 
-fn get(id: &str) -> Invocation {
-    Invocation {
+fn get(id: &str) -> Call {
+    Call {
         request_id: id.into(),
         capability: "lime.storage".into(),
         method: "get".into(),
@@ -140,7 +141,7 @@ fn grant_revoke_disable_and_uninstall_take_effect_on_the_next_cached_call() {
             &cache,
             &store,
             &profile,
-            &mount,
+            &mount.caller(),
             &get(&format!("r{n}")),
             "t",
             answers,

@@ -6,11 +6,11 @@ mod support;
 
 use std::path::Path;
 
-use host_core::bridge::message::Invocation;
 use host_core::bridge::mounting::mount_entry;
 use host_core::bridge::mounts::MountTable;
 use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
 use host_core::capability::services::Services;
+use host_core::capability::Call;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::store::Store;
@@ -19,8 +19,8 @@ use host_core::ErrorCode;
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
 
-fn call(id: &str, capability: &str, method: &str, args: Value) -> Invocation {
-    Invocation {
+fn call(id: &str, capability: &str, method: &str, args: Value) -> Call {
+    Call {
         request_id: id.into(),
         capability: capability.into(),
         method: method.into(),
@@ -61,14 +61,16 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         "set",
         json!({"key": "n:1", "value": {"t": "hi"}}),
     );
-    let Verdict::Allowed(proof) = dispatch(&store, &profile, &mount, &set, "t1", &mut answers)
+    let Verdict::Allowed(proof) =
+        dispatch(&store, &profile, &mount.caller(), &set, "t1", &mut answers)
     else {
         panic!("set should be allowed");
     };
     assert_eq!(proof.app(), "hello-app");
     services.call(&store, &proof, &set.args).unwrap();
     let get = call("r2", "lime.storage", "get", json!({"key": "n:1"}));
-    let Verdict::Allowed(proof) = dispatch(&store, &profile, &mount, &get, "t2", &mut answers)
+    let Verdict::Allowed(proof) =
+        dispatch(&store, &profile, &mount.caller(), &get, "t2", &mut answers)
     else {
         panic!("get should be allowed");
     };
@@ -80,13 +82,13 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
 
     // A revoked required permission makes the entry need setup: the next call is denied.
     assert!(store.revoke("hello-app", "notes_storage").unwrap());
-    match dispatch(&store, &profile, &mount, &get, "t3", &mut answers) {
+    match dispatch(&store, &profile, &mount.caller(), &get, "t3", &mut answers) {
         Verdict::Denied(e) => assert_eq!(e.cause_code, Some("entry.not_ready")),
         other => panic!("expected deny, got {other:?}"),
     }
     store.grant("hello-app", "notes_storage").unwrap();
     assert!(matches!(
-        dispatch(&store, &profile, &mount, &get, "t4", &mut answers),
+        dispatch(&store, &profile, &mount.caller(), &get, "t4", &mut answers),
         Verdict::Allowed(_)
     ));
 
@@ -99,12 +101,12 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         match dispatch(
             &store,
             &profile,
-            &mount,
+            &mount.caller(),
             &call("r9", cap, method, json!({})),
             "t",
             &mut answers,
         ) {
-            Verdict::Denied(e) => assert_eq!(e.code, code, "{cap}.{method}"),
+            Verdict::Denied(e) => assert_eq!(e.code.as_str(), code, "{cap}.{method}"),
             other => panic!("{cap}.{method}: {other:?}"),
         }
     }
@@ -112,7 +114,7 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
     match dispatch(
         &store,
         &HostProfile::current(),
-        &mount,
+        &mount.caller(),
         &get,
         "t",
         &mut answers,
@@ -126,8 +128,15 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         .get_mut("lime.storage")
         .unwrap()
         .available = false;
-    match dispatch(&store, &without_storage, &mount, &get, "t", &mut answers) {
-        Verdict::Denied(e) => assert_eq!(e.code, "APP_E001"),
+    match dispatch(
+        &store,
+        &without_storage,
+        &mount.caller(),
+        &get,
+        "t",
+        &mut answers,
+    ) {
+        Verdict::Denied(e) => assert_eq!(e.code.as_str(), "APP_E001"),
         other => panic!("{other:?}"),
     }
 
@@ -185,7 +194,7 @@ fn an_optional_permission_is_asked_at_first_use() {
     .unwrap();
     let mut answers = SessionAnswers::default();
     let get = call("r1", "lime.storage", "get", json!({"key": "a"}));
-    match dispatch(&store, &profile, &mount, &get, "t1", &mut answers) {
+    match dispatch(&store, &profile, &mount.caller(), &get, "t1", &mut answers) {
         Verdict::Ask(q) => {
             assert_eq!(q.permission.as_deref(), Some("notes_storage"));
             assert_eq!(
@@ -198,18 +207,18 @@ fn an_optional_permission_is_asked_at_first_use() {
     // Allow once: exactly one call passes.
     answers.allow_once.insert("notes_storage".into());
     assert!(matches!(
-        dispatch(&store, &profile, &mount, &get, "t2", &mut answers),
+        dispatch(&store, &profile, &mount.caller(), &get, "t2", &mut answers),
         Verdict::Allowed(_)
     ));
     assert!(matches!(
-        dispatch(&store, &profile, &mount, &get, "t3", &mut answers),
+        dispatch(&store, &profile, &mount.caller(), &get, "t3", &mut answers),
         Verdict::Ask(_)
     ));
     // Deny: denied without asking again for this mount.
     answers.denied.insert("notes_storage".into());
-    match dispatch(&store, &profile, &mount, &get, "t4", &mut answers) {
+    match dispatch(&store, &profile, &mount.caller(), &get, "t4", &mut answers) {
         Verdict::Denied(e) => {
-            assert_eq!(e.code, "APP_E002");
+            assert_eq!(e.code.as_str(), "APP_E002");
             assert_eq!(e.cause_code, Some("permission.denied"));
         }
         other => panic!("expected deny, got {other:?}"),
@@ -218,12 +227,12 @@ fn an_optional_permission_is_asked_at_first_use() {
     answers.denied.clear();
     store.grant("hello-app", "notes_storage").unwrap();
     assert!(matches!(
-        dispatch(&store, &profile, &mount, &get, "t5", &mut answers),
+        dispatch(&store, &profile, &mount.caller(), &get, "t5", &mut answers),
         Verdict::Allowed(_)
     ));
     store.revoke("hello-app", "notes_storage").unwrap();
     assert!(matches!(
-        dispatch(&store, &profile, &mount, &get, "t6", &mut answers),
+        dispatch(&store, &profile, &mount.caller(), &get, "t6", &mut answers),
         Verdict::Ask(_)
     ));
     let e = store.grant("hello-app", "no_such_permission").unwrap_err();
@@ -254,13 +263,13 @@ fn disabling_denies_the_next_call_and_mounting_checks_the_entry() {
     match dispatch(
         &store,
         &profile,
-        &mount,
+        &mount.caller(),
         &get,
         "t",
         &mut SessionAnswers::default(),
     ) {
         Verdict::Denied(e) => {
-            assert_eq!(e.code, "APP_E001");
+            assert_eq!(e.code.as_str(), "APP_E001");
             assert_eq!(e.cause_code, Some("entry.not_ready"));
         }
         other => panic!("{other:?}"),

@@ -8,11 +8,11 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use host_core::bridge::message::Invocation;
 use host_core::bridge::mounting::mount_entry;
 use host_core::bridge::mounts::{Mount, MountTable};
 use host_core::capability::dispatch::{dispatch, CallError, SessionAnswers, Verdict};
 use host_core::capability::services::Services;
+use host_core::capability::Call;
 use host_core::paths::DataDir;
 use host_core::profile::HostProfile;
 use host_core::readiness::Status;
@@ -89,14 +89,21 @@ impl Host {
         let store = self.store();
         let mount = self.mount(&store);
         self.n += 1;
-        let inv = Invocation {
+        let inv = Call {
             request_id: format!("r{}", self.n),
             capability: "lime.storage".into(),
             method: method.into(),
             args,
             options: Default::default(),
         };
-        match dispatch(&store, &self.profile, &mount, &inv, "t", &mut self.answers) {
+        match dispatch(
+            &store,
+            &self.profile,
+            &mount.caller(),
+            &inv,
+            "t",
+            &mut self.answers,
+        ) {
             Verdict::Allowed(proof) => self.services.call(&store, &proof, &inv.args),
             Verdict::Denied(e) => Err(e),
             Verdict::Ask(q) => panic!("unexpected prompt {q:?}"),
@@ -225,7 +232,7 @@ fn migrations_apply_on_first_use_and_an_update_applies_only_new_ones_keeping_dat
         .call("tableQuery", json!({"table": "lime_kv"}))
         .unwrap_err();
     assert_eq!(
-        (e.code, e.cause_code),
+        (e.code.as_str(), e.cause_code),
         ("APP_E900", Some("storage.undeclared_table"))
     );
 }
@@ -259,7 +266,7 @@ fn a_tampered_migration_file_is_refused_and_blocks_the_app() {
     assert!(tampered, "the migration was not found in a pack");
     let e = h.call("set", json!({"key": "k", "value": 1})).unwrap_err();
     assert_eq!(
-        (e.code, e.cause_code),
+        (e.code.as_str(), e.cause_code),
         ("APP_E202", Some("storage.migration_hash_mismatch"))
     );
     assert!(!h.has_table("notes"), "nothing of the batch ran");
@@ -289,14 +296,21 @@ fn a_tampered_migration_file_is_refused_and_blocks_the_app() {
     .unwrap_err();
     assert_eq!(e.code, host_core::ErrorCode::MountNotReady);
     let stale = h.table.all().next().cloned().unwrap();
-    let inv = Invocation {
+    let inv = Call {
         request_id: "late".into(),
         capability: "lime.storage".into(),
         method: "get".into(),
         args: json!({"key": "k"}),
         options: Default::default(),
     };
-    match dispatch(&store, &h.profile, &stale, &inv, "t", &mut h.answers) {
+    match dispatch(
+        &store,
+        &h.profile,
+        &stale.caller(),
+        &inv,
+        "t",
+        &mut h.answers,
+    ) {
         Verdict::Denied(e) => assert_eq!(e.cause_code, Some("entry.not_ready")),
         other => panic!("expected a denial, got {other:?}"),
     }
@@ -317,7 +331,7 @@ fn a_failed_migration_rolls_back_blocks_and_an_update_fixes_it() {
     h.install(&broken, InstallMode::Install);
     let e = h.call("tableQuery", json!({"table": "notes"})).unwrap_err();
     assert_eq!(
-        (e.code, e.cause_code),
+        (e.code.as_str(), e.cause_code),
         ("APP_E202", Some("storage.migration_failed"))
     );
     assert!(!h.has_table("notes") && !h.has_table("tags"), "rolled back");
@@ -357,7 +371,7 @@ fn hostile_sql_in_a_migration_is_refused_and_blocks() {
     let grants_before = h.store().grants("notes").unwrap();
     let e = h.call("get", json!({"key": "k"})).unwrap_err();
     assert_eq!(
-        (e.code, e.cause_code),
+        (e.code.as_str(), e.cause_code),
         ("APP_E202", Some("storage.migration_refused"))
     );
     assert_eq!(h.store().grants("notes").unwrap(), grants_before);
@@ -387,7 +401,7 @@ fn the_manifest_quota_bounds_the_app_database() {
         assert!(n < 64, "the quota never bit");
     };
     assert_eq!(
-        (e.code, e.cause_code),
+        (e.code.as_str(), e.cause_code),
         ("APP_E201", Some("storage.quota_exceeded"))
     );
     assert!(std::fs::metadata(h.storage_file()).unwrap().len() <= 64 * 1024);
@@ -395,5 +409,5 @@ fn the_manifest_quota_bounds_the_app_database() {
     let e = h
         .call("set", json!({"key": "more", "value": body}))
         .unwrap_err();
-    assert_eq!(e.code, "APP_E201");
+    assert_eq!(e.code.as_str(), "APP_E201");
 }

@@ -24,16 +24,18 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::message::{self, AppMessage, FrameIdentity, Invocation, Refusal, PROTOCOL, VERSION};
+use super::message::{self, AppMessage, Call, FrameIdentity, Refusal, PROTOCOL, VERSION};
 use super::mounting::mount_entry;
 use super::mounts::{CallRefused, Mount, MountTable};
 use super::wire::{
     BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, ThemeSnapshot,
 };
 use crate::capability::dispatch::{
-    dispatch_with, prompt_refused, CallError, PermissionQuestion, SessionAnswers, Verdict,
+    confirmation_key, dispatch_with, prompt_refused, CallError, PermissionQuestion, SessionAnswers,
+    Verdict,
 };
 use crate::capability::facts::FactsCache;
+use crate::capability::method::{Method, UiMethod};
 use crate::capability::registry;
 use crate::capability::services::{Reply, Services};
 use crate::error::HostResult;
@@ -154,7 +156,7 @@ pub struct Diagnostics {
 
 struct PendingPrompt {
     mount_id: String,
-    call: Invocation,
+    call: Call,
     permission: Option<String>,
     trace_id: String,
     kind: PromptKind,
@@ -402,7 +404,7 @@ impl BridgeHost {
                         request_id.as_deref(),
                         "lime.ui",
                         "navigate",
-                        "APP_E002",
+                        ErrorCode::PermissionDenied,
                         "not one of this app's routes",
                         Some("navigate.foreign_route"),
                     )]
@@ -430,7 +432,7 @@ impl BridgeHost {
                         request_id.as_deref(),
                         "lime.ui",
                         "openExternal",
-                        "APP_E002",
+                        ErrorCode::PermissionDenied,
                         "only http and https links can be opened",
                         Some("external.scheme"),
                     )]
@@ -454,7 +456,7 @@ impl BridgeHost {
                     Some(p) => {
                         self.table.end_call(mount_id, &target);
                         let e =
-                            error_for(&p.call, "HOST_E_CANCELLED", "the app cancelled this call");
+                            error_for(&p.call, ErrorCode::Cancelled, "the app cancelled this call");
                         vec![self.call_error(&mount, &target, &e)]
                     }
                     None => Vec::new(),
@@ -499,15 +501,16 @@ impl BridgeHost {
                 self.finish_call(store, &mount, p.call, &p.trace_id)
             }
             (Answer::AllowOnce | Answer::AllowAlways, None) => {
-                answers
-                    .confirmed_once
-                    .insert(format!("{}.{}", p.call.capability, p.call.method));
+                // A policy confirmation is only ever asked for an implemented method.
+                if let Some(spec) = registry::lookup(&p.call.capability, &p.call.method) {
+                    answers.confirmed_once.insert(confirmation_key(spec.method));
+                }
                 self.finish_call(store, &mount, p.call, &p.trace_id)
             }
         }
     }
 
-    fn invoke(&mut self, store: &Store, mount: &Mount, call: Invocation) -> Vec<Outgoing> {
+    fn invoke(&mut self, store: &Store, mount: &Mount, call: Call) -> Vec<Outgoing> {
         match self.table.begin_call(&mount.mount_id, &call.request_id) {
             Ok(()) => {}
             Err(CallRefused::UnknownMount) => return Vec::new(),
@@ -517,7 +520,7 @@ impl BridgeHost {
                     Some(&call.request_id),
                     &call.capability,
                     &call.method,
-                    "HOST_E_DUPLICATE_REQUEST",
+                    ErrorCode::DuplicateRequest,
                     "a call with this requestId is already in flight",
                     None,
                 )]
@@ -525,7 +528,7 @@ impl BridgeHost {
             Err(CallRefused::RateLimited) => {
                 let mut e = error_for(
                     &call,
-                    "HOST_E_RATE_LIMITED",
+                    ErrorCode::RateLimited,
                     "too many calls in flight for this frame",
                 );
                 e.retryable = true;
@@ -540,7 +543,7 @@ impl BridgeHost {
         &mut self,
         store: &Store,
         mount: &Mount,
-        call: Invocation,
+        call: Call,
         trace_id: &str,
     ) -> Vec<Outgoing> {
         let answers = self.answers.entry(mount.mount_id.clone()).or_default();
@@ -548,7 +551,7 @@ impl BridgeHost {
             &self.facts,
             store,
             &self.profile,
-            mount,
+            &mount.caller(),
             &call,
             trace_id,
             answers,
@@ -556,10 +559,9 @@ impl BridgeHost {
         match verdict {
             Verdict::Allowed(proof) => {
                 self.executions += 1;
-                let result = if proof.capability() == "lime.ui" {
-                    self.ui_call(store, mount, &proof, &call).map(Reply::value)
-                } else {
-                    self.services.call_with(store, &proof, &call.args)
+                let result = match proof.method() {
+                    Method::Ui(m) => Ok(Reply::value(self.ui_call(store, mount, m))),
+                    _ => self.services.call_with(store, &proof, &call.args),
                 };
                 if let Ok(Reply {
                     effect: Some(effect),
@@ -588,7 +590,7 @@ impl BridgeHost {
                     self.table.end_call(&mount.mount_id, &call.request_id);
                     let mut e = error_for(
                         &call,
-                        "HOST_E_RATE_LIMITED",
+                        ErrorCode::RateLimited,
                         "too many permission prompts are waiting",
                     );
                     e.retryable = true;
@@ -614,23 +616,16 @@ impl BridgeHost {
         }
     }
 
-    /// `lime.ui` methods answered from the host's own state.
-    fn ui_call(
-        &self,
-        store: &Store,
-        mount: &Mount,
-        proof: &crate::capability::dispatch::Allowed,
-        call: &Invocation,
-    ) -> Result<Value, CallError> {
-        match proof.method() {
-            "getSnapshot" => Ok(self.snapshot(store, mount)),
-            "getLocale" => Ok(serde_json::to_value(LocaleInfo {
+    /// `lime.ui` methods, answered from the host's own state once the choke point allowed them.
+    fn ui_call(&self, store: &Store, mount: &Mount, method: UiMethod) -> Value {
+        match method {
+            UiMethod::GetSnapshot => self.snapshot(store, mount),
+            UiMethod::GetLocale => serde_json::to_value(LocaleInfo {
                 locale: self.env.locale.clone(),
                 timezone: self.env.timezone.clone(),
             })
-            .unwrap_or(Value::Null)),
-            "getTheme" => Ok(self.theme_payload()),
-            _ => Err(error_for(call, "APP_E001", "unknown lime.ui method")),
+            .unwrap_or(Value::Null),
+            UiMethod::GetTheme => self.theme_payload(),
         }
     }
 
@@ -711,7 +706,7 @@ impl BridgeHost {
         request_id: Option<&str>,
         capability: &str,
         method: &str,
-        code: &'static str,
+        code: ErrorCode,
         message: &str,
         cause: Option<&'static str>,
     ) -> Outgoing {
@@ -764,7 +759,7 @@ impl BridgeHost {
     }
 }
 
-fn error_for(call: &Invocation, code: &'static str, message: &str) -> CallError {
+fn error_for(call: &Call, code: ErrorCode, message: &str) -> CallError {
     CallError {
         code,
         message: message.to_owned(),

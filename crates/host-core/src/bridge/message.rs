@@ -33,16 +33,8 @@ pub struct FrameIdentity<'a> {
 
 pub use super::wire::ToastLevel;
 
-/// A `capability:invoke` call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Invocation {
-    pub request_id: String,
-    pub capability: String,
-    pub method: String,
-    pub args: Value,
-    pub options: Map<String, Value>,
-}
+/// A `capability:invoke` call: the decoder builds the choke point's transport-free [`Call`].
+pub use crate::capability::Call;
 
 /// What `host:download` offers: exactly one of an artifact of the app's own, or bytes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,7 +77,7 @@ pub enum AppMessage {
         mime_type: Option<String>,
     },
     #[serde(rename = "capability:invoke")]
-    Invoke(Invocation),
+    Invoke(Call),
     /// `capability:cancel {requestId}`: AppHost's documented extension.
     #[serde(rename = "capability:cancel")]
     Cancel {
@@ -329,7 +321,7 @@ pub fn decode(
                 Some(Value::Object(o)) => o.clone(),
                 Some(_) => return Err(Refusal::InvalidPayload),
             };
-            AppMessage::Invoke(Invocation {
+            AppMessage::Invoke(Call {
                 request_id,
                 capability,
                 method,

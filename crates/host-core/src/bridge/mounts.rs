@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
+use crate::capability::Caller;
 use crate::error::{ErrorCode, HostError, HostResult};
 
 /// Most calls one mount may have in flight at once.
@@ -43,6 +44,21 @@ pub struct Mount {
     /// `lime.events` topics this frame subscribed to: they die with the mount.
     #[serde(skip)]
     subscriptions: BTreeSet<String>,
+}
+
+impl Mount {
+    /// The choke point's view of this frame: which app entry calls, at which version (the
+    /// mount id is its session, for the audit record).
+    pub fn caller(&self) -> Caller {
+        Caller {
+            app_id: self.app_id.clone(),
+            entry_key: self.entry_key.clone(),
+            version: self.version.clone(),
+            session_id: self.mount_id.clone(),
+            package_hash: self.package_hash.clone(),
+            manifest_hash: self.manifest_hash.clone(),
+        }
+    }
 }
 
 /// Everything a new mount needs; the table adds the id and the runtime state.

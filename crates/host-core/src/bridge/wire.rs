@@ -203,56 +203,9 @@ pub struct ResponsePayload {
     pub evidence_id: Option<String>,
 }
 
-macro_rules! error_codes {
-    ($( $(#[$doc:meta])* $variant:ident = $text:literal, )*) => {
-        /// Every `code` a `host:error` (or the SDK itself) can carry: the standard's `APP_E…`
-        /// codes AppHost uses and its own bridge-level `HOST_E_…` codes (docs/bridge-protocol.md §6).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-        pub enum ErrorCode { $( $(#[$doc])* #[serde(rename = $text)] $variant, )* }
-        impl ErrorCode {
-            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
-            pub fn as_str(self) -> &'static str {
-                match self { $(ErrorCode::$variant => $text,)* }
-            }
-            pub fn parse(s: &str) -> Option<ErrorCode> {
-                ErrorCode::ALL.iter().copied().find(|c| c.as_str() == s)
-            }
-        }
-    };
-}
-
-error_codes! {
-    /// CAPABILITY_NOT_AVAILABLE: not implemented here, or the entry is not ready.
-    CapabilityNotAvailable = "APP_E001",
-    /// PERMISSION_DENIED: not declared, not granted, denied by the user or by policy.
-    PermissionDenied = "APP_E002",
-    /// SECRET_NOT_BOUND: the secret slot is declared but the user has bound no value to it.
-    SecretNotBound = "APP_E011",
-    /// MODEL_NOT_CONFIGURED (AppHost extension in the standard's configuration range): no
-    /// model is set up, so `lime.agent` cannot start or retry a task (`agent.needs_setup`).
-    ModelNotConfigured = "APP_E012",
-    /// STORAGE_QUOTA_EXCEEDED.
-    StorageQuotaExceeded = "APP_E201",
-    /// STORAGE_MIGRATION_REQUIRED: the version's reviewed migrations could not be applied; the
-    /// app is blocked until an update or rollback (`causeCode` `storage.migration_*`).
-    StorageMigrationRequired = "APP_E202",
-    /// STORAGE_SCHEMA_MISMATCH: a declared table or a column is not in the app's database.
-    StorageSchemaMismatch = "APP_E203",
-    /// Invalid arguments (`causeCode` says which).
-    InvalidArgument = "APP_E900",
-    /// NOT_FOUND (AppHost extension): no artifact or evidence record with this id in the app.
-    NotFound = "APP_E904",
-    /// The host failed (storage I/O, audit log unavailable); retryable.
-    UnknownError = "APP_E999",
-    /// Too many calls in flight on this frame, or too many prompts waiting; retryable.
-    RateLimited = "HOST_E_RATE_LIMITED",
-    /// A call with this `requestId` is already in flight.
-    DuplicateRequest = "HOST_E_DUPLICATE_REQUEST",
-    /// The call's deadline passed (SDK side); retryable.
-    Timeout = "HOST_E_TIMEOUT",
-    /// The app cancelled the call.
-    Cancelled = "HOST_E_CANCELLED",
-}
+/// The error codes live with the choke point that produces them (`capability/code.rs`); the
+/// schema and the SDK's types are generated from them here.
+pub use crate::capability::code::ErrorCode;
 
 /// `host:error`: how a call failed. Built by `capability::dispatch::CallError`, whose schema
 /// this is.

@@ -9,6 +9,8 @@
 
 use serde::Serialize;
 
+use super::code::ErrorCode;
+
 /// The readiness of the calling entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -100,10 +102,15 @@ impl DenyReason {
         }
     }
     /// The standard's code (`APP_E001` CAPABILITY_NOT_AVAILABLE, `APP_E002` PERMISSION_DENIED).
-    pub fn app_code(self) -> &'static str {
+    pub fn app_code(self) -> ErrorCode {
         match self {
-            DenyReason::CapabilityNotAvailable | DenyReason::EntryNotReady => "APP_E001",
-            _ => "APP_E002",
+            DenyReason::CapabilityNotAvailable | DenyReason::EntryNotReady => {
+                ErrorCode::CapabilityNotAvailable
+            }
+            DenyReason::CapabilityNotDeclared
+            | DenyReason::PermissionNotDeclared
+            | DenyReason::PermissionDenied
+            | DenyReason::PolicyDenied => ErrorCode::PermissionDenied,
         }
     }
 }
@@ -263,7 +270,7 @@ mod tests {
             }),
             Decision::Ask(AskReason::PolicyConfirmation)
         );
-        assert_eq!(DenyReason::EntryNotReady.app_code(), "APP_E001");
-        assert_eq!(DenyReason::PermissionDenied.app_code(), "APP_E002");
+        assert_eq!(DenyReason::EntryNotReady.app_code().as_str(), "APP_E001");
+        assert_eq!(DenyReason::PermissionDenied.app_code().as_str(), "APP_E002");
     }
 }

@@ -16,13 +16,14 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::call::{Call, Caller};
+use super::code::ErrorCode;
 use super::decision::{
     decide, AskReason, CallFacts, Decision, DenyReason, EntryState, GrantState, PermissionFact,
 };
 use super::facts::FactsCache;
+use super::method::{ArtifactsMethod, Capability, Method};
 use super::registry::{self, MethodSpec};
-use crate::bridge::message::Invocation;
-use crate::bridge::mounts::Mount;
 use crate::profile::HostProfile;
 use crate::store::{ActiveApp, Store};
 
@@ -32,8 +33,7 @@ pub struct Allowed {
     app: String,
     version: String,
     entry: String,
-    capability: String,
-    method: String,
+    method: Method,
     request_id: String,
     trace_id: String,
     package_hash: String,
@@ -57,11 +57,11 @@ impl Allowed {
     pub fn entry(&self) -> &str {
         &self.entry
     }
-    pub fn capability(&self) -> &str {
-        &self.capability
+    pub fn capability(&self) -> Capability {
+        self.method.capability()
     }
-    pub fn method(&self) -> &str {
-        &self.method
+    pub fn method(&self) -> Method {
+        self.method
     }
     pub fn request_id(&self) -> &str {
         &self.request_id
@@ -92,7 +92,7 @@ impl Allowed {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallError {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause_code: Option<&'static str>,
@@ -123,6 +123,11 @@ pub enum Verdict {
     Denied(CallError),
 }
 
+/// The key of a policy confirmation for `method` in [`SessionAnswers::confirmed_once`].
+pub fn confirmation_key(method: Method) -> String {
+    format!("{}.{}", method.capability(), method.as_str())
+}
+
 /// Per-session answers the user gave to prompts (allow once, deny): kept by the caller for the
 /// life of a mount, never persisted. "Allow always" is a grant in the store instead.
 #[derive(Debug, Clone, Default)]
@@ -140,8 +145,8 @@ pub struct SessionAnswers {
 pub fn dispatch(
     store: &Store,
     profile: &HostProfile,
-    mount: &Mount,
-    call: &Invocation,
+    caller: &Caller,
+    call: &Call,
     trace_id: &str,
     answers: &mut SessionAnswers,
 ) -> Verdict {
@@ -149,7 +154,7 @@ pub fn dispatch(
         &FactsCache::new(),
         store,
         profile,
-        mount,
+        caller,
         call,
         trace_id,
         answers,
@@ -162,18 +167,18 @@ pub fn dispatch_with(
     cache: &FactsCache,
     store: &Store,
     profile: &HostProfile,
-    mount: &Mount,
-    call: &Invocation,
+    caller: &Caller,
+    call: &Call,
     trace_id: &str,
     answers: &mut SessionAnswers,
 ) -> Verdict {
     let spec = registry::lookup(&call.capability, &call.method);
     let stamp = cache.validate(store);
-    let app = cache.active_app(store, &mount.app_id).ok();
+    let app = cache.active_app(store, &caller.app_id).ok();
     let facts = gather(
         profile,
-        mount,
-        call,
+        caller,
+        &call.capability,
         spec,
         app.as_deref(),
         (cache, store),
@@ -192,20 +197,18 @@ pub fn dispatch_with(
         ),
         Decision::Deny(r) => ("deny", Some(r.as_str())),
     };
-    let version = app.as_ref().map_or(mount.version.as_str(), |a| &a.version);
+    let version = app.as_ref().map_or(caller.version.as_str(), |a| &a.version);
     let details = json!({
-        "entryKey": mount.entry_key, "capability": call.capability, "method": call.method,
+        "entryKey": caller.entry_key, "capability": call.capability, "method": call.method,
         "decision": decision_str, "reason": reason_str, "requestId": call.request_id,
-        "traceId": trace_id, "mountId": mount.mount_id,
+        "traceId": trace_id, "mountId": caller.session_id,
         "packageHash": app.as_ref().map(|a| a.package_hash.as_str()),
         "manifestHash": app.as_ref().map(|a| a.manifest_hash.as_str()),
         "permission": permission,
     });
     // The bridge's connection commits audit records with synchronous=NORMAL; the record of an
     // allowed call whose effect is fsynced is fsynced too (`store::durability`).
-    let audit = if decision == Decision::Allow
-        && registry::has_fsynced_effect(&call.capability, &call.method)
-    {
+    let audit = if decision == Decision::Allow && spec.is_some_and(|s| s.fsynced_effect) {
         Store::record_audit_durably
     } else {
         Store::record_audit
@@ -213,7 +216,7 @@ pub fn dispatch_with(
     if let Err(e) = audit(
         store,
         "capability.call",
-        Some(&mount.app_id),
+        Some(&caller.app_id),
         Some(version),
         &details,
     ) {
@@ -221,7 +224,7 @@ pub fn dispatch_with(
         tracing::warn!(error = %e.message, "cannot write the audit log; refusing the call");
         return Verdict::Denied(error(
             call,
-            "APP_E999",
+            ErrorCode::UnknownError,
             "the host could not record this call",
             None,
             true,
@@ -231,23 +234,31 @@ pub fn dispatch_with(
         // The audit record changes no fact: the cached ones stay valid.
         cache.after_own_write(store, stamp);
     }
-    match (decision, app) {
-        (Decision::Allow, Some(app)) => {
-            let artifacts_readable = call.capability == "lime.artifacts"
-                || (call.capability == "lime.evidence"
-                    && artifacts_readable(profile, mount, &app, (cache, store), answers));
+    match (decision, app, spec) {
+        (Decision::Allow, Some(app), Some(spec)) => {
+            let artifacts_readable = match spec.capability() {
+                Capability::Artifacts => true,
+                Capability::Evidence => {
+                    artifacts_readable(profile, caller, &app, (cache, store), answers)
+                }
+                Capability::Ui
+                | Capability::Storage
+                | Capability::Secrets
+                | Capability::Events
+                | Capability::Policy
+                | Capability::Agent => false,
+            };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);
             }
             answers
                 .confirmed_once
-                .remove(&format!("{}.{}", call.capability, call.method));
+                .remove(&confirmation_key(spec.method));
             Verdict::Allowed(Allowed {
                 app: app.name.clone(),
                 version: app.version.clone(),
-                entry: mount.entry_key.clone(),
-                capability: call.capability.clone(),
-                method: call.method.clone(),
+                entry: caller.entry_key.clone(),
+                method: spec.method,
                 request_id: call.request_id.clone(),
                 trace_id: trace_id.to_owned(),
                 package_hash: app.package_hash.clone(),
@@ -256,21 +267,22 @@ pub fn dispatch_with(
                 artifacts_readable,
             })
         }
-        (Decision::Allow, None) => Verdict::Denied(error(
+        // An allow needs an app and an implemented method (`decide` denies without them).
+        (Decision::Allow, _, _) => Verdict::Denied(error(
             call,
             DenyReason::EntryNotReady.app_code(),
             "the app is not installed",
             Some(DenyReason::EntryNotReady.as_str()),
             false,
         )),
-        (Decision::Ask(ask_reason), app) => {
+        (Decision::Ask(ask_reason), app, _) => {
             let reason = app
                 .as_ref()
                 .zip(permission.as_ref())
                 .and_then(|(a, p)| permission_field(a, p, "reason"));
             Verdict::Ask(PermissionQuestion {
-                app_id: mount.app_id.clone(),
-                entry_key: mount.entry_key.clone(),
+                app_id: caller.app_id.clone(),
+                entry_key: caller.entry_key.clone(),
                 capability: call.capability.clone(),
                 method: call.method.clone(),
                 permission,
@@ -278,7 +290,7 @@ pub fn dispatch_with(
                 ask_reason,
             })
         }
-        (Decision::Deny(r), _) => Verdict::Denied(error(
+        (Decision::Deny(r), _, _) => Verdict::Denied(error(
             call,
             r.app_code(),
             &deny_message(r, call),
@@ -293,28 +305,21 @@ pub fn dispatch_with(
 /// for exactly one artifacts call). Not audited: it executes nothing by itself.
 fn artifacts_readable(
     profile: &HostProfile,
-    mount: &Mount,
+    caller: &Caller,
     app: &ActiveApp,
     facts: (&FactsCache, &Store),
     answers: &SessionAnswers,
 ) -> bool {
-    let probe = Invocation {
-        request_id: String::new(),
-        capability: "lime.artifacts".to_owned(),
-        method: "read".to_owned(),
-        args: Value::Null,
-        options: Default::default(),
-    };
+    let read = Method::Artifacts(ArtifactsMethod::Read);
     let only_denials = SessionAnswers {
         denied: answers.denied.clone(),
         ..SessionAnswers::default()
     };
-    let spec = registry::lookup(&probe.capability, &probe.method);
     let (facts, _) = gather(
         profile,
-        mount,
-        &probe,
-        spec,
+        caller,
+        read.capability().as_str(),
+        registry::spec(read),
         Some(app),
         facts,
         &only_denials,
@@ -323,10 +328,10 @@ fn artifacts_readable(
 }
 
 /// Turns an unanswered or refused prompt into the call's `host:error`.
-pub fn prompt_refused(call: &Invocation) -> CallError {
+pub fn prompt_refused(call: &Call) -> CallError {
     error(
         call,
-        "APP_E002",
+        ErrorCode::PermissionDenied,
         "the user did not allow this",
         Some(DenyReason::PermissionDenied.as_str()),
         false,
@@ -334,8 +339,8 @@ pub fn prompt_refused(call: &Invocation) -> CallError {
 }
 
 fn error(
-    call: &Invocation,
-    code: &'static str,
+    call: &Call,
+    code: ErrorCode,
     message: &str,
     cause: Option<&'static str>,
     retryable: bool,
@@ -350,7 +355,7 @@ fn error(
     }
 }
 
-fn deny_message(r: DenyReason, call: &Invocation) -> String {
+fn deny_message(r: DenyReason, call: &Call) -> String {
     let what = format!("{}.{}", call.capability, call.method);
     match r {
         DenyReason::CapabilityNotAvailable => format!("{what} is not available in this host"),
@@ -369,10 +374,12 @@ fn deny_message(r: DenyReason, call: &Invocation) -> String {
     }
 }
 
+/// The facts of a call of `capability` (the name as called) with `spec` (`None`: not
+/// implemented here) from `caller`.
 fn gather(
     profile: &HostProfile,
-    mount: &Mount,
-    call: &Invocation,
+    caller: &Caller,
+    capability: &str,
     spec: Option<&MethodSpec>,
     app: Option<&ActiveApp>,
     (cache, store): (&FactsCache, &Store),
@@ -381,7 +388,7 @@ fn gather(
     let available = spec.is_some()
         && profile
             .capabilities
-            .get(&call.capability)
+            .get(capability)
             .is_some_and(|c| c.available);
     let Some(app) = app else {
         return (
@@ -395,18 +402,18 @@ fn gather(
             None,
         );
     };
-    let declared = declares_capability(app, &mount.entry_key, &call.capability);
+    let declared = declares_capability(app, &caller.entry_key, capability);
     let entry = if !app.enabled {
         EntryState::Disabled
-    } else if app.version != mount.version {
+    } else if app.version != caller.version {
         // The mount shows a version that is no longer active (update or rollback): stale.
         EntryState::Blocked
     } else {
-        cache.entry_state(store, profile, app, &mount.entry_key)
+        cache.entry_state(store, profile, app, &caller.entry_key)
     };
     let (permission, key) = match spec.and_then(|s| s.scope) {
         None => (PermissionFact::NotNeeded, None),
-        Some(scope) => match covering_permission(app, &mount.entry_key, scope) {
+        Some(scope) => match covering_permission(app, &caller.entry_key, scope) {
             None => (PermissionFact::Undeclared, None),
             Some(key) => {
                 let state = if answers.denied.contains(&key) {
@@ -422,9 +429,7 @@ fn gather(
     };
     let mut policy = spec.map_or(super::decision::PolicyVerdict::Deny, |s| s.policy);
     if policy == super::decision::PolicyVerdict::Ask
-        && answers
-            .confirmed_once
-            .contains(&format!("{}.{}", call.capability, call.method))
+        && spec.is_some_and(|s| answers.confirmed_once.contains(&confirmation_key(s.method)))
     {
         policy = super::decision::PolicyVerdict::Allow;
     }

@@ -1,106 +1,152 @@
 //! Which capability methods this host implements, the permission scope each one needs, and the
 //! host policy for it. A method that is not listed here does not exist for apps: it is answered
-//! `APP_E001` CAPABILITY_NOT_AVAILABLE, never with mock data.
+//! `APP_E001` CAPABILITY_NOT_AVAILABLE, never with mock data. [`lookup`] is where a call's
+//! capability and method names are parsed into a [`Method`], once.
 
 use super::decision::PolicyVerdict;
+use super::method::{
+    AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
+    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, UiMethod as Ui,
+};
 
 /// One method an app may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MethodSpec {
-    pub capability: &'static str,
-    pub method: &'static str,
+    pub method: Method,
     /// The `permissions[].scope` a declared, granted permission must have; `None` when the
     /// capability declaration alone is enough.
     pub scope: Option<&'static str>,
     pub policy: PolicyVerdict,
+    /// Whether the method's effect is fsynced when it commits (artifacts and evidence are
+    /// records an app and its user rely on; `lime.storage` commits with `synchronous=NORMAL`
+    /// like the bridge's audit records). Their audit record is fsynced too, before the effect
+    /// runs, so the effect is never on disk without it (`store::durability`).
+    pub fsynced_effect: bool,
 }
 
-const fn m(
-    capability: &'static str,
-    method: &'static str,
-    scope: Option<&'static str>,
-    policy: PolicyVerdict,
-) -> MethodSpec {
-    MethodSpec {
-        capability,
-        method,
-        scope,
-        policy,
+impl MethodSpec {
+    pub fn capability(&self) -> Capability {
+        self.method.capability()
     }
 }
 
+const fn m(method: Method, scope: Option<&'static str>, policy: PolicyVerdict) -> MethodSpec {
+    MethodSpec {
+        method,
+        scope,
+        policy,
+        fsynced_effect: false,
+    }
+}
+
+const fn fsynced(spec: MethodSpec) -> MethodSpec {
+    MethodSpec {
+        fsynced_effect: true,
+        ..spec
+    }
+}
+
+use Method as M;
 use PolicyVerdict::Allow;
+
+const STORAGE: Option<&str> = Some("storage");
+const ARTIFACT: Option<&str> = Some("artifact");
 
 /// The implemented methods.
 pub const METHODS: &[MethodSpec] = &[
-    m("lime.ui", "getSnapshot", None, Allow),
-    m("lime.ui", "getLocale", None, Allow),
-    m("lime.ui", "getTheme", None, Allow),
-    m("lime.storage", "get", Some("storage"), Allow),
-    m("lime.storage", "set", Some("storage"), Allow),
-    m("lime.storage", "delete", Some("storage"), Allow),
-    m("lime.storage", "list", Some("storage"), Allow),
+    m(M::Ui(Ui::GetSnapshot), None, Allow),
+    m(M::Ui(Ui::GetLocale), None, Allow),
+    m(M::Ui(Ui::GetTheme), None, Allow),
+    m(M::Storage(St::Get), STORAGE, Allow),
+    m(M::Storage(St::Set), STORAGE, Allow),
+    m(M::Storage(St::Delete), STORAGE, Allow),
+    m(M::Storage(St::List), STORAGE, Allow),
     // lime.secrets, lime.events, lime.policy: opaque refs to bound secret slots; publish /
     // subscribe between the mounted entries of one app; asking for an optional permission.
-    m("lime.secrets", "getRef", None, Allow),
-    m("lime.events", "publish", None, Allow),
-    m("lime.events", "subscribe", None, Allow),
-    m("lime.events", "unsubscribe", None, Allow),
-    m("lime.policy", "requestPermission", None, Allow),
+    m(M::Secrets(Se::GetRef), None, Allow),
+    m(M::Events(Ev::Publish), None, Allow),
+    m(M::Events(Ev::Subscribe), None, Allow),
+    m(M::Events(Ev::Unsubscribe), None, Allow),
+    m(M::Policy(Po::RequestPermission), None, Allow),
     // lime.artifacts: the app's own deliverables; a granted permission of scope `artifact`.
-    m("lime.artifacts", "create", Some("artifact"), Allow),
-    m("lime.artifacts", "read", Some("artifact"), Allow),
-    m("lime.artifacts", "list", Some("artifact"), Allow),
-    m("lime.artifacts", "delete", Some("artifact"), Allow),
+    fsynced(m(M::Artifacts(Ar::Create), ARTIFACT, Allow)),
+    m(M::Artifacts(Ar::Read), ARTIFACT, Allow),
+    m(M::Artifacts(Ar::List), ARTIFACT, Allow),
+    fsynced(m(M::Artifacts(Ar::Delete), ARTIFACT, Allow)),
     // lime.evidence: the app's own evidence trail. The standard's permission scopes have no
     // evidence scope, so declaring the capability is enough (records stay in the app's area).
-    m("lime.evidence", "record", None, Allow),
-    m("lime.evidence", "list", None, Allow),
-    m("lime.evidence", "export", None, Allow),
+    fsynced(m(M::Evidence(Ed::Record), None, Allow)),
+    m(M::Evidence(Ed::List), None, Allow),
+    m(M::Evidence(Ed::Export), None, Allow),
     // lime.storage row methods on the tables storage/schema.json declares.
-    m("lime.storage", "tableGet", Some("storage"), Allow),
-    m("lime.storage", "tableQuery", Some("storage"), Allow),
-    m("lime.storage", "tableInsert", Some("storage"), Allow),
-    m("lime.storage", "tableUpdate", Some("storage"), Allow),
-    m("lime.storage", "tableDelete", Some("storage"), Allow),
+    m(M::Storage(St::TableGet), STORAGE, Allow),
+    m(M::Storage(St::TableQuery), STORAGE, Allow),
+    m(M::Storage(St::TableInsert), STORAGE, Allow),
+    m(M::Storage(St::TableUpdate), STORAGE, Allow),
+    m(M::Storage(St::TableDelete), STORAGE, Allow),
     // lime.agent: the app's own agent tasks (runtime-core `agent_task`); the capability
     // declaration is enough (the model tools act only inside the app's own data area), and
     // readiness is `needs-setup` while no model is configured.
-    m("lime.agent", "startTask", None, Allow),
-    m("lime.agent", "getTask", None, Allow),
-    m("lime.agent", "listTasks", None, Allow),
-    m("lime.agent", "cancelTask", None, Allow),
-    m("lime.agent", "retryTask", None, Allow),
-    m("lime.agent", "respondAction", None, Allow),
-    m("lime.agent", "getTaskEvents", None, Allow),
-    m("lime.agent", "watchTask", None, Allow),
+    m(M::Agent(Ag::StartTask), None, Allow),
+    m(M::Agent(Ag::GetTask), None, Allow),
+    m(M::Agent(Ag::ListTasks), None, Allow),
+    m(M::Agent(Ag::CancelTask), None, Allow),
+    m(M::Agent(Ag::RetryTask), None, Allow),
+    m(M::Agent(Ag::RespondAction), None, Allow),
+    m(M::Agent(Ag::GetTaskEvents), None, Allow),
+    m(M::Agent(Ag::WatchTask), None, Allow),
 ];
 
-/// The spec of `capability.method`, if this host implements it.
+/// The spec of `capability.method`, if this host implements it: the one place a call's names
+/// become a [`Method`].
 pub fn lookup(capability: &str, method: &str) -> Option<&'static MethodSpec> {
+    let capability = Capability::parse(capability)?;
     METHODS
         .iter()
-        .find(|s| s.capability == capability && s.method == method)
+        .find(|s| s.capability() == capability && s.method.as_str() == method)
 }
 
-/// Whether this host implements at least one method of `capability`.
+/// The spec of a method (every [`Method`] has one: `tests::every_method_is_registered_once`).
+pub fn spec(method: Method) -> Option<&'static MethodSpec> {
+    METHODS.iter().find(|s| s.method == method)
+}
+
+/// Whether this host implements at least one method of `capability` (every [`Capability`]).
 pub fn implements(capability: &str) -> bool {
-    METHODS.iter().any(|s| s.capability == capability)
+    Capability::parse(capability).is_some()
 }
 
-/// Methods whose effect is fsynced when it commits (artifacts and evidence are records an app
-/// and its user rely on; `lime.storage` commits with `synchronous=NORMAL` like the bridge's
-/// audit records). Their audit record is fsynced too, before the effect runs, so the effect is
-/// never on disk without it (`store::durability`).
-const FSYNCED_EFFECTS: &[(&str, &str)] = &[
-    ("lime.artifacts", "create"),
-    ("lime.artifacts", "delete"),
-    ("lime.evidence", "record"),
-];
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Whether an allowed call of `capability.method` has an fsynced effect (see [`FSYNCED_EFFECTS`]).
-pub fn has_fsynced_effect(capability: &str, method: &str) -> bool {
-    FSYNCED_EFFECTS
-        .iter()
-        .any(|(c, m)| *c == capability && *m == method)
+    #[test]
+    fn every_method_is_registered_once() {
+        for method in Method::all() {
+            assert_eq!(
+                METHODS.iter().filter(|s| s.method == method).count(),
+                1,
+                "{method:?}"
+            );
+            let found = lookup(method.capability().as_str(), method.as_str());
+            assert_eq!(found.map(|s| s.method), Some(method));
+        }
+        assert_eq!(METHODS.len(), Method::all().count());
+        assert!(lookup("lime.storage", "tableget").is_none());
+        assert!(lookup("lime.files", "read").is_none());
+        assert!(lookup("lime.ui", "set").is_none());
+        let fsynced: Vec<Method> = METHODS
+            .iter()
+            .filter(|s| s.fsynced_effect)
+            .map(|s| s.method)
+            .collect();
+        assert_eq!(
+            fsynced,
+            [
+                M::Artifacts(Ar::Create),
+                M::Artifacts(Ar::Delete),
+                M::Evidence(Ed::Record)
+            ]
+        );
+    }
 }

@@ -23,8 +23,9 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::{BridgeHost, Outgoing};
-use crate::bridge::message::{DownloadSource, Invocation};
+use crate::bridge::message::{Call, DownloadSource};
 use crate::bridge::mounts::{CallRefused, Mount};
+use crate::capability::code::ErrorCode as CallCode;
 use crate::capability::dispatch::{dispatch_with, Allowed, CallError, Verdict};
 use crate::downloads::{sanitize_file_name, save_new_file, FALLBACK_NAME, MAX_DOWNLOAD_BYTES};
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -58,7 +59,7 @@ impl BridgeHost {
         file_name: Option<String>,
         mime_type: Option<String>,
     ) -> Vec<Outgoing> {
-        let fail = |host: &Self, code: &'static str, message: &str, cause: Option<&'static str>| {
+        let fail = |host: &Self, code: CallCode, message: &str, cause: Option<&'static str>| {
             host.post_error(
                 mount,
                 Some(&request_id),
@@ -75,7 +76,7 @@ impl BridgeHost {
             Err(CallRefused::DuplicateRequest) => {
                 return vec![fail(
                     self,
-                    "HOST_E_DUPLICATE_REQUEST",
+                    CallCode::DuplicateRequest,
                     "a call with this requestId is already in flight",
                     None,
                 )]
@@ -122,7 +123,7 @@ impl BridgeHost {
                         mime_type.unwrap_or_else(|| "application/octet-stream".to_owned()),
                     )),
                     Err(_) => Err(CallError {
-                        code: "APP_E900",
+                        code: CallCode::InvalidArgument,
                         message: "args.base64 is not valid base64 (standard alphabet, padded)"
                             .to_owned(),
                         cause_code: Some("download.invalid_argument"),
@@ -148,7 +149,7 @@ impl BridgeHost {
             self.table.end_call(&mount.mount_id, &request_id);
             return vec![fail(
                 self,
-                "APP_E900",
+                CallCode::InvalidArgument,
                 "args.mimeType must look like type/subtype",
                 Some("download.invalid_argument"),
             )];
@@ -291,7 +292,7 @@ impl BridgeHost {
         request_id: &str,
         id: &str,
     ) -> Result<Allowed, CallError> {
-        let call = Invocation {
+        let call = Call {
             request_id: request_id.to_owned(),
             capability: "lime.artifacts".to_owned(),
             method: "read".to_owned(),
@@ -304,7 +305,7 @@ impl BridgeHost {
             &self.facts,
             store,
             &self.profile,
-            mount,
+            &mount.caller(),
             &call,
             &trace_id,
             answers,
@@ -312,7 +313,7 @@ impl BridgeHost {
             Verdict::Allowed(proof) => Ok(proof),
             Verdict::Denied(e) => Err(e),
             Verdict::Ask(_) => Err(CallError {
-                code: "APP_E002",
+                code: CallCode::PermissionDenied,
                 message: "downloading an artifact needs its artifact permission granted first \
                           (lime.policy.requestPermission)"
                     .to_owned(),
@@ -326,7 +327,7 @@ impl BridgeHost {
 
     fn rate_limited(&self, mount: &Mount, request_id: &str) -> Outgoing {
         let mut e = CallError {
-            code: "HOST_E_RATE_LIMITED",
+            code: CallCode::RateLimited,
             message: "too many calls or downloads are waiting".to_owned(),
             cause_code: None,
             capability: "lime.ui".to_owned(),
@@ -345,7 +346,7 @@ impl BridgeHost {
 
 fn too_large_error(capability: &str, size: u64) -> CallError {
     CallError {
-        code: "APP_E900",
+        code: CallCode::InvalidArgument,
         message: format!(
             "the file is {size} bytes; a download may be at most {MAX_DOWNLOAD_BYTES}"
         ),
@@ -358,7 +359,7 @@ fn too_large_error(capability: &str, size: u64) -> CallError {
 
 fn io_error(message: &str) -> CallError {
     CallError {
-        code: "APP_E999",
+        code: CallCode::UnknownError,
         message: message.to_owned(),
         cause_code: Some("download.io"),
         capability: "lime.ui".to_owned(),

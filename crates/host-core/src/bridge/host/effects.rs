@@ -10,8 +10,9 @@
 use serde_json::{json, Value};
 
 use super::{envelope, error_for, BridgeHost, Outgoing, PendingPrompt, PromptKind};
-use crate::bridge::message::Invocation;
+use crate::bridge::message::Call;
 use crate::bridge::mounts::{CallRefused, Mount, MAX_SUBSCRIPTIONS};
+use crate::capability::code::ErrorCode;
 use crate::capability::decision::AskReason;
 use crate::capability::dispatch::PermissionQuestion;
 use crate::capability::services::Effect;
@@ -67,7 +68,7 @@ impl BridgeHost {
     pub(super) fn apply_effect(
         &mut self,
         mount: &Mount,
-        call: Invocation,
+        call: Call,
         trace_id: &str,
         effect: Effect,
     ) -> Vec<Outgoing> {
@@ -78,7 +79,7 @@ impl BridgeHost {
                 Err(CallRefused::RateLimited) => {
                     let mut e = error_for(
                         &call,
-                        "APP_E900",
+                        ErrorCode::InvalidArgument,
                         &format!("a frame may subscribe to at most {MAX_SUBSCRIPTIONS} topics"),
                     );
                     e.cause_code = Some("events.too_many_subscriptions");
@@ -122,7 +123,7 @@ impl BridgeHost {
                 } else if self.prompts.len() >= MAX_PENDING_PROMPTS {
                     let mut e = error_for(
                         &call,
-                        "HOST_E_RATE_LIMITED",
+                        ErrorCode::RateLimited,
                         "too many permission prompts are waiting",
                     );
                     e.retryable = true;
@@ -223,7 +224,7 @@ impl BridgeHost {
                 json!({ "value": value, "traceId": p.trace_id }),
             )],
             Err(msg) => {
-                let mut e = error_for(&p.call, "APP_E999", msg);
+                let mut e = error_for(&p.call, ErrorCode::UnknownError, msg);
                 e.retryable = true;
                 vec![self.call_error(mount, &p.call.request_id, &e)]
             }

@@ -31,7 +31,7 @@ fn a_valid_invoke_is_decoded() {
     ));
     assert_eq!(
         m,
-        AppMessage::Invoke(Invocation {
+        AppMessage::Invoke(Call {
             request_id: "r-1".into(),
             capability: "lime.storage".into(),
             method: "get".into(),

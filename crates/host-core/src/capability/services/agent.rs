@@ -25,7 +25,9 @@ use serde_json::{json, Map, Value};
 
 use super::artifacts::{invalid, object, opt_str};
 use super::{err, Effect, Reply};
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::AgentMethod;
 use crate::model_settings;
 use crate::store::Store;
 
@@ -143,11 +145,12 @@ impl AgentService {
         &mut self,
         store: &Store,
         a: &Allowed,
+        method: AgentMethod,
         args: &Value,
     ) -> Result<Reply, CallError> {
         let app = AppId::new(a.app()).map_err(|_| host_failed(a, "the app id is not valid"))?;
-        match a.method() {
-            "startTask" => {
+        match method {
+            AgentMethod::StartTask => {
                 let o = object(
                     a,
                     args,
@@ -175,7 +178,7 @@ impl AgentService {
                     }),
                 })
             }
-            "getTask" => {
+            AgentMethod::GetTask => {
                 let o = object(a, args, &["taskId"])?;
                 let id = task_id(a, o)?;
                 let h = self.host(store, a)?;
@@ -184,7 +187,7 @@ impl AgentService {
                     .map(Reply::value)
                     .map_err(|e| task_err(a, e))
             }
-            "listTasks" => {
+            AgentMethod::ListTasks => {
                 let o = object(a, args, &["cursor", "limit"])?;
                 let cursor = opt_str(a, o, "cursor")?;
                 let limit = opt_u64(a, o, "limit")?.unwrap_or(50).clamp(1, 100) as usize;
@@ -195,7 +198,7 @@ impl AgentService {
                     .map_err(|e| task_err(a, e))?;
                 Ok(Reply::value(json!({ "items": items, "nextCursor": next })))
             }
-            "cancelTask" => {
+            AgentMethod::CancelTask => {
                 let o = object(a, args, &["taskId"])?;
                 let id = task_id(a, o)?;
                 let h = self.host(store, a)?;
@@ -204,7 +207,7 @@ impl AgentService {
                     .map(Reply::value)
                     .map_err(|e| task_err(a, e))
             }
-            "retryTask" => {
+            AgentMethod::RetryTask => {
                 let o = object(a, args, &["taskId"])?;
                 let id = task_id(a, o)?;
                 let h = self.host(store, a)?;
@@ -213,7 +216,7 @@ impl AgentService {
                     .map(Reply::value)
                     .map_err(|e| task_err(a, e))
             }
-            "respondAction" => {
+            AgentMethod::RespondAction => {
                 let o = object(
                     a,
                     args,
@@ -244,7 +247,7 @@ impl AgentService {
                     .map_err(|e| task_err(a, e))?;
                 Ok(Reply::value(json!({ "responded": true })))
             }
-            "getTaskEvents" => {
+            AgentMethod::GetTaskEvents => {
                 let o = object(a, args, &["taskId", "afterSequence", "limit"])?;
                 let id = task_id(a, o)?;
                 let after = opt_u64(a, o, "afterSequence")?.unwrap_or(0);
@@ -258,7 +261,7 @@ impl AgentService {
                     json!({ "events": events, "nextAfterSequence": next }),
                 ))
             }
-            "watchTask" => {
+            AgentMethod::WatchTask => {
                 let o = object(a, args, &["taskId", "afterSequence"])?;
                 let id = task_id(a, o)?;
                 let after = opt_u64(a, o, "afterSequence")?.unwrap_or(0);
@@ -275,7 +278,6 @@ impl AgentService {
                     }),
                 })
             }
-            _ => Err(err(a, "APP_E001", "unknown lime.agent method", None)),
         }
     }
 
@@ -349,7 +351,7 @@ fn start_request(
     if input.len() > MAX_INPUT_BYTES {
         return Err(err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             &format!("args.input is over {MAX_INPUT_BYTES} bytes"),
             Some("agent.too_large"),
         ));
@@ -459,7 +461,7 @@ fn session_policy(a: &Allowed, p: Option<&Value>) -> Result<SessionPolicy, CallE
     if mode != "new" && !declared_modes(a).contains(&mode) {
         return Err(err(
             a,
-            "APP_E002",
+            ErrorCode::PermissionDenied,
             &format!("sessionPolicy mode {mode:?} is not declared in the app's agentRuntime.sessionPolicy.modes"),
             Some("agent.session_policy_not_declared"),
         ));
@@ -487,7 +489,7 @@ fn session_policy(a: &Allowed, p: Option<&Value>) -> Result<SessionPolicy, CallE
         ("resume", None, Some(Value::String(r))) => Ok(SessionPolicy::ResumeRef(r.clone())),
         ("continue" | "fork", _, _) => Err(err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             &format!("sessionPolicy mode {mode:?} is not supported: start a task with {{mode: \"resume\", taskId}} to continue a conversation"),
             Some("agent.session_policy_unsupported"),
         )),
@@ -518,7 +520,7 @@ fn schema_ref(store: &Store, a: &Allowed, r: &str) -> Result<Value, CallError> {
     let bytes = store.read_file(a.app(), a.version(), path).map_err(|_| {
         err(
             a,
-            "APP_E904",
+            ErrorCode::NotFound,
             "expectedOutput.schemaRef names no file of this app's package",
             Some("agent.schema_not_found"),
         )
@@ -526,7 +528,7 @@ fn schema_ref(store: &Store, a: &Allowed, r: &str) -> Result<Value, CallError> {
     if bytes.len() > runtime_core::agent_task::MAX_SCHEMA_BYTES {
         return Err(err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             "the schema file is too large",
             Some("agent.too_large"),
         ));
@@ -562,14 +564,19 @@ fn task_id<'v>(a: &Allowed, o: &'v Map<String, Value>) -> Result<&'v str, CallEr
 fn not_found(a: &Allowed) -> CallError {
     err(
         a,
-        "APP_E904",
+        ErrorCode::NotFound,
         "no task with this id in this app",
         Some("agent.task_not_found"),
     )
 }
 
 fn host_failed(a: &Allowed, message: &str) -> CallError {
-    let mut e = err(a, "APP_E999", message, Some("agent.host_failed"));
+    let mut e = err(
+        a,
+        ErrorCode::UnknownError,
+        message,
+        Some("agent.host_failed"),
+    );
     e.retryable = true;
     e
 }
@@ -579,32 +586,32 @@ fn task_err(a: &Allowed, e: AgentTaskError) -> CallError {
         AgentTaskError::NotFound => not_found(a),
         AgentTaskError::NeedsSetup => err(
             a,
-            "APP_E012",
+            ErrorCode::ModelNotConfigured,
             "no model is set up in AppHost: the user sets one up in Settings → Model",
             Some("agent.needs_setup"),
         ),
         AgentTaskError::Invalid(m) => invalid(a, &m),
         AgentTaskError::Busy => err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             "the task's latest run has not ended: cancel it or wait for its result",
             Some("agent.task_busy"),
         ),
         AgentTaskError::SessionBusy => err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             "the session's latest turn has not ended: wait for its result or cancel it",
             Some("agent.session_busy"),
         ),
         AgentTaskError::ActionNotFound(_) => err(
             a,
-            "APP_E904",
+            ErrorCode::NotFound,
             "no pending approval with this id in this task",
             Some("agent.action_not_found"),
         ),
         AgentTaskError::UserOnly(why) => err(
             a,
-            "APP_E002",
+            ErrorCode::PermissionDenied,
             match why {
                 UserOnly::Approval => "only the user approves this action, in the prompt AppHost shows: an app may reject it or cancel the task",
                 UserOnly::UpdatedInput => "an app cannot change the input of a tool that needs the user's approval",

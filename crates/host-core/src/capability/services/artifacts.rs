@@ -18,7 +18,9 @@ use runtime_core::app_artifacts::{
 use serde_json::{json, Map, Value};
 
 use super::err;
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::{ArtifactsMethod, Capability, Method};
 
 /// Largest artifact an app can create over the bridge (decoded bytes): 1 MiB. (A bridge message
 /// is at most 1 MiB of JSON, so base64 content is in practice at most about 768 KiB.)
@@ -61,8 +63,13 @@ impl ArtifactsService {
         id: &str,
         max_bytes: Option<u64>,
     ) -> Result<(ArtifactMeta, Option<Vec<u8>>), CallError> {
-        if (a.capability(), a.method()) != ("lime.artifacts", "read") {
-            return Err(err(a, "APP_E002", "not a proof to read artifacts", None));
+        if a.method() != Method::Artifacts(ArtifactsMethod::Read) {
+            return Err(err(
+                a,
+                ErrorCode::PermissionDenied,
+                "not a proof to read artifacts",
+                None,
+            ));
         }
         runtime_core::app_artifacts::check_id(id).map_err(|e| artifact_err(a, e))?;
         let store = self.store(apps_data, a)?;
@@ -95,10 +102,11 @@ impl ArtifactsService {
         &mut self,
         apps_data: &Path,
         a: &Allowed,
+        method: ArtifactsMethod,
         args: &Value,
     ) -> Result<Value, CallError> {
-        match a.method() {
-            "create" => {
+        match method {
+            ArtifactsMethod::Create => {
                 let o = object(a, args, &["name", "mimeType", "text", "base64"])?;
                 let name = req_str(a, o, "name")?;
                 let mime = opt_str(a, o, "mimeType")?;
@@ -115,7 +123,7 @@ impl ArtifactsService {
                     .map_err(|e| artifact_err(a, e))?;
                 Ok(serde_json::to_value(meta).unwrap_or(Value::Null))
             }
-            "read" => {
+            ArtifactsMethod::Read => {
                 let o = object(a, args, &["id", "encoding"])?;
                 let id = req_id(a, o)?;
                 let text = match opt_str(a, o, "encoding")? {
@@ -148,7 +156,7 @@ impl ArtifactsService {
                 }
                 Ok(v)
             }
-            "list" => {
+            ArtifactsMethod::List => {
                 let o = object(a, args, &["cursor", "limit"])?;
                 let cursor = opt_str(a, o, "cursor")?;
                 let limit = limit(a, o)?;
@@ -158,7 +166,7 @@ impl ArtifactsService {
                     .map_err(|e| artifact_err(a, e))?;
                 Ok(serde_json::to_value(page).unwrap_or(Value::Null))
             }
-            "delete" => {
+            ArtifactsMethod::Delete => {
                 let o = object(a, args, &["id"])?;
                 let id = req_id(a, o)?;
                 let deleted = self
@@ -167,7 +175,6 @@ impl ArtifactsService {
                     .map_err(|e| artifact_err(a, e))?;
                 Ok(json!({ "deleted": deleted }))
             }
-            _ => Err(err(a, "APP_E001", "unknown lime.artifacts method", None)),
         }
     }
 }
@@ -175,7 +182,12 @@ impl ArtifactsService {
 /// The call's provenance (from the dispatcher's proof, never from the message).
 pub(super) fn provenance(a: &Allowed) -> Result<Provenance, CallError> {
     serde_json::from_value(a.provenance()).map_err(|_| {
-        let mut e = err(a, "APP_E999", "the host could not stamp provenance", None);
+        let mut e = err(
+            a,
+            ErrorCode::UnknownError,
+            "the host could not stamp provenance",
+            None,
+        );
         e.retryable = true;
         e
     })
@@ -185,11 +197,16 @@ pub(super) fn provenance(a: &Allowed) -> Result<Provenance, CallError> {
 /// `invalid_argument`): the argument helpers below are shared by those services.
 pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
     let cause = match a.capability() {
-        "lime.evidence" => "evidence.invalid_argument",
-        "lime.agent" => "agent.invalid_argument",
-        _ => "artifacts.invalid_argument",
+        Capability::Evidence => "evidence.invalid_argument",
+        Capability::Agent => "agent.invalid_argument",
+        Capability::Artifacts
+        | Capability::Ui
+        | Capability::Storage
+        | Capability::Secrets
+        | Capability::Events
+        | Capability::Policy => "artifacts.invalid_argument",
     };
-    err(a, "APP_E900", message, Some(cause))
+    err(a, ErrorCode::InvalidArgument, message, Some(cause))
 }
 
 /// `args` as an object with only `allowed` keys (`null`/absent args = no keys).
@@ -253,7 +270,7 @@ fn content(a: &Allowed, o: &Map<String, Value>) -> Result<Vec<u8>, CallError> {
     let too_large = |n: usize| {
         err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             &format!("content is {n} bytes or more (at most {MAX_BRIDGE_CONTENT_BYTES})"),
             Some("artifacts.too_large"),
         )
@@ -297,7 +314,12 @@ pub(super) fn artifact_err(a: &Allowed, e: ArtifactError) -> CallError {
     } else {
         e.to_string()
     };
-    let mut out = err(a, e.app_code(), &message, Some(e.cause_code()));
+    let mut out = err(
+        a,
+        ErrorCode::of_runtime(e.app_code()),
+        &message,
+        Some(e.cause_code()),
+    );
     out.retryable = e.is_host_failure();
     out
 }

@@ -7,26 +7,28 @@
 use serde_json::Value;
 
 use super::{err, Effect, Reply};
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::EventsMethod;
 
 /// Longest topic, in bytes (`A-Z a-z 0-9 . _ - : /`).
 pub const MAX_TOPIC_BYTES: usize = 128;
 /// Largest event payload, as compact JSON.
 pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024;
 
-pub(super) fn call(a: &Allowed, args: &Value) -> Result<Reply, CallError> {
+pub(super) fn call(a: &Allowed, method: EventsMethod, args: &Value) -> Result<Reply, CallError> {
     let topic = topic(a, args)?;
-    let wanted = match a.method() {
-        "publish" => Some("publish"),
-        "subscribe" => Some("subscribe"),
+    let wanted = match method {
+        EventsMethod::Publish => Some("publish"),
+        EventsMethod::Subscribe => Some("subscribe"),
         // Dropping a subscription is always allowed (it only ever has a declared topic).
-        _ => None,
+        EventsMethod::Unsubscribe => None,
     };
     if let Some(direction) = wanted {
         if !declares(a, &topic, direction) {
             return Err(err(
                 a,
-                "APP_E002",
+                ErrorCode::PermissionDenied,
                 &format!(
                     "the app's manifest declares no event {topic:?} to {direction} (events[])"
                 ),
@@ -34,23 +36,22 @@ pub(super) fn call(a: &Allowed, args: &Value) -> Result<Reply, CallError> {
             ));
         }
     }
-    let effect = match a.method() {
-        "subscribe" => Effect::Subscribe { topic },
-        "unsubscribe" => Effect::Unsubscribe { topic },
-        "publish" => {
+    let effect = match method {
+        EventsMethod::Subscribe => Effect::Subscribe { topic },
+        EventsMethod::Unsubscribe => Effect::Unsubscribe { topic },
+        EventsMethod::Publish => {
             let payload = args.get("payload").cloned().unwrap_or(Value::Null);
             let size = serde_json::to_vec(&payload).map_or(usize::MAX, |v| v.len());
             if size > MAX_PAYLOAD_BYTES {
                 return Err(err(
                     a,
-                    "APP_E900",
+                    ErrorCode::InvalidArgument,
                     &format!("an event payload may be at most {MAX_PAYLOAD_BYTES} bytes of JSON"),
                     Some("events.payload_too_large"),
                 ));
             }
             Effect::Publish { topic, payload }
         }
-        _ => return Err(err(a, "APP_E001", "unknown lime.events method", None)),
     };
     Ok(Reply {
         value: Value::Null,
@@ -79,7 +80,7 @@ fn topic(a: &Allowed, args: &Value) -> Result<String, CallError> {
         .ok_or_else(|| {
             err(
                 a,
-                "APP_E900",
+                ErrorCode::InvalidArgument,
                 &format!("args.topic must be 1-{MAX_TOPIC_BYTES} bytes of A-Z a-z 0-9 . _ - : /"),
                 Some("events.invalid_topic"),
             )

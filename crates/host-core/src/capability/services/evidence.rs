@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 
 use super::artifacts::{invalid, limit, object, opt_str, provenance, req_str, ArtifactsService};
 use super::err;
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::EvidenceMethod;
 
 #[derive(Default)]
 pub(super) struct EvidenceService {
@@ -41,10 +43,11 @@ impl EvidenceService {
         apps_data: &Path,
         artifacts: &mut ArtifactsService,
         a: &Allowed,
+        method: EvidenceMethod,
         args: &Value,
     ) -> Result<Value, CallError> {
-        match a.method() {
-            "record" => {
+        match method {
+            EvidenceMethod::Record => {
                 let o = object(a, args, &["kind", "summary", "data", "artifactIds"])?;
                 let kind = req_str(a, o, "kind")?.to_owned();
                 // Checked before the app's files are opened (and again by the store).
@@ -61,7 +64,7 @@ impl EvidenceService {
                     Some(Value::Array(_)) => {
                         return Err(err(
                             a,
-                            "APP_E900",
+                            ErrorCode::InvalidArgument,
                             &format!("at most {MAX_ARTIFACT_REFS} artifactIds"),
                             Some("evidence.too_large"),
                         ))
@@ -90,7 +93,7 @@ impl EvidenceService {
                     .map_err(|e| evidence_err(a, e))?;
                 Ok(serde_json::to_value(rec).unwrap_or(Value::Null))
             }
-            "list" => {
+            EvidenceMethod::List => {
                 let o = object(a, args, &["kind", "cursor", "limit"])?;
                 let kind = opt_str(a, o, "kind")?;
                 let cursor = opt_str(a, o, "cursor")?;
@@ -101,7 +104,7 @@ impl EvidenceService {
                     .map_err(|e| evidence_err(a, e))?;
                 Ok(serde_json::to_value(page).unwrap_or(Value::Null))
             }
-            "export" => {
+            EvidenceMethod::Export => {
                 let o = object(a, args, &["kind"])?;
                 let kind = opt_str(a, o, "kind")?;
                 let prov = a.provenance();
@@ -121,7 +124,6 @@ impl EvidenceService {
                     .export(app, kind, arts, &now_rfc3339())
                     .map_err(|e| evidence_err(a, e))
             }
-            _ => Err(err(a, "APP_E001", "unknown lime.evidence method", None)),
         }
     }
 }
@@ -129,7 +131,7 @@ impl EvidenceService {
 fn artifacts_not_allowed(a: &Allowed) -> CallError {
     err(
         a,
-        "APP_E002",
+        ErrorCode::PermissionDenied,
         "this entry may not read the app's artifacts (lime.artifacts and a granted artifact permission)",
         Some("evidence.artifacts_not_allowed"),
     )
@@ -158,7 +160,12 @@ fn evidence_err(a: &Allowed, e: EvidenceError) -> CallError {
     } else {
         e.to_string()
     };
-    let mut out = err(a, e.app_code(), &message, Some(e.cause_code()));
+    let mut out = err(
+        a,
+        ErrorCode::of_runtime(e.app_code()),
+        &message,
+        Some(e.cause_code()),
+    );
     out.retryable = e.is_host_failure();
     out
 }

@@ -3,8 +3,9 @@
 //! service around the decision. App data lives in RuntimeCore's per-app area; the services here
 //! only adapt arguments and errors to the Host Bridge contract.
 //!
-//! One module per capability (`storage.rs`, `artifacts.rs`, `evidence.rs`, ...); [`Services::call`]
-//! routes by capability name. Services never see mounts: what only the bridge can do (deliver an
+//! One module per capability (`storage.rs`, `artifacts.rs`, `evidence.rs`, ...); [`Services::call_with`]
+//! routes by the proof's typed [`Method`], exhaustively, and each service matches its own
+//! method enum. Services never see mounts: what only the bridge can do (deliver an
 //! event to other frames, change a frame's subscriptions, show a prompt) a service asks for with an
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
@@ -23,7 +24,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::code::ErrorCode;
 use super::dispatch::{Allowed, CallError};
+use super::method::Method;
 use crate::store::Store;
 
 pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
@@ -141,12 +144,14 @@ impl Services {
         allowed: &Allowed,
         args: &Value,
     ) -> Result<Reply, CallError> {
-        match allowed.capability() {
-            "lime.secrets" => secrets::call(store, allowed, args).map(Reply::value),
-            "lime.events" => events::call(allowed, args),
-            "lime.policy" => policy::call(store, allowed, args),
-            "lime.agent" => self.agent.call(store, allowed, args),
-            _ => self.call(store, allowed, args).map(Reply::value),
+        match allowed.method() {
+            Method::Secrets(m) => secrets::call(store, allowed, m, args).map(Reply::value),
+            Method::Events(m) => events::call(allowed, m, args),
+            Method::Policy(m) => policy::call(store, allowed, m, args),
+            Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
+                self.call(store, allowed, args).map(Reply::value)
+            }
         }
     }
 
@@ -170,16 +175,22 @@ impl Services {
         allowed: &Allowed,
         args: &Value,
     ) -> Result<Value, CallError> {
-        match allowed.capability() {
-            "lime.storage" => self.storage.call(store, &self.apps_data, allowed, args),
-            "lime.artifacts" => self.artifacts.call(&self.apps_data, allowed, args),
-            "lime.evidence" => {
+        match allowed.method() {
+            Method::Storage(m) => self.storage.call(store, &self.apps_data, allowed, m, args),
+            Method::Artifacts(m) => self.artifacts.call(&self.apps_data, allowed, m, args),
+            Method::Evidence(m) => {
                 self.evidence
-                    .call(&self.apps_data, &mut self.artifacts, allowed, args)
+                    .call(&self.apps_data, &mut self.artifacts, allowed, m, args)
             }
-            _ => Err(err(
+            // `lime.ui` is answered by the transport from its own state (the bridge's
+            // snapshot); the others need the store or an effect (`call_with`).
+            Method::Ui(_)
+            | Method::Secrets(_)
+            | Method::Events(_)
+            | Method::Policy(_)
+            | Method::Agent(_) => Err(err(
                 allowed,
-                "APP_E001",
+                ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",
                 None,
             )),
@@ -190,7 +201,7 @@ impl Services {
 /// A `host:error` for the call `a`.
 pub(crate) fn err(
     a: &Allowed,
-    code: &'static str,
+    code: ErrorCode,
     message: &str,
     cause: Option<&'static str>,
 ) -> CallError {
@@ -198,8 +209,8 @@ pub(crate) fn err(
         code,
         message: message.to_owned(),
         cause_code: cause,
-        capability: a.capability().to_owned(),
-        method: a.method().to_owned(),
+        capability: a.capability().as_str().to_owned(),
+        method: a.method().as_str().to_owned(),
         retryable: false,
     }
 }

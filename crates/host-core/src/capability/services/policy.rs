@@ -8,14 +8,24 @@
 use serde_json::{json, Value};
 
 use super::{err, Effect, Reply};
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::PolicyMethod;
 use crate::manifest::is_required;
 use crate::store::Store;
 
-pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, CallError> {
-    if a.method() != "requestPermission" {
-        return Err(err(a, "APP_E001", "unknown lime.policy method", None));
+pub(super) fn call(
+    store: &Store,
+    a: &Allowed,
+    method: PolicyMethod,
+    args: &Value,
+) -> Result<Reply, CallError> {
+    match method {
+        PolicyMethod::RequestPermission => request_permission(store, a, args),
     }
+}
+
+fn request_permission(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, CallError> {
     let permission = args
         .get("permission")
         .and_then(Value::as_str)
@@ -23,7 +33,7 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, Ca
         .ok_or_else(|| {
             err(
                 a,
-                "APP_E900",
+                ErrorCode::InvalidArgument,
                 "args.permission must be the key of a declared permission",
                 Some("policy.invalid_argument"),
             )
@@ -32,7 +42,7 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, Ca
         tracing::warn!(error = %e.message, "lime.policy cannot read the app");
         let mut out = err(
             a,
-            "APP_E999",
+            ErrorCode::UnknownError,
             "the host could not read the app's state",
             None,
         );
@@ -48,7 +58,7 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, Ca
     if declared.is_empty() {
         return Err(err(
             a,
-            "APP_E002",
+            ErrorCode::PermissionDenied,
             "the app declares no permission with this key",
             Some("permission.not_declared"),
         ));
@@ -56,7 +66,7 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, Ca
     if declared.iter().any(|p| is_required(p)) {
         return Err(err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             "this permission is required: install consent grants it, so it cannot be requested",
             Some("policy.permission_required"),
         ));
@@ -72,7 +82,7 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Reply, Ca
     if !for_entry {
         return Err(err(
             a,
-            "APP_E002",
+            ErrorCode::PermissionDenied,
             "this permission does not apply to the calling entry",
             Some("policy.permission_not_for_entry"),
         ));

@@ -5,12 +5,19 @@ use serde_json::{json, Value};
 
 use super::err;
 use crate::app_secrets::{self, RefError};
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::SecretsMethod;
 use crate::store::Store;
 
-pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Value, CallError> {
-    match a.method() {
-        "getRef" => {
+pub(super) fn call(
+    store: &Store,
+    a: &Allowed,
+    method: SecretsMethod,
+    args: &Value,
+) -> Result<Value, CallError> {
+    match method {
+        SecretsMethod::GetRef => {
             let key = args
                 .get("key")
                 .and_then(Value::as_str)
@@ -18,7 +25,7 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Value, Ca
                 .ok_or_else(|| {
                     err(
                         a,
-                        "APP_E900",
+                        ErrorCode::InvalidArgument,
                         "args.key must be a slot key (a non-empty string)",
                         Some("secrets.invalid_argument"),
                     )
@@ -27,24 +34,28 @@ pub(super) fn call(store: &Store, a: &Allowed, args: &Value) -> Result<Value, Ca
                 Ok(Ok(r)) => Ok(json!({ "ref": r, "key": key })),
                 Ok(Err(RefError::NotDeclared)) => Err(err(
                     a,
-                    "APP_E002",
+                    ErrorCode::PermissionDenied,
                     "the app's manifest declares no secret slot with this key",
                     Some("secrets.not_declared"),
                 )),
                 Ok(Err(RefError::NotBound)) => Err(err(
                     a,
-                    "APP_E011",
+                    ErrorCode::SecretNotBound,
                     "no value is bound to this secret slot yet; the user binds one in the host",
                     Some("secrets.not_bound"),
                 )),
                 Err(e) => {
                     tracing::warn!(error = %e.message, "lime.secrets.getRef failed");
-                    let mut out = err(a, "APP_E999", "the host's secret store failed", None);
+                    let mut out = err(
+                        a,
+                        ErrorCode::UnknownError,
+                        "the host's secret store failed",
+                        None,
+                    );
                     out.retryable = true;
                     Err(out)
                 }
             }
         }
-        _ => Err(err(a, "APP_E001", "unknown lime.secrets method", None)),
     }
 }

@@ -19,7 +19,9 @@ use runtime_core::app_storage::{
 use serde_json::{json, Map, Value};
 
 use super::err;
+use crate::capability::code::ErrorCode;
 use crate::capability::dispatch::{Allowed, CallError};
+use crate::capability::method::StorageMethod as M;
 use crate::readiness::StorageFailure;
 use crate::store::Store;
 
@@ -65,12 +67,20 @@ impl StorageService {
         store: &Store,
         apps_data: &Path,
         a: &Allowed,
+        method: M,
         args: &Value,
     ) -> Result<Value, CallError> {
         let app = self.prepare(store, apps_data, a)?;
         let s = &mut app.storage;
         let tables = &app.tables;
-        let bad = |m: &str| err(a, "APP_E900", m, Some("storage.invalid_argument"));
+        let bad = |m: &str| {
+            err(
+                a,
+                ErrorCode::InvalidArgument,
+                m,
+                Some("storage.invalid_argument"),
+            )
+        };
         let key = || {
             args.get("key")
                 .and_then(Value::as_str)
@@ -88,28 +98,28 @@ impl StorageService {
         };
         let id = || args.get("id").ok_or_else(|| bad("args.id is required"));
         let se = |e: StorageError| storage_err(a, e);
-        match a.method() {
-            "get" => Ok(s.get(key()?).map_err(se)?.unwrap_or(Value::Null)),
-            "set" => {
+        match method {
+            M::Get => Ok(s.get(key()?).map_err(se)?.unwrap_or(Value::Null)),
+            M::Set => {
                 let value = args
                     .get("value")
                     .ok_or_else(|| bad("args.value is required"))?;
                 s.set(key()?, value).map_err(se)?;
                 Ok(Value::Null)
             }
-            "delete" => Ok(json!({ "deleted": s.delete(key()?).map_err(se)? })),
-            "list" => {
+            M::Delete => Ok(json!({ "deleted": s.delete(key()?).map_err(se)? })),
+            M::List => {
                 let prefix = opt_str(args, "prefix").map_err(|m| bad(&m))?.unwrap_or("");
                 let cursor = opt_str(args, "cursor").map_err(|m| bad(&m))?;
                 let limit = opt_limit(args, MAX_LIST_LIMIT).map_err(|m| bad(&m))?;
                 let page = s.list(prefix, cursor, limit).map_err(se)?;
                 Ok(serde_json::to_value(page).unwrap_or(Value::Null))
             }
-            "tableGet" => {
+            M::TableGet => {
                 let row = s.table_get(tables, table()?, id()?).map_err(se)?;
                 Ok(row.map_or(Value::Null, Value::Object))
             }
-            "tableQuery" => {
+            M::TableQuery => {
                 let filter = match args.get("where") {
                     None | Some(Value::Null) => Map::new(),
                     Some(Value::Object(m)) => m.clone(),
@@ -136,23 +146,22 @@ impl StorageService {
                 let rows = s.table_query(tables, table()?, &q).map_err(se)?;
                 Ok(json!({ "rows": rows }))
             }
-            "tableInsert" => {
+            M::TableInsert => {
                 let id = s
                     .table_insert(tables, table()?, object("row")?)
                     .map_err(se)?;
                 Ok(json!({ "id": id }))
             }
-            "tableUpdate" => {
+            M::TableUpdate => {
                 let updated = s
                     .table_update(tables, table()?, id()?, object("patch")?)
                     .map_err(se)?;
                 Ok(json!({ "updated": updated }))
             }
-            "tableDelete" => {
+            M::TableDelete => {
                 let deleted = s.table_delete(tables, table()?, id()?).map_err(se)?;
                 Ok(json!({ "deleted": deleted }))
             }
-            _ => Err(err(a, "APP_E001", "unknown lime.storage method", None)),
         }
     }
 }
@@ -179,7 +188,7 @@ fn opt_limit(args: &Value, max: u32) -> Result<u32, String> {
 /// Opens the storage of the called version and brings its schema up to that version's plan.
 fn open_version(store: &Store, apps_data: &Path, a: &Allowed) -> Result<OpenApp, CallError> {
     let host = |what: &str| {
-        let mut e = err(a, "APP_E999", what, Some("storage.io"));
+        let mut e = err(a, ErrorCode::UnknownError, what, Some("storage.io"));
         e.retryable = true;
         e
     };
@@ -278,7 +287,7 @@ fn blocked(a: &Allowed, f: &StorageFailure) -> CallError {
     .unwrap_or("storage.migration_failed");
     err(
         a,
-        "APP_E202",
+        ErrorCode::StorageMigrationRequired,
         &format!(
             "the app's storage migration {} could not be applied; the app is blocked until it is updated or rolled back",
             f.migration
@@ -293,7 +302,12 @@ fn storage_err(a: &Allowed, e: StorageError) -> CallError {
         StorageError::Io { .. } | StorageError::Db(_) => "the app's storage failed".to_owned(),
         other => other.to_string(),
     };
-    let mut out = err(a, e.app_code(), &message, Some(e.cause()));
+    let mut out = err(
+        a,
+        ErrorCode::of_runtime(e.app_code()),
+        &message,
+        Some(e.cause()),
+    );
     out.retryable = matches!(e, StorageError::Db(_) | StorageError::Io { .. });
     out
 }
