@@ -113,7 +113,7 @@ async function appCannotApprove(session, taskId, actionId) {
   }
   const view = await call(session, "lime.agent", "getTask", { taskId });
   assert.equal(view.ok.status, "waiting_approval", JSON.stringify(view));
-  assert.equal(existsSync(join(DATA, "apps", APP, "evil.md")), false);
+  assert.equal(existsSync(join(DATA, "apps", APP, "files", "evil.md")), false);
 }
 
 async function waitResult(session, taskId, nth = 1, timeoutMs = 30_000) {
@@ -152,7 +152,7 @@ test("streamed deltas arrive in order; a tool call waits for approval: approved 
       assert.equal(await text(app, "#stream"), deltas.join(""), "the app shows the streamed text");
       assert.equal(ask.payload.actionId.length > 0, true);
       // Nothing ran yet: the provider was asked once, no file.
-      const file = join(DATA, "apps", APP, "triage-notes.md");
+      const file = join(DATA, "apps", APP, "files", "triage-notes.md");
       assert.equal(provider.chats.length, c0 + 1);
       assert.equal(existsSync(file), false, "storage_write did not run before the approval");
       const req = provider.chats[c0].body;
@@ -194,7 +194,7 @@ test("streamed deltas arrive in order; a tool call waits for approval: approved 
       await click(app, `${box2} button[data-decision="reject"]`);
       const done2 = await waitResult(app, task2);
       assert.equal(done2.subtype, "success", "the model answered after the rejection");
-      assert.equal(existsSync(join(DATA, "apps", APP, "rejected.md")), false, "a rejected write never runs");
+      assert.equal(existsSync(join(DATA, "apps", APP, "files", "rejected.md")), false, "a rejected write never runs");
       assert.equal(provider.chats.length, c0 + 4);
       const rejected = provider.chats[c0 + 3].body.messages.find((m) => m.role === "tool");
       assert.ok(rejected, "the model is told about the rejection");
@@ -419,8 +419,8 @@ test("another app can neither read, list, watch, answer nor cancel the task; its
       const done = await waitResult(app, task);
       assert.equal(done.subtype, "success");
       assert.ok(done.sequence > ask.sequence);
-      assert.equal(readFileSync(join(DATA, "apps", APP, "held.md"), "utf8"), "held");
-      assert.equal(existsSync(join(DATA, "apps", PEER, "held.md")), false);
+      assert.equal(readFileSync(join(DATA, "apps", APP, "files", "held.md"), "utf8"), "held");
+      assert.equal(existsSync(join(DATA, "apps", PEER, "files", "held.md")), false);
       await checkEvents(app);
       assert.equal(provider.replies.length, 0);
     },

@@ -97,6 +97,7 @@ test("a failed mount: shown, it goes to the banner; in the background, it marks 
   await h.controller.mount("todo", "main", true);
   assert.deepEqual(h.failures, [refusal]);
   assert.deepEqual(h.controller.snapshot().tabErrors, {});
+  h.page = "running";
   const sleeping = h.controller.sleepingTabToWake("running", true);
   assert.equal(sleeping.appId, "todo");
   await h.controller.mount("todo", "main", false);
@@ -107,7 +108,7 @@ test("a failed mount: shown, it goes to the banner; in the background, it marks 
 });
 
 test("a restored tab wakes only on the Running page, once the list is loaded, and not while it mounts", async () => {
-  const h = harness({ tabs: { tabs: [{ appId: "notes", entryKey: "main", kind: "page", title: "Notes · Main" }], active: "notes/main" } });
+  const h = harness({ page: "running", tabs: { tabs: [{ appId: "notes", entryKey: "main", kind: "page", title: "Notes · Main" }], active: "notes/main" } });
   assert.equal(h.controller.sleepingTabToWake("apps", true), null);
   assert.equal(h.controller.sleepingTabToWake("running", false), null);
   assert.equal(h.controller.sleepingTabToWake("running", true).entryKey, "main");
@@ -115,7 +116,22 @@ test("a restored tab wakes only on the Running page, once the list is loaded, an
   assert.equal(h.controller.sleepingTabToWake("running", true), null, "in flight");
   await mounting;
   assert.equal(h.controller.sleepingTabToWake("running", true), null, "mounted");
-  assert.equal(h.page, "apps", "a background mount does not navigate");
+  assert.equal(h.page, "running", "a background mount does not navigate");
+});
+
+test("closing a disabled app's tab does not wake the sleeping neighbour it makes active", async () => {
+  // The desktop e2e case: a restored, sleeping tab of another app beside the shown one; the CLI
+  // disables the shown app. The render that follows may still carry route "running" while the
+  // close has already left the Running page: the neighbour must stay asleep.
+  const peer = { appId: "notes", entryKey: "main", kind: "page", title: "Notes · Main" };
+  const h = harness({ page: "running", tabs: { tabs: [peer], active: "notes/main" } });
+  await h.controller.mount("todo", "main", true);
+  const shown = h.controller.snapshot().mounts["todo/main"];
+  await h.controller.ended([{ mountId: shown.mountId, appId: "todo", entryKey: "main", reason: "disabled" }]);
+  assert.equal(h.controller.snapshot().tabs.active, "notes/main", "the neighbour is the active tab");
+  assert.equal(h.page, "apps", "no live page tab is left: the Running page is left");
+  assert.equal(h.controller.sleepingTabToWake("running", true), null, "a stale render's route does not wake it");
+  assert.ok(!h.log.some(([what, which]) => what === "mount_entry" && which === "notes/main"));
 });
 
 test("closing the last live page tab leaves the Running page before the unmount is awaited", async () => {

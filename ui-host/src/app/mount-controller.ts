@@ -214,7 +214,10 @@ export class MountController {
    */
   sleepingTabToWake(page: Route["page"], appsLoaded: boolean): Tab | null {
     const active = this.state.tabs.active;
-    if (page !== "running" || active === null || !appsLoaded) return null;
+    // `page` is the route of the render that asks; the page may have left Running since (closing
+    // the last live tab navigates away in the same step that makes a sleeping neighbour active),
+    // so the current page must say Running too, or the neighbour would be mounted unseen.
+    if (page !== "running" || this.deps.currentPage() !== "running" || active === null || !appsLoaded) return null;
     if (this.state.mounts[active] !== undefined || this.pending.has(active) || this.state.tabErrors[active] !== undefined) return null;
     return this.state.tabs.tabs.find((t) => tabKey(t) === active) ?? null;
   }
