@@ -767,3 +767,5 @@ impl<'a> EvalCheck<'a> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod source_scan;
