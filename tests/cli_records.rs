@@ -68,6 +68,7 @@ fn prov() -> Provenance {
         manifest_hash: "sha256:m".into(),
         entry_key: "notes".into(),
         trace_id: "trace-cli".into(),
+        agent: None,
     }
 }
 

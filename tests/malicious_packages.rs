@@ -1009,3 +1009,8 @@ fn blob_tampered_after_install_is_caught_by_verify() {
     let left = sb.leftovers();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Packages built byte by byte at test time (local/central name mismatch, overlapping entries,
+/// manifest paths outside the package, a large manifest without aliases).
+#[path = "malicious_packages/crafted.rs"]
+mod crafted;

@@ -14,7 +14,6 @@ use host_core::paths::DataDir;
 use host_core::store::Store;
 use runtime_core::app_server::{serve_stdio, ServeConfig};
 use runtime_core::backend::ExecutionBackend;
-use runtime_core::provider::OpenAiBackend;
 use runtime_core::runtime::{Runtime, RuntimeConfig};
 
 pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
@@ -37,6 +36,9 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
         })?;
     let mut config = RuntimeConfig::new(dir.root().join("runtime"));
     config.apps_dir = dir.apps_data();
+    config.tool_policy = Arc::new(host_core::agent_tool_policy::StoreToolPolicy::new(
+        dir.clone(),
+    ));
     rt.block_on(async move {
         let runtime = Runtime::open(config, backend).map_err(|e| match e {
             runtime_core::runtime::RuntimeError::Busy(_) => {
@@ -54,21 +56,5 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
 
 /// The configured model as a backend, or `None` (the runtime then reports `needs-setup`).
 fn backend(dir: &DataDir) -> HostResult<Option<Arc<dyn ExecutionBackend>>> {
-    let store = Store::open(dir)?;
-    if model_settings::load(&store)?.is_none() {
-        return Ok(None);
-    }
-    let config = match model_settings::provider_config(&store) {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::warn!(
-                code = e.code.as_str(),
-                "the model is not usable: {}",
-                e.message
-            );
-            return Ok(None);
-        }
-    };
-    let backend = OpenAiBackend::new(config).map_err(model_settings::provider_error)?;
-    Ok(Some(Arc::new(backend)))
+    model_settings::backend(&Store::open(dir)?)
 }

@@ -103,6 +103,19 @@ export interface RunActivity {
   result: { subtype: string; sequence: number } | null;
 }
 
+/**
+ * Tool arguments as text. Arguments over 8 KiB arrive as a reference
+ * (`{$argsRef, size, preview}`, docs/app-server.md "Large tool arguments"): its preview is shown.
+ */
+export function argsText(a: unknown): string {
+  if (typeof a === "object" && a !== null && typeof (a as Record<string, unknown>)["$argsRef"] === "string") {
+    const r = a as Record<string, unknown>;
+    const size = typeof r.size === "number" ? ` (${r.size} bytes)` : "";
+    return `${str(r.preview) ?? ""}…${size}`;
+  }
+  return JSON.stringify(a);
+}
+
 /** Groups events by run (turn), in order: streamed text, tool calls, the result's subtype. */
 export function runActivity(events: readonly TaskEvent[]): RunActivity[] {
   const runs: RunActivity[] = [];
@@ -130,7 +143,7 @@ export function runActivity(events: readonly TaskEvent[]): RunActivity[] {
       if (name !== null) call.name = name;
       if (e.subtype === "args") {
         const a = p.arguments ?? p.args ?? p.argumentsDelta;
-        call.args = typeof a === "string" ? a : a === undefined ? call.args : JSON.stringify(a);
+        call.args = typeof a === "string" ? a : a === undefined ? call.args : argsText(a);
       } else if (e.subtype === "result") {
         call.status = "done";
         call.output = str(p.outputPreview) ?? str(p.output) ?? call.output;

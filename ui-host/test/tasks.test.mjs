@@ -9,6 +9,7 @@ import { renderToString } from "preact-render-to-string";
 
 import {
   approvalLabel,
+  argsText,
   approvalsByApp,
   inputText,
   isActive,
@@ -61,6 +62,14 @@ test("events are grouped by run: streamed text in order, tool calls, the result'
   assert.deepEqual(runs[0].result, { subtype: "success", sequence: 7 });
   assert.equal(runs[1].text, "again");
   assert.equal(runs[1].result.subtype, "cancelled");
+});
+
+test("tool arguments kept behind a reference show their preview and size, not the reference", () => {
+  const ref = { $argsRef: `sha256:${"0".repeat(64)}`, size: 1048576, preview: '{"path":"a","content":"xxx' };
+  const runs = runActivity([ev(5, "tool:call", { subtype: "args", payload: { toolCallId: "c1", arguments: ref } })]);
+  assert.equal(runs[0].tools[0].args, '{"path":"a","content":"xxx… (1048576 bytes)');
+  assert.equal(argsText({ path: "a" }), '{"path":"a"}');
+  assert.equal(argsText({ $argsRef: 7 }), '{"$argsRef":7}', "not a reference: shown as is");
 });
 
 test("merging pages keeps order, drops duplicates and is bounded", () => {

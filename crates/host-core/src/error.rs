@@ -56,6 +56,10 @@ error_codes! {
     ArchiveEncrypted = "archive.encrypted" => Rejected,
     ArchiveUnsupportedCompression = "archive.unsupported_compression" => Rejected,
     ArchiveNoRoot = "archive.no_root" => Rejected,
+    /// A zip entry's local header names another file than its central-directory record.
+    ArchiveLocalNameMismatch = "archive.local_name_mismatch" => Rejected,
+    /// Two zip entries share bytes, or an entry runs into the central directory.
+    ArchiveOverlappingEntries = "archive.overlapping_entries" => Rejected,
     // --- APP.md and layered files ---------------------------------------------------------
     ManifestMissing = "manifest.missing" => Rejected,
     ManifestTooLarge = "manifest.too_large" => Rejected,
@@ -63,6 +67,7 @@ error_codes! {
     ManifestNotUtf8 = "manifest.not_utf8" => Rejected,
     ManifestNoFrontmatter = "manifest.no_frontmatter" => Rejected,
     ManifestYamlSyntax = "manifest.yaml_syntax" => Rejected,
+    ManifestYamlNodeLimit = "manifest.yaml_node_limit" => Rejected,
     ManifestYamlAliasLimit = "manifest.yaml_alias_limit" => Rejected,
     ManifestYamlExpansionLimit = "manifest.yaml_expansion_limit" => Rejected,
     ManifestYamlDepthLimit = "manifest.yaml_depth_limit" => Rejected,
@@ -75,6 +80,8 @@ error_codes! {
     ManifestUnknownEntryKind = "manifest.unknown_entry_kind" => Rejected,
     ManifestDuplicateKey = "manifest.duplicate_key" => Rejected,
     ManifestUnsupportedVersion = "manifest.unsupported_version" => Rejected,
+    /// A manifest field that names a package file is not a safe package path.
+    ManifestInvalidPackagePath = "manifest.invalid_package_path" => Rejected,
     // --- verification -----------------------------------------------------------------------
     VerifyPackageHashMismatch = "verify.package_hash_mismatch" => Rejected,
     VerifyManifestHashMismatch = "verify.manifest_hash_mismatch" => Rejected,

@@ -9,6 +9,7 @@
 //! Architecture invariant: no dependency on `tauri`; projection and readiness are pure
 //! functions of their inputs (no clock, no randomness).
 
+pub mod agent_tool_policy;
 pub mod api;
 pub mod app_secrets;
 pub mod bridge;

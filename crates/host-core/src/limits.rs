@@ -21,7 +21,8 @@ pub struct Limits {
     pub ratio_floor_bytes: u64,
     /// YAML nesting depth (`manifest.yaml_depth_limit`).
     pub max_yaml_depth: usize,
-    /// YAML nodes after alias expansion (`manifest.yaml_alias_limit`).
+    /// YAML nodes, as written (`manifest.yaml_node_limit`) and after alias expansion
+    /// (`manifest.yaml_alias_limit`).
     pub max_yaml_nodes: usize,
     /// Bytes of YAML scalar text that anchors and aliases may copy, per document
     /// (`manifest.yaml_expansion_limit`): an alias to a long string is one node, so the node

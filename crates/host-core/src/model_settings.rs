@@ -8,8 +8,9 @@
 use serde::Serialize;
 use serde_json::json;
 
+use runtime_core::backend::ExecutionBackend;
 use runtime_core::provider::{
-    normalize_base_url, ErrorKind, OpenAiClient, ProviderConfig, ProviderError,
+    normalize_base_url, ErrorKind, OpenAiBackend, OpenAiClient, ProviderConfig, ProviderError,
 };
 
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -254,6 +255,29 @@ pub fn provider_config(store: &Store) -> HostResult<ProviderConfig> {
         config.api_key = Some(value.expose().to_owned());
     }
     Ok(config)
+}
+
+/// The configured model as the runtime's backend: `Ok(None)` when no model is configured, or
+/// when the settings cannot be used (a missing key, an unreadable ref: logged; the runtime then
+/// reports `needs-setup`); `Err` only when the backend itself cannot start. The one place the
+/// desktop's `lime.agent` and `apphost app-server` turn settings into a backend.
+pub fn backend(store: &Store) -> HostResult<Option<std::sync::Arc<dyn ExecutionBackend>>> {
+    if load(store)?.is_none() {
+        return Ok(None);
+    }
+    let config = match provider_config(store) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(
+                code = e.code.as_str(),
+                "the model is not usable: {}",
+                e.message
+            );
+            return Ok(None);
+        }
+    };
+    let backend = OpenAiBackend::new(config).map_err(provider_error)?;
+    Ok(Some(std::sync::Arc::new(backend)))
 }
 
 /// What `model test` reports.

@@ -2,7 +2,9 @@
 //!
 //! Built on yaml-rust2's pull parser so that limits are enforced *while* parsing, before any
 //! expansion happens: nesting depth, the number of nodes produced including alias expansion
-//! (a "billion laughs" document is stopped after `max_nodes`, not after it has eaten the heap),
+//! (a "billion laughs" document is stopped after `max_nodes`, not after it has eaten the heap;
+//! the error says whether the document itself was over, `NodeLimit`, or its anchors and aliases
+//! pushed it over, `AliasLimit`),
 //! and the bytes that anchors and aliases copy (an alias to a 500 KiB string is one node but
 //! 500 KiB of memory; the copies are counted, and refused, before they are made). So a document
 //! of `n` bytes materialises at most `n + max_alias_bytes` bytes of scalar text, in at most
@@ -44,7 +46,12 @@ pub enum YamlError {
     DepthLimit {
         limit: usize,
     },
+    /// The document itself holds more than `max_nodes` nodes (no alias needed).
     NodeLimit {
+        limit: usize,
+    },
+    /// The copies made by anchors and aliases push the node count past `max_nodes`.
+    AliasLimit {
         limit: usize,
     },
     ExpansionLimit {
@@ -69,11 +76,12 @@ impl std::fmt::Display for YamlError {
             }
             YamlError::DepthLimit { limit } => write!(f, "YAML nesting deeper than {limit} levels"),
             YamlError::NodeLimit { limit } => {
-                write!(
-                    f,
-                    "YAML expands to more than {limit} nodes (alias expansion is bounded)"
-                )
+                write!(f, "YAML document has more than {limit} nodes")
             }
+            YamlError::AliasLimit { limit } => write!(
+                f,
+                "YAML anchors and aliases expand the document past {limit} nodes (alias expansion is bounded)"
+            ),
             YamlError::ExpansionLimit { limit } => write!(
                 f,
                 "YAML anchors and aliases copy more than {limit} bytes (alias expansion is bounded)"
@@ -119,7 +127,9 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
     let mut stack: Vec<Frame> = Vec::new();
     // anchor id -> (value, node count, depth); yaml-rust2 numbers anchors from 1.
     let mut anchors: Vec<Option<Node>> = Vec::new();
-    let mut total_nodes = 0usize;
+    // Nodes as written, and nodes copied by anchors and aliases: the limit is on their sum,
+    // and which of the two pushed it over decides the error.
+    let mut count = NodeCount::default();
     // Bytes copied by anchors and aliases so far.
     let mut copied = 0usize;
     let mut root: Option<Value> = None;
@@ -152,8 +162,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
             }
             Event::DocumentEnd => None,
             Event::Scalar(text, style, anchor, tag) => {
-                total_nodes += 1;
-                check_nodes(total_nodes, limits)?;
+                count.written(1, limits)?;
                 let forced_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
                 let bytes = text.len();
                 let value = if style == TScalarStyle::Plain && !forced_str {
@@ -176,8 +185,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                     .get(id)
                     .and_then(|a| a.as_ref())
                     .ok_or(YamlError::UnknownAnchor)?;
-                total_nodes = total_nodes.saturating_add(node.nodes);
-                check_nodes(total_nodes, limits)?;
+                count.copied(node.nodes, limits)?;
                 copied = copied.saturating_add(node.bytes);
                 check_copied(copied, limits)?;
                 if stack.len() + node.depth > limits.max_depth {
@@ -196,8 +204,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
                 ))
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                total_nodes += 1;
-                check_nodes(total_nodes, limits)?;
+                count.written(1, limits)?;
                 if stack.len() + 1 > limits.max_depth {
                     return Err(YamlError::DepthLimit {
                         limit: limits.max_depth,
@@ -270,8 +277,7 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
         };
         if anchor > 0 {
             // The anchor table keeps its own copy: count its nodes and bytes before making it.
-            total_nodes = total_nodes.saturating_add(node.nodes);
-            check_nodes(total_nodes, limits)?;
+            count.copied(node.nodes, limits)?;
             copied = copied.saturating_add(node.bytes);
             check_copied(copied, limits)?;
             if anchors.len() <= anchor {
@@ -333,13 +339,35 @@ pub fn parse(text: &str, limits: YamlLimits) -> Result<Value, YamlError> {
     Ok(root.unwrap_or(Value::Null))
 }
 
-fn check_nodes(total: usize, limits: YamlLimits) -> Result<(), YamlError> {
-    if total > limits.max_nodes {
-        Err(YamlError::NodeLimit {
-            limit: limits.max_nodes,
-        })
-    } else {
-        Ok(())
+/// Nodes produced so far: those written in the document, and the copies that anchors (the
+/// anchor table's own copy) and aliases make. Over `max_nodes` in all, the error names the
+/// cause: `NodeLimit` when the written nodes alone are over, else `AliasLimit`.
+#[derive(Default)]
+struct NodeCount {
+    written: usize,
+    copied: usize,
+}
+
+impl NodeCount {
+    fn written(&mut self, n: usize, limits: YamlLimits) -> Result<(), YamlError> {
+        self.written = self.written.saturating_add(n);
+        self.check(limits)
+    }
+
+    fn copied(&mut self, n: usize, limits: YamlLimits) -> Result<(), YamlError> {
+        self.copied = self.copied.saturating_add(n);
+        self.check(limits)
+    }
+
+    fn check(&self, limits: YamlLimits) -> Result<(), YamlError> {
+        let limit = limits.max_nodes;
+        if self.written > limit {
+            Err(YamlError::NodeLimit { limit })
+        } else if self.written.saturating_add(self.copied) > limit {
+            Err(YamlError::AliasLimit { limit })
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -466,7 +494,42 @@ mod tests {
                 [prev.as_str(); 10].join(", ")
             ));
         }
-        assert!(matches!(p(&doc), Err(YamlError::NodeLimit { .. })));
+        assert!(matches!(p(&doc), Err(YamlError::AliasLimit { .. })));
+    }
+
+    #[test]
+    fn a_large_document_without_aliases_hits_the_node_limit_not_the_alias_limit() {
+        // 10,000 permissions of 5 fields each: 110,001 nodes as written, not one alias.
+        let mut doc = String::from("permissions:\n");
+        for i in 0..10_000 {
+            doc.push_str(&format!(
+                "  - {{key: p{i}, scope: tool, access: read, required: false, reason: r}}\n"
+            ));
+        }
+        assert_eq!(
+            p(&doc),
+            Err(YamlError::NodeLimit {
+                limit: YamlLimits::default().max_nodes
+            })
+        );
+        // Just at the limit it parses: 1 mapping + 1 key + 1 sequence + n scalars.
+        let limits = YamlLimits {
+            max_nodes: 103,
+            ..YamlLimits::default()
+        };
+        let doc = format!("k: [{}]\n", vec!["x"; 100].join(", "));
+        assert!(parse(&doc, limits).is_ok());
+        let doc = format!("k: [{}]\n", vec!["x"; 101].join(", "));
+        assert_eq!(
+            parse(&doc, limits),
+            Err(YamlError::NodeLimit { limit: 103 })
+        );
+        // The same count reached through one alias is the alias limit.
+        let doc = format!("a: &a [{}]\nb: *a\n", vec!["x"; 40].join(", "));
+        assert_eq!(
+            parse(&doc, limits),
+            Err(YamlError::AliasLimit { limit: 103 })
+        );
     }
 
     fn with_alias_bytes(max_alias_bytes: usize) -> YamlLimits {
@@ -594,7 +657,7 @@ mod tests {
         }
         assert_eq!(
             p(&doc),
-            Err(YamlError::NodeLimit {
+            Err(YamlError::AliasLimit {
                 limit: YamlLimits::default().max_nodes
             })
         );

@@ -240,7 +240,7 @@ fn the_host_lists_reads_approves_rejects_cancels_and_retries_tasks_of_every_app(
     assert_eq!(d["task"]["pendingActions"], json!([]));
     assert_eq!(d["task"]["result"]["text"], "Saved.");
     assert_eq!(
-        std::fs::read_to_string(dir.apps_data().join("agent-a").join("triage.txt")).unwrap(),
+        std::fs::read_to_string(dir.apps_data().join("agent-a/files/triage.txt")).unwrap(),
         "bug: crash on save",
         "the approved tool ran in the app's storage"
     );
@@ -274,7 +274,7 @@ fn the_host_lists_reads_approves_rejects_cancels_and_retries_tasks_of_every_app(
         json!({"appId": "agent-a", "taskId": t2, "actionId": action, "decision": "reject"}),
     );
     let d = wait_status(&s, "agent-a", &t2, "succeeded");
-    assert!(!dir.apps_data().join("agent-a").join("wipe.txt").exists());
+    assert!(!dir.apps_data().join("agent-a/files/wipe.txt").exists());
     assert!(d["events"].to_string().contains("approval_resolved"), "{d}");
 
     // 3. Another app's task: cancelled while it streams, then retried as a new run.

@@ -32,6 +32,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::app_area::{AppArea, Db, SubDir};
 use crate::ids::{random_hex, ArtifactId};
 
 /// The metadata database inside an app's data directory.
@@ -60,6 +61,21 @@ pub struct Provenance {
     pub manifest_hash: String,
     pub entry_key: String,
     pub trace_id: String,
+    /// Set on what the agent's host tools create: the session, the run (= turn) and the tool
+    /// call that made it. Absent on what an app's own capability calls create.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentProvenance>,
+}
+
+/// Which agent run and tool call created a record (`provenance.agent`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentProvenance {
+    pub session_id: String,
+    /// The turn the tool ran in: a `lime.agent` task's run id.
+    pub run_id: String,
+    pub tool_call_id: String,
+    pub tool: String,
 }
 
 /// Limits for one app's artifacts.
@@ -216,31 +232,28 @@ CREATE TABLE IF NOT EXISTS lime_meta (
 INSERT OR IGNORE INTO lime_meta (name, value) VALUES ('blob_bytes', 0);
 ";
 
-const DIR_FLAGS: OFlags = OFlags::RDONLY
-    .union(OFlags::DIRECTORY)
-    .union(OFlags::NOFOLLOW)
-    .union(OFlags::CLOEXEC);
-
-/// Opens `app_dir` (creating it if missing) without following a link in its last component.
-pub(crate) fn open_app_dir(app_dir: &Path) -> std::io::Result<OwnedFd> {
-    match std::fs::symlink_metadata(app_dir) {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir_all(app_dir)?,
-        Err(e) => return Err(e),
-    }
-    Ok(rustix::fs::open(app_dir, DIR_FLAGS, Mode::empty())?)
+/// Opens `app_dir` (creating it 0700 if missing) without following a link (the app data area).
+pub(crate) fn open_app_dir(app_dir: &Path) -> std::io::Result<AppArea> {
+    AppArea::open(app_dir)
 }
 
-/// Opens (creating if missing) the directory `name` below `parent`, never through a link.
-pub(crate) fn open_subdir(parent: &OwnedFd, name: &str) -> std::io::Result<OwnedFd> {
-    match rustix::fs::mkdirat(parent, name, Mode::from_raw_mode(0o700)) {
-        Ok(()) => {
-            rustix::fs::fsync(parent)?;
-        }
-        Err(rustix::io::Errno::EXIST) => {}
-        Err(e) => return Err(e.into()),
+/// Holds an exclusive `flock` on the blob directory: blob writes, unlinks and the clean-up on
+/// open are serialised between every `AppArtifacts` of the app (the bridge's, the agent
+/// tools', another process's), so a clean-up never removes a blob whose row is committing.
+struct BlobLock<'a>(&'a OwnedFd);
+
+impl<'a> BlobLock<'a> {
+    fn take(fd: &'a OwnedFd) -> Result<BlobLock<'a>, ArtifactError> {
+        rustix::fs::flock(fd, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(errno("lock the blob directory"))?;
+        Ok(BlobLock(fd))
     }
-    Ok(rustix::fs::openat(parent, name, DIR_FLAGS, Mode::empty())?)
+}
+
+impl Drop for BlobLock<'_> {
+    fn drop(&mut self) {
+        rustix::fs::flock(self.0, rustix::fs::FlockOperation::Unlock).ok();
+    }
 }
 
 /// Connection settings shared by the per-app record databases: WAL, `synchronous=FULL`, no
@@ -290,9 +303,21 @@ impl AppArtifacts {
     /// Opens (creating if needed) the artifacts of the app whose data directory is `app_dir`,
     /// and removes blobs no row references (left by a crash) and temporary files.
     pub fn open(app_dir: &Path, limits: ArtifactLimits) -> Result<AppArtifacts, ArtifactError> {
-        let dirfd = open_app_dir(app_dir).map_err(io("open the app's data directory"))?;
-        let blobs = open_subdir(&dirfd, BLOBS_DIR).map_err(io("open the blob directory"))?;
-        let conn = open_db(&app_dir.join(ARTIFACTS_FILE))?;
+        let area = open_app_dir(app_dir).map_err(io("open the app's data directory"))?;
+        Self::open_in(&area, limits)
+    }
+
+    /// [`AppArtifacts::open`] on an open app data area.
+    pub fn open_in(area: &AppArea, limits: ArtifactLimits) -> Result<AppArtifacts, ArtifactError> {
+        let blobs = area
+            .subdir(SubDir::ArtifactBlobs, true)
+            .map_err(io("open the blob directory"))?
+            .expect("created");
+        let conn = open_db(
+            &area
+                .prepare_db(Db::Artifacts)
+                .map_err(io("open the artifact database"))?,
+        )?;
         conn.execute_batch(SCHEMA)?;
         let mut a = AppArtifacts {
             conn,
@@ -307,23 +332,25 @@ impl AppArtifacts {
     /// Opens the artifacts read-only, only if the app has some: never creates, cleans up or
     /// writes anything (for readers such as the CLI, while a host may be writing).
     pub fn open_read_only(app_dir: &Path) -> Result<Option<AppArtifacts>, ArtifactError> {
-        let db = app_dir.join(ARTIFACTS_FILE);
-        match std::fs::symlink_metadata(&db) {
-            Ok(m) if m.file_type().is_file() => {}
-            Ok(_) => {
-                return Err(ArtifactError::Io {
-                    op: "open the artifact database",
-                    source: std::io::Error::other("not a regular file"),
-                })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io("open the artifact database")(e)),
+        let Some(area) =
+            AppArea::open_existing(app_dir).map_err(io("open the app's data directory"))?
+        else {
+            return Ok(None);
+        };
+        if !area
+            .db_exists(Db::Artifacts)
+            .map_err(io("open the artifact database"))?
+        {
+            return Ok(None);
         }
-        let dirfd = rustix::fs::open(app_dir, DIR_FLAGS, Mode::empty())
-            .map_err(errno("open the app's data directory"))?;
-        let blobs = rustix::fs::openat(&dirfd, BLOBS_DIR, DIR_FLAGS, Mode::empty())
-            .map_err(errno("open the blob directory"))?;
-        let conn = open_db_read_only(&db)?;
+        let blobs = area
+            .subdir(SubDir::ArtifactBlobs, false)
+            .map_err(io("open the blob directory"))?
+            .ok_or_else(|| ArtifactError::Io {
+                op: "open the blob directory",
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            })?;
+        let conn = open_db_read_only(&area.db_path(Db::Artifacts))?;
         Ok(Some(AppArtifacts {
             conn,
             blobs,
@@ -376,6 +403,8 @@ impl AppArtifacts {
         let sha = hex(&Sha256::digest(bytes));
         // Checked before any byte is written, and again inside the transaction.
         check_room(&self.conn, &self.limits, &sha, size)?;
+        let blobs = rustix::io::dup(&self.blobs).map_err(errno("lock the blob directory"))?;
+        let _lock = BlobLock::take(&blobs)?;
         let wrote = self.put_blob(&sha, bytes)?;
         let meta = ArtifactMeta {
             id: ArtifactId::random().into_string(),
@@ -472,6 +501,8 @@ impl AppArtifacts {
     /// Removes `id`; returns whether it existed. Its blob goes when no row references it.
     pub fn delete(&mut self, id: &str) -> Result<bool, ArtifactError> {
         check_id(id)?;
+        let blobs = rustix::io::dup(&self.blobs).map_err(errno("lock the blob directory"))?;
+        let _lock = BlobLock::take(&blobs)?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -605,6 +636,7 @@ impl AppArtifacts {
     /// crash (temporary files, blobs whose row never committed or was deleted). Directories and
     /// other non-files are left alone.
     fn collect_garbage(&self) -> Result<BlobCleanup, ArtifactError> {
+        let _lock = BlobLock::take(&self.blobs)?;
         let mut names: Vec<CString> = Vec::new();
         let dir =
             rustix::fs::Dir::read_from(&self.blobs).map_err(errno("list the blob directory"))?;
@@ -833,6 +865,7 @@ mod tests {
             manifest_hash: "sha256:bb".into(),
             entry_key: "main".into(),
             trace_id: trace.into(),
+            agent: None,
         }
     }
 

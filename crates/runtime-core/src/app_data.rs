@@ -144,10 +144,11 @@ impl AppDataStore {
         fs::symlink_metadata(self.dir(app)).is_ok()
     }
 
-    /// Creates the app's directory if missing (the storage namespace).
+    /// Creates the app's directory if missing (0700, never through a link; see
+    /// [`crate::app_area`]).
     pub fn ensure(&self, app: &AppId) -> Result<PathBuf, AppDataError> {
         let dir = self.dir(app);
-        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        crate::app_area::AppArea::open(&dir).map_err(io_err(&dir))?;
         Ok(dir)
     }
 

@@ -15,6 +15,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::app_area::{AppArea, Db};
 use crate::app_artifacts::{
     now_rfc3339, open_app_dir, open_db, open_db_read_only, parse_cursor, seq_page, AppArtifacts,
     ArtifactError, Provenance,
@@ -183,27 +184,22 @@ const COLUMNS: &str = "id, kind, summary, data, artifacts, created_at, provenanc
 impl AppEvidence {
     /// Opens (creating if needed) the evidence of the app whose data directory is `app_dir`.
     pub fn open(app_dir: &Path, limits: EvidenceLimits) -> Result<AppEvidence, EvidenceError> {
-        open_app_dir(app_dir).map_err(EvidenceError::Io)?;
-        let conn = open_db(&app_dir.join(EVIDENCE_FILE))?;
+        let area = open_app_dir(app_dir).map_err(EvidenceError::Io)?;
+        let conn = open_db(&area.prepare_db(Db::Evidence).map_err(EvidenceError::Io)?)?;
         conn.execute_batch(SCHEMA)?;
         Ok(AppEvidence { conn, limits })
     }
 
     /// Opens the evidence read-only, only if the app has some (never creates or writes).
     pub fn open_read_only(app_dir: &Path) -> Result<Option<AppEvidence>, EvidenceError> {
-        let db = app_dir.join(EVIDENCE_FILE);
-        match std::fs::symlink_metadata(&db) {
-            Ok(m) if m.file_type().is_file() => {}
-            Ok(_) => {
-                return Err(EvidenceError::Io(std::io::Error::other(
-                    "the evidence database is not a regular file",
-                )))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(EvidenceError::Io(e)),
+        let Some(area) = AppArea::open_existing(app_dir).map_err(EvidenceError::Io)? else {
+            return Ok(None);
+        };
+        if !area.db_exists(Db::Evidence).map_err(EvidenceError::Io)? {
+            return Ok(None);
         }
         Ok(Some(AppEvidence {
-            conn: open_db_read_only(&db)?,
+            conn: open_db_read_only(&area.db_path(Db::Evidence))?,
             limits: EvidenceLimits::default(),
         }))
     }
@@ -479,6 +475,7 @@ mod tests {
             manifest_hash: "sha256:bb".into(),
             entry_key: "main".into(),
             trace_id: trace.into(),
+            agent: None,
         }
     }
 

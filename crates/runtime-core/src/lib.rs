@@ -8,6 +8,7 @@
 //! Architecture invariant: no dependency on `tauri` or on `host-core`.
 
 pub mod agent_task;
+pub mod app_area;
 pub mod app_artifacts;
 pub mod app_data;
 pub mod app_evidence;

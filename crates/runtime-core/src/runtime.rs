@@ -17,9 +17,9 @@ use crate::app_data::AppDataStore;
 use crate::backend::{cancel_pair, BackendEvent, ChatMessage, ExecutionBackend};
 use crate::event::*;
 use crate::ids::*;
-use crate::log::{EventLog, LogError};
+use crate::log::{is_args_ref, EventLog, LogError};
 use crate::read_model::{SessionReadModel, TurnStatus, TurnView};
-use crate::tools::HostTools;
+use crate::tools::{DefaultToolPolicy, HostTools, ToolCall, ToolPolicy};
 use crate::turn::*;
 
 /// A runtime failure with a stable code (mapped to JSON-RPC codes by the App Server).
@@ -86,6 +86,8 @@ pub struct RuntimeConfig {
     pub apps_dir: PathBuf,
     pub limits: TurnLimits,
     pub system_prompt: Option<String>,
+    /// The host's decisions for the agent's host tools (quota, approval, provenance).
+    pub tool_policy: Arc<dyn ToolPolicy>,
 }
 
 impl RuntimeConfig {
@@ -96,6 +98,7 @@ impl RuntimeConfig {
             data_dir,
             limits: TurnLimits::default(),
             system_prompt: None,
+            tool_policy: Arc::new(DefaultToolPolicy),
         }
     }
 }
@@ -193,7 +196,8 @@ impl Runtime {
     ) -> Result<Runtime, RuntimeError> {
         let rt = Runtime {
             inner: Arc::new(Inner {
-                tools: HostTools::new(AppDataStore::new(config.apps_dir.clone())),
+                tools: HostTools::new(AppDataStore::new(config.apps_dir.clone()))
+                    .with_policy(config.tool_policy.clone()),
                 log,
                 backend,
                 config,
@@ -643,13 +647,27 @@ impl Runtime {
         Ok(model)
     }
 
-    /// The session's read models.
+    /// The session's read models. A pending action's `arguments` are resolved when the log
+    /// keeps them behind a reference (`log::args_ref`: whoever answers sees the whole input);
+    /// one that does not resolve keeps the reference with `"error": "<args_ref.* code>"`.
     pub fn read(
         &self,
         id: &SessionId,
     ) -> Result<(AppId, ThreadId, SessionReadModel), RuntimeError> {
         let h = self.session(id)?;
-        let model = lock(&h.state).model.clone();
+        let mut model = lock(&h.state).model.clone();
+        for th in model.threads.values_mut() {
+            for a in &mut th.pending_actions {
+                let Some(args) = a.arguments.as_mut().filter(|v| is_args_ref(v)) else {
+                    continue;
+                };
+                match self.inner.log.resolve_arguments(id, args) {
+                    Ok(v) => *args = v,
+                    Err(LogError::ArgsRef(e)) => args["error"] = Value::from(e.code()),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
         Ok((h.app_id.clone(), h.thread_id.clone(), model))
     }
 
@@ -906,7 +924,7 @@ impl Runtime {
             history,
             input: input.clone(),
             output_schema,
-            tools: HostTools::specs(),
+            tools: self.inner.tools.current_specs(),
             backend: backend.info(),
             limits: self.inner.config.limits.clone(),
             session_allowed_tools,
@@ -995,12 +1013,17 @@ async fn execute(
                     arguments,
                 } => {
                     let tools = rt.inner.tools.clone();
-                    let app = h.app_id.clone();
+                    let call = ToolCall {
+                        app: h.app_id.clone(),
+                        session_id: h.id.as_str().to_owned(),
+                        turn_id: machine.turn_id().as_str().to_owned(),
+                        tool_call_id: tool_call_id.as_str().to_owned(),
+                    };
                     let outputs = rt.inner.config.data_dir.join("outputs").join(h.id.as_str());
                     let span = tracing::info_span!("tool.call", tool = %name, call = %tool_call_id);
                     let task = tokio::task::spawn_blocking(move || {
                         let _g = span.enter();
-                        match tools.run(&app, &name, &arguments) {
+                        match tools.run(&call, &name, &arguments) {
                             Ok((output, artifacts)) => {
                                 match store_output(&outputs, &tool_call_id, &output) {
                                     Ok(output_ref) => ToolOutcome::Ok {

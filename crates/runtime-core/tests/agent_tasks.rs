@@ -321,7 +321,7 @@ async fn another_app_can_neither_read_nor_cancel_nor_answer_a_task() {
         .any(|e| e["type"] == "tool:call" && e["subtype"] == "result"));
     assert_eq!(events.last().unwrap()["subtype"], "success");
     assert_eq!(
-        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        std::fs::read_to_string(tmp.path().join("apps/one/files/a.txt")).unwrap(),
         "x"
     );
 }
@@ -408,7 +408,7 @@ async fn a_rejected_tool_call_does_not_run() {
     assert!(events
         .iter()
         .any(|e| e["type"] == "tool:call" && e["subtype"] == "failed"));
-    assert!(!tmp.path().join("apps/one/a.txt").exists());
+    assert!(!tmp.path().join("apps/one/files/a.txt").exists());
     // Answering again: nothing pending.
     assert!(matches!(
         t.respond(&a, &task, &action, Response::Approve, Responder::User),
@@ -602,7 +602,7 @@ async fn an_answer_with_updated_input_runs_the_tool_with_it() {
         && e["payload"]["arguments"]["content"] == "user's"));
     assert_eq!(events.last().unwrap()["subtype"], "success");
     assert_eq!(
-        std::fs::read_to_string(tmp.path().join("apps/one/a.txt")).unwrap(),
+        std::fs::read_to_string(tmp.path().join("apps/one/files/a.txt")).unwrap(),
         "user's"
     );
 }
@@ -901,7 +901,7 @@ async fn a_busy_session_is_refused_not_queued() {
     t.respond(&a, &ta, &action, Response::Reject, Responder::User)
         .unwrap();
     until_results(&t, &a, &ta, 2).await;
-    assert!(!tmp.path().join("apps/demo/b.txt").exists());
+    assert!(!tmp.path().join("apps/demo/files/b.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

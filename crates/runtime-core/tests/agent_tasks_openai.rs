@@ -227,7 +227,7 @@ async fn a_tool_call_waits_for_approval_approved_then_rejected() {
         .await;
         assert!(events.iter().any(|e| e["type"] == "approval:requested"));
         assert_eq!(
-            tmp.path().join("apps/one").join(file).exists(),
+            tmp.path().join("apps/one/files").join(file).exists(),
             exists,
             "{file}"
         );

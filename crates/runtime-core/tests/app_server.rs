@@ -237,7 +237,7 @@ async fn risky_tools_wait_for_action_respond() {
     )
     .await;
     let action = c.wait_type("action.required").await;
-    let file = tmp.path().join("apps/demo/notes/a.txt");
+    let file = tmp.path().join("apps/demo/files/notes/a.txt");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!file.exists(), "an unanswered action is not an approval");
     let read = c.ok("agentSession/read", json!({"sessionId": sid})).await;
@@ -275,7 +275,7 @@ async fn risky_tools_wait_for_action_respond() {
 async fn allow_for_session_is_remembered_for_the_session_across_turns_and_restarts() {
     let tmp = tempfile::tempdir().unwrap();
     let write = |n: u32| format!(r#"{{"path":"a.txt","content":"v{n}"}}"#);
-    let file = tmp.path().join("apps/demo/a.txt");
+    let file = tmp.path().join("apps/demo/files/a.txt");
     let turn_done = |t: &'static str| {
         move |e: &Value| {
             e["turnId"] == t && (e["type"] == "turn.completed" || e["type"] == "turn.failed")
@@ -434,7 +434,7 @@ async fn busy_sessions_queue_or_refuse_and_cancel_ends_turns() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evidence_and_spilled_outputs() {
     let tmp = tempfile::tempdir().unwrap();
-    let app_dir = tmp.path().join("apps/demo");
+    let app_dir = tmp.path().join("apps/demo/files");
     std::fs::create_dir_all(&app_dir).unwrap();
     let big: String = (0..2000).map(|i| format!("row {i}\n")).collect();
     std::fs::write(app_dir.join("big.txt"), &big).unwrap();
@@ -516,7 +516,17 @@ async fn list_and_read_methods_page_with_a_cursor_and_a_bounded_limit() {
         );
     }
     b.push_text(&["done"]);
-    let mut c = Client::start(runtime(tmp.path(), backend));
+    // The host's policy lets artifact_write run without asking (the default asks).
+    #[derive(Debug)]
+    struct NoAsk;
+    impl runtime_core::tools::ToolPolicy for NoAsk {
+        fn artifact_write_needs_approval(&self) -> bool {
+            false
+        }
+    }
+    let mut config = runtime_core::runtime::RuntimeConfig::new(tmp.path());
+    config.tool_policy = Arc::new(NoAsk);
+    let mut c = Client::start(runtime_core::runtime::Runtime::open(config, backend).unwrap());
     c.init().await;
     let sid =
         c.ok("agentSession/start", json!({"appId": "demo"})).await["session"]["sessionId"].clone();

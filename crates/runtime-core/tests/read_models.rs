@@ -160,7 +160,19 @@ fn draft(op: &Op) -> EventDraft {
                 action_id: Some(ActionId::new(format!("action_{a}")).unwrap()),
                 ..ts(t)
             },
-            EventBody::ActionRequired(EventType::ActionRequired, Default::default()),
+            EventBody::ActionRequired(
+                EventType::ActionRequired,
+                ActionRequired {
+                    // Action 2 asks about arguments over the inline limit: the log keeps them
+                    // behind a reference, which both folds see alike.
+                    arguments: Some(if a == 2 {
+                        serde_json::json!({"content": "x".repeat(runtime_core::log::ARGS_INLINE_LIMIT)})
+                    } else {
+                        serde_json::json!({"n": a})
+                    }),
+                    ..Default::default()
+                },
+            ),
         ),
         Op::ActionRes(t, a, ok) => (
             Scope {
@@ -281,6 +293,10 @@ proptest! {
         prop_assert_eq!(&rebuilt, &incremental);
         // Invariants of the fold.
         for th in rebuilt.threads.values() {
+            for a in &th.pending_actions {
+                let large = a.action_id.as_str() == "action_2";
+                prop_assert_eq!(runtime_core::log::is_args_ref(a.arguments.as_ref().unwrap()), large);
+            }
             for t in &th.turns {
                 if t.status.is_terminal() {
                     prop_assert!(th.active_turn_id.as_ref() != Some(&t.turn_id));

@@ -7,8 +7,15 @@
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// `../shared/standards/agentruntime` beside the checkout, or `$APPHOST_STANDARDS_DIR` (a
+/// checkout elsewhere, e.g. a git worktree).
 pub fn standards_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/standards/agentruntime")
+    match std::env::var_os("APPHOST_STANDARDS_DIR") {
+        Some(d) => PathBuf::from(d).join("agentruntime"),
+        None => {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/standards/agentruntime")
+        }
+    }
 }
 
 fn read_json(p: PathBuf) -> Value {

@@ -4,6 +4,7 @@
 //! newer package loses nothing when an older host reads it. Validation produces findings with
 //! stable codes; findings of severity `error` make the package uninstallable.
 
+mod file_refs;
 mod frontmatter;
 mod layered;
 mod validate;
@@ -140,7 +141,8 @@ impl Manifest {
 pub(crate) fn yaml_error(file: &str, e: YamlError) -> HostError {
     let code = match e {
         YamlError::DepthLimit { .. } => ErrorCode::ManifestYamlDepthLimit,
-        YamlError::NodeLimit { .. } => ErrorCode::ManifestYamlAliasLimit,
+        YamlError::NodeLimit { .. } => ErrorCode::ManifestYamlNodeLimit,
+        YamlError::AliasLimit { .. } => ErrorCode::ManifestYamlAliasLimit,
         YamlError::ExpansionLimit { .. } => ErrorCode::ManifestYamlExpansionLimit,
         YamlError::DuplicateKey { .. } => ErrorCode::ManifestYamlDuplicateKey,
         _ => ErrorCode::ManifestYamlSyntax,
@@ -148,6 +150,7 @@ pub(crate) fn yaml_error(file: &str, e: YamlError) -> HostError {
     let limit = match e {
         YamlError::DepthLimit { limit }
         | YamlError::NodeLimit { limit }
+        | YamlError::AliasLimit { limit }
         | YamlError::ExpansionLimit { limit } => Some(limit),
         _ => None,
     };

@@ -125,6 +125,7 @@ pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> Stri
     }
     requires(m, f);
     required_flags(m, f);
+    super::file_refs::check(m, f);
     for key in DATE_FIELDS {
         if let Some(v) = m.get(*key) {
             if crate::compat::parse_date(v).is_none() {

@@ -10,6 +10,7 @@ mod folder;
 pub mod path;
 pub mod pipeline;
 pub mod source;
+mod zip_layout;
 mod zipsrc;
 
 use std::io::Read;

@@ -1,7 +1,8 @@
 //! Zip sources: a `.zip` of a package folder, with the files at the root or under one
 //! top-level folder. macOS `__MACOSX/` metadata is skipped.
 //!
-//! Everything is decided from the central directory before any data is inflated: names,
+//! The central directory is first checked against the local headers (`zip_layout`: same names,
+//! no overlapping entries). Then everything is decided from it before any data is inflated: names,
 //! entry types (symlinks and special files are rejected), encryption, compression method,
 //! declared sizes and compression ratios. While reading, the actual inflated size is bounded by
 //! the declared size, so a zip that lies about sizes cannot expand past what was accepted.
@@ -56,6 +57,9 @@ pub(super) fn open(zip_path: &Path, limits: &Limits) -> HostResult<(Listing, Zip
             "the zip lists the same file name more than once",
         ));
     }
+    // Each entry's local header names it as the central directory does, and no two entries
+    // share bytes: the listing below is then the whole truth about the archive.
+    super::zip_layout::check(zip_path, &archive)?;
 
     // First pass: raw names, to find the package root.
     let mut raw: Vec<(usize, String)> = Vec::with_capacity(archive.len());

@@ -384,6 +384,10 @@ impl Store {
     pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
         self.require_lock()?;
         let check = |v: &str| {
+            if key == crate::agent_tool_policy::SETTING_KEY {
+                return crate::agent_tool_policy::check_setting(v)
+                    .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key));
+            }
             crate::limits::Limits::default()
                 .apply_setting(key, v)
                 .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key))
@@ -398,7 +402,11 @@ impl Store {
                 )?;
             }
             None => {
-                check("1")?;
+                check(if key == crate::agent_tool_policy::SETTING_KEY {
+                    crate::agent_tool_policy::ASK
+                } else {
+                    "1"
+                })?;
                 tx.execute("DELETE FROM settings WHERE key = ?1", [key])?;
             }
         }

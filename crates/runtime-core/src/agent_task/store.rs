@@ -300,9 +300,10 @@ pub struct Purged {
 }
 
 /// Removes everything the runtime keeps for `app`'s agent tasks in `runtime_dir` (an uninstall
-/// that deletes the app's data): the sessions' events, turn inputs and sequence reservations in
-/// `events.db`, then the task and run rows in `agent-tasks.sqlite` (last, so an interrupted purge
-/// is finished by running it again). Missing files mean nothing to remove; nothing is created.
+/// that deletes the app's data): the sessions' events, turn inputs, sequence reservations and
+/// stored tool arguments no other session references in `events.db`, then the task and run
+/// rows in `agent-tasks.sqlite` (last, so an interrupted purge is finished by running it again).
+/// Missing files mean nothing to remove; nothing is created.
 /// Sessions are random ids that are never reused, so dropping whole sessions keeps the log's
 /// per-session ordering rules for every other session.
 pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
@@ -334,6 +335,8 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
             tx.execute("DELETE FROM turn_inputs WHERE session_id = ?1", [s])?;
             tx.execute("DELETE FROM reservations WHERE session_id = ?1", [s])?;
         }
+        // Tool arguments kept behind a reference that no remaining session names.
+        crate::log::args_ref::purge_sessions(&tx, &sessions)?;
         tx.commit()?;
     }
     let mut tasks = tasks;

@@ -678,18 +678,23 @@ fn artifacts(
         if turn.is_some() && e.scope.turn_id.as_ref() != turn {
             continue;
         }
-        let (r, kind, title, bytes, path) = match &e.body {
+        // How to get the content: a `lime.artifacts` artifact of the app (read through it,
+        // rehashed) or a spilled tool output file.
+        enum Source {
+            Artifact,
+            File(Option<std::path::PathBuf>),
+        }
+        let (r, kind, title, bytes, source) = match &e.body {
             EventBody::Artifact(_, a) => {
                 let Some(r) = a.artifact_ref.clone() else {
                     continue;
                 };
-                let path = rt.tools().artifact_path(app, &r);
                 (
                     r,
                     a.kind.clone().unwrap_or_else(|| "text".into()),
                     a.title.clone(),
                     a.bytes.unwrap_or(0),
-                    path,
+                    Source::Artifact,
                 )
             }
             EventBody::OutputSpilled(_, o) => {
@@ -703,7 +708,13 @@ fn artifacts(
                         .join(session.as_str())
                         .join(format!("{}.txt", c.as_str()))
                 });
-                (r, "tool_output".into(), None, o.bytes.unwrap_or(0), path)
+                (
+                    r,
+                    "tool_output".into(),
+                    None,
+                    o.bytes.unwrap_or(0),
+                    Source::File(path),
+                )
             }
             _ => continue,
         };
@@ -712,7 +723,11 @@ fn artifacts(
         } else if bytes > MAX_INLINE_CONTENT {
             (None, "tooLarge")
         } else {
-            match path.and_then(|p| std::fs::read(p).ok()) {
+            let read = match source {
+                Source::Artifact => rt.tools().artifact_content(app, &r, MAX_INLINE_CONTENT),
+                Source::File(path) => path.and_then(|p| std::fs::read(p).ok()),
+            };
+            match read {
                 Some(b) => (Some(String::from_utf8_lossy(&b).into_owned()), "available"),
                 None => (None, "unavailable"),
             }

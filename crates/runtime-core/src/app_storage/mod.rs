@@ -12,6 +12,11 @@
 //! nothing. Space freed by deletes is reused. The WAL file is transient (checkpointed back into
 //! the database every 1000 pages) and not counted.
 //!
+//! The agent's `files/` sub-area ([`crate::app_area::files`]) counts against the same quota: its
+//! bytes are recorded in `lime_area` ([`AppStorage::account_files`], under the database's write
+//! lock, recounted from disk on every write), and every call sets `max_page_count` to the quota
+//! minus those bytes, so the database and `files/` together never pass it.
+//!
 //! **Hardening.** The connection is fenced because migrations run SQL the app ships
 //! ([`guard`]): no `ATTACH` (also the attached-database limit is 0), no extension loading,
 //! `trusted_schema` off, defensive mode, no pragma changes or transaction control from app SQL,
@@ -24,6 +29,8 @@ pub mod tables;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use crate::app_area::{AppArea, Db};
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
@@ -152,17 +159,31 @@ CREATE TABLE IF NOT EXISTS lime_migrations (
     app_version TEXT NOT NULL,
     applied_at  TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS lime_area (
+    name  TEXT PRIMARY KEY NOT NULL,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
 ";
 
 impl AppStorage {
     /// Opens (creating if needed) the storage file in `app_dir`, the app's data directory, with
     /// `quota` bytes (clamped to [`MIN_QUOTA_BYTES`]..=[`MAX_QUOTA_BYTES`]).
     pub fn open(app_dir: &Path, quota: u64) -> Result<AppStorage, StorageError> {
-        std::fs::create_dir_all(app_dir).map_err(|source| StorageError::Io {
+        let area = AppArea::open(app_dir).map_err(|source| StorageError::Io {
             path: app_dir.to_owned(),
             source,
         })?;
-        let path = app_dir.join(STORAGE_FILE);
+        Self::open_in(&area, quota)
+    }
+
+    /// [`AppStorage::open`] on an open app data area.
+    pub fn open_in(area: &AppArea, quota: u64) -> Result<AppStorage, StorageError> {
+        let path = area
+            .prepare_db(Db::Storage)
+            .map_err(|source| StorageError::Io {
+                path: area.db_path(Db::Storage),
+                source,
+            })?;
         let mut conn = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -178,12 +199,65 @@ impl AppStorage {
         conn.execute_batch(SCHEMA)
             .map_err(|e| StorageError::from_sql(&conn, quota, e))?;
         let guard = Guard::install(&mut conn)?;
-        Ok(AppStorage {
+        let s = AppStorage {
             conn,
             guard,
             quota,
             path,
-        })
+        };
+        s.apply_page_limit()?;
+        Ok(s)
+    }
+
+    /// Bytes the agent's `files/` sub-area holds, as last recorded.
+    pub fn files_bytes(&self) -> Result<u64, StorageError> {
+        let v: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT value FROM lime_area WHERE name = 'files_bytes'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(v.unwrap_or(0).max(0) as u64)
+    }
+
+    /// `max_page_count` = (quota - the bytes of `files/`) / page size: the database may grow
+    /// only into what `files/` leaves of the quota.
+    fn apply_page_limit(&self) -> Result<(), StorageError> {
+        let page_size: i64 = self
+            .conn
+            .pragma_query_value(None, "page_size", |r| r.get(0))?;
+        let room = self.quota.saturating_sub(self.files_bytes()?);
+        let pages = (room / page_size.max(512) as u64).max(1);
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// Runs a write to the `files/` sub-area under the database's write lock: `write` gets the
+    /// bytes the quota leaves for `files/` (quota minus the database's own size) and returns the
+    /// new byte total of `files/`, which is recorded. An error from `write` records nothing.
+    pub fn account_files<T, E: From<StorageError>>(
+        &mut self,
+        write: impl FnOnce(u64) -> Result<(u64, T), E>,
+    ) -> Result<T, E> {
+        self.begin_call();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StorageError::from)?;
+        let room = self.quota.saturating_sub(used_bytes(&tx)?);
+        let (total, out) = write(room)?;
+        self.guard.set_deadline(CALL_BUDGET);
+        tx.execute(
+            "INSERT INTO lime_area (name, value) VALUES ('files_bytes', ?1)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            [total.min(i64::MAX as u64) as i64],
+        )
+        .map_err(StorageError::from)?;
+        tx.commit().map_err(StorageError::from)?;
+        Ok(out)
     }
 
     pub fn path(&self) -> &Path {
@@ -203,6 +277,10 @@ impl AppStorage {
     fn begin_call(&self) {
         self.guard.set_mode(Mode::Host);
         self.guard.set_deadline(CALL_BUDGET);
+        // `files/` may have grown since the last call (the agent's tools write it).
+        if let Err(e) = self.apply_page_limit() {
+            tracing::warn!(error = %e, "cannot apply the storage page limit");
+        }
     }
 
     fn sql_err(&self, e: rusqlite::Error) -> StorageError {

@@ -24,6 +24,7 @@
 //!   waits for a subscriber, and a subscriber that falls behind is dropped from live delivery
 //!   and catches up from the log page by page (bounded memory on both sides).
 
+pub mod args_ref;
 pub mod ordering;
 mod subscription;
 
@@ -41,6 +42,9 @@ use crate::event::{
     SCHEMA_VERSION,
 };
 use crate::ids::{EventId, RuntimeId, SessionId};
+pub use args_ref::{
+    is_args_ref, ArgsRefError, ARGS_INLINE_LIMIT, ARGS_PREVIEW_CHARS, ARGS_REF_KEY,
+};
 pub use ordering::{OrderingState, OrderingViolation};
 pub use subscription::Subscription;
 
@@ -97,6 +101,9 @@ pub enum LogError {
     InconsistentBody(EventType),
     #[error(transparent)]
     Ordering(#[from] OrderingViolation),
+    /// A tool-arguments reference that does not resolve ([`args_ref`]).
+    #[error(transparent)]
+    ArgsRef(#[from] ArgsRefError),
     #[error("event log i/o error on {path}: {source}")]
     Io {
         path: PathBuf,
@@ -260,6 +267,7 @@ impl EventLog {
         let mut conn = Connection::open(path)?;
         configure_connection(&conn)?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(args_ref::SCHEMA)?;
         let existing: Option<String> = conn
             .query_row("SELECT value FROM meta WHERE key = 'runtime_id'", [], |r| {
                 r.get(0)
@@ -342,7 +350,14 @@ impl EventLog {
                 return Ok(events);
             }
         }
-        self.append_durable(session, drafts)
+        // Large tool arguments go behind a reference, hashed before any lock is taken; their
+        // blobs commit with the batch (never group-committed: deltas carry no arguments).
+        let mut drafts = drafts;
+        let mut blobs = Vec::new();
+        for d in &mut drafts {
+            args_ref::externalize(&mut d.body, &mut blobs);
+        }
+        self.append_durable(session, drafts, &blobs)
     }
 
     fn stamp(&self, session: &SessionId, first: u64, drafts: Vec<EventDraft>) -> Vec<Event> {
@@ -419,6 +434,7 @@ impl EventLog {
         &self,
         session: &SessionId,
         drafts: Vec<EventDraft>,
+        blobs: &[args_ref::ArgsBlob],
     ) -> Result<Vec<Event>, LogError> {
         let mut conn = lock(&self.inner.conn);
         let mut st = lock(&self.inner.shared.state);
@@ -446,6 +462,7 @@ impl EventLog {
         let written = (|| -> Result<(), LogError> {
             let tx = conn.transaction()?;
             insert_events(&tx, &st.pending)?;
+            args_ref::store(&tx, session, blobs)?;
             insert_events(&tx, &events)?;
             put_reservation(&tx, session, through)?;
             tx.commit()?;
@@ -576,6 +593,21 @@ impl EventLog {
             out.insert(t, (i, s.and_then(|s| serde_json::from_str(&s).ok())));
         }
         Ok(out)
+    }
+
+    /// `arguments` as recorded in an event of `session`, with a reference ([`args_ref`])
+    /// replaced by the stored value; a value that is no reference is returned as is. A
+    /// malformed, unknown (for this session) or corrupt reference is [`LogError::ArgsRef`].
+    pub fn resolve_arguments(
+        &self,
+        session: &SessionId,
+        arguments: &serde_json::Value,
+    ) -> Result<serde_json::Value, LogError> {
+        if !is_args_ref(arguments) {
+            return Ok(arguments.clone());
+        }
+        let conn = lock(&self.inner.reader);
+        Ok(args_ref::resolve(&conn, session, arguments)??)
     }
 
     /// The tool calls and actions of `turn` still open (per the ordering rules' state).

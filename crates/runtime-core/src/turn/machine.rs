@@ -1213,12 +1213,29 @@ fn preview(s: &str) -> String {
     s[..end].to_owned()
 }
 
+/// Longest text of one schema violation in a `tool.failed` message (and the tool message the
+/// model gets back): a violation quotes the offending value, which may be megabytes of model
+/// output.
+pub const SCHEMA_PROBLEM_CHARS: usize = 300;
+
+fn clip(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
 fn check_schema(schema: &Value, value: &Value) -> Result<(), String> {
     let v = jsonschema::validator_for(schema).map_err(|e| format!("the schema is invalid: {e}"))?;
     let errors: Vec<String> = v
         .iter_errors(value)
         .take(5)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .map(|e| {
+            clip(
+                format!("{} at {}", e, e.instance_path()),
+                SCHEMA_PROBLEM_CHARS,
+            )
+        })
         .collect();
     if errors.is_empty() {
         Ok(())

@@ -20,7 +20,6 @@ use runtime_core::agent_task::{
 };
 use runtime_core::backend::ExecutionBackend;
 use runtime_core::ids::AppId;
-use runtime_core::provider::OpenAiBackend;
 use runtime_core::runtime::{Runtime, RuntimeConfig};
 use serde_json::{json, Map, Value};
 
@@ -87,24 +86,10 @@ impl AgentService {
         if let Some(b) = &self.backend_override {
             return Some(b.clone());
         }
-        let config = match model_settings::provider_config(store) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(
-                    code = e.code.as_str(),
-                    "the model is not usable: {}",
-                    e.message
-                );
-                return None;
-            }
-        };
-        match OpenAiBackend::new(config) {
-            Ok(b) => Some(Arc::new(b)),
-            Err(e) => {
-                tracing::warn!("the model backend cannot start: {e}");
-                None
-            }
-        }
+        model_settings::backend(store).unwrap_or_else(|e| {
+            tracing::warn!("the model backend cannot start: {}", e.message);
+            None
+        })
     }
 
     fn host(&mut self, store: &Store, a: &Allowed) -> Result<&AgentHost, CallError> {
@@ -137,6 +122,9 @@ impl AgentService {
             .map_err(|e| format!("cannot start the agent runtime: {e}"))?;
         let mut config = RuntimeConfig::new(self.runtime_dir.clone());
         config.apps_dir = self.apps_data.clone();
+        config.tool_policy = std::sync::Arc::new(crate::agent_tool_policy::StoreToolPolicy::new(
+            store.data_dir().clone(),
+        ));
         let with_model = backend.is_some();
         let tasks = {
             let _enter = tokio.enter();
