@@ -95,7 +95,11 @@ fn violations(src: &Path) -> Vec<String> {
 fn no_file_outside_manifest_reads_manifest_keys_by_string() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let v = violations(&src);
-    assert!(v.is_empty(), "string-keyed manifest reads:\n{}", v.join("\n"));
+    assert!(
+        v.is_empty(),
+        "string-keyed manifest reads:\n{}",
+        v.join("\n")
+    );
 }
 
 #[test]
