@@ -18,7 +18,7 @@ fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn strings<'a>(v: Option<&'a Value>) -> impl Iterator<Item = &'a str> {
+fn strings(v: Option<&Value>) -> impl Iterator<Item = &str> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
