@@ -1,233 +1,20 @@
-//! `apphost serve` end to end over real sockets: the one-time launch token and the session
-//! cookie, the `Host` check (DNS rebinding), the `Origin` check on `/api/`, app origins without
+//! `apphost serve` end to end over real sockets: the one-time launch token and the session it
+//! hands out (the cookie for documents, the secret header for the API; attacks on them:
+//! `tests/serve_attacks.rs`), the `Host` check (DNS rebinding), the `Origin` check on `/api/`, app origins without
 //! API or cookie, traversal, bounded bodies, the bridge through HTTP, and a clean SIGTERM.
 //!
 //! Requests are written by hand (a raw HTTP/1.1 client) so every header an attacker controls can
 //! be set exactly.
 
 mod common;
+mod serve_support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{apphost_in, describe};
 use serde_json::{json, Value};
-
-struct Served {
-    child: Child,
-    _tmp: tempfile::TempDir,
-    port: u16,
-    token: String,
-    stderr: PathBuf,
-}
-
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "{} not JSON ({e}): {}",
-                self.status,
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-    fn code(&self) -> String {
-        self.json()["code"].as_str().unwrap_or_default().to_owned()
-    }
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn start(install: &[&str]) -> Served {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    for pkg in install {
-        let out = apphost_in(tmp.path(), &data)
-            .args(["install", "--yes", "--sideload"])
-            .arg(repo().join(pkg))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", describe(&out));
-    }
-    let stderr = tmp.path().join("serve.stderr");
-    let mut child = apphost_in(tmp.path(), &data)
-        .arg("serve")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let first: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
-    assert_eq!(first["pid"], child.id(), "{first}");
-    let port = u16::try_from(first["port"].as_u64().unwrap()).unwrap();
-    let url = first["url"].as_str().unwrap();
-    let prefix = format!("http://127.0.0.1:{port}/?token=");
-    let token = url
-        .strip_prefix(&prefix)
-        .unwrap_or_else(|| panic!("{url}"))
-        .to_owned();
-    assert_eq!(token.len(), 64);
-    Served {
-        child,
-        _tmp: tmp,
-        port,
-        token,
-        stderr,
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Served {
-    fn ui(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-    fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-    fn app_host(&self, label: &str) -> String {
-        format!("{label}.localhost:{}", self.port)
-    }
-
-    /// Sends one request (raw head lines + body) and reads the whole answer.
-    fn raw(&self, head: &str, body: &[u8]) -> Reply {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let mut req = head.replace('\n', "\r\n");
-        req.push_str("Connection: close\r\n\r\n");
-        s.write_all(req.as_bytes()).unwrap();
-        let _ = s.write_all(body);
-        let mut bytes = Vec::new();
-        let _ = s.read_to_end(&mut bytes);
-        parse(&bytes)
-    }
-
-    fn get(&self, host: &str, path: &str, cookie: Option<&str>) -> Reply {
-        let mut head = format!("GET {path} HTTP/1.1\nHost: {host}\n");
-        if let Some(c) = cookie {
-            head.push_str(&format!("Cookie: {c}\n"));
-        }
-        self.raw(&head, b"")
-    }
-
-    fn post(
-        &self,
-        host: &str,
-        origin: Option<&str>,
-        cookie: Option<&str>,
-        path: &str,
-        ctype: &str,
-        body: &[u8],
-    ) -> Reply {
-        let mut head = format!(
-            "POST {path} HTTP/1.1\nHost: {host}\nContent-Type: {ctype}\nContent-Length: {}\n",
-            body.len()
-        );
-        if let Some(o) = origin {
-            head.push_str(&format!("Origin: {o}\n"));
-        }
-        if let Some(c) = cookie {
-            head.push_str(&format!("Cookie: {c}\n"));
-        }
-        self.raw(&head, body)
-    }
-
-    /// Signs in with the launch token; returns the `Cookie` header value.
-    fn sign_in(&self) -> String {
-        let r = self.get(&self.ui(), &format!("/?token={}", self.token), None);
-        assert_eq!(r.status, 303, "{}", String::from_utf8_lossy(&r.body));
-        let set = r.header("set-cookie").unwrap().to_owned();
-        assert!(
-            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
-            "{set}"
-        );
-        assert!(
-            !set.to_ascii_lowercase().contains("domain="),
-            "host-only cookie: {set}"
-        );
-        set.split(';').next().unwrap().to_owned()
-    }
-
-    /// A host API call as the host UI makes it.
-    fn api(&self, cookie: &str, command: &str, args: Value) -> Reply {
-        self.post(
-            &self.ui(),
-            Some(&self.origin()),
-            Some(cookie),
-            &format!("/api/{command}"),
-            "application/json",
-            args.to_string().as_bytes(),
-        )
-    }
-
-    fn ok(&self, cookie: &str, command: &str, args: Value) -> Value {
-        let r = self.api(cookie, command, args);
-        assert_eq!(
-            r.status,
-            200,
-            "{command}: {}",
-            String::from_utf8_lossy(&r.body)
-        );
-        r.json()
-    }
-}
-
-fn parse(bytes: &[u8]) -> Reply {
-    let split = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(bytes)));
-    let head = std::str::from_utf8(&bytes[..split]).unwrap();
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Reply {
-        status,
-        headers,
-        body: bytes[split + 4..].to_vec(),
-    }
-}
-
-fn executions(s: &Served, cookie: &str) -> u64 {
-    s.ok(cookie, "bridge_diagnostics", json!({}))["executions"]
-        .as_u64()
-        .unwrap()
-}
+use serve_support::{executions, start};
 
 #[test]
 fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
@@ -249,13 +36,13 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
     let r = s.get(&s.ui(), &format!("/?token={}", "0".repeat(64)), None);
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
     assert!(r.header("set-cookie").is_none());
-    let cookie = s.sign_in();
+    let login = s.sign_in();
     // Reusing the token (a leaked URL, a second browser) is refused.
     let r = s.get(&s.ui(), &format!("/?token={}", s.token), None);
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
     assert!(r.header("set-cookie").is_none());
     // With the cookie: the UI and the API.
-    let r = s.get(&s.ui(), "/", Some(&cookie));
+    let r = s.get(&s.ui(), "/", Some(&login.cookie));
     assert_eq!(r.status, 200);
     assert!(String::from_utf8_lossy(&r.body).contains("main.js"));
     let csp = r.header("content-security-policy").unwrap();
@@ -264,14 +51,24 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
             && csp.contains(&format!("frame-src http://*.localhost:{}", s.port)),
         "{csp}"
     );
-    let apps = s.ok(&cookie, "list_apps", json!({}));
+    let apps = s.ok(&login, "list_apps", json!({}));
     assert_eq!(apps[0]["name"], "hello-app");
-    // A forged cookie of the right shape is not a session.
-    let forged = format!("{}={}", cookie.split('=').next().unwrap(), "a".repeat(64));
+    // A forged secret of the right shape is not a session.
+    let forged = serve_support::Login {
+        secret: "a".repeat(64),
+        ..login.clone()
+    };
     let r = s.api(&forged, "list_apps", json!({}));
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
+    // A forged cookie of the right shape does not open the UI.
+    let forged = format!(
+        "{}={}",
+        login.cookie.split('=').next().unwrap(),
+        "a".repeat(64)
+    );
+    assert_eq!(s.get(&s.ui(), "/", Some(&forged)).status, 401);
     // Deep links get the UI with a base so its relative links resolve.
-    let r = s.get(&s.ui(), "/apps/hello-app/notes", Some(&cookie));
+    let r = s.get(&s.ui(), "/apps/hello-app/notes", Some(&login.cookie));
     assert_eq!(r.status, 200);
     assert!(String::from_utf8_lossy(&r.body).contains("<base href=\"/\" />"));
     // Only embedded files: no traversal out of the UI.
@@ -282,7 +79,7 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
         "/etc/passwd",
         "/nope.js",
     ] {
-        let r = s.get(&s.ui(), path, Some(&cookie));
+        let r = s.get(&s.ui(), path, Some(&login.cookie));
         assert!(matches!(r.status, 400 | 404), "{path}: {}", r.status);
         assert!(
             !String::from_utf8_lossy(&r.body).contains("[package]"),
@@ -294,7 +91,7 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
 #[test]
 fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
     let s = start(&["fixtures/packages/good/hello-app"]);
-    let cookie = s.sign_in();
+    let login = s.sign_in();
     let app = s.app_host("hello-app");
     let body = json!({"appId": "hello-app", "entryKey": "notes"}).to_string();
     // DNS rebinding: the right socket, the wrong name (even with a valid cookie and origin).
@@ -308,7 +105,7 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
         let r = s.post(
             &host,
             Some(&s.origin()),
-            Some(&cookie),
+            Some(&login.headers()),
             "/api/mount_entry",
             "application/json",
             body.as_bytes(),
@@ -319,7 +116,7 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
             "{host}"
         );
         assert_eq!(r.json()["details"]["reason"], "host");
-        let r = s.get(&host, "/", Some(&cookie));
+        let r = s.get(&host, "/", Some(&login.cookie));
         assert_eq!(r.status, 403, "{host}");
     }
     let r = s.raw("GET / HTTP/1.0\n", b"");
@@ -335,7 +132,7 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
         let r = s.post(
             &s.ui(),
             origin.as_deref(),
-            Some(&cookie),
+            Some(&login.headers()),
             "/api/mount_entry",
             "application/json",
             body.as_bytes(),
@@ -347,12 +144,15 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
         );
         assert_eq!(r.json()["details"]["reason"], "origin");
     }
-    // An app origin asking for the API (with or without a cookie it should never have).
-    for cookie in [None, Some(cookie.as_str())] {
+    // An app origin asking for the API (with or without a session it should never have).
+    for (auth, cookie) in [
+        (None, None),
+        (Some(login.headers()), Some(login.cookie.as_str())),
+    ] {
         let r = s.post(
             &app,
             Some(&format!("http://{app}")),
-            cookie,
+            auth.as_deref(),
             "/api/mount_entry",
             "application/json",
             body.as_bytes(),
@@ -363,7 +163,7 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
         assert_eq!(r.json()["details"]["reason"], "app-origin");
     }
     // Wrong method and content type (a form post cannot reach the API).
-    let r = s.get(&s.ui(), "/api/list_apps", Some(&cookie));
+    let r = s.get(&s.ui(), "/api/list_apps", Some(&login.cookie));
     assert_eq!((r.status, r.code().as_str()), (405, "api.bad_request"));
     for ctype in [
         "text/plain",
@@ -373,7 +173,7 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
         let r = s.post(
             &s.ui(),
             Some(&s.origin()),
-            Some(&cookie),
+            Some(&login.headers()),
             "/api/mount_entry",
             ctype,
             body.as_bytes(),
@@ -385,7 +185,7 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
         );
     }
     // Nothing above mounted anything or ran a capability.
-    let d = s.ok(&cookie, "bridge_diagnostics", json!({}));
+    let d = s.ok(&login, "bridge_diagnostics", json!({}));
     assert_eq!(
         (d["mounts"].as_u64(), d["executions"].as_u64()),
         (Some(0), Some(0)),
@@ -396,21 +196,23 @@ fn foreign_hosts_foreign_origins_and_app_origins_get_no_api() {
 #[test]
 fn bodies_are_bounded_and_bad_calls_are_host_errors() {
     let s = start(&[]);
-    let cookie = s.sign_in();
+    let login = s.sign_in();
     // A declared length over the limit is refused before the body is read.
     let head = format!(
-        "POST /api/bridge_message HTTP/1.1\nHost: {}\nOrigin: {}\nCookie: {cookie}\nContent-Type: application/json\nContent-Length: {}\n",
+        "POST /api/bridge_message HTTP/1.1\nHost: {}\nOrigin: {}\n{}Content-Type: application/json\nContent-Length: {}\n",
         s.ui(),
         s.origin(),
+        login.headers(),
         64 * 1024 * 1024
     );
     let r = s.raw(&head, b"");
     assert_eq!((r.status, r.code().as_str()), (413, "api.body_too_large"));
     // A chunked body that grows past the limit is cut off too.
     let head = format!(
-        "POST /api/bridge_message HTTP/1.1\nHost: {}\nOrigin: {}\nCookie: {cookie}\nContent-Type: application/json\nTransfer-Encoding: chunked\n",
+        "POST /api/bridge_message HTTP/1.1\nHost: {}\nOrigin: {}\n{}Content-Type: application/json\nTransfer-Encoding: chunked\n",
         s.ui(),
-        s.origin()
+        s.origin(),
+        login.headers()
     );
     let chunk = vec![b' '; 1024 * 1024];
     let mut body = Vec::new();
@@ -441,21 +243,21 @@ fn bodies_are_bounded_and_bad_calls_are_host_errors() {
         String::from_utf8_lossy(&answer[..answer.len().min(200)])
     );
     // Unknown commands, bad JSON, bad arguments: documented codes, 4xx.
-    let r = s.api(&cookie, "drop_everything", json!({}));
+    let r = s.api(&login, "drop_everything", json!({}));
     assert_eq!((r.status, r.code().as_str()), (400, "api.unknown_command"));
     let r = s.post(
         &s.ui(),
         Some(&s.origin()),
-        Some(&cookie),
+        Some(&login.headers()),
         "/api/list_apps",
         "application/json",
         b"{not json",
     );
     assert_eq!((r.status, r.code().as_str()), (400, "api.bad_arguments"));
-    let r = s.api(&cookie, "mount_entry", json!({"appId": 1}));
+    let r = s.api(&login, "mount_entry", json!({"appId": 1}));
     assert_eq!((r.status, r.code().as_str()), (400, "api.bad_arguments"));
     let r = s.api(
-        &cookie,
+        &login,
         "mount_entry",
         json!({"appId": "nope", "entryKey": "x"}),
     );
@@ -464,7 +266,7 @@ fn bodies_are_bounded_and_bad_calls_are_host_errors() {
     let r = s.post(
         &s.ui(),
         Some(&s.origin()),
-        Some(&cookie),
+        Some(&login.headers()),
         "/api/upload_package",
         "application/zip",
         b"PK\x03\x04",
@@ -475,7 +277,7 @@ fn bodies_are_bounded_and_bad_calls_are_host_errors() {
     let r = s.post(
         &s.ui(),
         Some(&s.origin()),
-        Some(&cookie),
+        Some(&login.headers()),
         "/api/upload_package",
         "application/json",
         b"{}",
@@ -486,10 +288,10 @@ fn bodies_are_bounded_and_bad_calls_are_host_errors() {
 #[test]
 fn an_app_runs_on_its_own_origin_through_the_same_bridge() {
     let s = start(&["fixtures/packages/good/hello-app"]);
-    let cookie = s.sign_in();
+    let login = s.sign_in();
     let app = s.app_host("hello-app");
     let mount = s.ok(
-        &cookie,
+        &login,
         "mount_entry",
         json!({"appId": "hello-app", "entryKey": "notes"}),
     );
@@ -529,7 +331,7 @@ fn an_app_runs_on_its_own_origin_through_the_same_bridge() {
         .to_string()
     };
     let out = s.ok(
-        &cookie,
+        &login,
         "bridge_message",
         json!({"mountId": mid, "origin": origin, "data": msg("app:ready", "r0", json!({}))}),
     );
@@ -541,11 +343,11 @@ fn an_app_runs_on_its_own_origin_through_the_same_bridge() {
         json!({"capability": "lime.storage", "method": "set", "args": {"key": "k", "value": "v"}}),
     );
     s.ok(
-        &cookie,
+        &login,
         "bridge_message",
         json!({"mountId": mid, "origin": origin, "data": set}),
     );
-    assert_eq!(executions(&s, &cookie), 1);
+    assert_eq!(executions(&s, &login), 1);
     // The same call relayed with a spoofed origin runs nothing.
     for spoof in [
         format!("http://127.0.0.1:{}", s.port),
@@ -558,38 +360,38 @@ fn an_app_runs_on_its_own_origin_through_the_same_bridge() {
             json!({"capability": "lime.storage", "method": "set", "args": {"key": "k", "value": "x"}}),
         );
         s.ok(
-            &cookie,
+            &login,
             "bridge_message",
             json!({"mountId": mid, "origin": spoof, "data": set}),
         );
     }
-    assert_eq!(executions(&s, &cookie), 1);
+    assert_eq!(executions(&s, &login), 1);
     let get = msg(
         "capability:invoke",
         "r3",
         json!({"capability": "lime.storage", "method": "get", "args": {"key": "k"}}),
     );
     let out = s.ok(
-        &cookie,
+        &login,
         "bridge_message",
         json!({"mountId": mid, "origin": origin, "data": get}),
     );
     assert_eq!(out[0]["message"]["payload"]["value"], "v");
     // Links: checked in Rust, opened by the page.
     let r = s.ok(
-        &cookie,
+        &login,
         "open_external",
         json!({"url": "https://example.com/x"}),
     );
     assert_eq!(r, json!({"url": "https://example.com/x"}));
     let r = s.api(
-        &cookie,
+        &login,
         "open_external",
         json!({"url": "javascript:alert(1)"}),
     );
     assert_eq!(r.code(), "external.invalid_url");
     // The outbox answers over HTTP too.
-    let events = s.ok(&cookie, "next_events", json!({"after": 0, "timeoutMs": 0}));
+    let events = s.ok(&login, "next_events", json!({"after": 0, "timeoutMs": 0}));
     assert!(events["next"].as_u64().is_some(), "{events}");
 }
 

@@ -1,5 +1,6 @@
 //! Who may ask `apphost serve` for what: the `Host` header (DNS rebinding), the `Origin` of API
-//! calls, the one-time launch token and the session cookie it is exchanged for.
+//! calls, the one-time launch token, the session cookie and secret it is exchanged for (why the
+//! API trusts the secret and not the cookie: [`super::http`]).
 //!
 //! Pure functions over header values, unit-tested here and end to end in `tests/serve_http.rs`.
 
@@ -81,23 +82,15 @@ pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The value of cookie `name` in a `Cookie` header, if present once.
-pub fn cookie<'a>(header: Option<&'a [u8]>, name: &str) -> Option<&'a [u8]> {
-    let header = header?;
-    let mut found = None;
-    for pair in header.split(|&b| b == b';') {
+/// Every value of cookie `name` in a `Cookie` header, in order. A browser sends each cookie of
+/// that name it holds (another loopback port can plant more, e.g. with `path=/api`): the caller
+/// accepts the request if any of them is valid, so planted junk never hides the real one.
+pub fn cookies<'a>(header: &'a [u8], name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
+    header.split(|&b| b == b';').filter_map(move |pair| {
         let pair = trim(pair);
-        let Some(eq) = pair.iter().position(|&b| b == b'=') else {
-            continue;
-        };
-        if &pair[..eq] == name.as_bytes() {
-            if found.is_some() {
-                return None; // two cookies of that name: trust neither
-            }
-            found = Some(trim(&pair[eq + 1..]));
-        }
-    }
-    found
+        let eq = pair.iter().position(|&b| b == b'=')?;
+        (&pair[..eq] == name.as_bytes()).then(|| trim(&pair[eq + 1..]))
+    })
 }
 
 /// The value of query parameter `name` (not percent-decoded: tokens are hex).
@@ -199,14 +192,15 @@ mod tests {
 
     #[test]
     fn cookies_and_tokens_are_read_strictly() {
-        assert_eq!(cookie(Some(b"a=1; s=xyz"), "s"), Some(&b"xyz"[..]));
+        let all = |h: &'static [u8]| cookies(h, "s").collect::<Vec<_>>();
+        assert_eq!(all(b"a=1; s=xyz"), [&b"xyz"[..]]);
         assert_eq!(
-            cookie(Some(b"s=1;s=2"), "s"),
-            None,
-            "duplicates are ambiguous"
+            all(b"s=junk;s=2; s=3 "),
+            [&b"junk"[..], b"2", b"3"],
+            "every value of the name, in order"
         );
-        assert_eq!(cookie(Some(b"ss=1"), "s"), None);
-        assert_eq!(cookie(None, "s"), None);
+        assert!(all(b"ss=1; s; xs=2").is_empty());
+        assert!(all(b"").is_empty());
         assert_eq!(query_param(Some("token=ab&x=1"), "token"), Some("ab"));
         assert_eq!(query_param(Some("xtoken=ab"), "token"), None);
         assert!(same_secret(b"abc", b"abc"));

@@ -2,12 +2,38 @@
 //!
 //! - the host UI (`127.0.0.1:<port>`): the launch-token exchange, the embedded UI files, deep
 //!   links `/apps/<app>/<entry>`, and `POST /api/<command>` (the command layer,
-//!   `host_core::api`, on the blocking pool) — everything but the exchange needs the session
-//!   cookie, and the API also needs `Origin` = the host UI's origin;
+//!   `host_core::api`, on the blocking pool);
 //! - an app origin (`<label>.localhost:<port>`): that app's files through `Session::serve`
 //!   (the desktop's file server, CSP with `frame-ancestors` = the host UI origin); GET and HEAD
-//!   only, never the API, never a cookie;
+//!   only, never the API, never a cookie, never the session secret;
 //! - any other `Host`: refused (DNS rebinding).
+//!
+//! # The session: a header secret, not the cookie
+//!
+//! Browsers do not separate cookies by port: the session cookie set by `127.0.0.1:<port>` is also
+//! sent to every other server on `127.0.0.1`, and a page served from any loopback port can set or
+//! overwrite a cookie of that name (`path=/api` shadows it, a `Set-Cookie` with `Path=/` replaces
+//! it). `SameSite` does not help either: ports do not make another site. A `__Host-` prefix does
+//! not help: Chromium (156) accepts one from `http://127.0.0.1`, but sends it to other ports too
+//! and lets another port's server overwrite it. So the cookie can be neither what authorizes an API call nor something
+//! whose loss logs the UI out.
+//!
+//! What authorizes `POST /api/<command>` is the per-session secret in the `X-AppHost-Session`
+//! header (with `Origin` = the host UI's origin). The secret exists only in the one answer to the
+//! launch-token exchange (`GET <path>?token=T`, which serves the UI document for `<path>` with
+//! `<meta name="apphost-session">`); the page moves it to its origin's `localStorage` and removes
+//! the token from the address bar. No other origin can read that storage: not another loopback
+//! port (origins include the port), not an app frame on `<label>.localhost:<port>`. Reloads,
+//! deep links and a second tab of the same origin read it back; the next `apphost serve` prints a
+//! new token and makes new secrets, so a stale stored one is just refused. (The alternative, the
+//! host UI on a per-launch unguessable host name, keeps a cookie as the credential and relies on
+//! the name staying secret, though it sits in the address bar, the history and every `Host`
+//! header; and a page on `<name>.localhost:<other port>` would get the cookie again.)
+//!
+//! The HttpOnly cookie only gates the UI's documents (navigations cannot carry a header): any
+//! valid cookie among several of that name wins, so a planted junk one does not lock the page
+//! out, and every authorized API answer sets it again if the request did not carry it, so an
+//! overwritten one is repaired while a page is open.
 //!
 //! Every refusal is a `HostError` JSON body with a stable code (`api.*`, `docs/cli.md`).
 
@@ -23,12 +49,21 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
 use super::assets;
-use super::guard::{cookie, query_param, same_secret, HostKind, Hosts};
+use super::guard::{cookies, query_param, same_secret, HostKind, Hosts};
 
 /// Largest JSON body of an API call (a relayed bridge message is far smaller).
 pub const MAX_JSON_BODY: usize = 4 * 1024 * 1024;
 /// Time a client has to send a request body.
 pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// The request header that carries the session secret of API calls.
+pub const SESSION_HEADER: &str = "x-apphost-session";
+/// The `<meta name=…>` of the exchange's document that hands the page the session secret.
+pub const SESSION_META: &str = "apphost-session";
+/// `POST` here with the session secret: the session cookie is set again (a tab whose cookie
+/// another loopback port overwrote).
+pub const RESTORE_PATH: &str = "/session/cookie";
+/// The script of the "not signed in" page that does so (`ui-host/public/session-restore.js`).
+pub const RESTORE_SCRIPT: &str = "/session-restore.js";
 
 /// The server's shared state.
 pub struct Server {
@@ -36,9 +71,11 @@ pub struct Server {
     pub hosts: Hosts,
     /// The launch token printed in the URL; `None` once exchanged (it works once).
     launch_token: Mutex<Option<String>>,
-    /// The session cookie's value, handed out in exchange for the launch token.
+    /// The session cookie's value, handed out in exchange for the launch token (UI documents).
     cookie_secret: String,
     cookie_name: String,
+    /// The API's session secret (`X-AppHost-Session`), handed out in the same answer only.
+    api_secret: String,
 }
 
 type Answer = Response<Full<Bytes>>;
@@ -49,6 +86,7 @@ impl Server {
         hosts: Hosts,
         launch_token: String,
         cookie_secret: String,
+        api_secret: String,
     ) -> Self {
         // Cookies are not separated by port: one name per port keeps two servers apart.
         let cookie_name = format!("apphost_{}", hosts.port);
@@ -58,13 +96,33 @@ impl Server {
             launch_token: Mutex::new(Some(launch_token)),
             cookie_secret,
             cookie_name,
+            api_secret,
         }
     }
 
-    fn has_session(&self, req: &Request<Incoming>) -> bool {
-        let header = req.headers().get(header::COOKIE).map(HeaderValue::as_bytes);
-        cookie(header, &self.cookie_name)
-            .is_some_and(|value| same_secret(value, self.cookie_secret.as_bytes()))
+    /// Whether any `Cookie` header carries a valid session cookie (a junk or planted cookie of
+    /// the same name beside it changes nothing).
+    fn has_cookie(&self, req: &Request<Incoming>) -> bool {
+        req.headers().get_all(header::COOKIE).iter().any(|h| {
+            cookies(h.as_bytes(), &self.cookie_name)
+                .any(|value| same_secret(value, self.cookie_secret.as_bytes()))
+        })
+    }
+
+    /// Whether the request carries the API's session secret (exactly one such header).
+    fn has_api_secret(&self, req: &Request<Incoming>) -> bool {
+        let mut values = req.headers().get_all(SESSION_HEADER).iter();
+        match (values.next(), values.next()) {
+            (Some(value), None) => same_secret(value.as_bytes(), self.api_secret.as_bytes()),
+            _ => false,
+        }
+    }
+
+    fn session_cookie(&self) -> String {
+        format!(
+            "{}={}; HttpOnly; SameSite=Strict; Path=/",
+            self.cookie_name, self.cookie_secret
+        )
     }
 
     /// Takes the launch token if `offered` is it (once).
@@ -103,6 +161,9 @@ async fn host_ui(server: Arc<Server>, req: Request<Incoming>) -> Answer {
         let command = command.to_owned();
         return api_call(server, command, req).await;
     }
+    if path == RESTORE_PATH {
+        return restore_cookie(&server, &req);
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return refuse(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -111,13 +172,28 @@ async fn host_ui(server: Arc<Server>, req: Request<Incoming>) -> Answer {
             "method",
         );
     }
+    let head = req.method() == Method::HEAD;
     if let Some(offered) = query_param(req.uri().query(), "token") {
+        if head {
+            // No body to carry the secret: do not spend the token on it.
+            return refuse(
+                StatusCode::METHOD_NOT_ALLOWED,
+                ErrorCode::ApiBadRequest,
+                "the launch link is opened with GET",
+                "method",
+            );
+        }
         return exchange(&server, offered, &path);
     }
-    if !server.has_session(&req) {
+    if path == RESTORE_SCRIPT {
+        // Public like every UI file's code; it is what a tab without its cookie runs.
+        if let Some(bytes) = assets::file(&RESTORE_SCRIPT[1..]) {
+            return ui_file(RESTORE_SCRIPT, bytes.to_vec(), &server.hosts, head);
+        }
+    }
+    if !server.has_cookie(&req) {
         return not_signed_in();
     }
-    let head = req.method() == Method::HEAD;
     let found = match path.as_str() {
         "/" | "/index.html" => assets::file("index.html").map(|b| ("index.html", b.to_vec())),
         p if p.starts_with("/apps/") => assets::index_for_deep_link().map(|b| ("index.html", b)),
@@ -137,8 +213,10 @@ async fn host_ui(server: Arc<Server>, req: Request<Incoming>) -> Answer {
     }
 }
 
-/// `GET /?token=…`: a valid launch token becomes the session cookie (HttpOnly,
-/// SameSite=Strict, this host only) and a redirect to the same path without the token.
+/// `GET <path>?token=…`: a valid launch token (once) is answered with the UI document for
+/// `<path>` carrying the API's session secret in `<meta name="apphost-session">`, and sets the
+/// session cookie (HttpOnly, SameSite=Strict, this host only). The page keeps the secret and
+/// takes the token out of its address (`ui-host/src/transport.ts`).
 fn exchange(server: &Server, offered: &str, path: &str) -> Answer {
     if !server.exchange(offered) {
         return refuse(
@@ -148,58 +226,92 @@ fn exchange(server: &Server, offered: &str, path: &str) -> Answer {
             "token",
         );
     }
-    let cookie = format!(
-        "{}={}; HttpOnly; SameSite=Strict; Path=/",
-        server.cookie_name, server.cookie_secret
-    );
-    let location = if path.starts_with('/') && !path.starts_with("//") {
-        path
+    let index = if path.starts_with("/apps/") {
+        assets::index_for_deep_link()
     } else {
-        "/"
+        assets::file("index.html").map(<[u8]>::to_vec)
     };
-    let mut answer = Response::new(Full::new(Bytes::new()));
-    *answer.status_mut() = StatusCode::SEE_OTHER;
-    let headers = answer.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(location) {
-        headers.insert(header::LOCATION, v);
+    let Some(index) = index.and_then(|b| String::from_utf8(b).ok()) else {
+        return refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            "the host UI has no index.html",
+            "ui",
+        );
+    };
+    let document = with_session_meta(&index, &server.api_secret);
+    let mut answer = ui_file("index.html", document.into_bytes(), &server.hosts, false);
+    if let Ok(v) = HeaderValue::from_str(&server.session_cookie()) {
+        answer.headers_mut().insert(header::SET_COOKIE, v);
     }
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        headers.insert(header::SET_COOKIE, v);
-    }
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
     answer
 }
 
-async fn api_call(server: Arc<Server>, command: String, req: Request<Incoming>) -> Answer {
+/// `index` with `<meta name="apphost-session" content="<secret>">` first in its `<head>`.
+pub fn with_session_meta(index: &str, secret: &str) -> String {
+    let meta = format!("\n    <meta name=\"{SESSION_META}\" content=\"{secret}\" />");
+    match index.find("<head>") {
+        Some(at) => {
+            let (head, rest) = index.split_at(at + "<head>".len());
+            format!("{head}{meta}{rest}")
+        }
+        None => format!("{meta}{index}"),
+    }
+}
+
+/// `POST /session/cookie`: the caller proves the session with the secret (and the host UI's
+/// `Origin`) and gets the cookie again. Grants nothing the secret does not already grant.
+fn restore_cookie(server: &Server, req: &Request<Incoming>) -> Answer {
+    if let Some(refusal) = api_refusal(server, req) {
+        return refusal;
+    }
+    let mut answer = Response::new(Full::new(Bytes::new()));
+    *answer.status_mut() = StatusCode::NO_CONTENT;
+    let h = answer.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&server.session_cookie()) {
+        h.insert(header::SET_COOKIE, v);
+    }
+    security_headers(h);
+    answer
+}
+
+/// Why an API-like request (`/api/`, `/session/cookie`) is refused, if it is: not a POST, not
+/// from the host UI's origin, or without the session secret.
+fn api_refusal(server: &Server, req: &Request<Incoming>) -> Option<Answer> {
     if req.method() != Method::POST {
-        return refuse(
+        return Some(refuse(
             StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::ApiBadRequest,
             "host API calls are POST requests",
             "method",
-        );
+        ));
     }
     let origin = req.headers().get(header::ORIGIN).map(HeaderValue::as_bytes);
     if !server.hosts.is_ui_origin(origin) {
-        return refuse(
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             ErrorCode::ApiForbidden,
             "the host API answers only the host UI's own origin",
             "origin",
-        );
+        ));
     }
-    if !server.has_session(&req) {
-        return refuse(
+    if !server.has_api_secret(req) {
+        return Some(refuse(
             StatusCode::UNAUTHORIZED,
             ErrorCode::ApiUnauthorized,
-            "no valid session: open the URL `apphost serve` printed",
-            "cookie",
-        );
+            "no valid session: open the URL `apphost serve` printed (this page was not signed in by it)",
+            "session",
+        ));
     }
+    None
+}
+
+async fn api_call(server: Arc<Server>, command: String, req: Request<Incoming>) -> Answer {
+    if let Some(refusal) = api_refusal(&server, &req) {
+        return refusal;
+    }
+    // An overwritten or missing cookie is set again, so reloads keep working.
+    let repair_cookie = !server.has_cookie(&req);
     let upload = command == "upload_package";
     let (wanted, limit) = if upload {
         ("application/zip", host_core::api::uploads::MAX_UPLOAD_BYTES)
@@ -264,10 +376,16 @@ async fn api_call(server: Arc<Server>, command: String, req: Request<Incoming>) 
                 .with("reason", e.to_string()),
         )
     });
-    match result {
+    let mut answer = match result {
         Ok(value) => json(StatusCode::OK, &value),
         Err(error) => json(status_of(&error), &error),
+    };
+    if repair_cookie {
+        if let Ok(v) = HeaderValue::from_str(&server.session_cookie()) {
+            answer.headers_mut().insert(header::SET_COOKIE, v);
+        }
     }
+    answer
 }
 
 async fn app_file(server: Arc<Server>, label: String, req: Request<Incoming>) -> Answer {
@@ -402,9 +520,12 @@ fn too_large(limit: usize) -> Answer {
     )
 }
 
+/// The "not signed in" page: a tab that still holds the session secret gets its cookie again
+/// through [`RESTORE_SCRIPT`] and reloads; any other sees the message.
 fn not_signed_in() -> Answer {
     let mut answer = Response::new(Full::new(Bytes::from_static(
         b"<!doctype html><meta charset=utf-8><title>AppHost</title>\
+          <script src=\"/session-restore.js\"></script>\
           <p>Open the URL that <code>apphost serve</code> printed (it signs this browser in once).</p>",
     )));
     *answer.status_mut() = StatusCode::UNAUTHORIZED;
@@ -415,7 +536,9 @@ fn not_signed_in() -> Answer {
     );
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+        ),
     );
     security_headers(h);
     answer

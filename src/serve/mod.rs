@@ -2,12 +2,15 @@
 //! as the desktop window (`host_core::api`), over loopback HTTP, for browsers and Playwright.
 //!
 //! The first stdout line is the URL to open: `http://127.0.0.1:PORT/?token=T`, where `T` is a
-//! one-time launch token the page exchanges for an HttpOnly, SameSite=Strict session cookie
-//! (`--json`: `{"url", "port", "pid"}`). Each app is served from its own origin
-//! `http://<label>.localhost:PORT/`. Security rules: [`guard`] and [`http`]. HTTP/1.1 by hyper 1
-//! on a small tokio runtime; SIGINT/SIGTERM end it cleanly (exit 0).
+//! one-time launch token (`--json`: `{"url", "port", "pid"}`). The page that presents it gets the
+//! session: an HttpOnly cookie for the UI's documents and, embedded in that one answer, the
+//! per-session secret the page sends with every API call (`X-AppHost-Session`); see [`http`] for
+//! why the API trusts the header and never the cookie. Each app is served from its own origin
+//! `http://<label>.localhost:PORT/`. Security rules: [`guard`] and [`http`]; slow clients:
+//! [`conns`]. HTTP/1.1 by hyper 1 on a small tokio runtime; SIGINT/SIGTERM end it cleanly (exit 0).
 
 pub mod assets;
+pub mod conns;
 pub mod guard;
 pub mod http;
 
@@ -26,6 +29,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use conns::HeadWaiters;
 use guard::Hosts;
 use http::Server;
 
@@ -34,10 +38,14 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// After this long a connection is closed once its current request is answered (an idle
 /// keep-alive connection at once), so idle connections cannot hold every slot.
 pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
-/// Time a client has to send a request's headers.
+/// Time a client has to send a request's headers (also how long an idle keep-alive connection
+/// stays open).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Largest request head (request line and headers).
+/// Largest request head (request line and headers): a longer one is answered 431 and the
+/// connection closed.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most connections waiting for a request head at once; one more drops the oldest ([`conns`]).
+pub const MAX_HEAD_WAITERS: usize = 64;
 
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
@@ -129,8 +137,9 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
         let _ = writeln!(out, "{first_line}");
         let _ = out.flush();
     }
-    let server = Arc::new(Server::new(session, hosts, token, secret()?));
+    let server = Arc::new(Server::new(session, hosts, token, secret()?, secret()?));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let waiters = Arc::new(HeadWaiters::new(MAX_HEAD_WAITERS));
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -151,21 +160,46 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
             },
         };
         let server = Arc::clone(&server);
+        let waiters = Arc::clone(&waiters);
         tokio::spawn(async move {
-            let service = service_fn(move |req| http::handle(Arc::clone(&server), req));
+            let waiter = waiters.admit();
+            let service = {
+                let (waiters, waiter) = (Arc::clone(&waiters), Arc::clone(&waiter));
+                service_fn(move |req| {
+                    let (server, waiters, waiter) = (
+                        Arc::clone(&server),
+                        Arc::clone(&waiters),
+                        Arc::clone(&waiter),
+                    );
+                    async move {
+                        // Chosen to make room in the same instant: the connection is being
+                        // dropped, and this request with it.
+                        let _ = waiters.leave(&waiter);
+                        let answer = http::handle(server, req).await;
+                        waiters.wait(&waiter);
+                        answer
+                    }
+                })
+            };
             let conn = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
+                .max_header_size(MAX_HEAD_BYTES)
                 .max_buf_size(MAX_HEAD_BYTES)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
+                _ = waiter.dropped() => {}
                 _ = tokio::time::sleep(CONNECTION_LIFETIME) => {
                     conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+                    tokio::select! {
+                        _ = conn.as_mut() => {}
+                        _ = waiter.dropped() => {}
+                    }
                 }
             }
+            waiters.forget(&waiter);
             drop(permit);
         });
     }

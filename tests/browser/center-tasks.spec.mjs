@@ -55,7 +55,7 @@ async function call(page, command, args) {
       const r = await fetch(`/api/${name}`, {
         method: "POST",
         credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", "X-AppHost-Session": localStorage.getItem("apphost.session") },
         body: JSON.stringify(body),
       });
       return r.json();

@@ -12,14 +12,17 @@ const FRAME = 'iframe[data-app-id="notes"][data-entry-key="notes"]';
 let server;
 let page;
 
-/** A host API call from the host page (its cookie and its Origin), as the UI makes it. */
+/** A host API call from the host page (its Origin and session secret), as the UI makes it. */
 async function hostApi(command, args = {}) {
   return page.evaluate(
     async ([command, args]) => {
       const r = await fetch(`/api/${command}`, {
         method: "POST",
         credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
+        headers: {
+          "Content-Type": "application/json",
+          "X-AppHost-Session": localStorage.getItem("apphost.session"),
+        },
         body: JSON.stringify(args),
       });
       return { status: r.status, body: await r.json() };
@@ -52,7 +55,7 @@ test.afterAll(async () => {
 
 test("a deep link signs in once and opens the entry; handshake and storage work", async () => {
   await page.goto(server.signIn("/apps/notes/notes"));
-  // The token left the address bar (a 303 to the same path, now with the cookie); once the
+  // The token left the address bar (the page took the session secret and removed it); once the
   // entry is open the host page moves itself to "/" (the deep link is consumed).
   expect(new URL(page.url()).search).toBe("");
   await expect.poll(() => new URL(page.url()).pathname).toBe("/");

@@ -3,8 +3,16 @@
 // - desktop: the Tauri global `__TAURI__` (tauri.conf.json sets app.withGlobalTauri), command
 //   `host_call {command, args}` and the raw-body `upload_package`;
 // - browser (`apphost serve`): `POST /api/<command>` with the JSON arguments as the body, on the
-//   host UI's own origin with its HttpOnly session cookie (credentials: same-origin).
+//   host UI's own origin, with the session secret in the `X-AppHost-Session` header.
 // Both answer the command's JSON or reject with a HostError `{code, message, details}`.
+//
+// The browser session (see src/serve/http.rs): the answer to the launch link (`?token=…`) is the
+// only one that carries the session secret, in `<meta name="apphost-session">`. When this module
+// loads it moves the secret to the origin's localStorage (reloads, deep links and a second tab of
+// this origin read it back; other origins, such as app frames or another loopback port, cannot),
+// removes the meta and takes the token out of the address bar. The HttpOnly cookie the same
+// answer sets only lets the browser load the UI's documents: it is sent to every port of
+// 127.0.0.1, so the server never trusts it for the API.
 
 import type {
   Answer,
@@ -46,6 +54,65 @@ export interface EventBatch {
 export interface TransportEnv {
   tauri?: TauriGlobal | undefined;
   fetch?: typeof fetch | undefined;
+  /** The browser session's secret, read at each call (null: not signed in). */
+  session?: (() => string | null) | undefined;
+}
+
+/** The request header that carries the session secret of browser-mode API calls. */
+export const SESSION_HEADER = "X-AppHost-Session";
+/** The `<meta name>` of the launch answer that carries the secret. */
+export const SESSION_META = "apphost-session";
+/** Where the page keeps the secret (its own origin's localStorage). */
+export const SESSION_KEY = "apphost.session";
+
+/** What adopting the browser session touches (the page, or a test double). */
+export interface SessionPage {
+  meta(): { content: string | null; remove(): void } | null;
+  storage: { getItem(key: string): string | null; setItem(key: string, value: string): void } | undefined;
+  href: string;
+  replaceUrl(url: string): void;
+}
+
+/**
+ * Takes the session secret the launch answer embedded (once: the meta is removed), keeps it in
+ * storage and removes `token` from the address. Answers the secret this page holds, or null.
+ */
+export function adoptSession(page: SessionPage): string | null {
+  const meta = page.meta();
+  let secret: string | null = null;
+  if (meta !== null) {
+    secret = meta.content;
+    meta.remove();
+    if (secret !== null && secret !== "") {
+      try {
+        page.storage?.setItem(SESSION_KEY, secret);
+      } catch {
+        // Storage refused (quota, privacy mode): the secret lives in memory until a reload.
+      }
+    }
+  }
+  try {
+    const url = new URL(page.href);
+    if (url.searchParams.has("token")) {
+      url.searchParams.delete("token");
+      page.replaceUrl(`${url.pathname}${url.search}${url.hash}`);
+    }
+  } catch {
+    // Not a URL this page can rewrite: leave it.
+  }
+  return secret !== null && secret !== "" ? secret : null;
+}
+
+/** The secret a browser page holds: its storage first (the newest sign-in), else `adopted`. */
+export function storedSession(
+  storage: SessionPage["storage"],
+  adopted: string | null,
+): string | null {
+  try {
+    return storage?.getItem(SESSION_KEY) ?? adopted;
+  } catch {
+    return adopted;
+  }
 }
 
 /** The two calls every transport offers. */
@@ -90,13 +157,19 @@ export function makeInvoker(env: TransportEnv): Invoker {
       upload: () => Promise.reject(unavailable()),
     };
   }
+  const session = env.session;
   const post = async <T>(command: string, body: BodyInit, contentType: string): Promise<T> => {
+    const headers: Record<string, string> = { "Content-Type": contentType };
+    const secret = session?.() ?? null;
+    if (secret !== null) {
+      headers[SESSION_HEADER] = secret;
+    }
     let response: Response;
     try {
       response = await fetcher(`/api/${encodeURIComponent(command)}`, {
         method: "POST",
         credentials: "same-origin",
-        headers: { "Content-Type": contentType },
+        headers,
         body,
       });
     } catch (error: unknown) {
@@ -134,12 +207,39 @@ function unavailable(): HostError {
   );
 }
 
+/** This page's localStorage, or undefined where there is none or it is refused. */
+function pageStorage(): SessionPage["storage"] {
+  try {
+    return typeof localStorage === "undefined" ? undefined : localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+// Adopted as soon as the page loads this module, before anything renders, so the token leaves
+// the address bar at once and the meta never outlives the first script.
+const adopted: string | null =
+  typeof document === "undefined" || typeof window === "undefined" || window.__TAURI__ !== undefined
+    ? null
+    : adoptSession({
+        meta: () => {
+          const element = document.querySelector(`meta[name="${SESSION_META}"]`);
+          return element === null
+            ? null
+            : { content: element.getAttribute("content"), remove: () => element.remove() };
+        },
+        storage: pageStorage(),
+        href: window.location.href,
+        replaceUrl: (url) => window.history.replaceState(window.history.state, "", url),
+      });
+
 let chosen: Invoker | undefined;
 
 function invoker(): Invoker {
   chosen ??= makeInvoker({
     tauri: typeof window === "undefined" ? undefined : window.__TAURI__,
     fetch: typeof fetch === "undefined" ? undefined : fetch.bind(globalThis),
+    session: () => storedSession(pageStorage(), adopted),
   });
   return chosen;
 }

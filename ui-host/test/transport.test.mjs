@@ -3,7 +3,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { launchFromPath, makeInvoker } from "../dist/transport.js";
+import {
+  adoptSession,
+  launchFromPath,
+  makeInvoker,
+  SESSION_HEADER,
+  SESSION_KEY,
+  storedSession,
+} from "../dist/transport.js";
 
 function fakeFetch(respond) {
   const calls = [];
@@ -90,4 +97,57 @@ test("a browser-mode path names the entry to open", () => {
   for (const other of ["/", "/apps/hello-app", "/apps//notes", "/apps/a/b/c", "/x/apps/a/b", "/apps/%E0%A4%A/b"]) {
     assert.equal(launchFromPath(other), null, other);
   }
+});
+
+function fakePage({ meta = null, href = "http://127.0.0.1:4242/", stored = null } = {}) {
+  const page = {
+    removed: false,
+    urls: [],
+    store: new Map(stored === null ? [] : [[SESSION_KEY, stored]]),
+    meta: () => (meta === null || page.removed ? null : { content: meta, remove: () => (page.removed = true) }),
+    href,
+    replaceUrl: (url) => page.urls.push(url),
+  };
+  page.storage = { getItem: (k) => page.store.get(k) ?? null, setItem: (k, v) => page.store.set(k, v) };
+  return page;
+}
+
+test("the launch answer's secret is kept once, and the token leaves the address", () => {
+  const page = fakePage({ meta: "s3cret", href: "http://127.0.0.1:4242/apps/notes/notes?token=abc#/x" });
+  assert.equal(adoptSession(page), "s3cret");
+  assert.equal(page.removed, true, "the meta is gone from the document");
+  assert.equal(page.store.get(SESSION_KEY), "s3cret");
+  assert.deepEqual(page.urls, ["/apps/notes/notes#/x"]);
+  // A reload: no meta, no token; the stored secret is what the page holds.
+  const reloaded = fakePage({ stored: "s3cret" });
+  assert.equal(adoptSession(reloaded), null);
+  assert.deepEqual(reloaded.urls, []);
+  assert.equal(storedSession(reloaded.storage, null), "s3cret");
+  // Storage that refuses: the secret lives in memory.
+  const refusing = fakePage({ meta: "m" });
+  refusing.storage = {
+    getItem: () => {
+      throw new Error("denied");
+    },
+    setItem: () => {
+      throw new Error("denied");
+    },
+  };
+  assert.equal(adoptSession(refusing), "m");
+  assert.equal(storedSession(refusing.storage, "m"), "m");
+  assert.equal(storedSession(undefined, null), null);
+});
+
+test("the browser transport sends the session secret in its header, never in the URL or body", async () => {
+  const { fetch, calls } = fakeFetch(() => json(200, null));
+  let secret = null;
+  const inv = makeInvoker({ fetch, session: () => secret });
+  await inv.invoke("list_apps");
+  assert.equal(calls[0].init.headers[SESSION_HEADER], undefined, "not signed in: no header");
+  secret = "abc";
+  await inv.invoke("list_apps", { x: 1 });
+  await inv.upload(new Uint8Array([1]));
+  assert.equal(calls[1].init.headers[SESSION_HEADER], "abc");
+  assert.equal(calls[2].init.headers[SESSION_HEADER], "abc");
+  assert.ok(!calls[1].url.includes("abc") && !String(calls[1].init.body).includes("abc"));
 });

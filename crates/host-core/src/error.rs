@@ -282,8 +282,23 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
+/// On the wire an error code is its dotted string (the list is in `docs/cli.md`; it grows, so the
+/// schema says `string`).
+impl schemars::JsonSchema for ErrorCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A stable error code, e.g. `install.consent_required` (docs/cli.md).",
+        })
+    }
+}
+
 /// `{code, message, details}`: the one error shape every AppHost surface reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HostError {
     pub code: ErrorCode,
     pub message: String,

@@ -34,6 +34,7 @@ pub mod secrets;
 pub mod signature;
 pub mod store;
 pub mod surface;
+pub mod typescript;
 pub mod yaml;
 
 pub use error::{ErrorCode, HostError, HostResult};

@@ -44,7 +44,7 @@ pub enum KeyChange {
 }
 
 /// What happened to the key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyOutcome {
     Stored,
@@ -154,7 +154,7 @@ pub fn set(
 }
 
 /// What `model show` prints: never the key.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelStatus {
     /// `ready` or `needs-setup`.
@@ -164,7 +164,7 @@ pub struct ModelStatus {
     pub api_key: ApiKeyStatus,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeyStatus {
     pub set: bool,
@@ -178,9 +178,10 @@ pub struct ApiKeyStatus {
     pub problem: Option<String>,
 }
 
-pub fn status(store: &Store) -> HostResult<ModelStatus> {
-    let Some(settings) = load(store)? else {
-        return Ok(ModelStatus {
+impl ModelStatus {
+    /// No model configured.
+    pub fn needs_setup() -> ModelStatus {
+        ModelStatus {
             status: "needs-setup",
             base_url: None,
             model: None,
@@ -191,7 +192,13 @@ pub fn status(store: &Store) -> HostResult<ModelStatus> {
                 present: None,
                 problem: None,
             },
-        });
+        }
+    }
+}
+
+pub fn status(store: &Store) -> HostResult<ModelStatus> {
+    let Some(settings) = load(store)? else {
+        return Ok(ModelStatus::needs_setup());
     };
     let mut key = ApiKeyStatus {
         set: false,
@@ -281,7 +288,7 @@ pub fn backend(store: &Store) -> HostResult<Option<std::sync::Arc<dyn ExecutionB
 }
 
 /// What `model test` reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TestReport {
     pub ok: bool,

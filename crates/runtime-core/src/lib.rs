@@ -20,9 +20,11 @@ pub mod durable;
 pub mod event;
 pub mod ids;
 pub mod log;
+pub mod private_fs;
 pub mod provider;
 pub mod read_model;
 pub mod runtime;
+pub mod session_cache;
 pub mod tools;
 pub mod turn;
 

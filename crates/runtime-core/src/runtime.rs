@@ -19,6 +19,7 @@ use crate::event::*;
 use crate::ids::*;
 use crate::log::{is_args_ref, EventLog, LogError};
 use crate::read_model::{SessionReadModel, TurnStatus, TurnView};
+use crate::session_cache::{LimitScope, Resident, SessionLimits};
 use crate::tools::{DefaultToolPolicy, HostTools, ToolCall, ToolPolicy};
 use crate::turn::*;
 
@@ -41,6 +42,9 @@ pub enum RuntimeError {
     NeedsSetup,
     #[error("invalid params: {0}")]
     InvalidParams(String),
+    /// A new session would break a session cap ([`SessionLimits`]): nothing was recorded.
+    #[error("the {} session limit ({limit}) is reached", scope.as_str())]
+    SessionLimit { scope: LimitScope, limit: u64 },
     #[error("the runtime must be opened inside a tokio runtime")]
     NoAsyncRuntime,
     /// Another process (or another `Runtime` in this one) has the runtime's data directory open:
@@ -61,13 +65,16 @@ fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, RuntimeError> {
             source: e,
         })
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io)?;
+    crate::private_fs::create_private_dir(dir).map_err(io)?;
+    let file = std::os::unix::fs::OpenOptionsExt::mode(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+        crate::private_fs::FILE_MODE,
+    )
+    .open(&path)
+    .map_err(io)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -85,6 +92,8 @@ pub struct RuntimeConfig {
     /// Where apps' own data lives (host tools are scoped to `apps_dir/<app>`).
     pub apps_dir: PathBuf,
     pub limits: TurnLimits,
+    /// Session caps and the LRU bound on idle sessions held in memory.
+    pub sessions: SessionLimits,
     pub system_prompt: Option<String>,
     /// The host's decisions for the agent's host tools (quota, approval, provenance).
     pub tool_policy: Arc<dyn ToolPolicy>,
@@ -97,6 +106,7 @@ impl RuntimeConfig {
             apps_dir: data_dir.join("apps"),
             data_dir,
             limits: TurnLimits::default(),
+            sessions: SessionLimits::default(),
             system_prompt: None,
             tool_policy: Arc::new(DefaultToolPolicy),
         }
@@ -138,7 +148,8 @@ struct Inner {
     backend: Option<Arc<dyn ExecutionBackend>>,
     tools: HostTools,
     config: RuntimeConfig,
-    sessions: Mutex<HashMap<SessionId, Arc<SessionHandle>>>,
+    /// Resident sessions (an LRU cache over the log) and the session counts.
+    sessions: Mutex<Resident<SessionHandle>>,
     /// Where turns run (captured at open, so any thread may submit turns).
     tokio: tokio::runtime::Handle,
     /// The exclusive lock on `runtime.lock` in the data directory, held while the runtime lives
@@ -201,7 +212,7 @@ impl Runtime {
                 log,
                 backend,
                 config,
-                sessions: Mutex::new(HashMap::new()),
+                sessions: Mutex::new(Resident::default()),
                 tokio: tokio::runtime::Handle::try_current()
                     .map_err(|_| RuntimeError::NoAsyncRuntime)?,
                 _lock: lock,
@@ -236,50 +247,67 @@ impl Runtime {
         self.inner.backend.as_ref().map(|b| b.info())
     }
 
-    fn recover(&self) -> Result<(), RuntimeError> {
-        for (sid, _) in self.inner.log.sessions()? {
-            let events = self.inner.log.read_all(&sid)?;
-            let model = SessionReadModel::rebuild(&events);
-            let (Some(app), Some(thread)) = (
-                model
-                    .session
-                    .app_id
-                    .as_deref()
-                    .and_then(|a| AppId::new(a).ok()),
-                model.session.thread_ids.first().cloned(),
-            ) else {
-                tracing::warn!(session = %sid, "session without app or thread in the log; not loaded");
-                continue;
-            };
-            let mut history = Vec::new();
-            let inputs = self.inner.log.turn_inputs(&sid)?;
-            if let Some(th) = model.thread(&thread) {
-                for t in &th.turns {
-                    if t.status == TurnStatus::Completed {
-                        if let Some((text, _)) = inputs.get(t.turn_id.as_str()) {
-                            history.push(ChatMessage::User {
-                                content: text.clone(),
-                            });
-                            history.push(ChatMessage::Assistant {
-                                content: t.output_text.clone(),
-                                tool_calls: Vec::new(),
-                            });
-                        }
+    /// Rebuilds a session's in-memory state from the log (`None`: no such session, or one
+    /// without app or thread).
+    fn load(&self, sid: &SessionId) -> Result<Option<Arc<SessionHandle>>, RuntimeError> {
+        let events = self.inner.log.read_all(sid)?;
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let model = SessionReadModel::rebuild(&events);
+        drop(events);
+        let (Some(app), Some(thread)) = (
+            model
+                .session
+                .app_id
+                .as_deref()
+                .and_then(|a| AppId::new(a).ok()),
+            model.session.thread_ids.first().cloned(),
+        ) else {
+            return Ok(None);
+        };
+        let mut history = Vec::new();
+        let inputs = self.inner.log.turn_inputs(sid)?;
+        if let Some(th) = model.thread(&thread) {
+            for t in &th.turns {
+                if t.status == TurnStatus::Completed {
+                    if let Some((text, _)) = inputs.get(t.turn_id.as_str()) {
+                        history.push(ChatMessage::User {
+                            content: text.clone(),
+                        });
+                        history.push(ChatMessage::Assistant {
+                            content: t.output_text.clone(),
+                            tool_calls: Vec::new(),
+                        });
                     }
                 }
             }
-            let handle = Arc::new(SessionHandle {
-                id: sid.clone(),
-                app_id: app,
-                thread_id: thread.clone(),
-                state: Mutex::new(SessionState {
-                    model,
-                    active: None,
-                    queue: VecDeque::new(),
-                    queue_paused: false,
-                    history,
-                }),
-            });
+        }
+        Ok(Some(Arc::new(SessionHandle {
+            id: sid.clone(),
+            app_id: app,
+            thread_id: thread,
+            state: Mutex::new(SessionState {
+                model,
+                active: None,
+                queue: VecDeque::new(),
+                queue_paused: false,
+                history,
+            }),
+        })))
+    }
+
+    /// Counts every session of the log (for the caps) and closes what a previous process left
+    /// running; only sessions with work left (a paused queue) stay in memory beyond the LRU
+    /// bound.
+    fn recover(&self) -> Result<(), RuntimeError> {
+        for (sid, _) in self.inner.log.sessions()? {
+            let Some(handle) = self.load(&sid)? else {
+                tracing::warn!(session = %sid, "session without app or thread in the log; not loaded");
+                continue;
+            };
+            lock(&self.inner.sessions).count(&handle.app_id);
+            let thread = handle.thread_id.clone();
             // Close what the previous process left running; keep its queue.
             let (unfinished, queued): (Vec<TurnView>, Vec<TurnId>) = {
                 let st = lock(&handle.state);
@@ -304,10 +332,39 @@ impl Runtime {
                 self.append(&handle, drafts)?;
                 tracing::warn!(session = %sid, turn = %t.turn_id, "interrupted turn recorded as failed");
             }
-            self.restore_queue(&handle, queued, &inputs)?;
-            lock(&self.inner.sessions).insert(sid, handle);
+            if !queued.is_empty() {
+                let inputs = self.inner.log.turn_inputs(&sid)?;
+                self.restore_queue(&handle, queued, &inputs)?;
+            }
+            let mut sessions = lock(&self.inner.sessions);
+            sessions.insert(sid, handle);
+            self.evict(&mut sessions);
         }
         Ok(())
+    }
+
+    /// Drops idle sessions beyond the LRU bound (and the log's per-session state of each).
+    fn evict(&self, sessions: &mut Resident<SessionHandle>) {
+        let bound = self.inner.config.sessions.resident;
+        for id in sessions.evict(bound, |h| match h.state.try_lock() {
+            Ok(st) => st.active.is_none() && st.queue.is_empty() && !st.queue_paused,
+            Err(_) => false,
+        }) {
+            self.inner.log.release(&id);
+        }
+    }
+
+    /// How many sessions are held in memory now (idle ones are bounded by
+    /// `RuntimeConfig::sessions.resident`).
+    pub fn resident_sessions(&self) -> usize {
+        lock(&self.inner.sessions).len()
+    }
+
+    /// `Ok` when `app` may start one more session under the session caps.
+    pub fn session_room(&self, app: &AppId) -> Result<(), RuntimeError> {
+        lock(&self.inner.sessions)
+            .room(app, &self.inner.config.sessions)
+            .map_err(|(scope, limit)| RuntimeError::SessionLimit { scope, limit })
     }
 
     /// Puts the turns a previous process left queued back in the queue, paused (recorded as
@@ -583,11 +640,19 @@ impl Runtime {
         self.append(&h, drafts)
     }
 
+    /// The session's handle: the resident one, or rebuilt from the log (under the cache's lock,
+    /// so one session never has two handles).
     fn session(&self, id: &SessionId) -> Result<Arc<SessionHandle>, RuntimeError> {
-        lock(&self.inner.sessions)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| RuntimeError::SessionNotFound(id.to_string()))
+        let mut sessions = lock(&self.inner.sessions);
+        if let Some(h) = sessions.get(id) {
+            return Ok(h);
+        }
+        let h = self
+            .load(id)?
+            .ok_or_else(|| RuntimeError::SessionNotFound(id.to_string()))?;
+        sessions.insert(id.clone(), h.clone());
+        self.evict(&mut sessions);
+        Ok(h)
     }
 
     /// Creates a session (one thread) for `app`.
@@ -599,9 +664,12 @@ impl Runtime {
     ) -> Result<SessionReadModel, RuntimeError> {
         let id = session_id.unwrap_or_else(SessionId::random);
         let mut sessions = lock(&self.inner.sessions);
-        if sessions.contains_key(&id) || self.inner.log.last_sequence(&id)? > 0 {
+        if sessions.contains(&id) || self.inner.log.last_sequence(&id)? > 0 {
             return Err(RuntimeError::SessionAlreadyExists(id.to_string()));
         }
+        sessions
+            .room(&app, &self.inner.config.sessions)
+            .map_err(|(scope, limit)| RuntimeError::SessionLimit { scope, limit })?;
         let thread = ThreadId::random();
         let h = Arc::new(SessionHandle {
             id: id.clone(),
@@ -643,7 +711,9 @@ impl Runtime {
             ],
         )?;
         let model = lock(&h.state).model.clone();
+        sessions.count(&app);
         sessions.insert(id, h);
+        self.evict(&mut sessions);
         Ok(model)
     }
 
@@ -1113,9 +1183,12 @@ async fn execute(
 
 /// Keeps a tool's whole output under `outputs/<session>/<toolCallId>.txt`; returns its ref.
 fn store_output(dir: &std::path::Path, call: &ToolCallId, output: &str) -> std::io::Result<String> {
-    std::fs::create_dir_all(dir)?;
+    crate::private_fs::create_private_dir(dir)?;
     let path = dir.join(format!("{}.txt", call.as_str()));
-    std::fs::write(&path, output)?;
+    std::io::Write::write_all(
+        &mut crate::private_fs::create_private_file(&path)?,
+        output.as_bytes(),
+    )?;
     let session = dir.file_name().and_then(|s| s.to_str()).unwrap_or("");
     Ok(format!("output://{session}/{}", call.as_str()))
 }

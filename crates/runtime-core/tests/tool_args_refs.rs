@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use runtime_core::agent_task::{AgentTasks, Response, StartTask};
+use runtime_core::agent_task::{AgentTasks, Responder, Response, StartTask};
 use runtime_core::backend::*;
 use runtime_core::event::{EventBody, EventType};
 use runtime_core::ids::{AppId, SessionId};
@@ -146,7 +146,7 @@ async fn fifty_approved_calls_with_1_mib_arguments_store_each_argument_once() {
     let mut action = String::new();
     for _ in 0..calls.len() {
         action = approval_after(&t, &a, &task, &action).await;
-        t.respond(&a, &task, &action, Response::Approve).unwrap();
+        t.respond(&a, &task, &action, Response::Approve, Responder::User).unwrap();
     }
     until_status(&t, &a, &task, "succeeded").await;
     let sid = session_of(&t, &a, &task);
@@ -200,7 +200,7 @@ fn large_arguments_round_trip_through_approval_update_and_restart() {
         let pending = &t.get(&a, &task).unwrap()["pendingActions"][0];
         assert_eq!(pending["input"], model_args);
         // The approver replaces the input (`updatedInput`) with other large arguments.
-        t.respond(&a, &task, &action, Response::Answer(updated.clone()))
+        t.respond(&a, &task, &action, Response::Answer(updated.clone()), Responder::User)
             .unwrap();
         until_status(&t, &a, &task, "succeeded").await;
         assert_eq!(
@@ -342,7 +342,7 @@ fn purging_an_app_drops_the_blobs_only_it_referenced() {
         let t = open(tmp.path(), &b);
         let tg = start(&t, &gone, "two");
         let first = next_approval(&t, &gone, &tg).await;
-        t.respond(&gone, &tg, &first, Response::Approve).unwrap();
+        t.respond(&gone, &tg, &first, Response::Approve, Responder::User).unwrap();
         approval_after(&t, &gone, &tg, &first).await;
         let tk = start(&t, &kept, "one");
         next_approval(&t, &kept, &tk).await;

@@ -46,7 +46,7 @@ export const card = (page, app) => page.locator(`[data-testid="app-card"][data-a
 
 /**
  * Marks the running test fixme when the backend does not offer one of `commands` yet
- * (`api.unknown_command`), naming them. Asked from the host page (it holds the cookie).
+ * (`api.unknown_command`), naming them. Asked from the host page (it holds the session).
  */
 export async function requireCommands(page, commands) {
   const missing = await page.evaluate(async (names) => {
@@ -55,7 +55,7 @@ export async function requireCommands(page, commands) {
       const response = await fetch(`/api/${name}`, {
         method: "POST",
         credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", "X-AppHost-Session": localStorage.getItem("apphost.session") },
         body: "{}",
       });
       const answer = await response.json().catch(() => null);

@@ -8,7 +8,7 @@ import { formatBytes, permissionId, valueText } from "../format.js";
 import type { ThemeChoice } from "../theme.js";
 import { Button, Empty, ErrorBox, Facts, Loading } from "../ui/components.js";
 import { appOptions, DataTable, FilterBar, FilterSelect, FilterText, GrantBadge, GrantToggle, type Column, type FilterOption } from "../ui/data-table.js";
-import type { AuditRow, GrantRow, HostSettings, TrustedKey } from "../types.js";
+import type { AuditRow, GrantRow, HostSettings, TrustedKey, VerifyReport } from "../types.js";
 
 function useLoad<T>(load: () => Promise<T>): { value: T | null; error: unknown; reload: () => Promise<void> } {
   const [value, setValue] = useState<T | null>(null);
@@ -155,7 +155,7 @@ export function DiagnosticsPage(props: { apps: readonly string[] }): JSX.Element
   const [filters, setFilters] = useState({ appId: "", capability: "", decision: "" });
   const [rows, setRows] = useState<AuditRow[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [verify, setVerify] = useState<Record<string, unknown> | null>(null);
+  const [verify, setVerify] = useState<VerifyReport | null>(null);
   const [bundle, setBundle] = useState<{ path: string; bytes: number } | null>(null);
   const loadBridge = useCallback(() => api.bridgeDiagnostics(), []);
   const bridge = useLoad(loadBridge);

@@ -2,8 +2,8 @@
 //! set from the host UI exactly as `apphost model set|show|test` does (`crate::model_settings`
 //! does the work). The API key is write-only: answers say whether one is set, never the key.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{answer, args, Command, NoArgs, Session};
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -29,17 +29,15 @@ commands! {
 fn model_settings(session: &Session, raw: Value) -> HostResult<Value> {
     let NoArgs {} = args("model_settings", raw)?;
     if !session.data.db_path().exists() {
-        return answer(
-            json!({"status": "needs-setup", "baseUrl": null, "model": null,
-            "apiKey": {"set": false}}),
-        );
+        return answer(model_settings::ModelStatus::needs_setup());
     }
     answer(model_settings::status(&Store::open(&session.data)?)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct SetModel {
+#[schemars(rename = "SetModelArgs")]
+pub(crate) struct SetModel {
     base_url: String,
     model: String,
     /// A new key; absent or blank keeps the stored one (dropped if the base URL changes).
@@ -81,12 +79,22 @@ fn set_model(session: &Session, raw: Value) -> HostResult<Value> {
     let (store, _) = Store::open_locked(&session.data)?;
     let (settings, outcome) = model_settings::set(&store, &a.base_url, &a.model, key)?;
     let status = model_settings::status(&store)?;
-    answer(json!({
-        "baseUrl": settings.base_url,
-        "model": settings.model,
-        "apiKeyChange": outcome,
-        "status": status,
-    }))
+    answer(ModelSet {
+        base_url: settings.base_url,
+        model: settings.model,
+        api_key_change: outcome,
+        status,
+    })
+}
+
+/// What `set_model` answers: the settings as stored, what happened to the key, and the status.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelSet {
+    pub base_url: String,
+    pub model: String,
+    pub api_key_change: model_settings::KeyOutcome,
+    pub status: model_settings::ModelStatus,
 }
 
 fn test_model(session: &Session, raw: Value) -> HostResult<Value> {

@@ -40,9 +40,10 @@ fn list_apps(session: &Session, raw: Value) -> HostResult<Value> {
     answer(Store::open(&session.data)?.list_apps()?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct MountArgs {
+#[schemars(rename = "MountEntryArgs")]
+pub(crate) struct MountArgs {
     app_id: String,
     entry_key: String,
 }
@@ -55,9 +56,10 @@ fn mount_entry(session: &Session, raw: Value) -> HostResult<Value> {
     answer(mount)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct MountId {
+#[schemars(rename = "MountIdArgs")]
+pub(crate) struct MountId {
     mount_id: String,
 }
 

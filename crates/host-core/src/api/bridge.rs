@@ -36,9 +36,10 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Message {
+#[schemars(rename = "BridgeMessageArgs")]
+pub(crate) struct Message {
     mount_id: String,
     origin: String,
     data: String,
@@ -53,9 +54,10 @@ fn bridge_message(session: &Session, raw: Value) -> HostResult<Value> {
     )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Refused {
+#[schemars(rename = "BridgeRefusedArgs")]
+pub(crate) struct Refused {
     #[serde(default)]
     mount_id: Option<String>,
     reason: String,
@@ -72,9 +74,10 @@ fn bridge_refused(session: &Session, raw: Value) -> HostResult<Value> {
     answer(Value::Null)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PromptAnswer {
+#[schemars(rename = "AnswerPromptArgs")]
+pub(crate) struct PromptAnswer {
     prompt_id: String,
     answer: Answer,
 }
@@ -91,9 +94,10 @@ fn answer_prompt(session: &Session, raw: Value) -> HostResult<Value> {
     answer(out)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct DownloadAnswer {
+#[schemars(rename = "AnswerDownloadArgs")]
+pub(crate) struct DownloadAnswer {
     download_id: String,
     save: bool,
 }
@@ -108,9 +112,10 @@ fn answer_download(session: &Session, raw: Value) -> HostResult<Value> {
     })??)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Visibility {
+#[schemars(rename = "SetVisibilityArgs")]
+pub(crate) struct Visibility {
     mount_id: String,
     visible: bool,
 }
@@ -124,7 +129,7 @@ fn set_visibility(session: &Session, raw: Value) -> HostResult<Value> {
 }
 
 /// What the bridge and the file server refused, and how many service calls ran.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDiagnostics {
     #[serde(flatten)]

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{answer, args, Command, NoArgs, Session};
@@ -65,16 +65,18 @@ fn progress<'a>(session: &'a Session, tag: Value) -> impl FnMut(u64, u64) + 'a {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-enum SourceArg {
+#[schemars(rename = "ReviewSourceArg")]
+pub(crate) enum SourceArg {
     Path(PathBuf),
     UploadId(String),
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ReviewArgs {
+#[schemars(rename = "ReviewInstallArgs")]
+pub(crate) struct ReviewArgs {
     source: SourceArg,
     /// Echoed in the `install:progress` events of this review (the review id does not exist yet).
     progress_id: Option<String>,
@@ -94,9 +96,10 @@ fn review_install(session: &Session, raw: Value) -> HostResult<Value> {
     )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct InstallArgsWire {
+#[schemars(rename = "InstallArgs")]
+pub(crate) struct InstallArgsWire {
     review_id: String,
     consent: bool,
     #[serde(default)]
@@ -120,9 +123,10 @@ fn install(session: &Session, raw: Value) -> HostResult<Value> {
     answer(done)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ReviewId {
+#[schemars(rename = "ReviewIdArgs")]
+pub(crate) struct ReviewId {
     review_id: String,
 }
 
@@ -132,9 +136,10 @@ fn cancel_review(session: &Session, raw: Value) -> HostResult<Value> {
     Ok(Value::Null)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct AppId {
+#[schemars(rename = "AppIdArgs")]
+pub(crate) struct AppId {
     app_id: String,
 }
 
@@ -143,9 +148,10 @@ fn app_detail(session: &Session, raw: Value) -> HostResult<Value> {
     answer(detail::app_detail(&session.data, &a.app_id)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct MaybeApp {
+#[schemars(rename = "ListGrantsArgs")]
+pub(crate) struct MaybeApp {
     app_id: Option<String>,
 }
 
@@ -154,9 +160,10 @@ fn list_grants(session: &Session, raw: Value) -> HostResult<Value> {
     answer(grants::list_grants(&session.data, a.app_id.as_deref())?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Scope {
+#[schemars(rename = "ScopeArgs")]
+pub(crate) struct Scope {
     app_id: String,
     scope: String,
 }
@@ -171,9 +178,10 @@ fn revoke(session: &Session, raw: Value) -> HostResult<Value> {
     answer(grants::revoke(&session.data, &a.app_id, &a.scope)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Enabled {
+#[schemars(rename = "SetEnabledArgs")]
+pub(crate) struct Enabled {
     app_id: String,
     enabled: bool,
 }
@@ -183,9 +191,10 @@ fn set_enabled(session: &Session, raw: Value) -> HostResult<Value> {
     answer(lifecycle::set_enabled(&session.data, &a.app_id, a.enabled)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Mode {
+#[schemars(rename = "UninstallPlanArgs")]
+pub(crate) struct Mode {
     app_id: String,
     mode: UninstallMode,
 }
@@ -195,9 +204,10 @@ fn uninstall_plan(session: &Session, raw: Value) -> HostResult<Value> {
     answer(lifecycle::plan(&session.data, &a.app_id, a.mode)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Uninstall {
+#[schemars(rename = "UninstallArgs")]
+pub(crate) struct Uninstall {
     app_id: String,
     mode: UninstallMode,
     export_path: Option<PathBuf>,
@@ -206,13 +216,30 @@ struct Uninstall {
 fn uninstall(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Uninstall = args("uninstall", raw)?;
     let out = lifecycle::uninstall(&session.data, &a.app_id, a.mode, a.export_path.as_deref())?;
-    answer(json!({
-        "removed": out.plan,
-        "kept": if a.mode == UninstallMode::KeepData { Some(&out.plan.data_dir) } else { None },
-        "exportedTo": out.exported_to,
-        "exportSkipped": out.export_skipped,
-        "warnings": out.warnings,
-    }))
+    let kept = (a.mode == UninstallMode::KeepData).then(|| out.plan.data_dir.clone());
+    answer(Uninstalled {
+        removed: out.plan,
+        kept,
+        exported_to: out.exported_to,
+        export_skipped: out.export_skipped,
+        warnings: out.warnings,
+    })
+}
+
+/// What `uninstall` answers.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Uninstalled {
+    /// The plan that ran.
+    pub removed: crate::store::CleanupPlan,
+    /// The data folder kept (`keep-data`), else null.
+    pub kept: Option<String>,
+    pub exported_to: Option<String>,
+    /// Entries of the app's data the export left out (links, special files, too deep).
+    #[schemars(with = "Vec<crate::store::SkippedEntrySchema>")]
+    pub export_skipped: Vec<runtime_core::SkippedEntry>,
+    /// Problems after the commit point: the app is uninstalled all the same.
+    pub warnings: Vec<crate::error::HostError>,
 }
 
 fn rollback(session: &Session, raw: Value) -> HostResult<Value> {
@@ -220,9 +247,10 @@ fn rollback(session: &Session, raw: Value) -> HostResult<Value> {
     answer(lifecycle::rollback(&session.data, &a.app_id)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Audit {
+#[schemars(rename = "AuditArgs")]
+pub(crate) struct Audit {
     app_id: Option<String>,
     capability: Option<String>,
     decision: Option<String>,
@@ -244,9 +272,10 @@ fn audit(session: &Session, raw: Value) -> HostResult<Value> {
     )?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Verify {
+#[schemars(rename = "VerifyStoreArgs")]
+pub(crate) struct Verify {
     #[serde(default)]
     quick: bool,
 }
@@ -270,9 +299,10 @@ fn trusted_keys(session: &Session, raw: Value) -> HostResult<Value> {
     answer(settings::trusted_keys(&session.data)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct AddKey {
+#[schemars(rename = "AddTrustedKeyArgs")]
+pub(crate) struct AddKey {
     public_key: String,
     label: Option<String>,
 }
@@ -286,9 +316,10 @@ fn add_trusted_key(session: &Session, raw: Value) -> HostResult<Value> {
     )?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct KeyId {
+#[schemars(rename = "RemoveTrustedKeyArgs")]
+pub(crate) struct KeyId {
     key_id: String,
 }
 
@@ -302,9 +333,10 @@ fn host_settings(session: &Session, raw: Value) -> HostResult<Value> {
     answer(settings::host_settings(&session.data)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Theme {
+#[schemars(rename = "SetThemeArgs")]
+pub(crate) struct Theme {
     theme: String,
     /// What the page shows now (`light` or `dark`): only the page knows the system's preference.
     #[serde(default)]
@@ -336,7 +368,14 @@ fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
         })?,
         None => Vec::new(),
     };
-    answer(json!({"theme": theme, "outgoing": outgoing}))
+    answer(ThemeSet { theme, outgoing })
+}
+
+/// What `set_theme` answers: the stored choice and the `theme:update` posts to carry out.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct ThemeSet {
+    pub theme: String,
+    pub outgoing: Vec<crate::bridge::host::Outgoing>,
 }
 
 fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {
@@ -344,9 +383,10 @@ fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {
     answer(dev::dev_status(&session.data)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct DevConsent {
+#[schemars(rename = "DevConsentArgs")]
+pub(crate) struct DevConsent {
     app_id: String,
     digest: String,
     consent: bool,
@@ -365,9 +405,10 @@ fn dev_consent(session: &Session, raw: Value) -> HostResult<Value> {
     answer(dev::dev_consent(&session.data, &a.app_id, &a.digest)?)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct BindSecret {
+#[schemars(rename = "BindSecretArgs")]
+pub(crate) struct BindSecret {
     app_id: String,
     slot: String,
     value: String,
@@ -387,10 +428,21 @@ fn bind_secret(session: &Session, raw: Value) -> HostResult<Value> {
         .next()
         .unwrap_or("secret store")
         .to_owned();
-    answer(json!({
-        "appId": a.app_id,
-        "slot": a.slot,
-        "store": backend,
-        "boundAt": binding.bound_at,
-    }))
+    answer(SecretBound {
+        app_id: a.app_id,
+        slot: a.slot,
+        store: backend,
+        bound_at: binding.bound_at,
+    })
+}
+
+/// What `bind_secret` answers: never the value or its ref.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretBound {
+    pub app_id: String,
+    pub slot: String,
+    /// The secret store's kind (`keyring`, `encrypted-file`, ...).
+    pub store: String,
+    pub bound_at: String,
 }

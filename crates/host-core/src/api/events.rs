@@ -37,7 +37,7 @@ pub const COMMANDS: &[Command] = &[Command {
     run: next_events,
 }];
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Event {
     pub seq: u64,
     pub kind: String,
@@ -45,7 +45,7 @@ pub struct Event {
 }
 
 /// One answer of `next_events`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Batch {
     pub events: Vec<Event>,
     /// The `after` of the next call.
@@ -152,9 +152,10 @@ fn read(queue: &Queue, after: u64) -> Batch {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct NextEvents {
+#[schemars(rename = "NextEventsArgs")]
+pub(crate) struct NextEvents {
     #[serde(default)]
     after: u64,
     #[serde(default)]

@@ -5,7 +5,7 @@
 //! the URL to a program (the shell's `xdg-open`) and answers `null`; the browser mode answers
 //! `{url}` and the page opens it itself.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
 
@@ -48,9 +48,10 @@ pub fn validate(raw: &str) -> Result<Url, HostError> {
     Ok(url)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Link {
+#[schemars(rename = "OpenExternalArgs")]
+pub(crate) struct Link {
     url: String,
 }
 
@@ -62,8 +63,17 @@ fn open_external(session: &Session, raw: Value) -> HostResult<Value> {
             open(url.as_str())?;
             answer(Value::Null)
         }
-        LinkOpener::Page => answer(serde_json::json!({ "url": url.as_str() })),
+        LinkOpener::Page => answer(OpenedUrl {
+            url: url.as_str().to_owned(),
+        }),
     }
+}
+
+/// `open_external`'s answer in the browser: the checked URL, for the page to open itself (the
+/// desktop answers `null`: it opened the link).
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct OpenedUrl {
+    pub url: String,
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod center;
 pub mod events;
 pub mod external;
+pub mod schema;
 pub mod session;
 pub mod tasks;
 pub mod uploads;
@@ -131,7 +132,7 @@ fn echo_reason(text: &str) -> String {
 }
 
 /// Argument type of commands without arguments: refuses unknown keys like every other command.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 

@@ -51,7 +51,7 @@ impl LaunchRequest {
 }
 
 /// The entry the host UI mounts at start.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LaunchTarget {
     pub app_id: String,

@@ -98,6 +98,10 @@ fn task_err(e: AgentTaskError, app: &str, task: &str) -> HostError {
             HostError::new(ErrorCode::ApiBadArguments, why.code()).with("reason", why.code())
         }
         AgentTaskError::Storage(m) => HostError::new(ErrorCode::TaskRuntimeFailed, m),
+        // Only a new task can reach a cap; the host's commands never create one.
+        e @ AgentTaskError::Limit { .. } => {
+            HostError::new(ErrorCode::TaskRuntimeFailed, e.to_string()).with("reason", "task_limit")
+        }
     }
 }
 
@@ -136,9 +140,10 @@ fn acted(session: &Session, action: &str, app: &str, details: Value) {
     session.outbox.push(TASKS_CHANGED, payload);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ListArgs {
+#[schemars(rename = "ListTasksArgs")]
+pub(crate) struct ListArgs {
     app_id: Option<String>,
     status: Option<String>,
     limit: Option<u64>,
@@ -182,9 +187,10 @@ fn list_tasks(session: &Session, raw: Value) -> HostResult<Value> {
     answer(items)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct DetailArgs {
+#[schemars(rename = "TaskDetailArgs")]
+pub(crate) struct DetailArgs {
     app_id: String,
     task_id: String,
     after_sequence: Option<u64>,
@@ -217,9 +223,10 @@ fn task_detail(session: &Session, raw: Value) -> HostResult<Value> {
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct TaskArgs {
+#[schemars(rename = "TaskArgs")]
+pub(crate) struct TaskArgs {
     app_id: String,
     task_id: String,
 }
@@ -260,9 +267,10 @@ fn task_retry(session: &Session, raw: Value) -> HostResult<Value> {
     answer(view)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RespondArgs {
+#[schemars(rename = "TaskRespondArgs")]
+pub(crate) struct RespondArgs {
     app_id: String,
     task_id: String,
     action_id: String,

@@ -43,7 +43,7 @@ fn file_stamp(path: &Path) -> Option<(u64, SystemTime)> {
 }
 
 /// Why a mount ended without the user closing it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum StaleReason {
     Uninstalled,
@@ -91,7 +91,7 @@ pub fn stale_reason(now: AppNow<'_>, mounted_version: &str) -> Option<StaleReaso
 }
 
 /// One mount the watcher ended, for the host UI.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EndedMount {
     pub mount_id: String,
@@ -140,7 +140,7 @@ fn look_at_mounts(session: &Session) -> HostResult<(Vec<EndedMount>, bool)> {
 }
 
 /// What one poll found.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct SyncReport {
     /// The store changed since the previous poll.
     pub changed: bool,

@@ -77,7 +77,9 @@ impl Default for Environment {
 }
 
 /// The user's answer to a permission prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Answer {
     AllowOnce,
@@ -88,7 +90,7 @@ pub enum Answer {
 }
 
 /// What the transport must do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Outgoing {
     /// Post `message` to the frame of `mount_id` (target origin: the mount's origin).
@@ -132,7 +134,7 @@ pub enum Outgoing {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedMessage {
     pub mount_id: Option<String>,
@@ -142,7 +144,7 @@ pub struct RefusedMessage {
     pub bytes: usize,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Diagnostics {
     pub refused_by_reason: BTreeMap<&'static str, u64>,

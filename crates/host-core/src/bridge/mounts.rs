@@ -21,7 +21,7 @@ pub const MAX_IN_FLIGHT: usize = 32;
 pub const MAX_SUBSCRIPTIONS: usize = 32;
 
 /// What a mount shows and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Mount {
     pub mount_id: String,

@@ -109,7 +109,7 @@ impl DenyReason {
 }
 
 /// Why the user is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AskReason {
     /// The permission is declared but not granted (optional, or revoked).

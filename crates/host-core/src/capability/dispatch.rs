@@ -102,7 +102,7 @@ pub struct CallError {
 }
 
 /// A question for the user, turned into a prompt by the shell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionQuestion {
     pub app_id: String,

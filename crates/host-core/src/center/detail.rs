@@ -14,7 +14,7 @@ use runtime_core::app_evidence::AppEvidence;
 use runtime_core::{AppDataStore, AppId};
 
 /// `AppDetail` in `docs/host-api.md`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppDetail {
     pub summary: AppSummary,
@@ -33,7 +33,7 @@ pub struct AppDetail {
     pub uninstall_default: Option<super::lifecycle::UninstallMode>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DetailEntry {
     #[serde(flatten)]
@@ -42,7 +42,7 @@ pub struct DetailEntry {
 }
 
 /// One declared permission of the active version and whether it is granted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRow {
     pub key: String,
@@ -55,7 +55,7 @@ pub struct PermissionRow {
 }
 
 /// What the app keeps in its own data area.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DataUsage {
     /// Bytes of every regular file under `apps/<app>/`.

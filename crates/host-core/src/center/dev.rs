@@ -36,7 +36,7 @@ const CHANGED_RETRIES: u32 = 5;
 pub const MAX_FINDINGS: usize = 50;
 
 /// One problem found in the folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DevFinding {
     pub severity: String,
@@ -46,7 +46,7 @@ pub struct DevFinding {
 }
 
 /// The last result of a dev app, as `dev_status` answers it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DevStatus {
     pub app_id: String,
@@ -61,10 +61,12 @@ pub struct DevStatus {
     pub findings: Vec<DevFinding>,
     /// `awaiting-consent`: the permissions added or changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<crate::store::PermissionChange>")]
     pub pending: Vec<Value>,
     /// `awaiting-consent`: the digest of the held change (its package hash and `pending`), the
     /// one `dev_consent` accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub pending_digest: Option<String>,
     /// How many saves were installed.
     pub updates: u64,

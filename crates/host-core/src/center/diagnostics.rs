@@ -42,7 +42,7 @@ pub struct LiveDiagnostics {
 }
 
 /// Where a bundle was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Bundle {
     pub path: String,
@@ -130,7 +130,8 @@ pub fn diagnostics_bundle(dir: &DataDir, live: &LiveDiagnostics) -> HostResult<B
         ("settings.json", bundle_settings(&store)?),
     ];
     let folder = dir.root().join("diagnostics");
-    fs::create_dir_all(&folder).map_err(|e| io("cannot create", &folder, e))?;
+    runtime_core::private_fs::create_private_dir(&folder)
+        .map_err(|e| io("cannot create", &folder, e))?;
     let stamp = generated_at.strftime("%Y%m%dT%H%M%SZ").to_string();
     let dest = folder.join(format!(
         "apphost-diagnostics-{stamp}-{}.zip",
@@ -183,8 +184,9 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> HostError {
     HostError::io(ErrorCode::StoreIo, what, path, e)
 }
 
-fn write_zip(path: &PathBuf, files: &[(&str, Value)]) -> HostResult<()> {
-    let file = fs::File::create(path).map_err(|e| io("cannot create", path, e))?;
+fn write_zip(path: &Path, files: &[(&str, Value)]) -> HostResult<()> {
+    let file = runtime_core::private_fs::create_private_file(path)
+        .map_err(|e| io("cannot create", path, e))?;
     let mut zip = zip::ZipWriter::new(file);
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);

@@ -10,7 +10,7 @@ use crate::paths::DataDir;
 use crate::store::Store;
 
 /// `GrantRow` in `docs/host-api.md`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantRow {
     pub app_id: String,

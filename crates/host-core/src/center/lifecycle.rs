@@ -15,7 +15,7 @@ use crate::profile::HostProfile;
 use crate::store::{AppSummary, CleanupPlan, DataMode, Store, UninstallOutcome};
 
 /// The uninstall states the host UI offers (`docs/host-api.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum UninstallMode {
     /// Disable only: the entries are hidden; the package, data and grants stay
@@ -60,7 +60,7 @@ pub fn uninstall_policy(manifest: &Manifest) -> Option<String> {
 }
 
 /// What "Disable only" does: the entries hidden, everything else kept.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DisablePlan {
     pub app: String,
@@ -79,7 +79,7 @@ pub struct DisablePlan {
 }
 
 /// The plan of one uninstall state, as `uninstall_plan` answers it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum LifecyclePlan {
     Disable(DisablePlan),

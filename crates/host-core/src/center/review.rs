@@ -46,7 +46,7 @@ pub struct InstallArgs {
 }
 
 /// What the review sheet shows (`InstallReview` in `docs/host-api.md`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallReview {
     pub review_id: String,
@@ -76,7 +76,7 @@ pub struct InstallReview {
     pub prunes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewApp {
     pub id: String,
@@ -88,7 +88,7 @@ pub struct ReviewApp {
     pub icon: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewTrust {
     /// `trusted`, `untrusted-signature` (signed by a key this host does not trust) or
@@ -100,7 +100,7 @@ pub struct ReviewTrust {
     pub signer: Option<ReviewSigner>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewSigner {
     pub key_id: Option<String>,
@@ -109,7 +109,7 @@ pub struct ReviewSigner {
     pub name: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewPublisherChange {
     /// `signed`, `changed` or `unknown` (see the CLI's plan).
@@ -120,7 +120,7 @@ pub struct ReviewPublisherChange {
     pub needs_acceptance: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewEntry {
     pub key: String,

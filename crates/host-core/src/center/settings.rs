@@ -14,7 +14,7 @@ pub const THEME_KEY: &str = "ui.theme";
 pub const THEMES: [&str; 3] = ["system", "light", "dark"];
 
 /// A trusted key as the settings page lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TrustedKeyRow {
     pub key_id: String,
@@ -88,10 +88,11 @@ pub fn remove_trusted_key(dir: &DataDir, key_id: &str) -> HostResult<Vec<Trusted
 }
 
 /// What the settings page shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostSettings {
     pub data_dir: String,
+    #[schemars(with = "std::collections::BTreeMap<String, serde_json::Value>")]
     pub limits: serde_json::Value,
     pub theme: String,
     pub version: &'static str,

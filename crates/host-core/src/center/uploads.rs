@@ -18,7 +18,7 @@ use crate::paths::DataDir;
 use crate::store::Store;
 
 /// What `upload_package` answers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UploadInfo {
     pub upload_id: String,

@@ -37,7 +37,7 @@ use crate::manifest::Manifest;
 use crate::profile::HostProfile;
 use crate::projection::package_path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Ready,
@@ -60,7 +60,7 @@ impl Status {
 }
 
 /// What one check concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Pass,
@@ -74,7 +74,7 @@ pub enum Outcome {
     Blocked,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SetupAction {
     pub key: String,
@@ -86,7 +86,7 @@ pub struct SetupAction {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Check {
     pub severity: &'static str,
@@ -109,7 +109,7 @@ pub struct Check {
     pub remediation: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryReadiness {
     pub entry_key: String,
@@ -120,7 +120,7 @@ pub struct EntryReadiness {
     pub missing: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub ok: bool,

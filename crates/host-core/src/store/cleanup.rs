@@ -10,7 +10,7 @@ use super::{app_id, Store};
 use crate::error::HostResult;
 use runtime_core::{DataFile, SkippedEntry};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DataMode {
     /// Remove the package and projection; keep the app's data.
@@ -21,7 +21,7 @@ pub enum DataMode {
     ExportThenDelete,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RowGroup {
     pub table: &'static str,
@@ -29,7 +29,7 @@ pub struct RowGroup {
     pub what: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlobRemoval {
     pub blob: String,
@@ -38,7 +38,7 @@ pub struct BlobRemoval {
     pub paths: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PackRemoval {
     pub pack: String,
@@ -46,7 +46,7 @@ pub struct PackRemoval {
     pub size: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CleanupPlan {
     pub app: String,
@@ -61,11 +61,14 @@ pub struct CleanupPlan {
     /// keep other apps' blobs stay (and are compacted when mostly garbage).
     pub pack_files_removed: Vec<PackRemoval>,
     pub data_dir: String,
+    #[schemars(with = "Vec<DataFileSchema>")]
     pub data_files_removed: Vec<DataFile>,
+    #[schemars(with = "Vec<DataFileSchema>")]
     pub data_files_kept: Vec<DataFile>,
     /// Entries of the app's data that are not regular files (links, FIFOs, sockets, devices),
     /// too deep or unreadable: not listed above, never exported, removed with the folder
     /// (links themselves, never what they point to).
+    #[schemars(with = "Vec<SkippedEntrySchema>")]
     pub data_entries_skipped: Vec<SkippedEntry>,
     /// Every regular file in the app's data and their bytes (the lists above stop at
     /// `runtime_core::app_data::MAX_LISTED_FILES`; `dataListingTruncated` says so).
@@ -74,6 +77,28 @@ pub struct CleanupPlan {
     pub data_listing_truncated: bool,
     /// What stays on purpose.
     pub retained: Vec<String>,
+}
+
+/// The host API schema of `runtime_core::app_data::DataFile` (runtime-core has no schemars
+/// derives on it; `tests/host_api_schemas.rs` validates real plans against this).
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "DataFile")]
+#[allow(dead_code)]
+pub(crate) struct DataFileSchema {
+    /// Relative to the app's directory, '/' separated.
+    path: String,
+    size: u64,
+}
+
+/// The host API schema of `runtime_core::app_data::SkippedEntry`.
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "SkippedEntry")]
+#[allow(dead_code)]
+pub(crate) struct SkippedEntrySchema {
+    path: String,
+    /// `symlink`, `fifo`, `socket`, `block-device`, `char-device`, `directory`, `file`, `unknown`.
+    kind: String,
+    reason: String,
 }
 
 impl Store {

@@ -17,7 +17,7 @@ use crate::package::ResolvedSource;
 use crate::profile::HostProfile;
 use crate::signature::{self, SignatureCheck};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum InstallMode {
     Install,
@@ -46,7 +46,7 @@ impl Drop for Staged {
 }
 
 /// One field of a permission that differs between the installed and the new version.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldChange {
     pub field: String,
@@ -54,7 +54,7 @@ pub struct FieldChange {
     pub new: Value,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionChange {
     pub key: String,

@@ -45,12 +45,15 @@ impl Op {
         let op_id = format!("{kind}-{}", random_id()?);
         let staging = data.staging();
         if !staging.is_dir() {
-            fs::create_dir_all(&staging).map_err(|e| io("cannot create", &staging, e))?;
+            runtime_core::private_fs::create_private_dir(&staging)
+                .map_err(|e| io("cannot create", &staging, e))?;
             sync_dir(data.root())?;
         }
         let dir = staging.join(&op_id);
         // `create_dir`, not `create_dir_all`: an id in use is an error, never shared.
-        fs::create_dir(&dir).map_err(|e| io("cannot create", &dir, e))?;
+        std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), 0o700)
+            .create(&dir)
+            .map_err(|e| io("cannot create", &dir, e))?;
         sync_dir(&staging)?;
         let op = Op {
             dir,
@@ -70,7 +73,8 @@ impl Op {
     pub fn write(&self) -> HostResult<()> {
         let tmp = self.dir.join("journal.json.tmp");
         let dest = self.dir.join("journal.json");
-        let mut f = fs::File::create(&tmp).map_err(|e| io("cannot write", &tmp, e))?;
+        let mut f = runtime_core::private_fs::create_private_file(&tmp)
+            .map_err(|e| io("cannot write", &tmp, e))?;
         f.write_all(&serde_json::to_vec_pretty(&self.journal).expect("journal serializes"))
             .map_err(|e| io("cannot write", &tmp, e))?;
         f.sync_all().map_err(|e| io("cannot sync", &tmp, e))?;

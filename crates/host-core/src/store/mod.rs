@@ -39,6 +39,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
+pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
 pub(crate) use install::diff_permissions;
@@ -74,7 +75,7 @@ pub struct Store {
 }
 
 /// One installed app as lists show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSummary {
     pub name: String,
@@ -116,7 +117,7 @@ pub struct AppSummary {
 pub const MAX_READINESS_REASONS: usize = 5;
 
 /// One entry of an installed app, as the app list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntrySummary {
     pub key: String,
@@ -140,7 +141,7 @@ fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> HostError {
 impl Store {
     /// Opens the store for reading (creating it if needed). Does not take the lock.
     pub fn open(dir: &DataDir) -> HostResult<Store> {
-        fs::create_dir_all(dir.root())
+        runtime_core::private_fs::create_private_dir(dir.root())
             .map_err(|e| io("cannot create data directory", dir.root(), e))?;
         let conn = schema::open(&dir.db_path())?;
         Ok(Store {
@@ -157,12 +158,15 @@ impl Store {
     pub fn open_locked(dir: &DataDir) -> HostResult<(Store, Vec<Recovered>)> {
         let mut store = Store::open(dir)?;
         let lock_path = dir.lock_path();
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| io("cannot open", &lock_path, e))?;
+        let file = std::os::unix::fs::OpenOptionsExt::mode(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            runtime_core::private_fs::FILE_MODE,
+        )
+        .open(&lock_path)
+        .map_err(|e| io("cannot open", &lock_path, e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {

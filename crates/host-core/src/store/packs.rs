@@ -55,7 +55,8 @@ pub struct PackSink {
 impl PackSink {
     /// `known`: blobs the store already has (they are not written again).
     pub fn new(path: PathBuf, known: HashSet<Sha256Bytes>) -> HostResult<Self> {
-        let file = File::create(&path).map_err(|e| io("cannot create", &path, e))?;
+        let file = runtime_core::private_fs::create_private_file(&path)
+            .map_err(|e| io("cannot create", &path, e))?;
         // Write-back in the background: `sync_data` on a duplicate descriptor, at most one
         // request pending (requests coalesce while a flush runs).
         let dup = file
@@ -202,7 +203,8 @@ pub fn new_id() -> HostResult<String> {
 /// entry durable. Returns its path.
 pub fn place(src: &Path, packs_dir: &Path, id: &str) -> HostResult<PathBuf> {
     if !packs_dir.is_dir() {
-        fs::create_dir_all(packs_dir).map_err(|e| io("cannot create", packs_dir, e))?;
+        runtime_core::private_fs::create_private_dir(packs_dir)
+            .map_err(|e| io("cannot create", packs_dir, e))?;
         super::journal::sync_parent(packs_dir)?;
     }
     let dest = pack_path(packs_dir, id);
@@ -361,7 +363,8 @@ pub fn copy_live(
         .collect::<Result<_, _>>()?;
     let src_path = pack_path(packs_dir, old);
     let mut src = File::open(&src_path).map_err(|e| io("cannot open", &src_path, e))?;
-    let mut out = File::create(dest).map_err(|e| io("cannot create", dest, e))?;
+    let mut out = runtime_core::private_fs::create_private_file(dest)
+        .map_err(|e| io("cannot create", dest, e))?;
     let mut entries = Vec::with_capacity(live.len());
     let mut at = 0u64;
     let mut buf = Vec::new();

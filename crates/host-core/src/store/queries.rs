@@ -25,7 +25,7 @@ pub struct AuditQuery {
 }
 
 /// One audit log row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRow {
     pub id: i64,
@@ -37,7 +37,7 @@ pub struct AuditRow {
 }
 
 /// One installed version of an app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionInfo {
     pub version: String,

@@ -14,7 +14,7 @@ use super::{failpoint, journal, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::paths::DataDir;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Recovered {
     pub op_id: String,
@@ -27,7 +27,7 @@ pub struct Recovered {
 }
 
 /// Data recovery kept in `<data>/quarantine/<op>/` instead of restoring it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Quarantined {
     /// Where the data was before the operation set it aside.
@@ -213,7 +213,8 @@ fn quarantine_unknown(
 /// Moves `what` into `<data>/quarantine/<op>/` under a name not yet used there, durably.
 fn quarantine(data: &DataDir, op_id: &str, what: &Path) -> HostResult<PathBuf> {
     let dir = data.quarantine().join(op_id);
-    fs::create_dir_all(&dir).map_err(|e| super::io("cannot create", &dir, e))?;
+    runtime_core::private_fs::create_private_dir(&dir)
+        .map_err(|e| super::io("cannot create", &dir, e))?;
     journal::sync_parent(&dir)?;
     journal::sync_parent(&data.quarantine())?;
     let base = what

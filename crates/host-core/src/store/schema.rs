@@ -92,7 +92,7 @@ CREATE TABLE ops (
 "#;
 
 pub fn open(path: &std::path::Path) -> HostResult<Connection> {
-    let conn = Connection::open(path).map_err(|e| {
+    let conn = runtime_core::private_fs::open_private_db(path).map_err(|e| {
         HostError::new(
             ErrorCode::StoreDb,
             format!("cannot open {}: {e}", path.display()),

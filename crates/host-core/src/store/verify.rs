@@ -14,7 +14,7 @@ use super::packs;
 use super::{Recovered, Store};
 use crate::error::HostResult;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Problem {
     pub code: &'static str,
@@ -25,7 +25,7 @@ pub struct Problem {
     pub path: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifyReport {
     pub ok: bool,

@@ -48,7 +48,7 @@ impl AppResponse {
 }
 
 /// Why a request was refused (stable strings; `tampered` is also logged as a warning).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServeRefusal {
     pub reason: &'static str,

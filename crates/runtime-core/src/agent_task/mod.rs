@@ -40,6 +40,27 @@ pub const MAX_EVENTS_PAGE: usize = 1000;
 pub const INPUT_PREVIEW_CHARS: usize = 200;
 /// Bytes of an app's `businessObjectRef`.
 pub const MAX_BUSINESS_REF_BYTES: usize = 200;
+/// Default cap on one app's tasks.
+pub const DEFAULT_TASKS_PER_APP: u64 = 10_000;
+/// Default cap on the tasks of every app together.
+pub const DEFAULT_TASKS_TOTAL: u64 = 100_000;
+
+/// Caps on stored tasks (a new task past one is `task_limit`, nothing recorded). A task that
+/// starts a new session also counts against the runtime's session caps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskLimits {
+    pub per_app: u64,
+    pub total: u64,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            per_app: DEFAULT_TASKS_PER_APP,
+            total: DEFAULT_TASKS_TOTAL,
+        }
+    }
+}
 
 /// A task failure with a stable code (the host maps these to `APP_E…` codes).
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +80,14 @@ pub enum AgentTaskError {
     /// An app's answer only the user may give ([`approval`]); the action stays pending.
     #[error("only the user may answer this action: {}", .0.code())]
     UserOnly(UserOnly),
+    /// A task cap ([`TaskLimits`], `scope` `app` or `workspace`) or a session cap of the runtime
+    /// is reached.
+    #[error("the {scope} {what} limit ({limit}) is reached")]
+    Limit {
+        what: &'static str,
+        scope: &'static str,
+        limit: u64,
+    },
     #[error("task storage failed: {0}")]
     Storage(String),
 }
@@ -74,6 +103,7 @@ impl AgentTaskError {
             AgentTaskError::SessionBusy => "session_busy",
             AgentTaskError::ActionNotFound(_) => "action_not_found",
             AgentTaskError::UserOnly(why) => why.code(),
+            AgentTaskError::Limit { .. } => "task_limit",
             AgentTaskError::Storage(_) => "storage_error",
         }
     }
@@ -94,6 +124,11 @@ impl From<RuntimeError> for AgentTaskError {
             RuntimeError::SessionNotFound(_) | RuntimeError::TurnNotFound(_) => {
                 AgentTaskError::NotFound
             }
+            RuntimeError::SessionLimit { scope, limit } => AgentTaskError::Limit {
+                what: "session",
+                scope: scope.as_str(),
+                limit,
+            },
             other => AgentTaskError::Storage(other.to_string()),
         }
     }
@@ -149,19 +184,52 @@ pub struct AgentTasks {
     /// Serialises choosing a session and submitting its turn (resume, retry), so two callers
     /// cannot both find a shared session idle.
     sessions: Arc<std::sync::Mutex<()>>,
+    limits: TaskLimits,
 }
 
 impl AgentTasks {
     /// Opens `agent-tasks.sqlite` in the runtime's data directory.
     pub fn open(runtime: Runtime) -> Result<AgentTasks, AgentTaskError> {
         let dir = runtime.config().data_dir.clone();
-        std::fs::create_dir_all(&dir).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
+        crate::private_fs::create_private_dir(&dir)
+            .map_err(|e| AgentTaskError::Storage(e.to_string()))?;
         let store = TaskStore::open(&dir.join("agent-tasks.sqlite"))?;
         Ok(AgentTasks {
             runtime,
             store: Arc::new(store),
             sessions: Arc::new(std::sync::Mutex::new(())),
+            limits: TaskLimits::default(),
         })
+    }
+
+    /// The same tasks under other caps (tests use small ones).
+    pub fn with_limits(mut self, limits: TaskLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// `Limit` when `app` may not record one more task (or, for a new session, one more
+    /// session): checked before anything is recorded.
+    fn check_room(&self, app: &AppId, new_session: bool) -> Result<(), AgentTaskError> {
+        let (mine, all) = self.store.counts(app.as_str())?;
+        if mine >= self.limits.per_app {
+            return Err(AgentTaskError::Limit {
+                what: "task",
+                scope: "app",
+                limit: self.limits.per_app,
+            });
+        }
+        if all >= self.limits.total {
+            return Err(AgentTaskError::Limit {
+                what: "task",
+                scope: "workspace",
+                limit: self.limits.total,
+            });
+        }
+        if new_session {
+            self.runtime.session_room(app)?;
+        }
+        Ok(())
     }
 
     pub fn runtime(&self) -> &Runtime {
@@ -248,6 +316,7 @@ impl AgentTasks {
         if joined {
             self.check_session_idle(&session_id)?;
         }
+        self.check_room(app, !joined)?;
         let row = TaskRow {
             task_id: TaskId::random().into_string(),
             app_id: app.as_str().to_owned(),

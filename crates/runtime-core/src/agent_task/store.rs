@@ -71,7 +71,7 @@ fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
 
 impl TaskStore {
     pub fn open(path: &Path) -> rusqlite::Result<TaskStore> {
-        let conn = Connection::open(path)?;
+        let conn = crate::private_fs::open_private_db(path)?;
         crate::log::configure_connection(&conn)?;
         conn.execute_batch(SCHEMA)?;
         Ok(TaskStore {
@@ -138,6 +138,17 @@ impl TaskStore {
         }
         tx.commit()?;
         Ok((row.clone(), true))
+    }
+
+    /// How many tasks `app` has, and how many all apps have.
+    pub fn counts(&self, app: &str) -> rusqlite::Result<(u64, u64)> {
+        let conn = lock(&self.conn);
+        let mine: i64 =
+            conn.query_row("SELECT COUNT(*) FROM tasks WHERE app_id = ?1", [app], |r| {
+                r.get(0)
+            })?;
+        let all: i64 = conn.query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get(0))?;
+        Ok((mine as u64, all as u64))
     }
 
     /// The app's task `task_id` (another app's task is `None`, exactly like a missing one).

@@ -8,6 +8,7 @@ pub mod paging;
 pub mod protocol;
 pub mod schema;
 mod stdio;
+pub mod validate;
 
 use std::collections::HashSet;
 
@@ -27,6 +28,10 @@ pub use stdio::{serve_stdio, ServeConfig, DEFAULT_MAX_LINE_BYTES};
 /// Artifact summaries an evidence export lists at most (then `knownGaps:
 /// ["artifacts_truncated"]`; `artifact/read` pages through all of them).
 pub const MAX_EXPORT_ARTIFACTS: usize = 1000;
+
+/// Sessions one connection follows (`agentSession/event` forwarders) at most; naming one more
+/// is `-32015` `appserver.subscription_limit`.
+pub const MAX_SUBSCRIPTIONS: usize = 256;
 
 /// Largest artifact content `artifact/read` inlines (bytes).
 pub const MAX_INLINE_CONTENT: u64 = 1024 * 1024;
@@ -74,6 +79,7 @@ impl From<RuntimeError> for RpcError {
             RuntimeError::InvalidParams(m) => RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {m}")),
             RuntimeError::NoAsyncRuntime => RpcError::new(codes::INTERNAL_ERROR, "Internal error").with(json!({"detail": msg})),
             RuntimeError::Log(_) => RpcError::new(codes::RUNTIME_ERROR, "Runtime error").with(json!({"code": "runtime.storage", "detail": msg})),
+            RuntimeError::SessionLimit { scope, limit } => RpcError::new(codes::SESSION_LIMIT, "Session limit reached").with(json!({"code": format!("runtime.{}_session_limit", scope.as_str()), "limit": limit})),
             RuntimeError::Busy(_) => RpcError::new(codes::RUNTIME_ERROR, "Runtime busy").with(json!({"code": "runtime.busy", "detail": msg})),
         }
     }
@@ -109,6 +115,7 @@ pub struct Connection {
     out: mpsc::Sender<Value>,
     subscribed: HashSet<SessionId>,
     forwarders: Vec<tokio::task::JoinHandle<()>>,
+    max_subscriptions: usize,
 }
 
 impl Drop for Connection {
@@ -138,7 +145,34 @@ impl Connection {
             out,
             subscribed: HashSet::new(),
             forwarders: Vec::new(),
+            max_subscriptions: MAX_SUBSCRIPTIONS,
         }
+    }
+
+    /// The same connection following at most `n` sessions (tests use a small bound).
+    pub fn with_max_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
+        self
+    }
+
+    /// How many sessions this connection follows.
+    pub fn subscriptions(&self) -> usize {
+        self.subscribed.len()
+    }
+
+    /// `-32015` `appserver.subscription_limit` unless this connection follows `session` already
+    /// or may follow one more.
+    fn subscription_room(&self, session: Option<&SessionId>) -> Result<(), RpcError> {
+        if session.is_some_and(|s| self.subscribed.contains(s))
+            || self.subscribed.len() < self.max_subscriptions
+        {
+            return Ok(());
+        }
+        Err(RpcError::new(
+            codes::SESSION_LIMIT,
+            "This connection follows too many sessions: open another connection",
+        )
+        .with(json!({"code": "appserver.subscription_limit", "limit": self.max_subscriptions})))
     }
 
     pub fn client(&self) -> Option<&ClientInfo> {
@@ -262,6 +296,8 @@ impl Connection {
                 let app = AppId::new(&sp.app_id).map_err(|e| {
                     RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {e}"))
                 })?;
+                validate::session_start(&sp)?;
+                self.subscription_room(None)?;
                 let model = self.rt.start_session(app, sp.session_id, sp.workspace_id)?;
                 let sid = model.session.session_id.clone().expect("created");
                 self.subscribe(&sid, 0);
@@ -272,6 +308,7 @@ impl Connection {
             }
             "agentSession/read" => {
                 let r: SessionRef = params(p)?;
+                self.subscription_room(Some(&r.session_id))?;
                 let (app, thread, model) = self.rt.read(&r.session_id)?;
                 self.subscribe(&r.session_id, model.session.recovery_cursor);
                 ser(SessionReadResult {
@@ -282,6 +319,7 @@ impl Connection {
             }
             "agentSession/turn/start" => {
                 let tp: TurnStartParams = params(p)?;
+                self.subscription_room(Some(&tp.session_id))?;
                 let (_, thread, model) = self.rt.read(&tp.session_id)?;
                 self.subscribe(&tp.session_id, model.session.recovery_cursor);
                 let opts = tp.runtime_options.unwrap_or_default();
@@ -329,6 +367,7 @@ impl Connection {
             }
             "agentSession/thread/resume" => {
                 let r: SessionRef = params(p)?;
+                self.subscription_room(Some(&r.session_id))?;
                 let (_, _, before) = self.rt.read(&r.session_id)?;
                 self.subscribe(&r.session_id, before.session.recovery_cursor);
                 let resumed = self.rt.resume_queue(&r.session_id)?;

@@ -25,6 +25,8 @@ pub mod codes {
     pub const TURN_ALREADY_ACTIVE: i64 = -32012;
     pub const SESSION_ALREADY_EXISTS: i64 = -32013;
     pub const ACTION_NOT_FOUND: i64 = -32014;
+    /// A session cap or the connection's subscription cap is reached (`data.code` says which).
+    pub const SESSION_LIMIT: i64 = -32015;
     pub const NEEDS_SETUP: i64 = -32030;
     /// Every code, for the docs drift test.
     pub const ALL: &[i64] = &[
@@ -41,6 +43,7 @@ pub mod codes {
         TURN_ALREADY_ACTIVE,
         SESSION_ALREADY_EXISTS,
         ACTION_NOT_FOUND,
+        SESSION_LIMIT,
         NEEDS_SETUP,
     ];
 }

@@ -18,6 +18,8 @@ pub const OUTBOUND_QUEUE: usize = 1024;
 pub struct ServeConfig {
     pub runtime: Runtime,
     pub max_line_bytes: usize,
+    /// Sessions the connection follows at most ([`super::MAX_SUBSCRIPTIONS`]).
+    pub max_subscriptions: usize,
 }
 
 impl ServeConfig {
@@ -25,6 +27,7 @@ impl ServeConfig {
         ServeConfig {
             runtime,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_subscriptions: super::MAX_SUBSCRIPTIONS,
         }
     }
 }
@@ -100,7 +103,8 @@ where
         }
         let _ = w.flush().await;
     });
-    let mut conn = Connection::new(config.runtime.clone(), tx.clone());
+    let mut conn = Connection::new(config.runtime.clone(), tx.clone())
+        .with_max_subscriptions(config.max_subscriptions);
     let mut reader = reader;
     let mut buf = Vec::new();
     loop {

@@ -259,12 +259,12 @@ impl EventLog {
         group: GroupCommit,
     ) -> Result<EventLog, LogError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| LogError::Io {
+            crate::private_fs::create_private_dir(parent).map_err(|source| LogError::Io {
                 path: parent.to_owned(),
                 source,
             })?;
         }
-        let mut conn = Connection::open(path)?;
+        let mut conn = crate::private_fs::open_private_db(path)?;
         configure_connection(&conn)?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(args_ref::SCHEMA)?;
@@ -487,6 +487,16 @@ impl EventLog {
     /// How many published events are not yet durable.
     pub fn pending_count(&self) -> usize {
         lock(&self.inner.shared.state).pending.len()
+    }
+
+    /// Forgets the session's in-memory sequencing state (reloaded from the database on its next
+    /// append) unless it has events not yet durable; the runtime calls it when it drops an idle
+    /// session from memory.
+    pub(crate) fn release(&self, session: &SessionId) {
+        let mut st = lock(&self.inner.shared.state);
+        if !st.pending.iter().any(|e| &e.session_id == session) {
+            st.sessions.remove(session);
+        }
     }
 
     fn ensure_session(&self, st: &mut State, session: &SessionId) -> Result<(), LogError> {

@@ -614,6 +614,12 @@ fn task_err(a: &Allowed, e: AgentTaskError) -> CallError {
                 UserOnly::UpdatedInput => "agent.updated_input_unsupported",
             }),
         ),
+        AgentTaskError::Limit { .. } => err(
+            a,
+            "APP_E900",
+            &format!("{e}: finished tasks of this app count until its data is deleted"),
+            Some("agent.too_many_tasks"),
+        ),
         AgentTaskError::Storage(m) => host_failed(a, &format!("task storage failed: {m}")),
     }
 }

@@ -1,0 +1,1087 @@
+// GENERATED from crates/host-core/src/api/ by api/schema.rs. DO NOT EDIT.
+// Regenerate: APPHOST_BLESS=1 cargo test -p host-core --test host_api_schemas
+// Schema: schemas/host-api/host-api.schema.json
+
+export interface AddTrustedKeyArgs {
+  publicKey: string;
+  label?: string | null;
+}
+
+/**
+ * A task as runtime-core's `AgentTasks` answers it (docs/host-api.md, "Agent tasks"; the UI's
+ * reading of it is `ui-host/src/tasks.ts`).
+ */
+export type AgentTaskView = Record<string, unknown>;
+
+/** The user's answer to a permission prompt. */
+export type Answer =
+
+  | "allow-once" | "allow-always" | "deny"
+  /** Closed without answering: not an allow. */
+  | "dismissed";
+
+export interface AnswerDownloadArgs {
+  downloadId: string;
+  save: boolean;
+}
+
+export interface AnswerPromptArgs {
+  promptId: string;
+  answer: Answer;
+}
+
+export interface ApiKeyStatus {
+  set: boolean;
+  /** `keyring` or `encrypted-file`. */
+  store: string | null;
+  /** Where it is kept, for people. */
+  location: string | null;
+  /**
+   * `false` when the ref is recorded but the store does not have the key (or cannot be
+   * asked: then `problem` says why).
+   */
+  present: boolean | null;
+  problem: string | null;
+}
+
+/** `AppDetail` in `docs/host-api.md`. */
+export interface AppDetail {
+  summary: AppSummary;
+  /** The APP.md body (markdown), when it has one. */
+  readme?: string | null;
+  entries: Array<DetailEntry>;
+  permissions: Array<PermissionRow>;
+  data: DataUsage;
+  versions: Array<VersionInfo>;
+  readiness: Report;
+  /** The manifest's `storage.uninstallPolicy`, as written. */
+  uninstallPolicy: string | null;
+  /**
+   * The uninstall state the danger zone preselects (`lifecycle::default_mode`); none for
+   * `ask` (or no policy): the user picks.
+   */
+  uninstallDefault: UninstallMode | null;
+}
+
+export interface AppIdArgs {
+  appId: string;
+}
+
+/** One installed app as lists show it. */
+export interface AppSummary {
+  name: string;
+  displayName: string | null;
+  description: string;
+  activeVersion: string;
+  previousVersion: string | null;
+  versions: Array<string>;
+  enabled: boolean;
+  trust: string;
+  sideloaded: boolean;
+  readiness: string;
+  packageHash: string;
+  installedAt: string;
+  updatedAt: string;
+  /**
+   * Problems after the commit point of the operation that produced this summary (it did
+   * happen): `store.cleanup_incomplete` warnings. Empty, and not serialized, otherwise.
+   */
+  warnings?: Array<HostError>;
+  /** The active version's entries, in manifest order (what the host UI offers to open). */
+  entries: Array<EntrySummary>;
+  /** An `apphost dev` install (a folder being developed; shown as DEV, never as signed). */
+  dev: boolean;
+  /** The manifest's `publisher.name` (a claim: `trust` says whether a key vouches for it). */
+  publisher?: string | null;
+  /** The icon as a bounded `data:` URL (`store/icon.rs`); none: the UI draws the initial. */
+  icon?: string | null;
+  /**
+   * Why the app is not simply ready, in words (readiness checks that block, need setup or
+   * degrade it; at most [`MAX_READINESS_REASONS`]).
+   */
+  readinessReasons: Array<string>;
+  /**
+   * What the user can do about it (readiness setup actions: grant a permission, bind a
+   * secret, set up a model, ...).
+   */
+  setupActions: Array<SetupAction>;
+}
+
+/** Why the user is asked. */
+export type AskReason =
+  /** The permission is declared but not granted (optional, or revoked). */
+  | "permission-not-granted"
+  /** Policy wants a confirmation for this call. */
+  | "policy-confirmation";
+
+export interface AuditArgs {
+  appId?: string | null;
+  capability?: string | null;
+  decision?: string | null;
+  limit?: number | null;
+  before?: number | null;
+}
+
+/** One audit log row. */
+export interface AuditRow {
+  id: number;
+  at: string;
+  action: string;
+  app: string | null;
+  version: string | null;
+  details: unknown;
+}
+
+/** One answer of `next_events`. */
+export interface Batch {
+  events: Array<Event>;
+  /** The `after` of the next call. */
+  next: number;
+  /** Events after `after` that were dropped before this reader saw them. */
+  missed: number;
+}
+
+export interface BindSecretArgs {
+  appId: string;
+  slot: string;
+  value: string;
+}
+
+export interface BlobRemoval {
+  blob: string;
+  size: number;
+  /** The package paths (`version:path`) this blob holds. */
+  paths: Array<string>;
+}
+
+export interface BridgeMessageArgs {
+  mountId: string;
+  origin: string;
+  data: string;
+}
+
+export interface BridgeRefusedArgs {
+  mountId?: string | null;
+  reason: string;
+  bytes: number;
+}
+
+/** Where a bundle was written. */
+export interface Bundle {
+  path: string;
+  bytes: number;
+}
+
+export interface Check {
+  severity: string;
+  kind: string;
+  key: string;
+  required: boolean;
+  outcome: Outcome;
+  message: string;
+  code?: string | null;
+  version?: string | null;
+  tier?: string | null;
+  entry?: string | null;
+  setupAction?: SetupAction | null;
+  remediation?: string | null;
+}
+
+export interface CleanupPlan {
+  app: string;
+  mode: DataMode;
+  versions: Array<string>;
+  rows: Array<RowGroup>;
+  blobsRemoved: Array<BlobRemoval>;
+  blobBytesRemoved: number;
+  /** Blobs this app shares with other installed apps: they stay. */
+  blobsShared: number;
+  /**
+   * Pack files deleted because nothing else lives in them (`packs/<id>.pack`). Packs that
+   * keep other apps' blobs stay (and are compacted when mostly garbage).
+   */
+  packFilesRemoved: Array<PackRemoval>;
+  dataDir: string;
+  dataFilesRemoved: Array<DataFile>;
+  dataFilesKept: Array<DataFile>;
+  /**
+   * Entries of the app's data that are not regular files (links, FIFOs, sockets, devices),
+   * too deep or unreadable: not listed above, never exported, removed with the folder
+   * (links themselves, never what they point to).
+   */
+  dataEntriesSkipped: Array<SkippedEntry>;
+  /**
+   * Every regular file in the app's data and their bytes (the lists above stop at
+   * `runtime_core::app_data::MAX_LISTED_FILES`; `dataListingTruncated` says so).
+   */
+  dataFileCount: number;
+  dataBytes: number;
+  dataListingTruncated: boolean;
+  /** What stays on purpose. */
+  retained: Array<string>;
+}
+
+/**
+ * The host API schema of `runtime_core::app_data::DataFile` (runtime-core has no schemars
+ * derives on it; `tests/host_api_schemas.rs` validates real plans against this).
+ */
+export interface DataFile {
+  /** Relative to the app's directory, '/' separated. */
+  path: string;
+  size: number;
+}
+
+export type DataMode =
+  /** Remove the package and projection; keep the app's data. */
+  | "keep-data"
+  /** Remove everything the app owns. */
+  | "delete-data"
+  /** Zip the app's data to a file, then remove everything. */
+  | "export-then-delete";
+
+/** What the app keeps in its own data area. */
+export interface DataUsage {
+  /** Bytes of every regular file under `apps/<app>/`. */
+  storageBytes: number;
+  files: number;
+  artifacts: number;
+  evidence: number;
+}
+
+/** One entry of an installed app, as the app list shows it. */
+export interface DetailEntry {
+  key: string;
+  kind: string;
+  title: string | null;
+  /** Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`). */
+  mountable: boolean;
+  readiness: string;
+}
+
+export interface DevConsentArgs {
+  appId: string;
+  digest: string;
+  consent: boolean;
+}
+
+/** One problem found in the folder. */
+export interface DevFinding {
+  severity: string;
+  code: string;
+  path: string;
+  message: string;
+}
+
+/** The last result of a dev app, as `dev_status` answers it. */
+export interface DevStatus {
+  appId: string;
+  folder: string;
+  /**
+   * `installed`, `updated`, `unchanged` (valid again, same as running), `invalid` (the last
+   * good version keeps running) or
+   * `awaiting-consent` (the change widens permissions).
+   */
+  status: string;
+  /** The version running (the last good one). */
+  version: string | null;
+  at: string;
+  findings: Array<DevFinding>;
+  /** `awaiting-consent`: the permissions added or changed. */
+  pending?: Array<PermissionChange>;
+  /**
+   * `awaiting-consent`: the digest of the held change (its package hash and `pending`), the
+   * one `dev_consent` accepts.
+   */
+  pendingDigest?: string;
+  /** How many saves were installed. */
+  updates: number;
+}
+
+/** What "Disable only" does: the entries hidden, everything else kept. */
+export interface DisablePlan {
+  app: string;
+  /** Always `disable`. */
+  mode: string;
+  /** The entries no longer offered (and any open frame of them closed). */
+  entriesHidden: Array<string>;
+  /** The installed versions: all kept. */
+  versionsKept: Array<string>;
+  dataDir: string;
+  dataFileCount: number;
+  dataBytes: number;
+  /** Nothing is removed. */
+  retained: Array<string>;
+  alreadyDisabled: boolean;
+}
+
+/** One mount the watcher ended, for the host UI. */
+export interface EndedMount {
+  mountId: string;
+  appId: string;
+  /** The entry it showed (the host UI reopens it after an update or rollback). */
+  entryKey: string;
+  reason: StaleReason;
+}
+
+export interface EntryReadiness {
+  entryKey: string;
+  status: Status;
+  /**
+   * Keys of this entry's own checks that keep it from `ready`. App-wide checks count in
+   * `status` but are listed once, in the report's checks, not again for every entry (that
+   * would make the report entries x checks long).
+   */
+  missing: Array<string>;
+}
+
+/** One entry of an installed app, as the app list shows it. */
+export interface EntrySummary {
+  key: string;
+  kind: string;
+  title: string | null;
+  /** Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`). */
+  mountable: boolean;
+}
+
+/** A stable error code, e.g. `install.consent_required` (docs/cli.md). */
+export type ErrorCode = string;
+
+export interface Event {
+  seq: number;
+  kind: string;
+  payload: unknown;
+}
+
+/** One field of a permission that differs between the installed and the new version. */
+export interface FieldChange {
+  field: string;
+  old: unknown;
+  new: unknown;
+}
+
+/** `GrantRow` in `docs/host-api.md`. */
+export interface GrantRow {
+  appId: string;
+  key: string;
+  scope: unknown;
+  access: unknown;
+  reason: unknown;
+  required: boolean;
+  domains: unknown;
+  granted: boolean;
+}
+
+/** `{code, message, details}`: the one error shape every AppHost surface reports. */
+export interface HostError {
+  code: ErrorCode;
+  message: string;
+  details: unknown;
+}
+
+/** What the settings page shows. */
+export interface HostSettings {
+  dataDir: string;
+  limits: Record<string, unknown>;
+  theme: string;
+  version: string;
+}
+
+export interface InstallArgs {
+  reviewId: string;
+  consent: boolean;
+  acceptPublisherChange?: boolean;
+  reattachData?: boolean;
+}
+
+export type InstallMode = "install" | "update";
+
+/** The payload of `install:progress` (built in `api/center.rs`). */
+export interface InstallProgress {
+  /** `review` (then `progressId` echoes the review's) or `install` (then `reviewId`). */
+  phase: string;
+  progressId?: string | null;
+  reviewId?: string | null;
+  bytesVerified: number;
+  bytesTotal: number;
+}
+
+/** What the review sheet shows (`InstallReview` in `docs/host-api.md`). */
+export interface InstallReview {
+  reviewId: string;
+  mode: InstallMode;
+  app: ReviewApp;
+  trust: ReviewTrust;
+  publisherChange?: ReviewPublisherChange | null;
+  packageHash: string;
+  bytes: number;
+  files: number;
+  entries: Array<ReviewEntry>;
+  /**
+   * Every permission, with its change against the active version (field by field) and what
+   * happens to its grant.
+   */
+  permissions: Array<PermissionChange>;
+  network: unknown;
+  storage: unknown;
+  services: unknown;
+  readiness: unknown;
+  findings: unknown;
+  blockers: Array<HostError>;
+  fromVersion?: string | null;
+  existingData: boolean;
+  needsConsent: Array<string>;
+  /** Installed versions an update removes (two stay side by side). */
+  prunes: Array<string>;
+}
+
+/** What happened to the key. */
+export type KeyOutcome =
+
+  | "stored" | "kept" | "none"
+  /** Removed on request. */
+  | "removed"
+  /** Dropped because the base URL changed. */
+  | "dropped-for-new-url";
+
+/** The entry the host UI mounts at start. */
+export interface LaunchTarget {
+  appId: string;
+  entryKey: string;
+}
+
+/** The plan of one uninstall state, as `uninstall_plan` answers it. */
+export type LifecyclePlan = DisablePlan | CleanupPlan;
+
+export interface ListGrantsArgs {
+  appId?: string | null;
+}
+
+export interface ListTasksArgs {
+  appId?: string | null;
+  status?: string | null;
+  limit?: number | null;
+}
+
+/** What `set_model` answers: the settings as stored, what happened to the key, and the status. */
+export interface ModelSet {
+  baseUrl: string;
+  model: string;
+  apiKeyChange: KeyOutcome;
+  status: ModelStatus;
+}
+
+/** What `model show` prints: never the key. */
+export interface ModelStatus {
+  /** `ready` or `needs-setup`. */
+  status: string;
+  baseUrl: string | null;
+  model: string | null;
+  apiKey: ApiKeyStatus;
+}
+
+/** What a mount shows and where it came from. */
+export interface Mount {
+  mountId: string;
+  appId: string;
+  entryKey: string;
+  entryKind: string;
+  version: string;
+  packageHash: string;
+  manifestHash: string;
+  origin: string;
+  url: string;
+  sandbox: string;
+}
+
+export interface MountEntryArgs {
+  appId: string;
+  entryKey: string;
+}
+
+export interface MountIdArgs {
+  mountId: string;
+}
+
+export interface NextEventsArgs {
+  after?: number;
+  timeoutMs?: number;
+}
+
+/** Argument type of commands without arguments: refuses unknown keys like every other command. */
+export type NoArgs = Record<string, never>;
+
+export interface OpenExternalArgs {
+  url: string;
+}
+
+/**
+ * `open_external`'s answer in the browser: the checked URL, for the page to open itself (the
+ * desktop answers `null`: it opened the link).
+ */
+export interface OpenedUrl {
+  url: string;
+}
+
+/** What one check concluded. */
+export type Outcome =
+
+  | "pass" | "degraded" | "needs-setup" | "blocked"
+  /** Worth showing; changes nothing. */
+  | "notice"
+  /**
+   * AppHost cannot evaluate this check (an unknown check type). Shown; a required check
+   * with this outcome keeps the app from launching (`blocked`), an optional one does not.
+   */
+  | "unknown";
+
+/** What the transport must do. */
+export type Outgoing =
+  /** Post `message` to the frame of `mount_id` (target origin: the mount's origin). */
+  | {
+    kind: "post";
+    mountId: string;
+    message: unknown;
+  }
+  /** Show a permission prompt; answer with [`BridgeHost::answer`]. */
+  | {
+    kind: "prompt";
+    promptId: string;
+    mountId: string;
+    question: PermissionQuestion;
+  }
+
+  | {
+    kind: "toast";
+    mountId: string;
+    appId: string;
+    message: string;
+    level: ToastLevel;
+  }
+  /** Ask the user to confirm opening an external URL; the app's declared domains are shown. */
+  | {
+    kind: "confirmExternal";
+    mountId: string;
+    appId: string;
+    url: string;
+    declaredDomains: Array<string>;
+  }
+
+  | {
+    kind: "navigate";
+    mountId: string;
+    route: string;
+  }
+  /**
+   * Ask the user whether to save a file the app offers (`host:download`): the sanitized
+   * file name, its size in bytes and its MIME type; answer with
+   * [`BridgeHost::answer_download`].
+   */
+  | {
+    kind: "confirmDownload";
+    downloadId: string;
+    mountId: string;
+    appId: string;
+    fileName: string;
+    size: number;
+    mimeType: string;
+  };
+
+export interface PackRemoval {
+  pack: string;
+  file: string;
+  size: number;
+}
+
+export interface PermissionChange {
+  key: string;
+  /** `added`, `changed`, `unchanged` or `removed` (relative to the active version). */
+  change: string;
+  required: boolean;
+  scope: unknown;
+  access: unknown;
+  reason: unknown;
+  domains: unknown;
+  paths: unknown;
+  /** For `changed`: every field that differs, old and new value. */
+  fields?: Array<FieldChange>;
+  /**
+   * What happens to the grant: `kept` (unchanged and granted), `asked` (required: consent
+   * is asked now; a changed permission's old grant is dropped first), `at-first-use`
+   * (optional: not granted now, asked when first used), `dropped` (removed, and its grant
+   * with it) or `none` (removed, never granted).
+   */
+  grant: string;
+}
+
+/** A question for the user, turned into a prompt by the shell. */
+export interface PermissionQuestion {
+  appId: string;
+  entryKey: string;
+  capability: string;
+  method: string;
+  /** The permission asked for (`None` for a policy confirmation). */
+  permission: string | null;
+  reason: string | null;
+  askReason: AskReason;
+}
+
+/** One declared permission of the active version and whether it is granted. */
+export interface PermissionRow {
+  key: string;
+  scope: unknown;
+  access: unknown;
+  reason: unknown;
+  required: boolean;
+  domains: unknown;
+  granted: boolean;
+}
+
+export interface Problem {
+  code: string;
+  message: string;
+  app?: string | null;
+  path?: string | null;
+}
+
+/** Data recovery kept in `<data>/quarantine/<op>/` instead of restoring it. */
+export interface Quarantined {
+  /** Where the data was before the operation set it aside. */
+  original: string;
+  /** Where it is now. */
+  path: string;
+  reason: string;
+}
+
+export interface Recovered {
+  opId: string;
+  kind: string;
+  app: string | null;
+  /** `rolled-forward` (it had committed) or `rolled-back`. */
+  action: string;
+  /** Data the operation had set aside that could not be put back: kept, never deleted. */
+  quarantined: Array<Quarantined>;
+}
+
+export interface RefusedMessage {
+  mountId: string | null;
+  appId: string | null;
+  reason: string;
+  messageType: string | null;
+  bytes: number;
+}
+
+export interface RemoveTrustedKeyArgs {
+  keyId: string;
+}
+
+export interface Report {
+  ok: boolean;
+  status: Status;
+  app: string;
+  checks: Array<Check>;
+  blockers: Array<string>;
+  warnings: Array<string>;
+  setupActions: Array<SetupAction>;
+  entries: Array<EntryReadiness>;
+}
+
+/** What `task_respond` answers. */
+export interface Responded {
+  responded: boolean;
+}
+
+export interface ReviewApp {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  publisher: string | null;
+  icon?: string | null;
+}
+
+export interface ReviewEntry {
+  key: string;
+  kind: string;
+  title: string | null;
+  readiness: string;
+}
+
+export interface ReviewIdArgs {
+  reviewId: string;
+}
+
+export interface ReviewInstallArgs {
+  source: ReviewSourceArg;
+  /** Echoed in the `install:progress` events of this review (the review id does not exist yet). */
+  progressId?: string | null;
+}
+
+export interface ReviewPublisherChange {
+  /** `signed`, `changed` or `unknown` (see the CLI's plan). */
+  status: string;
+  from: ReviewSigner | null;
+  to: ReviewSigner;
+  /** `install` must pass `acceptPublisherChange: true`. */
+  needsAcceptance: boolean;
+}
+
+export interface ReviewSigner {
+  keyId: string | null;
+  fingerprint: string | null;
+  name?: string | null;
+}
+
+export type ReviewSourceArg = {
+  path: string;
+} | {
+  uploadId: string;
+};
+
+export interface ReviewTrust {
+  /**
+   * `trusted`, `untrusted-signature` (signed by a key this host does not trust) or
+   * `unsigned`. (A dev app is never reviewed here: `apphost dev` installs it.)
+   */
+  state: string;
+  /** Installing it is a sideload (shown as a warning; consent covers it). */
+  sideload: boolean;
+  signer?: ReviewSigner | null;
+}
+
+export interface RowGroup {
+  table: string;
+  rows: number;
+  what: string;
+}
+
+export interface ScopeArgs {
+  appId: string;
+  scope: string;
+}
+
+/** What `bind_secret` answers: never the value or its ref. */
+export interface SecretBound {
+  appId: string;
+  slot: string;
+  /** The secret store's kind (`keyring`, `encrypted-file`, ...). */
+  store: string;
+  boundAt: string;
+}
+
+/** Why a request was refused (stable strings; `tampered` is also logged as a warning). */
+export interface ServeRefusal {
+  reason: string;
+  app: string | null;
+  path: string;
+}
+
+/** What the bridge and the file server refused, and how many service calls ran. */
+export interface SessionDiagnostics {
+  refusedByReason: Record<string, number>;
+  recentRefusals: Array<RefusedMessage>;
+  executions: number;
+  serveRefusals: Array<ServeRefusal>;
+  /** How many frames Rust has mounted now. */
+  mounts: number;
+}
+
+export interface SetEnabledArgs {
+  appId: string;
+  enabled: boolean;
+}
+
+export interface SetModelArgs {
+  baseUrl: string;
+  model: string;
+  /** A new key; absent or blank keeps the stored one (dropped if the base URL changes). */
+  apiKey?: string | null;
+  /** Removes the stored key. */
+  removeApiKey?: boolean;
+}
+
+export interface SetThemeArgs {
+  theme: string;
+  /** What the page shows now (`light` or `dark`): only the page knows the system's preference. */
+  effective?: string | null;
+}
+
+export interface SetVisibilityArgs {
+  mountId: string;
+  visible: boolean;
+}
+
+export interface SetupAction {
+  key: string;
+  title: string;
+  kind: string;
+  target?: string | null;
+  description?: string | null;
+}
+
+/** The host API schema of `runtime_core::app_data::SkippedEntry`. */
+export interface SkippedEntry {
+  path: string;
+  /** `symlink`, `fifo`, `socket`, `block-device`, `char-device`, `directory`, `file`, `unknown`. */
+  kind: string;
+  reason: string;
+}
+
+/** Why a mount ended without the user closing it. */
+export type StaleReason =
+
+  | "uninstalled" | "disabled"
+  /** Another version is active now (update or rollback). */
+  | "version-changed";
+
+export type Status = "ready" | "ready-degraded" | "needs-setup" | "blocked" | "disabled";
+
+/** What one poll found. */
+export interface SyncReport {
+  /** The store changed since the previous poll. */
+  changed: boolean;
+  ended: Array<EndedMount>;
+}
+
+export interface TaskArgs {
+  appId: string;
+  taskId: string;
+}
+
+/** What `task_detail` answers. */
+export interface TaskDetail {
+  /** The task, with its `appId` and full `input`. */
+  task: AgentTaskView;
+  /** `lime.agent-task-event.v1` events after `afterSequence`. */
+  events: Array<Record<string, unknown>>;
+  nextAfterSequence: number;
+}
+
+export interface TaskDetailArgs {
+  appId: string;
+  taskId: string;
+  afterSequence?: number | null;
+  limit?: number | null;
+}
+
+export interface TaskRespondArgs {
+  appId: string;
+  taskId: string;
+  actionId: string;
+  decision: string;
+  updatedInput?: unknown;
+}
+
+/** The payload of `tasks:changed` (built in `api/tasks.rs`). */
+export interface TasksChanged {
+  appId: string | null;
+  taskId: string | null;
+  /** The task event type, or the host action (`task.cancel`, ...). */
+  reason: string;
+}
+
+/** What `model test` reports. */
+export interface TestReport {
+  ok: boolean;
+  baseUrl: string;
+  model: string;
+  latencyMs: number;
+  firstEventMs: number;
+  finishReason: string;
+}
+
+/** What `set_theme` answers: the stored choice and the `theme:update` posts to carry out. */
+export interface ThemeSet {
+  theme: string;
+  outgoing: Array<Outgoing>;
+}
+
+export type ToastLevel = "info" | "success" | "warning" | "error";
+
+/** A trusted key as the settings page lists it. */
+export interface TrustedKeyRow {
+  keyId: string;
+  publicKey: string;
+  name: string;
+  fingerprint: string;
+}
+
+export interface UninstallArgs {
+  appId: string;
+  mode: UninstallMode;
+  exportPath?: string | null;
+}
+
+/** The uninstall states the host UI offers (`docs/host-api.md`). */
+export type UninstallMode =
+
+  | "keep-data" | "delete-data"
+  /**
+   * Disable only: the entries are hidden; the package, data and grants stay
+   * (`set_enabled {enabled: false}` runs it).
+   */
+  | "disable"
+  /** Export the app's data to a zip, then delete everything. */
+  | "export";
+
+export interface UninstallPlanArgs {
+  appId: string;
+  mode: UninstallMode;
+}
+
+/** What `uninstall` answers. */
+export interface Uninstalled {
+  /** The plan that ran. */
+  removed: CleanupPlan;
+  /** The data folder kept (`keep-data`), else null. */
+  kept: string | null;
+  exportedTo: string | null;
+  /** Entries of the app's data the export left out (links, special files, too deep). */
+  exportSkipped: Array<SkippedEntry>;
+  /** Problems after the commit point: the app is uninstalled all the same. */
+  warnings: Array<HostError>;
+}
+
+/** What `upload_package` answers. */
+export interface UploadInfo {
+  uploadId: string;
+  bytes: number;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  recovered: Array<Recovered>;
+  apps: number;
+  versions: number;
+  blobs: number;
+  bytesHashed: number;
+  /** Every blob the store holds (SHA-256 hex, sorted) and the number of pack files. */
+  storedBlobs: Array<string>;
+  packs: number;
+  problems: Array<Problem>;
+}
+
+export interface VerifyStoreArgs {
+  quick?: boolean;
+}
+
+/** One installed version of an app. */
+export interface VersionInfo {
+  version: string;
+  installedAt: string;
+  active: boolean;
+  packageHash: string;
+  trust: string;
+}
+
+/** The arguments and answer of each host command (docs/host-api.md). */
+export interface HostCommands {
+  /** The model the runtime talks to; the API key is write-only (only whether one is set). */
+  model_settings: { args: NoArgs; answer: ModelStatus };
+  /** Sets the model endpoint and name, and the API key (write-only). */
+  set_model: { args: SetModelArgs; answer: ModelSet };
+  /** One tiny request to the configured model. */
+  test_model: { args: NoArgs; answer: TestReport };
+  /** The installed apps. */
+  list_apps: { args: NoArgs; answer: Array<AppSummary> };
+  /** Mounts an entry: Rust checks the app, the entry and its readiness and answers the frame's URL, origin and sandbox. */
+  mount_entry: { args: MountEntryArgs; answer: Mount };
+  /** The frame went away; answers whether the mount existed. */
+  unmount: { args: MountIdArgs; answer: boolean };
+  /** The entry the host UI was started to open, or null. */
+  launch_target: { args: NoArgs; answer: LaunchTarget | null };
+  /** Ends the mounts whose app another process changed. */
+  sync_mounts: { args: NoArgs; answer: SyncReport };
+  /** Relays what a frame posted (with the origin the host UI observed). */
+  bridge_message: { args: BridgeMessageArgs; answer: Array<Outgoing> };
+  /** A message the host UI refused itself: counted, never acted on. */
+  bridge_refused: { args: BridgeRefusedArgs; answer: null };
+  /** The user's answer to a permission prompt. */
+  answer_prompt: { args: AnswerPromptArgs; answer: Array<Outgoing> };
+  /** The user's answer to a download. */
+  answer_download: { args: AnswerDownloadArgs; answer: Array<Outgoing> };
+  /** The host UI showed or hid a frame. */
+  set_visibility: { args: SetVisibilityArgs; answer: Array<Outgoing> };
+  /** What the bridge and the file server refused, and how many service calls ran. */
+  bridge_diagnostics: { args: NoArgs; answer: SessionDiagnostics };
+  /** Stages a package and describes it for the review sheet; nothing is stored. */
+  review_install: { args: ReviewInstallArgs; answer: InstallReview };
+  /** Installs what a review showed, after the user's consent. */
+  install: { args: InstallArgs; answer: AppSummary };
+  /** Forgets a review. */
+  cancel_review: { args: ReviewIdArgs; answer: null };
+  /** Everything the app detail page shows. */
+  app_detail: { args: AppIdArgs; answer: AppDetail };
+  /** Grants of one app or of every app. */
+  list_grants: { args: ListGrantsArgs; answer: Array<GrantRow> };
+  /** Grants a declared permission. */
+  grant: { args: ScopeArgs; answer: GrantRow };
+  /** Revokes a permission. */
+  revoke: { args: ScopeArgs; answer: GrantRow };
+  /** Enables or disables an app. */
+  set_enabled: { args: SetEnabledArgs; answer: AppSummary };
+  /** What an uninstall mode (or "Disable only") would remove and keep; nothing changes. */
+  uninstall_plan: { args: UninstallPlanArgs; answer: LifecyclePlan };
+  /** Uninstalls an app in one of the three uninstall modes. */
+  uninstall: { args: UninstallArgs; answer: Uninstalled };
+  /** Switches the active version to the previous one. */
+  rollback: { args: AppIdArgs; answer: AppSummary };
+  /** Audit records, newest first, filtered. */
+  audit: { args: AuditArgs; answer: Array<AuditRow> };
+  /** Verifies the store (quick: without rehashing blobs). */
+  verify_store: { args: VerifyStoreArgs; answer: VerifyReport };
+  /** Writes a diagnostics zip without secrets. */
+  diagnostics_bundle: { args: NoArgs; answer: Bundle };
+  /** The publisher keys this host trusts. */
+  trusted_keys: { args: NoArgs; answer: Array<TrustedKeyRow> };
+  /** Trusts a publisher key. */
+  add_trusted_key: { args: AddTrustedKeyArgs; answer: Array<TrustedKeyRow> };
+  /** Stops trusting a publisher key. */
+  remove_trusted_key: { args: RemoveTrustedKeyArgs; answer: Array<TrustedKeyRow> };
+  /** The host's data directory, limits, theme and version. */
+  host_settings: { args: NoArgs; answer: HostSettings };
+  /** Keeps the theme choice; with `effective`, tells every ready frame. */
+  set_theme: { args: SetThemeArgs; answer: ThemeSet };
+  /** The last result of every `apphost dev` app. */
+  dev_status: { args: NoArgs; answer: Array<DevStatus> };
+  /** Installs the change a dev app holds if it is still the one shown. */
+  dev_consent: { args: DevConsentArgs; answer: DevStatus };
+  /** Binds a declared secret slot (the value is write-only). */
+  bind_secret: { args: BindSecretArgs; answer: SecretBound };
+  /** The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s). */
+  next_events: { args: NextEventsArgs; answer: Batch };
+  /** Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open. */
+  open_external: { args: OpenExternalArgs; answer: OpenedUrl | null };
+  /** Every app's agent tasks, newest first. */
+  list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
+  /** One task with its input and a page of its events. */
+  task_detail: { args: TaskDetailArgs; answer: TaskDetail };
+  /** Cancels a task as the host's user. */
+  task_cancel: { args: TaskArgs; answer: AgentTaskView };
+  /** Runs a failed or cancelled task again. */
+  task_retry: { args: TaskArgs; answer: AgentTaskView };
+  /** Answers a pending action of a task. */
+  task_respond: { args: TaskRespondArgs; answer: Responded };
+}
+
+/** A host command's name. */
+export type HostCommandName = keyof HostCommands;
+
+/** Every command name, in table order. */
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "next_events", "open_external", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
+
+/** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
+export type UploadPackageAnswer = UploadInfo;
+
+/** The payload of each outbox event kind. */
+export interface HostEventPayloads {
+  /** Bytes verified while a review or an install reads the package. */
+  "install:progress": InstallProgress;
+  /** Another process (or the bridge's own grant) changed the store: reload. */
+  "store:changed": null;
+  /** Mounts Rust ended because their app changed. */
+  "mounts:ended": Array<EndedMount>;
+  /** A task changed its status or approvals. */
+  "tasks:changed": TasksChanged;
+  /** Bridge actions produced off the request path, executed like a `bridge_message` answer. */
+  "outgoing": Array<Outgoing>;
+}
