@@ -30,6 +30,7 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("store/mod.rs", 4, "the stored manifest envelope"),
     ("store/schema.rs", 1, "the stored manifest envelope"),
     ("signature.rs", 7, "app.signature.yaml and key files"),
+    ("typescript.rs", 12, "JSON Schemas rendered as TypeScript"),
 ];
 
 const ALWAYS_REFUSED: &[&str] = &[".array(\"", ".str(\"", ".object(\"", "data.get("];
