@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::manifest::{is_required, Manifest};
+use crate::manifest::{Item, ItemText, Key, Manifest};
 use crate::paths::DataDir;
 use crate::secrets::{self, SecretRef, SecretValue, MAX_SECRET_BYTES};
 use crate::store::{SecretBinding, Store};
@@ -41,10 +41,10 @@ pub struct SlotStatus {
 /// The `secrets[]` entries of a manifest that have a key, in manifest order (first wins).
 pub fn declared_slots(m: &Manifest) -> Vec<(String, &Value)> {
     let mut out: Vec<(String, &Value)> = Vec::new();
-    for s in m.array("secrets") {
-        if let Some(k) = s.get("key").and_then(Value::as_str) {
+    for s in m.view().items(Key::Secrets) {
+        if let Some(k) = s.key() {
             if !out.iter().any(|(o, _)| o == k) {
-                out.push((k.to_owned(), s));
+                out.push((k.to_owned(), s.raw()));
             }
         }
     }
@@ -174,11 +174,12 @@ pub fn list(store: &Store, app: &str) -> HostResult<Vec<SlotStatus>> {
         .into_iter()
         .map(|(key, decl)| {
             let b = bindings.iter().find(|b| b.slot == key);
-            let text = |f: &str| decl.get(f).and_then(Value::as_str).map(str::to_owned);
+            let decl = Item::new(decl);
+            let text = |f: ItemText| decl.text(f).map(str::to_owned);
             SlotStatus {
-                required: is_required(decl),
-                provider: text("provider"),
-                scope: text("scope"),
+                required: decl.required(),
+                provider: text(ItemText::Provider),
+                scope: text(ItemText::Scope),
                 bound: b.is_some(),
                 store: b.and_then(|b| b.stored_as.split(':').next().map(str::to_owned)),
                 bound_at: b.map(|b| b.bound_at.clone()),

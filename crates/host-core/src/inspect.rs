@@ -112,12 +112,7 @@ pub fn inspect(
         read.files.iter().map(|f| f.path.as_str()),
         &opts.limits,
     )?;
-    if let Some(declared) = manifest
-        .data
-        .get("runtimePackage")
-        .and_then(|r| r.get("hash"))
-        .and_then(Value::as_str)
-    {
+    if let Some(declared) = manifest.view().runtime_package().hash() {
         if !same_hash(declared, &read.package_hash) {
             return Err(HostError::new(
                 ErrorCode::VerifyPackageHashMismatch,
@@ -229,16 +224,16 @@ impl Inspection {
     /// The permission preview shown before consent.
     pub fn permissions(&self) -> Vec<Value> {
         self.manifest
-            .array("permissions")
-            .iter()
+            .view()
+            .permissions()
             .map(|p| {
                 json!({
-                    "key": p.get("key"),
-                    "scope": p.get("scope"),
-                    "access": p.get("access"),
-                    "required": crate::manifest::is_required(p),
-                    "reason": p.get("reason"),
-                    "domains": p.get("domains").cloned().unwrap_or(json!([])),
+                    "key": p.key_raw(),
+                    "scope": p.scope_raw(),
+                    "access": p.access_raw(),
+                    "required": p.required(),
+                    "reason": p.reason_raw(),
+                    "domains": p.domains_raw().cloned().unwrap_or(json!([])),
                 })
             })
             .collect()
@@ -256,8 +251,8 @@ impl Inspection {
             "app": {
                 "name": self.manifest.name(),
                 "version": self.manifest.version(),
-                "displayName": self.manifest.str("displayName"),
-                "description": self.manifest.str("description"),
+                "displayName": self.manifest.view().display_name(),
+                "description": self.manifest.view().description(),
                 "manifestVersion": self.manifest.manifest_version,
             },
             "hashes": {

@@ -10,7 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::hashing::FileRecord;
-use crate::manifest::Manifest;
+use crate::manifest::{Key, Manifest, ManifestView, SKILL_FIELDS, TRIGGER_FIELDS};
 use crate::profile::{STANDARD, STANDARD_VERSION};
 
 pub struct ProjectionInput<'a> {
@@ -47,17 +47,17 @@ fn with_prov(items: &[Value], prov: &Value) -> Value {
     )
 }
 
-fn obj_or_empty(m: &Manifest, key: &str) -> Value {
-    m.data
-        .get(key)
+fn obj_or_empty(v: ManifestView, key: Key) -> Value {
+    v.value(key)
         .filter(|v| v.is_object())
         .cloned()
         .unwrap_or_else(|| json!({}))
 }
 
-fn pick(m: &Manifest, keys: &[&str]) -> Map<String, Value> {
+/// The fields that are present, under their manifest keys.
+fn pick(v: ManifestView, keys: &[Key]) -> Map<String, Value> {
     keys.iter()
-        .filter_map(|k| m.data.get(*k).map(|v| (k.to_string(), v.clone())))
+        .filter_map(|k| v.value(*k).map(|x| (k.as_str().to_owned(), x.clone())))
         .collect()
 }
 
@@ -91,147 +91,163 @@ pub fn package_path(reference: &str) -> String {
 
 pub fn project(input: &ProjectionInput) -> Value {
     let m = input.manifest;
+    let v = m.view();
     let prov = provenance(m, input.package_hash, input.manifest_hash);
     let mut out = Map::new();
 
-    let mut app = pick(m, &["name", "description", "version", "status", "appType"]);
+    let mut app = pick(
+        v,
+        &[
+            Key::Name,
+            Key::Description,
+            Key::Version,
+            Key::Status,
+            Key::AppType,
+        ],
+    );
     app.insert("manifestVersion".into(), json!(m.manifest_version));
     app.insert(
         "runtimeTargets".into(),
-        match m.data.get("runtimeTargets") {
+        match v.value(Key::RuntimeTargets) {
             Some(Value::Array(a)) => Value::Array(a.clone()),
             Some(v) => json!([v]),
             None => json!([]),
         },
     );
-    app.insert("presentation".into(), obj_or_empty(m, "presentation"));
+    app.insert("presentation".into(), obj_or_empty(v, Key::Presentation));
     app.extend(pick(
-        m,
+        v,
         &[
-            "displayName",
-            "displayNameI18n",
-            "shortDescription",
-            "shortDescriptionI18n",
-            "keywords",
-            "categories",
+            Key::DisplayName,
+            Key::DisplayNameI18n,
+            Key::ShortDescription,
+            Key::ShortDescriptionI18n,
+            Key::Keywords,
+            Key::Categories,
         ],
     ));
     out.insert("app".into(), Value::Object(app));
-    out.insert("capabilityRequirements".into(), obj_or_empty(m, "requires"));
-    out.insert("entries".into(), with_prov(m.array("entries"), &prov));
+    out.insert(
+        "capabilityRequirements".into(),
+        obj_or_empty(v, Key::Requires),
+    );
+    out.insert("entries".into(), with_prov(v.list(Key::Entries), &prov));
 
-    let mut ui = obj_or_empty(m, "ui");
+    let mut ui = obj_or_empty(v, Key::Ui);
     ui["provenance"] = prov.clone();
     out.insert("ui".into(), ui);
     out.insert("uiRoutes".into(), ui_routes(m, &prov));
 
     out.insert("storage".into(), storage(m, input.files, &prov));
-    out.insert("services".into(), with_prov(m.array("services"), &prov));
-    out.insert("workflows".into(), with_prov(m.array("workflows"), &prov));
+    out.insert("services".into(), with_prov(v.list(Key::Services), &prov));
+    out.insert("workflows".into(), with_prov(v.list(Key::Workflows), &prov));
     out.insert(
         "permissions".into(),
-        with_prov(m.array("permissions"), &prov),
+        with_prov(v.list(Key::Permissions), &prov),
     );
     out.insert("networkDomains".into(), network_domains(m));
     out.insert(
         "knowledgeTemplates".into(),
-        with_prov(m.array("knowledgeTemplates"), &prov),
+        with_prov(v.list(Key::KnowledgeTemplates), &prov),
     );
     out.insert(
         "toolRequirements".into(),
-        with_prov(m.array("toolRefs"), &prov),
+        with_prov(v.list(Key::ToolRefs), &prov),
     );
     for key in [
-        "artifactTypes",
-        "evals",
-        "events",
-        "secrets",
-        "overlayTemplates",
+        Key::ArtifactTypes,
+        Key::Evals,
+        Key::Events,
+        Key::Secrets,
+        Key::OverlayTemplates,
     ] {
-        out.insert(key.into(), with_prov(m.array(key), &prov));
+        out.insert(key.as_str().into(), with_prov(v.list(key), &prov));
     }
-    out.insert("lifecycle".into(), obj_or_empty(m, "lifecycle"));
-    out.insert("agentRuntime".into(), obj_or_empty(m, "agentRuntime"));
-    out.insert("requirements".into(), obj_or_empty(m, "requirements"));
-    out.insert("boundary".into(), obj_or_empty(m, "boundary"));
+    out.insert("lifecycle".into(), obj_or_empty(v, Key::Lifecycle));
+    out.insert("agentRuntime".into(), obj_or_empty(v, Key::AgentRuntime));
+    out.insert("requirements".into(), obj_or_empty(v, Key::Requirements));
+    out.insert("boundary".into(), obj_or_empty(v, Key::Boundary));
     out.insert(
         "integrations".into(),
-        with_prov(m.array("integrations"), &prov),
+        with_prov(v.list(Key::Integrations), &prov),
     );
-    out.insert("operations".into(), with_prov(m.array("operations"), &prov));
-    out.insert("install".into(), obj_or_empty(m, "install"));
+    out.insert(
+        "operations".into(),
+        with_prov(v.list(Key::Operations), &prov),
+    );
+    out.insert("install".into(), obj_or_empty(v, Key::Install));
     out.insert("installModes".into(), install_modes(m));
 
     // Optional keys from app-projection.schema.json.
-    if let Some(t) = m.object("triggers") {
-        let t: Map<String, Value> = ["keywords", "scenarios"]
+    if let Some(t) = v.object(Key::Triggers) {
+        let t: Map<String, Value> = TRIGGER_FIELDS
             .iter()
-            .filter_map(|k| t.get(*k).map(|v| (k.to_string(), v.clone())))
+            .filter_map(|k| t.get(*k).map(|x| (k.to_string(), x.clone())))
             .collect();
         out.insert("triggers".into(), Value::Object(t));
     }
-    if let Some(s) = m.object("skills") {
-        let s: Map<String, Value> = ["bundled", "references"]
+    if let Some(s) = v.object(Key::Skills) {
+        let s: Map<String, Value> = SKILL_FIELDS
             .iter()
-            .filter_map(|k| s.get(*k).map(|v| (k.to_string(), v.clone())))
+            .filter_map(|k| s.get(*k).map(|x| (k.to_string(), x.clone())))
             .collect();
         out.insert("skills".into(), Value::Object(s));
     }
     for key in [
-        "quickstart",
-        "publisher",
-        "supportWindow",
-        "support",
-        "distribution",
-        "compliance",
-        "i18n",
+        Key::Quickstart,
+        Key::Publisher,
+        Key::SupportWindow,
+        Key::Support,
+        Key::Distribution,
+        Key::Compliance,
+        Key::I18n,
     ] {
-        if let Some(v) = m.data.get(key).filter(|v| v.is_object()) {
-            out.insert(key.into(), v.clone());
+        if let Some(x) = v.value(key).filter(|x| x.is_object()) {
+            out.insert(key.as_str().into(), x.clone());
         }
     }
-    if let Some(v) = m.data.get("publisher").and_then(Value::as_object) {
+    if let Some(v) = v.value(Key::Publisher).and_then(Value::as_object) {
         // `verified` is decided by the host, never taken from the package.
         let mut p = v.clone();
         p.remove("verified");
         out.insert("publisher".into(), Value::Object(p));
     }
-    out.extend(pick(m, &["author", "maintainers", "contributors"]));
+    out.extend(pick(v, &[Key::Author, Key::Maintainers, Key::Contributors]));
     let timeline = pick(
-        m,
+        v,
         &[
-            "createdAt",
-            "updatedAt",
-            "releasedAt",
-            "deprecatedAt",
-            "endOfLifeAt",
+            Key::CreatedAt,
+            Key::UpdatedAt,
+            Key::ReleasedAt,
+            Key::DeprecatedAt,
+            Key::EndOfLifeAt,
         ],
     );
     if !timeline.is_empty() {
         out.insert("timeline".into(), Value::Object(timeline));
     }
     let links = pick(
-        m,
+        v,
         &[
-            "homepage",
-            "repository",
-            "documentation",
-            "issues",
-            "changelog",
+            Key::Homepage,
+            Key::Repository,
+            Key::Documentation,
+            Key::Issues,
+            Key::Changelog,
         ],
     );
     if !links.is_empty() {
         out.insert("links".into(), Value::Object(links));
     }
     let mut license = Map::new();
-    if let Some(l) = m.data.get("license") {
+    if let Some(l) = v.value(Key::License) {
         license.insert("spdx".into(), l.clone());
     }
-    license.extend(pick(m, &["licenseUrl", "copyright"]));
+    license.extend(pick(v, &[Key::LicenseUrl, Key::Copyright]));
     if !license.is_empty() {
         out.insert("license".into(), Value::Object(license));
     }
-    if let Some(errors) = m.object("errors") {
+    if let Some(errors) = v.object(Key::Errors) {
         let list = errors
             .iter()
             .map(|(name, v)| {
@@ -251,13 +267,13 @@ pub fn project(input: &ProjectionInput) -> Value {
 
 fn ui_routes(m: &Manifest, prov: &Value) -> Value {
     let routes: Vec<Value> = m
-        .array("entries")
-        .iter()
+        .view()
+        .entries()
         .filter_map(|e| {
-            let route = e.get("route").and_then(Value::as_str)?;
+            let route = e.route()?;
             Some(json!({
-                "entryKey": e.get("key").cloned().unwrap_or(Value::Null),
-                "kind": e.get("kind").cloned().unwrap_or(Value::Null),
+                "entryKey": e.key_raw().cloned().unwrap_or(Value::Null),
+                "kind": e.kind_raw().cloned().unwrap_or(Value::Null),
                 "route": route,
                 "provenance": prov,
             }))
@@ -268,40 +284,35 @@ fn ui_routes(m: &Manifest, prov: &Value) -> Value {
 
 fn network_domains(m: &Manifest) -> Value {
     let mut out: Vec<Value> = Vec::new();
-    for p in m.array("permissions") {
-        for d in p
-            .get("domains")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(domain) = d.as_str() {
-                out.push(json!({
-                    "domain": domain,
-                    "permission": p.get("key").cloned().unwrap_or(Value::Null),
-                    "required": p.get("required").and_then(Value::as_bool).unwrap_or(false),
-                }));
-            }
+    for p in m.view().permissions() {
+        for domain in p.domains() {
+            out.push(json!({
+                "domain": domain,
+                "permission": p.key_raw().cloned().unwrap_or(Value::Null),
+                "required": p.required(),
+            }));
         }
     }
     Value::Array(out)
 }
 
 fn install_modes(m: &Manifest) -> Value {
-    match m.data.get("install").and_then(|i| i.get("modes")) {
-        Some(Value::Array(a)) if !a.is_empty() => Value::Array(a.clone()),
+    match m.view().install_modes() {
+        Some(a) if !a.is_empty() => Value::Array(a.clone()),
         _ => json!(["in_lime"]),
     }
 }
 
 fn storage(m: &Manifest, files: &[FileRecord], prov: &Value) -> Value {
-    let mut s = obj_or_empty(m, "storage");
-    if m.data.get("storage").is_some() {
-        if s.get("namespace").and_then(Value::as_str).is_none() {
+    let v = m.view();
+    let mut s = obj_or_empty(v, Key::Storage);
+    if let Some(decl) = v.storage() {
+        let is_object = decl.raw().is_object();
+        if !is_object || decl.namespace().is_none() {
             s["namespace"] = json!(m.name());
         }
         // The migrations AppHost would apply, in order, with their hashes: shown before install.
-        let dir = s.get("migrations").and_then(Value::as_str);
+        let dir = decl.migrations().filter(|_| is_object);
         let migrations: Vec<Value> = dir
             .map(|d| planned_migration_files(d, files))
             .unwrap_or_default()

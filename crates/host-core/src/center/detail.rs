@@ -5,7 +5,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::manifest::is_required;
 use crate::paths::DataDir;
 use crate::profile::HostProfile;
 use crate::readiness::Report;
@@ -71,21 +70,18 @@ pub fn permission_rows(store: &Store, name: &str) -> HostResult<Vec<PermissionRo
     let app = store.active_app(name)?;
     Ok(app
         .manifest
-        .array("permissions")
-        .iter()
+        .view()
+        .permissions()
         .filter_map(|p| {
-            let key = p.get("key")?.as_str()?.to_owned();
+            let key = p.key()?.to_owned();
             Some(PermissionRow {
                 granted: app.grants.contains(&key),
                 key,
-                scope: p.get("scope").cloned().unwrap_or(Value::Null),
-                access: p.get("access").cloned().unwrap_or(Value::Null),
-                reason: p.get("reason").cloned().unwrap_or(Value::Null),
-                required: is_required(p),
-                domains: p
-                    .get("domains")
-                    .cloned()
-                    .unwrap_or(Value::Array(Vec::new())),
+                scope: p.scope_raw().cloned().unwrap_or(Value::Null),
+                access: p.access_raw().cloned().unwrap_or(Value::Null),
+                reason: p.reason_raw().cloned().unwrap_or(Value::Null),
+                required: p.required(),
+                domains: p.domains_raw().cloned().unwrap_or(Value::Array(Vec::new())),
             })
         })
         .collect())

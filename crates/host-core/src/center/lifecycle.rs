@@ -53,10 +53,9 @@ pub fn default_mode(policy: Option<&str>) -> Option<UninstallMode> {
 /// A manifest's `storage.uninstallPolicy`, as written.
 pub fn uninstall_policy(manifest: &Manifest) -> Option<String> {
     manifest
-        .data
-        .get("storage")
-        .and_then(|s| s.get("uninstallPolicy"))
-        .and_then(serde_json::Value::as_str)
+        .view()
+        .storage()
+        .and_then(|s| s.uninstall_policy())
         .map(str::to_owned)
 }
 

@@ -14,6 +14,7 @@ use super::uploads::{poisoned, UploadFile};
 use super::Center;
 use crate::error::{ErrorClass, ErrorCode, HostError, HostResult};
 use crate::inspect::{InspectOptions, Inspection};
+use crate::manifest::{EntryKind, Storage};
 use crate::package::catalog::CatalogSelect;
 use crate::package::source::resolve;
 use crate::package::ResolvedSource;
@@ -186,11 +187,11 @@ pub(crate) fn describe(
 ) -> InstallReview {
     let m = &insp.manifest;
     let sig = &insp.signature;
-    let entries = m
-        .array("entries")
-        .iter()
+    let v = m.view();
+    let entries = v
+        .entries()
         .filter_map(|e| {
-            let key = e.get("key")?.as_str()?.to_owned();
+            let key = e.key()?.to_owned();
             let readiness = insp
                 .readiness
                 .entries
@@ -199,8 +200,8 @@ pub(crate) fn describe(
                 .map_or("unknown", |r| r.status.as_str())
                 .to_owned();
             Some(ReviewEntry {
-                kind: e.get("kind").and_then(Value::as_str).unwrap_or("").into(),
-                title: e.get("title").and_then(Value::as_str).map(str::to_owned),
+                kind: e.kind().map_or("", EntryKind::as_str).into(),
+                title: e.title().map(str::to_owned),
                 key,
                 readiness,
             })
@@ -226,7 +227,7 @@ pub(crate) fn describe(
                 .collect()
         })
         .unwrap_or_default();
-    let storage_decl = m.data.get("storage");
+    let storage_decl = v.storage();
     let publisher_change = plan.map(InstallPlan::publisher).and_then(|p| {
         matches!(p.status, "signed" | "changed" | "unknown").then(|| ReviewPublisherChange {
             status: p.status,
@@ -251,21 +252,11 @@ pub(crate) fn describe(
         mode,
         app: ReviewApp {
             id: m.name().to_owned(),
-            name: m.str("displayName").unwrap_or(m.name()).to_owned(),
+            name: v.display_name().unwrap_or(m.name()).to_owned(),
             version: m.version().to_owned(),
-            description: m.str("description").unwrap_or_default().to_owned(),
-            publisher: m
-                .data
-                .get("publisher")
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            icon: m
-                .data
-                .get("presentation")
-                .and_then(|p| p.get("icon"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            description: v.description().unwrap_or_default().to_owned(),
+            publisher: v.publisher_name().map(str::to_owned),
+            icon: v.presentation().icon().map(str::to_owned),
         },
         trust: ReviewTrust {
             state: trust_state(sig.trust.as_str()),
@@ -288,7 +279,7 @@ pub(crate) fn describe(
         storage: json!({
             "declared": storage_decl.is_some(),
             "quota": crate::store::quota_from(storage_decl),
-            "schema": storage_decl.and_then(|s| s.get("schema")),
+            "schema": storage_decl.and_then(Storage::schema),
             "migrations": migrations,
         }),
         services: insp
@@ -364,13 +355,13 @@ fn preview_permissions(
         InstallMode::Update => {
             let old = store
                 .active_app(name)
-                .map(|a| a.manifest.array("permissions").to_vec())
+                .map(|a| a.manifest.view().permissions_raw().to_vec())
                 .unwrap_or_default();
             (old, store.grants(name).unwrap_or_default())
         }
         InstallMode::Install => (Vec::new(), BTreeSet::new()),
     };
-    crate::store::diff_permissions(&old, insp.manifest.array("permissions"), &granted)
+    crate::store::diff_permissions(&old, insp.manifest.view().permissions_raw(), &granted)
 }
 
 impl Center {

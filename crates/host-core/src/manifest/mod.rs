@@ -8,6 +8,7 @@ mod file_refs;
 mod frontmatter;
 mod layered;
 mod validate;
+mod view;
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,11 @@ use crate::yaml::{self, YamlError};
 
 pub use layered::reads as reads_file;
 pub use validate::{is_required, APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STATUSES};
+pub use view::{
+    AgentRuntime, Entry, EntryKind, EvalCheck, FrameFlag, Item, ItemText, Key, ManifestView,
+    Permission, Presentation, Requires, RuntimePackage, Service, Storage, Ui, Workflow, EVAL_TIERS,
+    RUNTIME_PACKAGE_PATH_FIELDS, SKILL_FIELDS, TRIGGER_FIELDS,
+};
 
 /// The manifest version this host implements (the standard's current version).
 pub const CURRENT_MANIFEST_VERSION: &str = "0.10.0";

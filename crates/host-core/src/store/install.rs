@@ -12,6 +12,7 @@ use super::packs::{self, PackSink};
 use super::{audit, failpoint, manifest_to_json, now_str, AppSummary, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::inspect::{inspect, InspectOptions, Inspection};
+use crate::manifest::Permission;
 use crate::package::ResolvedSource;
 use crate::profile::HostProfile;
 use crate::signature::{self, SignatureCheck};
@@ -286,12 +287,12 @@ impl Staged {
 
 fn perm_map(list: &[Value]) -> BTreeMap<String, &Value> {
     list.iter()
-        .filter_map(|p| Some((p.get("key")?.as_str()?.to_owned(), p)))
+        .filter_map(|p| Some((Permission::new(p).key()?.to_owned(), p)))
         .collect()
 }
 
 fn is_required(p: &Value) -> bool {
-    crate::manifest::is_required(p)
+    Permission::new(p).required()
 }
 
 /// Every field of a permission that differs (a missing field is `null`; `required` compares
@@ -330,17 +331,20 @@ pub(crate) fn diff_permissions(
 ) -> Vec<PermissionChange> {
     let old = perm_map(old_perms);
     let new = perm_map(new_perms);
-    let entry = |key: &str, p: &Value, change, fields, grant| PermissionChange {
-        key: key.to_owned(),
-        change,
-        required: is_required(p),
-        scope: p.get("scope").cloned().unwrap_or(Value::Null),
-        access: p.get("access").cloned().unwrap_or(Value::Null),
-        reason: p.get("reason").cloned().unwrap_or(Value::Null),
-        domains: p.get("domains").cloned().unwrap_or(json!([])),
-        paths: p.get("paths").cloned().unwrap_or(json!([])),
-        fields,
-        grant,
+    let entry = |key: &str, p: &Value, change, fields, grant| {
+        let p = Permission::new(p);
+        PermissionChange {
+            key: key.to_owned(),
+            change,
+            required: p.required(),
+            scope: p.scope_raw().cloned().unwrap_or(Value::Null),
+            access: p.access_raw().cloned().unwrap_or(Value::Null),
+            reason: p.reason_raw().cloned().unwrap_or(Value::Null),
+            domains: p.domains_raw().cloned().unwrap_or(json!([])),
+            paths: p.paths_raw().cloned().unwrap_or(json!([])),
+            fields,
+            grant,
+        }
     };
     let mut out = Vec::new();
     for (key, p) in &new {
@@ -506,12 +510,12 @@ impl Store {
         }
 
         let old_perms = match &from_version {
-            Some(v) => self.manifest(&name, v)?.array("permissions").to_vec(),
+            Some(v) => self.manifest(&name, v)?.view().permissions_raw().to_vec(),
             None => Vec::new(),
         };
         let permissions = diff_permissions(
             &old_perms,
-            insp.manifest.array("permissions"),
+            insp.manifest.view().permissions_raw(),
             &self.grants_of(&name)?,
         );
         let needs_consent = permissions

@@ -585,8 +585,8 @@ impl Store {
         let readiness = self.readiness(name, profile)?;
         Ok(AppSummary {
             name: name.to_owned(),
-            display_name: manifest.str("displayName").map(str::to_owned),
-            description: manifest.str("description").unwrap_or_default().to_owned(),
+            display_name: manifest.view().display_name().map(str::to_owned),
+            description: manifest.view().description().unwrap_or_default().to_owned(),
             active_version: app.active.clone(),
             previous_version: app.previous.clone(),
             versions: self.versions_of(name)?,
@@ -600,12 +600,7 @@ impl Store {
             warnings: Vec::new(),
             entries: entry_summaries(&manifest),
             dev: self.is_dev(name)?,
-            publisher: manifest
-                .data
-                .get("publisher")
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            publisher: manifest.view().publisher_name().map(str::to_owned),
             icon: self.icon_data_url(name, &app.active, &manifest),
             readiness_reasons: readiness_reasons(&readiness),
             setup_actions: readiness.setup_actions,
@@ -669,20 +664,17 @@ fn readiness_reasons(report: &crate::readiness::Report) -> Vec<String> {
 
 /// The entries of a manifest, in order; entries without a string `key` are skipped.
 fn entry_summaries(manifest: &Manifest) -> Vec<EntrySummary> {
-    let text = |e: &serde_json::Map<String, Value>, k: &str| {
-        e.get(k).and_then(Value::as_str).map(str::to_owned)
-    };
     manifest
-        .array("entries")
-        .iter()
-        .filter_map(Value::as_object)
+        .view()
+        .entries()
+        .filter(|e| e.is_object())
         .filter_map(|e| {
-            let kind = text(e, "kind").unwrap_or_default();
+            let kind = e.kind().map(|k| k.as_str().to_owned()).unwrap_or_default();
             Some(EntrySummary {
-                key: text(e, "key")?,
+                key: e.key()?.to_owned(),
                 mountable: crate::bridge::mounting::MOUNTABLE_KINDS.contains(&kind.as_str()),
                 kind,
-                title: text(e, "title"),
+                title: e.title().map(str::to_owned),
             })
         })
         .collect()

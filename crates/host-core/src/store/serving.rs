@@ -79,11 +79,7 @@ impl Store {
 
     fn grant_now(&self, name: &str, permission: &str) -> HostResult<()> {
         let app = self.active_app(name)?;
-        let declared = app
-            .manifest
-            .array("permissions")
-            .iter()
-            .any(|p| p.get("key").and_then(serde_json::Value::as_str) == Some(permission));
+        let declared = app.manifest.view().permission(permission).is_some();
         if !declared {
             return Err(HostError::new(
                 ErrorCode::PermissionUnknown,

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{audit, now_str, Store};
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::manifest::Storage;
 use crate::readiness::StorageFailure;
 use runtime_core::app_storage::{TableDecl, DEFAULT_QUOTA_BYTES, MAX_QUOTA_BYTES};
 
@@ -40,8 +41,8 @@ pub struct StoragePlan {
 /// `storage.quota`: a byte count, or a string `<n>` with `B`, `KB`/`MB`/`GB` (powers of 1000)
 /// or `KiB`/`MiB`/`GiB` (powers of 1024), e.g. `"100MB"`. Capped at [`MAX_QUOTA_BYTES`]; absent or
 /// unreadable means [`DEFAULT_QUOTA_BYTES`].
-pub fn quota_from(storage: Option<&Value>) -> u64 {
-    let parsed = match storage.and_then(|s| s.get("quota")) {
+pub fn quota_from(storage: Option<Storage>) -> u64 {
+    let parsed = match storage.and_then(Storage::quota) {
         Some(Value::Number(n)) => n.as_u64(),
         Some(Value::String(t)) => parse_size(t),
         _ => None,
@@ -78,7 +79,7 @@ impl Store {
                 format!("stored projection of {name}@{version}: {e}"),
             )
         })?;
-        let storage = manifest.data.get("storage");
+        let storage = manifest.view().storage();
         let mut migrations = Vec::new();
         for m in projection
             .pointer("/storage/plannedMigrations")
@@ -108,7 +109,7 @@ impl Store {
             quota: quota_from(storage),
             migrations,
             schema_path: storage
-                .and_then(|s| s.get("schema"))
+                .and_then(Storage::schema)
                 .and_then(Value::as_str)
                 .map(crate::projection::package_path)
                 .filter(|p| !p.is_empty()),
@@ -219,7 +220,10 @@ mod tests {
 
     #[test]
     fn quota_field_is_parsed_capped_and_defaulted() {
-        let q = |v: Value| quota_from(Some(&json!({ "quota": v })));
+        let q = |v: Value| {
+            let decl = json!({ "quota": v });
+            quota_from(Some(Storage::new(&decl)))
+        };
         assert_eq!(q(json!(1_000_000)), 1_000_000);
         assert_eq!(q(json!("100MB")), 100_000_000);
         assert_eq!(q(json!("8 MiB")), 8 << 20);

@@ -14,6 +14,8 @@
 
 use serde::Serialize;
 
+use crate::manifest::{FrameFlag, ManifestView};
+
 /// Frame options an app declares under `ui.frame` (an AppHost extension; `ui` allows extra keys).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,21 +33,12 @@ pub struct FrameOptions {
 impl FrameOptions {
     /// Reads `ui.frame` from a manifest's data; absent or non-boolean values are `false`.
     pub fn from_manifest(data: &serde_json::Map<String, serde_json::Value>) -> FrameOptions {
-        let frame = data
-            .get("ui")
-            .and_then(|u| u.get("frame"))
-            .and_then(serde_json::Value::as_object);
-        let flag = |k: &str| {
-            frame
-                .and_then(|f| f.get(k))
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false)
-        };
+        let ui = ManifestView::new(data).ui();
         FrameOptions {
-            forms: flag("forms"),
-            downloads: flag("downloads"),
-            unsafe_eval: flag("unsafeEval"),
-            inline_styles: flag("inlineStyles"),
+            forms: ui.frame_flag(FrameFlag::Forms),
+            downloads: ui.frame_flag(FrameFlag::Downloads),
+            unsafe_eval: ui.frame_flag(FrameFlag::UnsafeEval),
+            inline_styles: ui.frame_flag(FrameFlag::InlineStyles),
         }
     }
 

@@ -225,22 +225,13 @@ pub fn csp_for(app: &ActiveApp, ctx: &ServeContext) -> String {
 /// Domains of `network` permissions that are declared and granted.
 pub fn granted_domains(app: &ActiveApp) -> Vec<String> {
     let mut out = Vec::new();
-    for p in app.manifest.array("permissions") {
-        let granted = p
-            .get("key")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|k| app.grants.contains(k));
-        let network = p.get("scope").and_then(serde_json::Value::as_str) == Some("network");
+    for p in app.manifest.view().permissions() {
+        let granted = p.key().is_some_and(|k| app.grants.contains(k));
+        let network = p.scope() == Some("network");
         if !(granted && network) {
             continue;
         }
-        for d in p
-            .get("domains")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(serde_json::Value::as_str)
-        {
+        for d in p.domains() {
             if !out.iter().any(|x: &String| x == d) {
                 out.push(d.to_owned());
             }
@@ -251,12 +242,7 @@ pub fn granted_domains(app: &ActiveApp) -> Vec<String> {
 
 /// `runtimePackage.ui.path` as a package-relative directory (`./dist/ui` → `dist/ui`).
 pub fn ui_root(app: &ActiveApp) -> Option<String> {
-    let p = app
-        .manifest
-        .object("runtimePackage")?
-        .get("ui")?
-        .get("path")?
-        .as_str()?;
+    let p = app.manifest.view().runtime_package().ui_path()?.as_str()?;
     let p = p.trim_start_matches("./").trim_end_matches('/');
     if p == "." {
         return Some(String::new());
@@ -267,10 +253,9 @@ pub fn ui_root(app: &ActiveApp) -> Option<String> {
 /// `runtimePackage.ui.entry`, or `index.html`.
 pub fn ui_entry(app: &ActiveApp) -> String {
     app.manifest
-        .object("runtimePackage")
-        .and_then(|r| r.get("ui"))
-        .and_then(|u| u.get("entry"))
-        .and_then(serde_json::Value::as_str)
+        .view()
+        .runtime_package()
+        .ui_entry()
         .and_then(decode_path)
         .filter(|e| !e.is_empty() && !e.ends_with('/'))
         .unwrap_or_else(|| "index.html".to_owned())

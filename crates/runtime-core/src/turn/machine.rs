@@ -4,6 +4,7 @@
 //!
 //! One turn is one task; each execution attempt is a run (`task.attempt.*`); a retryable
 //! provider failure starts a new run, never overwriting the failed one.
+#![deny(clippy::disallowed_methods)]
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
