@@ -1215,7 +1215,7 @@ fn grants_can_be_listed_revoked_and_granted_again() {
 /// Runs one `lime.storage` call for `notes` as the window would (mount, choke point, service),
 /// against the data directory the CLI manages.
 fn notes_storage_call(data: &Path, method: &str, args: Value) -> Result<Value, String> {
-    use host_core::bridge::message::Invocation;
+    use host_core::capability::call::Call;
     use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
     let dir = host_core::paths::DataDir::at(data.to_owned());
     let store = host_core::store::Store::open(&dir).unwrap();
@@ -1230,7 +1230,7 @@ fn notes_storage_call(data: &Path, method: &str, args: Value) -> Result<Value, S
         "notes",
     )
     .map_err(|e| e.code.as_str().to_owned())?;
-    let call = Invocation {
+    let call = Call {
         request_id: "r".into(),
         capability: "lime.storage".into(),
         method: method.into(),
@@ -1241,7 +1241,7 @@ fn notes_storage_call(data: &Path, method: &str, args: Value) -> Result<Value, S
     match dispatch(
         &store,
         &profile,
-        &mount,
+        &mount.caller(),
         &call,
         "t",
         &mut SessionAnswers::default(),

@@ -623,7 +623,7 @@ fn task_err(a: &Allowed, e: AgentTaskError) -> CallError {
         ),
         AgentTaskError::Limit { .. } => err(
             a,
-            "APP_E900",
+            ErrorCode::InvalidArgument,
             &format!("{e}: finished tasks of this app count until its data is deleted"),
             Some("agent.too_many_tasks"),
         ),
