@@ -23,8 +23,19 @@ test.beforeEach(async () => {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, APPHOST_SECRET_STORE: "file", APPHOST_SECRET_KEY_FILE: join(server.data, "..", "secrets.key") },
   });
-  // The first pass installs the folder.
-  await expect.poll(() => (cli(server.data, ["list"]) ?? []).map((a) => a.name), { timeout: 20_000 }).toEqual(["hello-app"]);
+  // The first pass installs the folder. `apphost dev` and the server are still opening and
+  // recovering the new data directory while this polls, and a `list` racing their first
+  // transactions may be refused as store.db "database is locked" (seen once in a CI run): that
+  // is "not installed yet" for this wait, which keeps polling.
+  const listed = () => {
+    try {
+      return (cli(server.data, ["list"]) ?? []).map((a) => a.name);
+    } catch (error) {
+      if (/database is locked/.test(String(error))) return [];
+      throw error;
+    }
+  };
+  await expect.poll(listed, { timeout: 20_000 }).toEqual(["hello-app"]);
 });
 test.afterEach(async () => {
   if (dev?.exitCode === null) {
