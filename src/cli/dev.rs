@@ -134,7 +134,18 @@ pub fn run(
         json,
         to_stderr: a.serve,
     };
-    let first = session.apply(&mut ask_widening)?;
+    // The first pass races whatever else is opening this data directory right now (the window
+    // or `apphost serve` started together with `dev` on a new directory): a busy store is tried
+    // again for a while before it is an error.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let first = loop {
+        match session.apply(&mut ask_widening) {
+            Err(e) if host_core::store::is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            other => break other?,
+        }
+    };
     sink.outcome(session.app(), &first);
     if a.reset_storage && session.reset_storage()? {
         output::note(json, "dev: the app's storage was reset");

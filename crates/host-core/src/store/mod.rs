@@ -50,6 +50,7 @@ pub use install::{
 pub use lifecycle::UninstallOutcome;
 pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};
+pub use schema::is_busy;
 pub use secret_bindings::SecretBinding;
 pub use serving::ActiveApp;
 pub use stamp::ChangeStamp;

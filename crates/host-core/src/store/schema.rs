@@ -91,7 +91,29 @@ CREATE TABLE ops (
 );
 "#;
 
+/// Whether `e` is SQLite's "database is locked" surfacing through a path where the connection's
+/// busy handler is not asked (a journal-mode switch or schema creation racing another process
+/// that opens the same new data directory).
+pub fn is_busy(e: &HostError) -> bool {
+    e.code == ErrorCode::StoreDb && e.message.contains("database is locked")
+}
+
+/// Opens `host.db`, creating or migrating its schema. Two processes opening a brand-new data
+/// directory at once (the window or `apphost serve`, and `apphost dev`) may be refused as busy
+/// without SQLite waiting: that is tried again for up to 10 s.
 pub fn open(path: &std::path::Path) -> HostResult<Connection> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match open_once(path) {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            other => return other,
+        }
+    }
+}
+
+fn open_once(path: &std::path::Path) -> HostResult<Connection> {
     let conn = runtime_core::private_fs::open_private_db(path).map_err(|e| {
         HostError::new(
             ErrorCode::StoreDb,
