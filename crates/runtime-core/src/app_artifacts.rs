@@ -26,13 +26,15 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::app_area::{AppArea, Db, SubDir};
+use crate::clock::{Clock, SystemClock};
 use crate::ids::{random_hex, ArtifactId};
 
 /// The metadata database inside an app's data directory.
@@ -211,6 +213,8 @@ pub struct AppArtifacts {
     blobs: OwnedFd,
     limits: ArtifactLimits,
     cleanup: BlobCleanup,
+    /// Stamps `created_at` (the system clock unless [`AppArtifacts::with_clock`]).
+    clock: Arc<dyn Clock>,
 }
 
 const SCHEMA: &str = "
@@ -259,44 +263,22 @@ impl Drop for BlobLock<'_> {
 /// Connection settings shared by the per-app record databases: WAL, `synchronous=FULL`, no
 /// `ATTACH`, no untrusted schema, defensive mode.
 pub(crate) fn open_db(path: &Path) -> Result<Connection, rusqlite::Error> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )?;
-    conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA,
-        false,
-    )?;
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    Ok(conn)
+    crate::sqlite::SqliteOpen::app_records().open(path)
 }
 
 /// A read-only connection (`query_only`, no `ATTACH`) for readers.
 pub(crate) fn open_db_read_only(path: &Path) -> Result<Connection, rusqlite::Error> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-    )?;
-    conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
-    conn.pragma_update(None, "query_only", true)?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    Ok(conn)
+    crate::sqlite::SqliteOpen::app_reader().open(path)
 }
 
-/// "Now" as the records store it (UTC, milliseconds).
+/// "Now" by the system clock, as the records store it (UTC, milliseconds).
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+    rfc3339_ms(SystemClock.now())
+}
+
+/// `at` as the records store it (UTC, milliseconds).
+pub fn rfc3339_ms(at: jiff::Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 impl AppArtifacts {
@@ -324,6 +306,7 @@ impl AppArtifacts {
             blobs,
             limits,
             cleanup: BlobCleanup::default(),
+            clock: Arc::new(SystemClock),
         };
         a.cleanup = a.collect_garbage()?;
         Ok(a)
@@ -356,7 +339,14 @@ impl AppArtifacts {
             blobs,
             limits: ArtifactLimits::default(),
             cleanup: BlobCleanup::default(),
+            clock: Arc::new(SystemClock),
         }))
+    }
+
+    /// Stamps new artifacts' `created_at` with `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> AppArtifacts {
+        self.clock = clock;
+        self
     }
 
     pub fn limits(&self) -> ArtifactLimits {
@@ -412,7 +402,7 @@ impl AppArtifacts {
             mime_type: mime_type.to_owned(),
             size,
             sha256: sha.clone(),
-            created_at: now_rfc3339(),
+            created_at: rfc3339_ms(self.clock.now()),
             provenance: provenance.clone(),
         };
         let limits = self.limits;

@@ -12,6 +12,7 @@ pub mod app_area;
 pub mod app_artifacts;
 pub mod app_data;
 pub mod app_evidence;
+pub mod app_handles;
 pub mod app_server;
 pub mod app_storage;
 pub mod backend;
@@ -25,6 +26,7 @@ pub mod provider;
 pub mod read_model;
 pub mod runtime;
 pub mod session_cache;
+pub mod sqlite;
 pub mod tools;
 pub mod turn;
 

@@ -325,7 +325,7 @@ impl AgentTasks {
             trace_id: TraceId::random().into_string(),
             input: req.input,
             output_schema: req.output_schema,
-            created_at: format_timestamp(jiff::Timestamp::now()),
+            created_at: format_timestamp(self.runtime.log().clock().now()),
             runs: vec![TurnId::random().into_string()],
             joined,
         };

@@ -42,6 +42,7 @@ use crate::event::{
     SCHEMA_VERSION,
 };
 use crate::ids::{EventId, RuntimeId, SessionId};
+use crate::sqlite::SqliteOpen;
 pub use args_ref::{
     is_args_ref, ArgsRefError, ARGS_INLINE_LIMIT, ARGS_PREVIEW_CHARS, ARGS_REF_KEY,
 };
@@ -187,10 +188,7 @@ CREATE TABLE IF NOT EXISTS reservations(
 
 /// Applies the log's durability settings (also used by the benchmark's raw baseline).
 pub fn configure_connection(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    Ok(())
+    SqliteOpen::private_durable().configure(conn)
 }
 
 fn insert_events(tx: &rusqlite::Transaction<'_>, events: &[Event]) -> Result<(), LogError> {
@@ -264,8 +262,7 @@ impl EventLog {
                 source,
             })?;
         }
-        let mut conn = crate::private_fs::open_private_db(path)?;
-        configure_connection(&conn)?;
+        let mut conn = SqliteOpen::private_durable().open(path)?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(args_ref::SCHEMA)?;
         let existing: Option<String> = conn
@@ -285,8 +282,7 @@ impl EventLog {
             }
         };
         declare_lost_ranges(&mut conn, &runtime_id, clock.as_ref())?;
-        let reader = Connection::open(path)?;
-        reader.busy_timeout(std::time::Duration::from_secs(5))?;
+        let reader = SqliteOpen::existing().open(path)?;
         let inner = Arc::new(Inner {
             runtime_id,
             clock,
@@ -316,6 +312,11 @@ impl EventLog {
 
     pub fn runtime_id(&self) -> &RuntimeId {
         &self.inner.runtime_id
+    }
+
+    /// The clock that stamps this log's events (the runtime's one source of "now").
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
     }
 
     pub fn path(&self) -> &Path {
@@ -741,7 +742,7 @@ impl EventLog {
     /// Streams every durable event of every session (session by session, in sequence order)
     /// into `f`, without holding them all in memory.
     pub fn for_each(&self, mut f: impl FnMut(Event)) -> Result<u64, LogError> {
-        let conn = Connection::open(&self.inner.path)?;
+        let conn = SqliteOpen::existing().open(&self.inner.path)?;
         let mut stmt = conn.prepare("SELECT body FROM events ORDER BY session_id, sequence")?;
         let mut rows = stmt.query([])?;
         let mut n = 0;
