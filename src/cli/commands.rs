@@ -182,7 +182,9 @@ fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     let result = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
     progress.finish();
     let report = match result {
-        Ok(insp) => {
+        Ok(mut insp) => {
+            let authoring = insp.authoring_findings(&limits);
+            insp.manifest.findings.extend(authoring);
             let ok = insp.error_count() == 0;
             let blocker = insp.install_blocker(true);
             json!({
