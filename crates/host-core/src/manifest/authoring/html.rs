@@ -314,9 +314,17 @@ fn css_urls(text: &[u8]) -> Vec<(usize, String)> {
             (None, None) => break,
         };
         let mut j = at + skip;
-        while j < text.len() && (text[j].is_ascii_whitespace() || matches!(text[j], b'"' | b'\''))
-        {
-            j += 1;
+        let skip_blank = |mut j: usize| {
+            while j < text.len()
+                && (text[j].is_ascii_whitespace() || matches!(text[j], b'"' | b'\''))
+            {
+                j += 1;
+            }
+            j
+        };
+        j = skip_blank(j);
+        if skip == 7 && text[j..].len() >= 4 && text[j..j + 4].eq_ignore_ascii_case(b"url(") {
+            j = skip_blank(j + 4); // `@import url("…")`
         }
         let start = j;
         while j < text.len() && !matches!(text[j], b'"' | b'\'' | b')' | b';' | b'\n' | b' ') {
