@@ -427,10 +427,11 @@ pub fn inspection(i: &Inspection, json: bool) {
     }
 }
 
-/// Why the app cannot run here yet, when readiness is not `ready` (shown before the install
-/// question): the blocking or setup checks, in a few words each.
+/// Why the app cannot run here yet, when readiness is `needs-setup` or `blocked` (shown before
+/// the install question): the blocking or setup checks, in a few words each.
 pub fn not_ready_yet(r: &Report) -> Option<String> {
-    if r.status.as_str() == "ready" {
+    // `ready-degraded` runs (with less); `needs-setup` and `blocked` do not.
+    if !matches!(r.status.as_str(), "needs-setup" | "blocked") {
         return None;
     }
     let why: Vec<String> = r
