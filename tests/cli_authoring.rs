@@ -415,3 +415,35 @@ fn uninstall_and_install_text_speak_in_words() {
     let out = env.text(&["install", s(&fixture("good/notes-viewer")), "--sideload"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("not ready"));
 }
+
+/// Before its APP.md could be read, the dev app is named by its folder (never `?`), in JSON and
+/// in text.
+#[test]
+fn dev_names_the_app_by_its_folder_before_its_manifest_reads() {
+    let env = Env::new();
+    let folder = env.path("my-folder");
+    common::copy_dir(&fixture("good/hello-app"), &folder);
+    std::fs::write(folder.join("APP.md"), "---\nname: [\n---\n").unwrap();
+    let (child, rx) = dev_events(&env, &folder);
+    let first = next(&rx);
+    assert_eq!(first["event"], "invalid", "{first}");
+    assert_eq!(first["app"], "my-folder");
+    stop(child);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_apphost"))
+        .arg("--data-dir")
+        .arg(&env.data)
+        .args(["dev", "--no-open"])
+        .arg(&folder)
+        .env("APPHOST_SECRET_STORE", "file")
+        .env("APPHOST_SECRET_KEY_FILE", env.path("keys/secrets.key"))
+        .env("XDG_CONFIG_HOME", env.path("config"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("dev: my-folder NOT updated"), "{line}");
+    stop(child);
+}
