@@ -129,8 +129,14 @@ fn validate_names_what_fails_at_run_time_with_file_line_and_fix() {
         first.starts_with("hello-app 1.0.0: needs-review (0 error(s), "),
         "{text}"
     );
-    assert!(text.contains("authoring.inline_script dist/ui/index.html:3:"), "{text}");
-    assert!(text.contains("      instead: move the code to a file"), "{text}");
+    assert!(
+        text.contains("authoring.inline_script dist/ui/index.html:3:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("      instead: move the code to a file"),
+        "{text}"
+    );
     assert!(!text.contains("sha256:"), "{text}");
     let out = env.text(&["--verbose", "validate", s(&folder)]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("packageHash  sha256:"));
@@ -292,8 +298,16 @@ fn dev_ignores_a_stale_lock_and_signature_says_so_once_and_a_signed_release_repl
     let (out, _) = env.json(&["sign", s(&folder), "--key", s(&key)]);
     assert!(out.status.success(), "{}", common::describe(&out));
     let (out, _) = env.json(&["update", s(&folder)]);
-    assert_eq!(out.status.code(), Some(5), "consent first: {}", common::describe(&out));
-    assert!(env.list()[0]["dev"] == true, "nothing changed without consent");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "consent first: {}",
+        common::describe(&out)
+    );
+    assert!(
+        env.list()[0]["dev"] == true,
+        "nothing changed without consent"
+    );
     let (out, v) = env.json(&["update", s(&folder), "--yes"]);
     assert!(out.status.success(), "{}", common::describe(&out));
     assert_eq!(v["app"]["activeVersion"], "1.0.0");
@@ -344,7 +358,10 @@ fn dev_without_a_display_points_to_serve_and_installs_nothing() {
     let err: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["code"], "desktop.unavailable");
     let hint = err["error"]["details"]["remediation"].as_str().unwrap();
-    assert!(hint.contains("--serve") && hint.contains("--no-open"), "{hint}");
+    assert!(
+        hint.contains("--serve") && hint.contains("--no-open"),
+        "{hint}"
+    );
     assert!(!env.data.join("host.db").exists() || env.list() == Value::Array(vec![]));
 }
 
@@ -368,11 +385,19 @@ fn dev_serve_no_open_is_accepted() {
         // Built without the host UI: the server refused to start (not a usage error).
         let _ = child.wait();
         use std::io::Read as _;
-        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         assert!(err.contains("server.ui_missing"), "{err}");
     } else {
         let line: Value = serde_json::from_str(first.trim()).unwrap();
-        assert!(line["url"].as_str().unwrap().starts_with("http://127.0.0.1:"));
+        assert!(line["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:"));
     }
     assert!(!err.contains("cli.usage"), "{err}");
     stop(child);
@@ -381,7 +406,12 @@ fn dev_serve_no_open_is_accepted() {
 #[test]
 fn uninstall_and_install_text_speak_in_words() {
     let env = Env::new();
-    let (out, _) = env.json(&["install", s(&fixture("good/hello-app")), "--sideload", "--yes"]);
+    let (out, _) = env.json(&[
+        "install",
+        s(&fixture("good/hello-app")),
+        "--sideload",
+        "--yes",
+    ]);
     assert!(out.status.success(), "{}", common::describe(&out));
     let out = env.text(&["cleanup-plan", "hello-app"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -389,7 +419,10 @@ fn uninstall_and_install_text_speak_in_words() {
         text.starts_with("Uninstalling hello-app, keeping its data, would remove:"),
         "{text}"
     );
-    assert!(!text.contains("KeepData") && !text.contains("sha256:"), "{text}");
+    assert!(
+        !text.contains("KeepData") && !text.contains("sha256:"),
+        "{text}"
+    );
     let out = env.text(&["--verbose", "cleanup-plan", "hello-app"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("sha256:"));
     // The install question says first when the app cannot run here yet.
@@ -398,16 +431,19 @@ fn uninstall_and_install_text_speak_in_words() {
     let md = std::fs::read_to_string(folder.join("APP.md")).unwrap();
     std::fs::write(
         folder.join("APP.md"),
-        md.replace("name: hello-app", "name: needs-model-app").replace(
-            "    lime.storage: \"^0.10.0\"\n",
-            "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
-        ),
+        md.replace("name: hello-app", "name: needs-model-app")
+            .replace(
+                "    lime.storage: \"^0.10.0\"\n",
+                "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
+            ),
     )
     .unwrap();
     let out = env.text(&["install", s(&folder), "--sideload"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("Note: needs-model-app is not ready: it cannot run here yet (readiness needs-setup)"),
+        err.contains(
+            "Note: needs-model-app is not ready: it cannot run here yet (readiness needs-setup)"
+        ),
         "{err}"
     );
     assert!(err.contains("install.consent_required"), "{err}");

@@ -19,7 +19,10 @@ use serve_support::{executions, start};
 /// A GET as an API client: `Accept: application/json`.
 fn get_json(s: &serve_support::Served, path: &str) -> serve_support::Reply {
     s.raw(
-        &format!("GET {path} HTTP/1.1\nHost: {}\nAccept: application/json\n", s.ui()),
+        &format!(
+            "GET {path} HTTP/1.1\nHost: {}\nAccept: application/json\n",
+            s.ui()
+        ),
         b"",
     )
 }
@@ -53,7 +56,9 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
     assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
     let page = String::from_utf8_lossy(&r.body);
     assert!(
-        page.contains("already used") && page.contains("start it again") && !page.contains(&s.token),
+        page.contains("already used")
+            && page.contains("start it again")
+            && !page.contains(&s.token),
         "{page}"
     );
     assert_eq!(

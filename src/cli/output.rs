@@ -437,7 +437,12 @@ pub fn not_ready_yet(r: &Report) -> Option<String> {
     let why: Vec<String> = r
         .checks
         .iter()
-        .filter(|c| matches!(c.outcome, Outcome::Blocked | Outcome::NeedsSetup | Outcome::Unknown))
+        .filter(|c| {
+            matches!(
+                c.outcome,
+                Outcome::Blocked | Outcome::NeedsSetup | Outcome::Unknown
+            )
+        })
         .take(3)
         .map(|c| c.message.clone())
         .collect();
@@ -537,7 +542,11 @@ pub fn validate(report: &Value, json: bool) {
         print_json(report);
         return;
     }
-    let findings: Vec<&Value> = report["findings"].as_array().into_iter().flatten().collect();
+    let findings: Vec<&Value> = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let count = |sev: &str| findings.iter().filter(|f| f["severity"] == sev).count();
     let (errors, warnings) = (count("error"), count("warning"));
     let app = report["app"]

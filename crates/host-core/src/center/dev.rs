@@ -197,10 +197,10 @@ impl DevSession {
     pub fn label(&self) -> String {
         match &self.app {
             Some(a) => a.clone(),
-            None => self
-                .folder
-                .file_name()
-                .map_or_else(|| self.folder.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            None => self.folder.file_name().map_or_else(
+                || self.folder.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
         }
     }
 

@@ -184,8 +184,14 @@ fn loads_url(tag: &str, attr: &str) -> bool {
     }
 }
 
-/// Scans HTML (already cut to the caller's byte bound).
-pub fn scan_html(text: &[u8], hits: &mut Vec<Hit>, max_hits: usize) {
+/// Scans HTML (already cut to the caller's byte bound), keeping the hits `keep` accepts (what
+/// the app allowed, e.g. inline styles, neither counts toward `max_hits` nor hides what follows).
+pub fn scan_html(
+    text: &[u8],
+    hits: &mut Vec<Hit>,
+    max_hits: usize,
+    keep: &dyn Fn(HitKind) -> bool,
+) {
     let mut lines = Lines {
         text,
         pos: 0,
@@ -206,7 +212,7 @@ pub fn scan_html(text: &[u8], hits: &mut Vec<Hit>, max_hits: usize) {
         };
         let tag_line = lines.at(lt);
         let push = |hits: &mut Vec<Hit>, kind, line, d: &str| {
-            if hits.len() < max_hits {
+            if hits.len() < max_hits && keep(kind) {
                 hits.push(Hit {
                     kind,
                     line,
@@ -345,8 +351,10 @@ mod tests {
 
     fn html(s: &str) -> Vec<(HitKind, u32, String)> {
         let mut hits = Vec::new();
-        scan_html(s.as_bytes(), &mut hits, 100);
-        hits.into_iter().map(|h| (h.kind, h.line, h.detail)).collect()
+        scan_html(s.as_bytes(), &mut hits, 100, &|_| true);
+        hits.into_iter()
+            .map(|h| (h.kind, h.line, h.detail))
+            .collect()
     }
 
     #[test]
@@ -387,7 +395,10 @@ mod tests {
         let got: Vec<(u32, &str)> = hits.iter().map(|h| (h.line, h.detail.as_str())).collect();
         assert_eq!(
             got,
-            vec![(1, "https://fonts.example/f.css"), (3, "http://x.example/b.png")]
+            vec![
+                (1, "https://fonts.example/f.css"),
+                (3, "http://x.example/b.png")
+            ]
         );
     }
 
@@ -407,7 +418,7 @@ mod tests {
         }
         let many = "<b onclick=x>".repeat(10_000);
         let mut hits = Vec::new();
-        scan_html(many.as_bytes(), &mut hits, 7);
+        scan_html(many.as_bytes(), &mut hits, 7, &|_| true);
         assert_eq!(hits.len(), 7);
         let long = format!("<img src=\"https://{}\">", "a".repeat(5000));
         let h = html(&long);

@@ -64,7 +64,13 @@ pub const CODES: [&str; 9] = [
     SCAN_TRUNCATED,
 ];
 
-fn warn(code: &'static str, path: String, line: Option<u32>, message: String, fix: &str) -> Finding {
+fn warn(
+    code: &'static str,
+    path: String,
+    line: Option<u32>,
+    message: String,
+    fix: &str,
+) -> Finding {
     Finding {
         severity: Severity::Warning,
         code,
@@ -141,21 +147,25 @@ pub fn ui_folder(m: &Manifest) -> Option<String> {
 /// Whether `path` is a file this module scans: `.html`, `.htm` or `.css` under the UI folder.
 pub fn scans(ui_folder: &str, path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    path.starts_with(ui_folder)
-        && [".html", ".htm", ".css"].iter().any(|e| lower.ends_with(e))
+    path.starts_with(ui_folder) && [".html", ".htm", ".css"].iter().any(|e| lower.ends_with(e))
 }
 
 /// The findings of one scanned file (`text` already cut to the bound).
 pub fn file_findings(m: &Manifest, path: &str, text: &[u8], max: usize) -> Vec<Finding> {
+    let ui = m.view().ui();
+    let forms = ui.frame_flag(FrameFlag::Forms);
+    let inline_styles = ui.frame_flag(FrameFlag::InlineStyles);
+    let keep = |kind| match kind {
+        HitKind::Form => !forms,
+        HitKind::InlineStyle | HitKind::StyleAttribute => !inline_styles,
+        _ => true,
+    };
     let mut hits: Vec<Hit> = Vec::new();
     if path.to_ascii_lowercase().ends_with(".css") {
         html::scan_css(text, &mut hits, max);
     } else {
-        html::scan_html(text, &mut hits, max);
+        html::scan_html(text, &mut hits, max, &keep);
     }
-    let ui = m.view().ui();
-    let forms = ui.frame_flag(FrameFlag::Forms);
-    let inline_styles = ui.frame_flag(FrameFlag::InlineStyles);
     hits.into_iter()
         .filter_map(|h| finding_of(h, path, forms, inline_styles))
         .collect()
@@ -221,18 +231,17 @@ pub fn check(
     let Some(folder) = ui_folder(m) else {
         return out;
     };
-    let mut scanned = 0;
     let mut truncated: Vec<String> = Vec::new();
-    for (path, size) in files.iter().filter(|(p, _)| scans(&folder, p)) {
+    let scanned = files.iter().filter(|(p, _)| scans(&folder, p));
+    for (n, (path, size)) in scanned.enumerate() {
         let room = bounds.max_findings.saturating_sub(out.len());
-        if scanned == bounds.max_files || room == 0 {
+        if n == bounds.max_files || room == 0 {
             truncated.push(format!(
                 "stopped before {path} (at most {} files and {} findings are scanned)",
                 bounds.max_files, bounds.max_findings
             ));
             break;
         }
-        scanned += 1;
         let Some(text) = read(path, bounds.max_file_bytes) else {
             continue;
         };
@@ -243,7 +252,16 @@ pub fn check(
             ));
         }
         let text = &text[..text.len().min(bounds.max_file_bytes)];
-        out.extend(file_findings(m, path, text, room));
+        // One more than there is room for tells "more" from "exactly as many".
+        let mut found = file_findings(m, path, text, room + 1);
+        if found.len() > room {
+            found.truncate(room);
+            truncated.push(format!(
+                "{path} has more than the {} findings reported",
+                bounds.max_findings
+            ));
+        }
+        out.extend(found);
     }
     out.truncate(bounds.max_findings);
     if let Some(first) = truncated.first() {

@@ -44,7 +44,9 @@ fn a_page_without_ui_is_reported_with_what_to_add() {
 #[test]
 fn a_permission_scope_needs_its_capability_declared() {
     let perms = "permissions:\n  - key: notes\n    scope: storage\n    access: read-write\n    reason: r\n  - key: out\n    scope: artifact\n    access: read-write\n    reason: r\n  - key: web\n    scope: network\n    access: read\n    reason: r\n";
-    let m = manifest(&format!("{UI}{perms}requires:\n  capabilities:\n    lime.artifacts: \"^0.10.0\"\n"));
+    let m = manifest(&format!(
+        "{UI}{perms}requires:\n  capabilities:\n    lime.artifacts: \"^0.10.0\"\n"
+    ));
     let f = manifest_findings(&m);
     assert_eq!(codes(&f), vec![PERMISSION_CAPABILITY_UNDECLARED]);
     assert_eq!(f[0].path, "APP.md#/permissions/0/scope");
@@ -66,7 +68,10 @@ fn ui_files_report_what_the_csp_refuses_with_file_and_line() {
         &[
             ("APP.md", ""),
             ("ui/index.html", page),
-            ("ui/style.css", "body{background:url(https://x.example/b.png)}"),
+            (
+                "ui/style.css",
+                "body{background:url(https://x.example/b.png)}",
+            ),
             ("docs/other.html", "<script>not scanned()</script>"),
         ],
         Bounds::default(),
@@ -87,18 +92,33 @@ fn ui_files_report_what_the_csp_refuses_with_file_and_line() {
             (EXTERNAL_URL, "ui/style.css", Some(1)),
         ]
     );
-    assert!(f.iter().all(|f| f.severity == Severity::Warning && f.fix.is_some()));
+    assert!(f
+        .iter()
+        .all(|f| f.severity == Severity::Warning && f.fix.is_some()));
 }
 
 #[test]
 fn declared_frame_flags_silence_forms_and_inline_styles() {
-    let m = manifest(&format!("{UI}ui:\n  frame:\n    forms: true\n    inlineStyles: true\n"));
+    let m = manifest(&format!(
+        "{UI}ui:\n  frame:\n    forms: true\n    inlineStyles: true\n"
+    ));
     let f = run(
         &m,
-        &[("ui/index.html", "<form></form><p style=\"x\"></p><style>p{}</style>")],
+        &[(
+            "ui/index.html",
+            "<form></form><p style=\"x\"></p><style>p{}</style>",
+        )],
         Bounds::default(),
     );
     assert!(f.is_empty(), "{f:?}");
+    // What the app allowed does not use up the findings' bound and hide what follows.
+    let page = format!(
+        "{}\n<script>late()</script>",
+        "<p style=\"x\"></p>".repeat(500)
+    );
+    let f = run(&m, &[("ui/index.html", &page)], Bounds::default());
+    assert_eq!(codes(&f), vec![INLINE_SCRIPT]);
+    assert_eq!(f[0].line, Some(2));
 }
 
 #[test]
@@ -116,6 +136,10 @@ fn hostile_packages_cost_bounded_reads_and_findings() {
     let f = run(&m, &files, bounds);
     assert_eq!(f.len(), 21);
     assert_eq!(f.last().unwrap().code, SCAN_TRUNCATED);
+    // One file with more findings than the bound: also said.
+    let f = run(&m, &files[..1], bounds);
+    assert_eq!(f.len(), 21);
+    assert_eq!(f.last().unwrap().code, SCAN_TRUNCATED);
     // A large file is cut at the byte bound: what lies beyond is not seen, and that is said.
     let big = format!("{}<script>late()</script>", " ".repeat(4096));
     let f = run(&m, &[("ui/index.html", &big)], bounds);
@@ -127,6 +151,9 @@ fn every_code_is_documented() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/cli.md"))
         .expect("docs/cli.md");
     for code in CODES {
-        assert!(doc.contains(&format!("`{code}`")), "{code} is not in docs/cli.md");
+        assert!(
+            doc.contains(&format!("`{code}`")),
+            "{code} is not in docs/cli.md"
+        );
     }
 }
