@@ -6,11 +6,11 @@ use std::io::IsTerminal;
 use serde::Serialize;
 use serde_json::Value;
 
-use host_core::error::HostError;
-use host_core::inspect::Inspection;
-use host_core::readiness::{Outcome, Report};
-use host_core::signature::{Trust, TrustedKey};
-use host_core::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
+use host_core::foundation::error::HostError;
+use host_core::install::inspect::Inspection;
+use host_core::install::readiness::{Outcome, Report};
+use host_core::install::signature::{Trust, TrustedKey};
+use host_core::install::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
 
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -24,11 +24,13 @@ fn verbose() -> bool {
 }
 
 /// What an uninstall does with the app's data, in words.
-pub fn data_mode_words(mode: host_core::store::DataMode) -> &'static str {
+pub fn data_mode_words(mode: host_core::install::store::DataMode) -> &'static str {
     match mode {
-        host_core::store::DataMode::KeepData => "keeping its data",
-        host_core::store::DataMode::DeleteData => "deleting its data",
-        host_core::store::DataMode::ExportThenDelete => "exporting its data, then deleting it",
+        host_core::install::store::DataMode::KeepData => "keeping its data",
+        host_core::install::store::DataMode::DeleteData => "deleting its data",
+        host_core::install::store::DataMode::ExportThenDelete => {
+            "exporting its data, then deleting it"
+        }
     }
 }
 
@@ -412,12 +414,12 @@ pub fn inspection(i: &Inspection, json: bool) {
     let warnings: Vec<_> = m
         .findings
         .iter()
-        .filter(|f| f.severity != host_core::manifest::Severity::Error)
+        .filter(|f| f.severity != host_core::install::manifest::Severity::Error)
         .collect();
     let errors: Vec<_> = m
         .findings
         .iter()
-        .filter(|f| f.severity == host_core::manifest::Severity::Error)
+        .filter(|f| f.severity == host_core::install::manifest::Severity::Error)
         .collect();
     for f in errors.iter().chain(warnings.iter()) {
         finding_lines(&serde_json::to_value(f).unwrap_or_default());
