@@ -177,7 +177,7 @@ fn a_safe_tool_round_runs_the_tool_and_asks_the_model_again() {
     // A stale response (wrong effect id) is ignored.
     assert!(h
         .feed(Input::ToolDone(
-            tid + 100,
+            tid.next(),
             ToolOutcome::Err {
                 code: "x".into(),
                 message: "x".into()
