@@ -17,7 +17,8 @@ const GOLDEN: &str = concat!(
 );
 
 fn tools() -> Vec<ToolSpec> {
-    let obj = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    let obj =
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
     vec![
         ToolSpec {
             name: "read".into(),
