@@ -146,7 +146,12 @@ async fn the_method_table_drives_dispatch_and_discovery() {
     assert_eq!(&METHODS[..2], ["initialize", "initialized"]);
     assert_eq!(&METHODS[2..], business.as_slice());
     for m in TABLE {
-        assert_eq!(m.run.is_some(), m.phase != Phase::Notification, "{}", m.name);
+        assert_eq!(
+            m.run.is_some(),
+            m.phase != Phase::Notification,
+            "{}",
+            m.name
+        );
     }
 }
 
