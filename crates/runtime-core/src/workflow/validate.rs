@@ -228,7 +228,7 @@ fn recovery(def: &Definition, f: &mut Findings) {
                 format!("state {:?} has a timeout: give recovery.onTimeout (or a workflow recovery)", s.key),
             );
         }
-        if let Some(OnFailure::RetryWithLongerTimeout) = r.and_then(|r| r.on_timeout.as_ref()) {
+        if let Some(OnFailure::RetryWithLongerTimeout) = s.recovery.as_ref().and_then(|r| r.on_timeout.as_ref()) {
             if def.timeout_of(s).is_none() && s.kind.calls() {
                 f.warning(code::INVALID_FIELD, at(i, "recovery"), "retry_with_longer_timeout on a step with no timeout");
             }
