@@ -10,7 +10,9 @@
 //! - source length ([`MAX_EXPR_BYTES`]) and nesting ([`MAX_EXPR_NESTING`]: brackets, `?`
 //!   conditionals and runs of prefix operators, counted on the raw text, string contents included)
 //!   before the CEL parser sees the text, so deep input cannot overflow the stack;
-//! - AST node count ([`MAX_EXPR_NODES`]) after parsing, before evaluation;
+//! - AST node count ([`MAX_EXPR_NODES`]) and depth ([`MAX_EXPR_DEPTH`]) after parsing, before
+//!   evaluation; parsing and evaluation run on a thread with a stack of [`EXPR_STACK_BYTES`]
+//!   (see `stack`), since the crate recurses with large frames;
 //! - no comprehensions: the macros `all`, `exists`, `exists_one`, `map` and `filter` are refused
 //!   (`workflow.expression_forbidden`). The crate has no evaluation step budget, and without
 //!   loops an expression's work and every intermediate value are bounded by its node count times
@@ -20,6 +22,9 @@
 
 mod convert;
 mod precheck;
+mod stack;
+
+pub use stack::on_expr_stack;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
@@ -91,6 +96,10 @@ impl Expr {
     /// Checks the budgets, parses, and checks what the AST uses.
     pub fn compile(source: &str) -> Result<Expr, ExprError> {
         precheck::check(source)?;
+        on_expr_stack(|| Self::compile_here(source))?
+    }
+
+    fn compile_here(source: &str) -> Result<Expr, ExprError> {
         let ast = env()
             .parser()
             .max_recursion_depth(MAX_EXPR_NESTING as u16 * 2)
@@ -115,6 +124,10 @@ impl Expr {
 
     /// Evaluates over `scope`; the result is JSON within [`MAX_EXPR_RESULT_BYTES`].
     pub fn eval(&self, scope: &Scope<'_>) -> Result<Value, ExprError> {
+        on_expr_stack(|| self.eval_here(scope))?
+    }
+
+    fn eval_here(&self, scope: &Scope<'_>) -> Result<Value, ExprError> {
         let mut ctx = Context::with_env(Arc::clone(env()));
         ctx.add_variable_from_value("input", convert::to_cel(scope.input));
         ctx.add_variable_from_value("outputs", convert::map_to_cel(scope.outputs));
@@ -158,9 +171,9 @@ fn json_type(v: &Value) -> &'static str {
 /// unknown functions and variables, and collects `outputs.<name>` references.
 fn inspect(root: &IdedExpr) -> Result<BTreeSet<String>, ExprError> {
     let mut refs = BTreeSet::new();
-    let mut stack: Vec<&IdedExpr> = vec![root];
+    let mut stack: Vec<(&IdedExpr, usize)> = vec![(root, 1)];
     let mut nodes = 0usize;
-    while let Some(node) = stack.pop() {
+    while let Some((node, depth)) = stack.pop() {
         nodes += 1;
         if nodes > MAX_EXPR_NODES {
             return Err(ExprError::new(
@@ -168,6 +181,13 @@ fn inspect(root: &IdedExpr) -> Result<BTreeSet<String>, ExprError> {
                 format!("more than {MAX_EXPR_NODES} nodes"),
             ));
         }
+        if depth > MAX_EXPR_DEPTH {
+            return Err(ExprError::new(
+                code::EXPRESSION_OVER_BUDGET,
+                format!("deeper than {MAX_EXPR_DEPTH} (a long operator chain is deep)"),
+            ));
+        }
+        let d = depth + 1;
         match &node.expr {
             Ast::Unspecified | Ast::Literal(_) => {}
             Ast::Ident(name) => {
@@ -184,7 +204,7 @@ fn inspect(root: &IdedExpr) -> Result<BTreeSet<String>, ExprError> {
                         refs.insert(sel.field.clone());
                     }
                 }
-                stack.push(&sel.operand);
+                stack.push((&sel.operand, d));
             }
             Ast::Call(call) => {
                 if !ALLOWED_FUNCTIONS.contains(&call.func_name.as_str()) {
@@ -205,17 +225,17 @@ fn inspect(root: &IdedExpr) -> Result<BTreeSet<String>, ExprError> {
                     }
                 }
                 if let Some(t) = &call.target {
-                    stack.push(t);
+                    stack.push((t, d));
                 }
-                stack.extend(call.args.iter());
+                stack.extend(call.args.iter().map(|a| (a, d)));
             }
-            Ast::List(list) => stack.extend(list.elements.iter()),
+            Ast::List(list) => stack.extend(list.elements.iter().map(|e| (e, d))),
             Ast::Map(map) => {
                 for entry in &map.entries {
                     match &entry.expr {
                         EntryExpr::MapEntry(e) => {
-                            stack.push(&e.key);
-                            stack.push(&e.value);
+                            stack.push((&e.key, d));
+                            stack.push((&e.value, d));
                         }
                         EntryExpr::StructField(_) => {
                             return Err(ExprError::new(

@@ -20,9 +20,16 @@ pub const MAX_TEMPLATE_EXPRESSIONS: usize = 64;
 /// Source length of one expression, in bytes.
 pub const MAX_EXPR_BYTES: usize = 1024;
 /// Bracket nesting (`(`, `[`, `{`) plus runs of prefix operators, counted before the parser runs.
-pub const MAX_EXPR_NESTING: usize = 24;
+pub const MAX_EXPR_NESTING: usize = 16;
 /// AST nodes after parsing (macros refused), checked before evaluation.
 pub const MAX_EXPR_NODES: usize = 256;
+/// AST depth (a chain `a + b + c ...` is as deep as it is long): evaluation recurses this deep.
+pub const MAX_EXPR_DEPTH: usize = 64;
+/// Stack of the thread that parses and evaluates expressions. The CEL crate's parser (ANTLR) and
+/// evaluator recurse with large frames (measured in a debug build: about 300 KiB per bracket level
+/// when parsing, 8 MiB to evaluate a 128-deep chain); this reservation is virtual memory, touched
+/// only as deep as an expression goes, and the budgets above keep that well inside it.
+pub const EXPR_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// Serialized size of one expression's result.
 pub const MAX_EXPR_RESULT_BYTES: usize = 64 * 1024;
 

@@ -198,7 +198,11 @@ impl RunMachine {
         }
         m.state.input = input;
         match m.def.start().map(|s| s.key.clone()) {
-            Some(k) => m.enter(&k),
+            Some(k) => {
+                if let Err(e) = super::expr::on_expr_stack(|| m.enter(&k)) {
+                    m.state.status = fail(e.code, e.message, None);
+                }
+            }
             None => m.state.status = fail(run_code::NOT_RUNNABLE, "no start state".into(), None),
         }
         m
@@ -226,6 +230,17 @@ impl RunMachine {
 
     /// Applies one fact. A refused fact leaves the state as it was.
     pub fn apply(&mut self, fact: Fact) -> Result<(), ApplyError> {
+        // Entering states evaluates expressions: do it all on one expression thread.
+        match super::expr::on_expr_stack(|| self.apply_here(fact)) {
+            Ok(r) => r,
+            Err(e) => {
+                self.state.status = fail(&e.code.to_string(), e.message, None);
+                Ok(())
+            }
+        }
+    }
+
+    fn apply_here(&mut self, fact: Fact) -> Result<(), ApplyError> {
         let RunStatus::Running(cursor) = &self.state.status else {
             return Err(ApplyError::Finished);
         };

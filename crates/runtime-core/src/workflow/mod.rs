@@ -43,6 +43,15 @@ impl Checked {
 /// Parses and validates one `workflows[]` entry against the app's declared capabilities (the
 /// names under `requires.capabilities`, list entries or map keys).
 pub fn check(value: &serde_json::Value, declared: &BTreeSet<String>) -> Checked {
+    // One expression thread for every expression of the workflow (see `expr::on_expr_stack`).
+    expr::on_expr_stack(|| check_here(value, declared)).unwrap_or_else(|e| Checked {
+        definition: None,
+        findings: vec![Finding::error(e.code, "", e.message)],
+        dropped: 0,
+    })
+}
+
+fn check_here(value: &serde_json::Value, declared: &BTreeSet<String>) -> Checked {
     let (def, mut f) = definition::parse(value);
     if let Some(d) = &def {
         validate::validate(d, declared, &mut f);

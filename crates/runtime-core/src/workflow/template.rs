@@ -60,7 +60,7 @@ impl Template {
 
     /// Evaluates every expression; the whole result stays within one expression's result budget.
     pub fn eval(&self, scope: &Scope<'_>) -> Result<Value, ExprError> {
-        let v = self.eval_inner(scope)?;
+        let v = super::expr::on_expr_stack(|| self.eval_inner(scope))??;
         let size = serde_json::to_vec(&v).map(|b| b.len()).unwrap_or(usize::MAX);
         if size > MAX_EXPR_RESULT_BYTES {
             return Err(ExprError {
