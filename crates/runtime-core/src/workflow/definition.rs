@@ -194,7 +194,10 @@ impl Definition {
             out.extend(cases.iter().map(|c| c.next.clone()));
             out.extend(default.iter().cloned());
         }
-        for r in [s.recovery.as_ref(), self.defaults.recovery.as_ref()].into_iter().flatten() {
+        // Only a step that can fail or time out follows a recovery `goto`.
+        let can_fail = s.kind.calls() || matches!(s.kind, Kind::HumanReview | Kind::UserInput);
+        let recoveries = [s.recovery.as_ref(), self.defaults.recovery.as_ref()];
+        for r in recoveries.into_iter().flatten().filter(|_| can_fail) {
             for f in [&r.on_error, &r.on_timeout].into_iter().flatten() {
                 if let OnFailure::Goto(k) = f {
                     out.push(k.clone());
