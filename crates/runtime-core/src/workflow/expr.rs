@@ -33,7 +33,7 @@ use cel::common::ast::{EntryExpr, Expr as Ast};
 use cel::{Context, Env, IdedExpr};
 use serde_json::Value;
 
-use super::finding::code;
+use super::finding::{clip, code};
 use super::limits::*;
 
 /// Functions and operators an expression may call. Everything else (including functions the
@@ -105,9 +105,7 @@ impl Expr {
             .max_recursion_depth(MAX_EXPR_NESTING as u16 * 2)
             .parse(source)
             .map_err(|e| {
-                let mut msg = e.to_string();
-                msg.truncate(300);
-                ExprError::new(code::EXPRESSION_INVALID, msg)
+                ExprError::new(code::EXPRESSION_INVALID, clip(&e.to_string(), 300))
             })?;
         let output_refs = inspect(&ast)?;
         Ok(Expr { source: source.to_string(), ast: Arc::new(ast), output_refs })
@@ -132,9 +130,7 @@ impl Expr {
         ctx.add_variable_from_value("input", convert::to_cel(scope.input));
         ctx.add_variable_from_value("outputs", convert::map_to_cel(scope.outputs));
         let value = cel::Value::resolve(&self.ast, &ctx).map_err(|e| {
-            let mut msg = e.to_string();
-            msg.truncate(300);
-            ExprError::new(EVAL_FAILED, msg)
+            ExprError::new(EVAL_FAILED, clip(&e.to_string(), 300))
         })?;
         convert::to_json(&value, MAX_EXPR_RESULT_BYTES)
     }

@@ -64,6 +64,15 @@ impl Finding {
     }
 }
 
+/// The first `max` bytes of `s`, cut at a character boundary (for messages quoting input).
+pub fn clip(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
 /// Keeps the first findings and counts the rest, so a hostile definition cannot make the
 /// report itself unbounded.
 #[derive(Debug, Default)]

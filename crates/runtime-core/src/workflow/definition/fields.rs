@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::workflow::expr::Expr;
-use crate::workflow::finding::{code, Findings};
+use crate::workflow::finding::{clip, code, Findings};
 use crate::workflow::limits::*;
 use crate::workflow::template::Template;
 
@@ -41,8 +41,7 @@ impl<'a> Obj<'a> {
             if allowed.contains(&k.as_str()) || k.starts_with("x-") {
                 continue;
             }
-            let mut shown = k.clone();
-            shown.truncate(MAX_KEY_LEN);
+            let shown = clip(k, MAX_KEY_LEN);
             let msg = format!("unknown field {shown:?}");
             if severity_error {
                 f.error(code::UNKNOWN_FIELD, self.at(k), msg);

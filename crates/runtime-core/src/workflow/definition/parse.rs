@@ -69,8 +69,7 @@ fn state(v: &Value, path: &str, f: &mut Findings) -> Option<State> {
     let key = o.required("key", o.state_ref("key", f), f);
     let kind_name = o.required("kind", o.string("kind", MAX_KEY_LEN, f), f)?;
     let Some(kind) = Kind::from_name(kind_name) else {
-        let mut shown = kind_name.to_string();
-        shown.truncate(MAX_KEY_LEN);
+        let shown = crate::workflow::finding::clip(kind_name, MAX_KEY_LEN);
         f.error(code::UNKNOWN_KIND, o.at("kind"), format!("unknown state kind {shown:?}"));
         return None;
     };

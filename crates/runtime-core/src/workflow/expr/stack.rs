@@ -31,9 +31,7 @@ pub fn on_expr_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, ExprErr
                 code: super::EVAL_FAILED,
                 message: format!("no expression thread: {e}"),
             })?;
-        handle.join().map_err(|_| ExprError {
-            code: super::EVAL_FAILED,
-            message: "the expression thread panicked".into(),
-        })
+        // A panic is a bug: carry it to the caller as if it ran inline.
+        Ok(handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
 }
