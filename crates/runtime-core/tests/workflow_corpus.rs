@@ -7,17 +7,29 @@ use std::path::PathBuf;
 use runtime_core::workflow::{check, Severity};
 use serde_json::Value;
 
-const DECLARED: &[&str] =
-    &["lime.agent", "lime.workflow", "lime.storage", "lime.artifacts", "lime.tools", "lime.knowledge"];
+const DECLARED: &[&str] = &[
+    "lime.agent",
+    "lime.workflow",
+    "lime.storage",
+    "lime.artifacts",
+    "lime.tools",
+    "lime.knowledge",
+];
 
 fn dir(sub: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/workflows").join(sub)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/workflows")
+        .join(sub)
 }
 
 fn load(path: &PathBuf) -> (Value, BTreeSet<String>) {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let declared = match v.get("x-test-declared").and_then(Value::as_array) {
-        Some(list) => list.iter().filter_map(Value::as_str).map(String::from).collect(),
+        Some(list) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect(),
         None => DECLARED.iter().map(|s| s.to_string()).collect(),
     };
     (v, declared)
@@ -36,7 +48,11 @@ fn files(sub: &str) -> Vec<PathBuf> {
 #[test]
 fn every_malformed_workflow_is_blocked_with_exactly_its_code() {
     let files = files("malformed");
-    assert!(files.len() >= 30, "the corpus has at least 30 malformed workflows, found {}", files.len());
+    assert!(
+        files.len() >= 30,
+        "the corpus has at least 30 malformed workflows, found {}",
+        files.len()
+    );
     let mut codes_seen = BTreeSet::new();
     let mut failures = Vec::new();
     for path in &files {
@@ -51,7 +67,10 @@ fn every_malformed_workflow_is_blocked_with_exactly_its_code() {
             .map(|f| f.code)
             .collect();
         if !checked.blocked() || errors != BTreeSet::from([expected.as_str()]) {
-            failures.push(format!("{name}: expected only {expected}, got {:#?}", checked.findings));
+            failures.push(format!(
+                "{name}: expected only {expected}, got {:#?}",
+                checked.findings
+            ));
         }
         codes_seen.insert(expected);
     }
@@ -91,10 +110,19 @@ fn every_valid_sample_validates_clean() {
 #[test]
 fn the_issue_sample_is_blocked_when_a_capability_is_not_declared() {
     let (v, _) = load(&dir("valid").join("draft-review-publish.json"));
-    let declared: BTreeSet<String> =
-        ["lime.agent", "lime.workflow", "lime.storage"].iter().map(|s| s.to_string()).collect();
+    let declared: BTreeSet<String> = ["lime.agent", "lime.workflow", "lime.storage"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let checked = check(&v, &declared);
     assert!(checked.blocked());
-    let f: Vec<(&str, &str)> = checked.findings.iter().map(|f| (f.code, f.path.as_str())).collect();
-    assert_eq!(f, vec![("workflow.undeclared_capability", "/states/6/kind")]);
+    let f: Vec<(&str, &str)> = checked
+        .findings
+        .iter()
+        .map(|f| (f.code, f.path.as_str()))
+        .collect();
+    assert_eq!(
+        f,
+        vec![("workflow.undeclared_capability", "/states/6/kind")]
+    );
 }

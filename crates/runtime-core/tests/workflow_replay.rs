@@ -11,14 +11,23 @@ use runtime_core::workflow::{check, Definition};
 use serde_json::{json, Value};
 
 fn caps() -> BTreeSet<String> {
-    ["lime.agent", "lime.workflow", "lime.storage", "lime.artifacts", "lime.tools", "lime.knowledge"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    [
+        "lime.agent",
+        "lime.workflow",
+        "lime.storage",
+        "lime.artifacts",
+        "lime.tools",
+        "lime.knowledge",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 fn fixture(name: &str) -> Value {
-    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/workflows/valid").join(name);
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/workflows/valid")
+        .join(name);
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
@@ -26,26 +35,43 @@ fn fixture(name: &str) -> Value {
 /// 5 agent) with forward branches only, and a workflow-level recovery.
 fn generated(kinds: &[u8], recovery: u8) -> Value {
     let n = kinds.len();
-    let key = |i: usize| if i >= n { "done".to_string() } else { format!("s{i}") };
+    let key = |i: usize| {
+        if i >= n {
+            "done".to_string()
+        } else {
+            format!("s{i}")
+        }
+    };
     let mut states = vec![json!({"key": "start", "kind": "start", "next": key(0)})];
     for (i, k) in kinds.iter().enumerate() {
         let next = key(i + 1);
         let s = match k % 6 {
-            0 => json!({"key": key(i), "kind": "storage-write", "storageKey": format!("k{i}"), "value": "input.n", "output": format!("o{i}"), "next": next}),
-            1 => json!({"key": key(i), "kind": "tool-call", "uses": "crm", "arguments": {"n": "input.n + 1"}, "output": format!("o{i}"), "timeoutMs": 1000, "next": next}),
-            2 => json!({"key": key(i), "kind": "human-review", "prompt": "ok?", "show": "input", "output": format!("o{i}"), "next": next}),
+            0 => {
+                json!({"key": key(i), "kind": "storage-write", "storageKey": format!("k{i}"), "value": "input.n", "output": format!("o{i}"), "next": next})
+            }
+            1 => {
+                json!({"key": key(i), "kind": "tool-call", "uses": "crm", "arguments": {"n": "input.n + 1"}, "output": format!("o{i}"), "timeoutMs": 1000, "next": next})
+            }
+            2 => {
+                json!({"key": key(i), "kind": "human-review", "prompt": "ok?", "show": "input", "output": format!("o{i}"), "next": next})
+            }
             3 => json!({"key": key(i), "kind": "wait", "duration": "1s", "next": next}),
-            4 => json!({"key": key(i), "kind": "branch", "cases": [{"when": "input.n % 2 == 0", "next": key(i + 2)}], "default": next}),
-            _ => json!({"key": key(i), "kind": "agent-task", "taskKind": "t", "input": {"n": "input.n"}, "output": format!("o{i}"), "next": next}),
+            4 => {
+                json!({"key": key(i), "kind": "branch", "cases": [{"when": "input.n % 2 == 0", "next": key(i + 2)}], "default": next})
+            }
+            _ => {
+                json!({"key": key(i), "kind": "agent-task", "taskKind": "t", "input": {"n": "input.n"}, "output": format!("o{i}"), "next": next})
+            }
         };
         states.push(s);
     }
     states.push(json!({"key": "done", "kind": "end", "result": "input.n"}));
     states.push(json!({"key": "failed", "kind": "end", "result": "'failed'"}));
-    let on_error = ["retry", "show_error_and_allow_retry", "goto:failed", "fail"][recovery as usize % 4];
+    let on_error =
+        ["retry", "show_error_and_allow_retry", "goto:failed", "fail"][recovery as usize % 4];
     let mut wf = json!({"key": "gen", "recovery": {"onError": on_error, "onTimeout": "retry_with_longer_timeout", "maxRetries": 2}, "states": states});
-    if on_error != "goto:failed" {
-        // Keep `failed` reachable so the workflow validates.
+    {
+        // Keep `failed` reachable (a goto needs a step that can fail) so the workflow validates.
         wf["states"][0]["next"] = json!(key(0));
         let s0 = wf["states"][1].clone();
         wf["states"][1] = json!({"key": key(0), "kind": "branch", "cases": [{"when": "input.n < 0", "next": "failed"}], "default": format!("{}x", key(0))});
@@ -58,7 +84,10 @@ fn generated(kinds: &[u8], recovery: u8) -> Value {
 
 fn definition(v: &Value) -> Arc<Definition> {
     let c = check(v, &caps());
-    Arc::new(c.definition.unwrap_or_else(|| panic!("{v:#}\n{:#?}", c.findings)))
+    Arc::new(
+        c.definition
+            .unwrap_or_else(|| panic!("{v:#}\n{:#?}", c.findings)),
+    )
 }
 
 /// The fact a scripted executor reports for `p`, chosen by `c`.
@@ -66,15 +95,38 @@ fn fact_for(p: &Pending, c: u8) -> Fact {
     let key = p.key().to_string();
     match p {
         Pending::Call(_) => match c % 5 {
-            0 | 1 => Fact::Succeeded { key, output: json!({"v": c}) },
-            2 => Fact::Failed { key, code: "E_RETRY".into(), message: "m".into(), retryable: true },
-            3 => Fact::Failed { key, code: "E_FATAL".into(), message: "m".into(), retryable: false },
+            0 | 1 => Fact::Succeeded {
+                key,
+                output: json!({"v": c}),
+            },
+            2 => Fact::Failed {
+                key,
+                code: "E_RETRY".into(),
+                message: "m".into(),
+                retryable: true,
+            },
+            3 => Fact::Failed {
+                key,
+                code: "E_FATAL".into(),
+                message: "m".into(),
+                retryable: false,
+            },
             _ => Fact::TimedOut { key },
         },
-        Pending::Review { .. } => Fact::Reviewed { key, approved: c % 2 == 0, data: (c % 3 == 0).then(|| json!(c)) },
-        Pending::Input { .. } => Fact::InputGiven { key, data: json!({"c": c}) },
+        Pending::Review { .. } => Fact::Reviewed {
+            key,
+            approved: c.is_multiple_of(2),
+            data: c.is_multiple_of(3).then(|| json!(c)),
+        },
+        Pending::Input { .. } => Fact::InputGiven {
+            key,
+            data: json!({"c": c}),
+        },
         Pending::Timer { .. } | Pending::Backoff { .. } => Fact::TimerFired { key },
-        Pending::Decision { .. } => Fact::Decided { key, retry: c % 3 != 0 },
+        Pending::Decision { .. } => Fact::Decided {
+            key,
+            retry: !c.is_multiple_of(3),
+        },
     }
 }
 
@@ -93,27 +145,45 @@ fn run(def: &Arc<Definition>, input: &Value, choices: &[u8], checkpoint_at: usiz
         if i == checkpoint_at {
             checkpoint = Some((log.len(), serde_json::to_string(m.state()).unwrap()));
         }
-        let Effect::Wait(p) = m.next_effect() else { break };
+        let Effect::Wait(p) = m.next_effect() else {
+            break;
+        };
         // The same pending effect asked twice is the same (re-issue after a restart).
         assert_eq!(m.next_effect(), Effect::Wait(p.clone()));
         if let Pending::Call(call) = &p {
             if call_keys.last() != Some(&call.idempotency_key) {
-                assert!(!call_keys.contains(&call.idempotency_key), "key {} issued for two attempts", call.idempotency_key);
+                assert!(
+                    !call_keys.contains(&call.idempotency_key),
+                    "key {} issued for two attempts",
+                    call.idempotency_key
+                );
                 call_keys.push(call.idempotency_key.clone());
             }
         }
         if c == 250 {
             // A stale fact is refused and changes nothing.
             let before = m.state().clone();
-            assert!(m.apply(Fact::TimerFired { key: "wf:run1:nope:9:9".into() }).is_err());
+            assert!(m
+                .apply(Fact::TimerFired {
+                    key: "wf:run1:nope:9:9".into()
+                })
+                .is_err());
             assert_eq!(m.state(), &before);
             continue;
         }
-        let fact = if c == 251 { Fact::Cancelled } else { fact_for(&p, c) };
+        let fact = if c == 251 {
+            Fact::Cancelled
+        } else {
+            fact_for(&p, c)
+        };
         m.apply(fact.clone()).unwrap();
         log.push(serde_json::to_string(&fact).unwrap());
     }
-    Run { log, state: m.state().clone(), checkpoint }
+    Run {
+        log,
+        state: m.state().clone(),
+        checkpoint,
+    }
 }
 
 fn replay(def: &Arc<Definition>, input: &Value, log: &[String]) -> RunState {
@@ -167,7 +237,9 @@ fn replaying_the_research_sample_gives_the_same_state() {
     let def = definition(&fixture("research-with-input.json"));
     let input = json!({"notBefore": "2030-01-01T00:00:00Z"});
     for seed in 0u8..40 {
-        let choices: Vec<u8> = (0..40u32).map(|i| (i as u8).wrapping_mul(seed).wrapping_add(seed)).collect();
+        let choices: Vec<u8> = (0..40u32)
+            .map(|i| (i as u8).wrapping_mul(seed).wrapping_add(seed))
+            .collect();
         check_replay(&def, &input, &choices, (seed % 10) as usize);
     }
 }

@@ -65,7 +65,10 @@ impl Kind {
 
     /// A state that performs a capability call (and so can fail or time out).
     pub fn calls(self) -> bool {
-        matches!(self, Kind::AgentTask | Kind::ToolCall | Kind::StorageWrite | Kind::ArtifactCreate)
+        matches!(
+            self,
+            Kind::AgentTask | Kind::ToolCall | Kind::StorageWrite | Kind::ArtifactCreate
+        )
     }
 }
 
@@ -108,7 +111,12 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: None, backoff_ms: 1000, multiplier: 2, max_backoff_ms: 60_000 }
+        RetryPolicy {
+            max_attempts: None,
+            backoff_ms: 1000,
+            multiplier: 2,
+            max_backoff_ms: 60_000,
+        }
     }
 }
 
@@ -137,15 +145,40 @@ pub struct Case {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Settings {
     Start,
-    AgentTask { target: AgentTarget, input: Option<Template>, expected_output: Option<serde_json::Value> },
-    ToolCall { uses: String, arguments: Option<Template> },
-    HumanReview { prompt: String, show: Option<Template> },
-    UserInput { prompt: String, schema: Option<serde_json::Value> },
-    StorageWrite { storage_key: String, value: Template },
-    ArtifactCreate { artifact_kind: String, title: Template, content: Template },
-    Branch { cases: Vec<Case>, default: Option<String> },
+    AgentTask {
+        target: AgentTarget,
+        input: Option<Template>,
+        expected_output: Option<serde_json::Value>,
+    },
+    ToolCall {
+        uses: String,
+        arguments: Option<Template>,
+    },
+    HumanReview {
+        prompt: String,
+        show: Option<Template>,
+    },
+    UserInput {
+        prompt: String,
+        schema: Option<serde_json::Value>,
+    },
+    StorageWrite {
+        storage_key: String,
+        value: Template,
+    },
+    ArtifactCreate {
+        artifact_kind: String,
+        title: Template,
+        content: Template,
+    },
+    Branch {
+        cases: Vec<Case>,
+        default: Option<String>,
+    },
     Wait(WaitFor),
-    End { result: Option<Template> },
+    End {
+        result: Option<Template>,
+    },
 }
 
 /// One state.
@@ -223,9 +256,15 @@ impl Definition {
     /// Attempts a step visit may make: from `recovery.maxRetries`, else `retryPolicy.maxAttempts`,
     /// else 1; capped at [`MAX_ATTEMPTS`](super::limits::MAX_ATTEMPTS).
     pub fn max_attempts(&self, s: &State) -> u32 {
-        let from_recovery = self.recovery_of(s).and_then(|r| r.max_retries).map(|n| n.saturating_add(1));
+        let from_recovery = self
+            .recovery_of(s)
+            .and_then(|r| r.max_retries)
+            .map(|n| n.saturating_add(1));
         let from_policy = self.retry_of(s).and_then(|p| p.max_attempts);
-        from_recovery.or(from_policy).unwrap_or(1).clamp(1, super::limits::MAX_ATTEMPTS)
+        from_recovery
+            .or(from_policy)
+            .unwrap_or(1)
+            .clamp(1, super::limits::MAX_ATTEMPTS)
     }
 
     /// Backoff before attempt `attempt + 1` (attempts count from 1).

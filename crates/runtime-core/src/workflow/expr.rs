@@ -39,9 +39,35 @@ use super::limits::*;
 /// Functions and operators an expression may call. Everything else (including functions the
 /// crate would provide) is refused at compile time.
 pub const ALLOWED_FUNCTIONS: &[&str] = &[
-    "_?_:_", "_&&_", "_||_", "!_", "_-_", "_+_", "_*_", "_/_", "_%_", "_==_", "_!=_", "_>=_",
-    "_<=_", "_>_", "_<_", "-_", "_[_]", "@in", "@not_strictly_false", "size", "contains",
-    "startsWith", "endsWith", "string", "int", "uint", "double", "bool", "type",
+    "_?_:_",
+    "_&&_",
+    "_||_",
+    "!_",
+    "_-_",
+    "_+_",
+    "_*_",
+    "_/_",
+    "_%_",
+    "_==_",
+    "_!=_",
+    "_>=_",
+    "_<=_",
+    "_>_",
+    "_<_",
+    "-_",
+    "_[_]",
+    "@in",
+    "@not_strictly_false",
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "string",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "type",
 ];
 
 /// The two variables an expression may name.
@@ -56,7 +82,10 @@ pub struct ExprError {
 
 impl ExprError {
     fn new(code: &'static str, message: impl Into<String>) -> Self {
-        ExprError { code, message: message.into() }
+        ExprError {
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -104,11 +133,13 @@ impl Expr {
             .parser()
             .max_recursion_depth(MAX_EXPR_NESTING as u16 * 2)
             .parse(source)
-            .map_err(|e| {
-                ExprError::new(code::EXPRESSION_INVALID, clip(&e.to_string(), 300))
-            })?;
+            .map_err(|e| ExprError::new(code::EXPRESSION_INVALID, clip(&e.to_string(), 300)))?;
         let output_refs = inspect(&ast)?;
-        Ok(Expr { source: source.to_string(), ast: Arc::new(ast), output_refs })
+        Ok(Expr {
+            source: source.to_string(),
+            ast: Arc::new(ast),
+            output_refs,
+        })
     }
 
     pub fn source(&self) -> &str {
@@ -129,9 +160,8 @@ impl Expr {
         let mut ctx = Context::with_env(Arc::clone(env()));
         ctx.add_variable_from_value("input", convert::to_cel(scope.input));
         ctx.add_variable_from_value("outputs", convert::map_to_cel(scope.outputs));
-        let value = cel::Value::resolve(&self.ast, &ctx).map_err(|e| {
-            ExprError::new(EVAL_FAILED, clip(&e.to_string(), 300))
-        })?;
+        let value = cel::Value::resolve(&self.ast, &ctx)
+            .map_err(|e| ExprError::new(EVAL_FAILED, clip(&e.to_string(), 300)))?;
         convert::to_json(&value, MAX_EXPR_RESULT_BYTES)
     }
 
@@ -210,9 +240,10 @@ fn inspect(root: &IdedExpr) -> Result<BTreeSet<String>, ExprError> {
                     ));
                 }
                 if call.func_name == "_[_]" {
-                    if let (Some(Ast::Ident(root)), Some(Ast::Literal(lit))) =
-                        (call.args.first().map(|a| &a.expr), call.args.get(1).map(|a| &a.expr))
-                    {
+                    if let (Some(Ast::Ident(root)), Some(Ast::Literal(lit))) = (
+                        call.args.first().map(|a| &a.expr),
+                        call.args.get(1).map(|a| &a.expr),
+                    ) {
                         if root == "outputs" {
                             if let cel::common::ast::LiteralValue::String(s) = lit {
                                 refs.insert(s.to_string());

@@ -52,11 +52,25 @@ pub struct Finding {
 
 impl Finding {
     pub fn error(code: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
-        Finding { code, severity: Severity::Error, path: path.into(), message: message.into() }
+        Finding {
+            code,
+            severity: Severity::Error,
+            path: path.into(),
+            message: message.into(),
+        }
     }
 
-    pub fn warning(code: &'static str, path: impl Into<String>, message: impl Into<String>) -> Self {
-        Finding { code, severity: Severity::Warning, path: path.into(), message: message.into() }
+    pub fn warning(
+        code: &'static str,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            code,
+            severity: Severity::Warning,
+            path: path.into(),
+            message: message.into(),
+        }
     }
 
     pub fn is_error(&self) -> bool {

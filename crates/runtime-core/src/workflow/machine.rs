@@ -65,14 +65,39 @@ pub enum Wake {
 #[serde(rename_all = "camelCase", tag = "type")]
 pub enum Pending {
     Call(Call),
-    Review { key: String, state: String, prompt: String, show: Value, timeout_ms: Option<u64> },
-    Input { key: String, state: String, prompt: String, schema: Option<Value>, timeout_ms: Option<u64> },
+    Review {
+        key: String,
+        state: String,
+        prompt: String,
+        show: Value,
+        timeout_ms: Option<u64>,
+    },
+    Input {
+        key: String,
+        state: String,
+        prompt: String,
+        schema: Option<Value>,
+        timeout_ms: Option<u64>,
+    },
     /// A `wait` state's timer.
-    Timer { key: String, state: String, wake: Wake },
+    Timer {
+        key: String,
+        state: String,
+        wake: Wake,
+    },
     /// The delay before the next attempt.
-    Backoff { key: String, state: String, wake: Wake },
+    Backoff {
+        key: String,
+        state: String,
+        wake: Wake,
+    },
     /// `show_error_and_allow_retry`: retry or fail, the user decides.
-    Decision { key: String, state: String, code: String, message: String },
+    Decision {
+        key: String,
+        state: String,
+        code: String,
+        message: String,
+    },
 }
 
 impl Pending {
@@ -102,11 +127,19 @@ pub struct Cursor {
 #[serde(rename_all = "camelCase", tag = "status")]
 pub enum RunStatus {
     Running(Cursor),
-    Succeeded { result: Value },
-    Failed { code: String, message: String, state: Option<String> },
+    Succeeded {
+        result: Value,
+    },
+    Failed {
+        code: String,
+        message: String,
+        state: Option<String>,
+    },
     /// `in_flight`: the key of a call that was running when the run was cancelled (the executor
     /// cancels it, e.g. ends the agent task).
-    Cancelled { in_flight: Option<String> },
+    Cancelled {
+        in_flight: Option<String>,
+    },
 }
 
 /// A run's whole state: plain data, the checkpoint.
@@ -127,13 +160,35 @@ pub struct RunState {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "fact")]
 pub enum Fact {
-    Succeeded { key: String, output: Value },
-    Failed { key: String, code: String, message: String, retryable: bool },
-    TimedOut { key: String },
-    Reviewed { key: String, approved: bool, data: Option<Value> },
-    InputGiven { key: String, data: Value },
-    TimerFired { key: String },
-    Decided { key: String, retry: bool },
+    Succeeded {
+        key: String,
+        output: Value,
+    },
+    Failed {
+        key: String,
+        code: String,
+        message: String,
+        retryable: bool,
+    },
+    TimedOut {
+        key: String,
+    },
+    Reviewed {
+        key: String,
+        approved: bool,
+        data: Option<Value>,
+    },
+    InputGiven {
+        key: String,
+        data: Value,
+    },
+    TimerFired {
+        key: String,
+    },
+    Decided {
+        key: String,
+        retry: bool,
+    },
     Cancelled,
 }
 
@@ -189,10 +244,19 @@ impl RunMachine {
             steps: 0,
             status: RunStatus::Cancelled { in_flight: None },
         };
-        let size = serde_json::to_vec(&input).map(|b| b.len()).unwrap_or(usize::MAX);
-        let mut m = RunMachine { def, state: state.clone() };
+        let size = serde_json::to_vec(&input)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
+        let mut m = RunMachine {
+            def,
+            state: state.clone(),
+        };
         if size > MAX_RUN_INPUT_BYTES {
-            state.status = fail(run_code::INPUT_TOO_LARGE, format!("{size} bytes; at most {MAX_RUN_INPUT_BYTES}"), None);
+            state.status = fail(
+                run_code::INPUT_TOO_LARGE,
+                format!("{size} bytes; at most {MAX_RUN_INPUT_BYTES}"),
+                None,
+            );
             m.state = state;
             return m;
         }
@@ -234,7 +298,7 @@ impl RunMachine {
         match super::expr::on_expr_stack(|| self.apply_here(fact)) {
             Ok(r) => r,
             Err(e) => {
-                self.state.status = fail(&e.code.to_string(), e.message, None);
+                self.state.status = fail(e.code, e.message, None);
                 Ok(())
             }
         }
@@ -258,35 +322,64 @@ impl RunMachine {
         }
         match (&cursor.pending, fact) {
             (Pending::Call(_), Fact::Succeeded { output, .. }) => self.finish_step(&cursor, output),
-            (Pending::Call(_), Fact::Failed { code, message, retryable, .. }) => {
-                self.recover(&cursor, false, retryable, code, message)
-            }
-            (Pending::Call(_) | Pending::Review { .. } | Pending::Input { .. }, Fact::TimedOut { .. }) => {
-                self.recover(&cursor, true, true, run_code::STEP_TIMED_OUT.into(), "the step timed out".into())
-            }
+            (
+                Pending::Call(_),
+                Fact::Failed {
+                    code,
+                    message,
+                    retryable,
+                    ..
+                },
+            ) => self.recover(&cursor, false, retryable, code, message),
+            (
+                Pending::Call(_) | Pending::Review { .. } | Pending::Input { .. },
+                Fact::TimedOut { .. },
+            ) => self.recover(
+                &cursor,
+                true,
+                true,
+                run_code::STEP_TIMED_OUT.into(),
+                "the step timed out".into(),
+            ),
             (Pending::Review { .. }, Fact::Reviewed { approved, data, .. }) => {
                 let decision = if approved { "approved" } else { "rejected" };
                 self.finish_step(&cursor, json!({"decision": decision, "data": data}))
             }
-            (Pending::Input { .. }, Fact::InputGiven { data, .. }) => self.finish_step(&cursor, data),
-            (Pending::Timer { .. }, Fact::TimerFired { .. }) => self.finish_step(&cursor, Value::Null),
-            (Pending::Backoff { .. }, Fact::TimerFired { .. }) => self.attempt(&cursor.state, cursor.visit, cursor.attempt + 1),
+            (Pending::Input { .. }, Fact::InputGiven { data, .. }) => {
+                self.finish_step(&cursor, data)
+            }
+            (Pending::Timer { .. }, Fact::TimerFired { .. }) => {
+                self.finish_step(&cursor, Value::Null)
+            }
+            (Pending::Backoff { .. }, Fact::TimerFired { .. }) => {
+                self.attempt(&cursor.state, cursor.visit, cursor.attempt + 1)
+            }
             (Pending::Decision { code, message, .. }, Fact::Decided { retry, .. }) => {
                 if retry && cursor.attempt < MAX_ATTEMPTS {
                     self.attempt(&cursor.state, cursor.visit, cursor.attempt + 1)
                 } else {
-                    let code = if retry { code.clone() } else { run_code::DECLINED_RETRY.to_string() };
+                    let code = if retry {
+                        code.clone()
+                    } else {
+                        run_code::DECLINED_RETRY.to_string()
+                    };
                     self.state.status = fail(&code, message.clone(), Some(cursor.state.clone()));
                 }
             }
-            _ => return Err(ApplyError::Mismatch("this fact does not answer what the run waits for")),
+            _ => {
+                return Err(ApplyError::Mismatch(
+                    "this fact does not answer what the run waits for",
+                ))
+            }
         }
         Ok(())
     }
 
     /// Keeps a finished step's output (bounded) and moves on.
     fn finish_step(&mut self, cursor: &Cursor, output: Value) {
-        let Some(s) = self.def.state(&cursor.state).cloned() else { return };
+        let Some(s) = self.def.state(&cursor.state).cloned() else {
+            return;
+        };
         if let Some(name) = &s.output {
             if let Err(msg) = self.keep_output(name, output) {
                 self.state.status = fail(run_code::OUTPUT_TOO_LARGE, msg, Some(s.key.clone()));
@@ -295,32 +388,61 @@ impl RunMachine {
         }
         match &s.next {
             Some(next) => self.enter(next),
-            None => self.state.status = fail(run_code::NOT_RUNNABLE, format!("state {:?} has no next", s.key), Some(s.key.clone())),
+            None => {
+                self.state.status = fail(
+                    run_code::NOT_RUNNABLE,
+                    format!("state {:?} has no next", s.key),
+                    Some(s.key.clone()),
+                )
+            }
         }
     }
 
     fn keep_output(&mut self, name: &str, output: Value) -> Result<(), String> {
-        let size = serde_json::to_vec(&output).map(|b| b.len()).unwrap_or(usize::MAX);
+        let size = serde_json::to_vec(&output)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
         if size > MAX_STEP_OUTPUT_BYTES {
-            return Err(format!("output {name}: {size} bytes; at most {MAX_STEP_OUTPUT_BYTES}"));
+            return Err(format!(
+                "output {name}: {size} bytes; at most {MAX_STEP_OUTPUT_BYTES}"
+            ));
         }
         let mut outputs = self.state.outputs.clone();
         outputs.insert(name.to_string(), output);
-        let total = serde_json::to_vec(&outputs).map(|b| b.len()).unwrap_or(usize::MAX);
+        let total = serde_json::to_vec(&outputs)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
         if total > MAX_RUN_DATA_BYTES {
-            return Err(format!("the run's outputs: {total} bytes; at most {MAX_RUN_DATA_BYTES}"));
+            return Err(format!(
+                "the run's outputs: {total} bytes; at most {MAX_RUN_DATA_BYTES}"
+            ));
         }
         self.state.outputs = outputs;
         Ok(())
     }
 
     /// A step failed or timed out: follow its recovery.
-    fn recover(&mut self, cursor: &Cursor, timeout: bool, retryable: bool, code: String, message: String) {
-        let Some(s) = self.def.state(&cursor.state).cloned() else { return };
+    fn recover(
+        &mut self,
+        cursor: &Cursor,
+        timeout: bool,
+        retryable: bool,
+        code: String,
+        message: String,
+    ) {
+        let Some(s) = self.def.state(&cursor.state).cloned() else {
+            return;
+        };
         let action = self
             .def
             .recovery_of(&s)
-            .and_then(|r| if timeout { r.on_timeout.clone() } else { r.on_error.clone() })
+            .and_then(|r| {
+                if timeout {
+                    r.on_timeout.clone()
+                } else {
+                    r.on_error.clone()
+                }
+            })
             .unwrap_or(OnFailure::Fail);
         let retry = matches!(action, OnFailure::Retry | OnFailure::RetryWithLongerTimeout);
         let attempts_left = cursor.attempt < self.def.max_attempts(&s);
@@ -329,22 +451,33 @@ impl RunMachine {
                 let key = format!("{}:backoff", cursor.pending.key());
                 let wake = Wake::AfterMs(self.def.backoff_ms(&s, cursor.attempt));
                 self.state.status = RunStatus::Running(Cursor {
-                    pending: Pending::Backoff { key, state: s.key.clone(), wake },
+                    pending: Pending::Backoff {
+                        key,
+                        state: s.key.clone(),
+                        wake,
+                    },
                     ..cursor.clone()
                 });
             }
             OnFailure::AskUser => {
                 let key = format!("{}:decision", cursor.pending.key());
                 self.state.status = RunStatus::Running(Cursor {
-                    pending: Pending::Decision { key, state: s.key.clone(), code, message },
+                    pending: Pending::Decision {
+                        key,
+                        state: s.key.clone(),
+                        code,
+                        message,
+                    },
                     ..cursor.clone()
                 });
             }
             OnFailure::Goto(target) => {
                 if let Some(name) = &s.output {
-                    let error = json!({"error": {"code": code, "message": message, "timedOut": timeout}});
+                    let error =
+                        json!({"error": {"code": code, "message": message, "timedOut": timeout}});
                     if let Err(msg) = self.keep_output(name, error) {
-                        self.state.status = fail(run_code::OUTPUT_TOO_LARGE, msg, Some(s.key.clone()));
+                        self.state.status =
+                            fail(run_code::OUTPUT_TOO_LARGE, msg, Some(s.key.clone()));
                         return;
                     }
                 }
@@ -356,7 +489,11 @@ impl RunMachine {
 }
 
 fn fail(code: &str, message: String, state: Option<String>) -> RunStatus {
-    RunStatus::Failed { code: code.to_string(), message, state }
+    RunStatus::Failed {
+        code: code.to_string(),
+        message,
+        state,
+    }
 }
 
 /// The idempotency key of one attempt of one visit of one state.

@@ -58,5 +58,9 @@ fn check_here(value: &serde_json::Value, declared: &BTreeSet<String>) -> Checked
     }
     let blocked = f.has_errors();
     let dropped = f.dropped();
-    Checked { definition: if blocked { None } else { def }, findings: f.into_vec(), dropped }
+    Checked {
+        definition: if blocked { None } else { def },
+        findings: f.into_vec(),
+        dropped,
+    }
 }

@@ -61,7 +61,9 @@ impl Template {
     /// Evaluates every expression; the whole result stays within one expression's result budget.
     pub fn eval(&self, scope: &Scope<'_>) -> Result<Value, ExprError> {
         let v = super::expr::on_expr_stack(|| self.eval_inner(scope))??;
-        let size = serde_json::to_vec(&v).map(|b| b.len()).unwrap_or(usize::MAX);
+        let size = serde_json::to_vec(&v)
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
         if size > MAX_EXPR_RESULT_BYTES {
             return Err(ExprError {
                 code: super::expr::RESULT_TOO_LARGE,
@@ -75,9 +77,12 @@ impl Template {
         Ok(match self {
             Template::Literal(v) => v.clone(),
             Template::Expr(e) => e.eval(scope)?,
-            Template::List(items) => {
-                Value::Array(items.iter().map(|t| t.eval_inner(scope)).collect::<Result<_, _>>()?)
-            }
+            Template::List(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|t| t.eval_inner(scope))
+                    .collect::<Result<_, _>>()?,
+            ),
             Template::Object(fields) => {
                 let mut m = serde_json::Map::new();
                 for (k, t) in fields {
@@ -99,7 +104,10 @@ fn compile_at(v: &Value, at: &str, count: &mut usize, errors: &mut Vec<TemplateE
             match Expr::compile(s) {
                 Ok(e) => Template::Expr(Box::new(e)),
                 Err(error) => {
-                    errors.push(TemplateError { at: at.to_string(), error });
+                    errors.push(TemplateError {
+                        at: at.to_string(),
+                        error,
+                    });
                     Template::Literal(Value::Null)
                 }
             }
@@ -116,7 +124,10 @@ fn compile_at(v: &Value, at: &str, count: &mut usize, errors: &mut Vec<TemplateE
                 .iter()
                 .map(|(k, item)| {
                     let esc = k.replace('~', "~0").replace('/', "~1");
-                    (k.clone(), compile_at(item, &format!("{at}/{esc}"), count, errors))
+                    (
+                        k.clone(),
+                        compile_at(item, &format!("{at}/{esc}"), count, errors),
+                    )
                 })
                 .collect(),
         ),

@@ -42,8 +42,12 @@ pub fn step_call(s: &State) -> Option<(&'static str, &'static str)> {
         },
         Settings::StorageWrite { .. } => Some(("lime.storage", "set")),
         Settings::ArtifactCreate { .. } => Some(("lime.artifacts", "create")),
-        Settings::HumanReview { .. } | Settings::UserInput { .. } => Some(("lime.workflow", "respond")),
-        Settings::Start | Settings::Branch { .. } | Settings::Wait(_) | Settings::End { .. } => None,
+        Settings::HumanReview { .. } | Settings::UserInput { .. } => {
+            Some(("lime.workflow", "respond"))
+        }
+        Settings::Start | Settings::Branch { .. } | Settings::Wait(_) | Settings::End { .. } => {
+            None
+        }
     }
 }
 
@@ -69,35 +73,61 @@ fn keys<'a>(def: &'a Definition, f: &mut Findings) -> BTreeMap<&'a str, usize> {
     let mut index = BTreeMap::new();
     for (i, s) in def.states.iter().enumerate() {
         if index.insert(s.key.as_str(), i).is_some() {
-            f.error(code::DUPLICATE_KEY, at(i, "key"), format!("state {:?} is declared twice", s.key));
+            f.error(
+                code::DUPLICATE_KEY,
+                at(i, "key"),
+                format!("state {:?} is declared twice", s.key),
+            );
         }
     }
     index
 }
 
 fn start_and_end(def: &Definition, f: &mut Findings) {
-    let starts: Vec<usize> = (0..def.states.len()).filter(|i| def.states[*i].kind == Kind::Start).collect();
+    let starts: Vec<usize> = (0..def.states.len())
+        .filter(|i| def.states[*i].kind == Kind::Start)
+        .collect();
     match starts.len() {
         0 => f.error(code::NO_START, "/states", "a workflow has one start state"),
         1 => {}
-        _ => f.error(code::MULTIPLE_START, at(starts[1], "kind"), "a workflow has one start state"),
+        _ => f.error(
+            code::MULTIPLE_START,
+            at(starts[1], "kind"),
+            "a workflow has one start state",
+        ),
     }
     if !def.states.iter().any(|s| s.kind == Kind::End) {
-        f.error(code::NO_END, "/states", "a workflow has at least one end state");
+        f.error(
+            code::NO_END,
+            "/states",
+            "a workflow has at least one end state",
+        );
     }
 }
 
 fn edges(def: &Definition, index: &BTreeMap<&str, usize>, f: &mut Findings) {
     for (i, s) in def.states.iter().enumerate() {
         if !matches!(s.kind, Kind::End | Kind::Branch) && s.next.is_none() {
-            f.error(code::MISSING_NEXT, at(i, "next"), format!("a {} state needs a next", s.kind.name()));
+            f.error(
+                code::MISSING_NEXT,
+                at(i, "next"),
+                format!("a {} state needs a next", s.kind.name()),
+            );
         }
         if let Settings::Branch { default: None, .. } = &s.settings {
-            f.error(code::MISSING_NEXT, at(i, "default"), "a branch needs a default");
+            f.error(
+                code::MISSING_NEXT,
+                at(i, "default"),
+                "a branch needs a default",
+            );
         }
         for target in def.successors(s) {
             if !index.contains_key(target.as_str()) {
-                f.error(code::UNKNOWN_STATE, at(i, "next"), format!("no state {target:?}"));
+                f.error(
+                    code::UNKNOWN_STATE,
+                    at(i, "next"),
+                    format!("no state {target:?}"),
+                );
             }
         }
     }
@@ -119,7 +149,11 @@ fn reachability(def: &Definition, index: &BTreeMap<&str, usize>, f: &mut Finding
     }
     for (i, s) in def.states.iter().enumerate() {
         if !seen[i] {
-            f.error(code::UNREACHABLE_STATE, at(i, "key"), format!("state {:?} is never reached", s.key));
+            f.error(
+                code::UNREACHABLE_STATE,
+                at(i, "key"),
+                format!("state {:?} is never reached", s.key),
+            );
         }
     }
 }
@@ -146,7 +180,11 @@ fn cycles(def: &Definition, index: &BTreeMap<&str, usize>, f: &mut Findings) {
         let self_loop = comp.len() == 1 && succ[comp[0]].contains(&comp[0]);
         if comp.len() > 1 || self_loop {
             let first = *comp.iter().min().unwrap_or(&0);
-            let names: Vec<&str> = comp.iter().take(8).map(|i| def.states[*i].key.as_str()).collect();
+            let names: Vec<&str> = comp
+                .iter()
+                .take(8)
+                .map(|i| def.states[*i].key.as_str())
+                .collect();
             f.error(
                 code::CYCLE_WITHOUT_WAIT,
                 at(first, "next"),
@@ -210,27 +248,53 @@ fn sccs(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
 /// A step that calls a capability needs a recovery (its own or the workflow's) with `onError`;
 /// a step with a timeout needs `onTimeout`. Retry settings given twice must agree.
 fn recovery(def: &Definition, f: &mut Findings) {
-    check_retry_agree(def.defaults.recovery.as_ref(), def.defaults.retry.as_ref(), "", f);
+    check_retry_agree(
+        def.defaults.recovery.as_ref(),
+        def.defaults.retry.as_ref(),
+        "",
+        f,
+    );
     for (i, s) in def.states.iter().enumerate() {
-        check_retry_agree(s.recovery.as_ref(), s.retry.as_ref(), &format!("/states/{i}"), f);
+        check_retry_agree(
+            s.recovery.as_ref(),
+            s.retry.as_ref(),
+            &format!("/states/{i}"),
+            f,
+        );
         let r = def.recovery_of(s);
         if s.kind.calls() && r.and_then(|r| r.on_error.as_ref()).is_none() {
             f.error(
                 code::MISSING_RECOVERY,
                 at(i, "recovery"),
-                format!("{} {:?} calls a capability: give recovery.onError (or a workflow recovery)", s.kind.name(), s.key),
+                format!(
+                    "{} {:?} calls a capability: give recovery.onError (or a workflow recovery)",
+                    s.kind.name(),
+                    s.key
+                ),
             );
         }
-        if def.timeout_of(s).is_some() && !matches!(s.kind, Kind::Wait) && r.and_then(|r| r.on_timeout.as_ref()).is_none() {
+        if def.timeout_of(s).is_some()
+            && !matches!(s.kind, Kind::Wait)
+            && r.and_then(|r| r.on_timeout.as_ref()).is_none()
+        {
             f.error(
                 code::MISSING_RECOVERY,
                 at(i, "recovery"),
-                format!("state {:?} has a timeout: give recovery.onTimeout (or a workflow recovery)", s.key),
+                format!(
+                    "state {:?} has a timeout: give recovery.onTimeout (or a workflow recovery)",
+                    s.key
+                ),
             );
         }
-        if let Some(OnFailure::RetryWithLongerTimeout) = s.recovery.as_ref().and_then(|r| r.on_timeout.as_ref()) {
+        if let Some(OnFailure::RetryWithLongerTimeout) =
+            s.recovery.as_ref().and_then(|r| r.on_timeout.as_ref())
+        {
             if def.timeout_of(s).is_none() && s.kind.calls() {
-                f.warning(code::INVALID_FIELD, at(i, "recovery"), "retry_with_longer_timeout on a step with no timeout");
+                f.warning(
+                    code::INVALID_FIELD,
+                    at(i, "recovery"),
+                    "retry_with_longer_timeout on a step with no timeout",
+                );
             }
         }
     }
@@ -242,7 +306,10 @@ fn check_retry_agree(
     path: &str,
     f: &mut Findings,
 ) {
-    if let (Some(retries), Some(attempts)) = (r.and_then(|r| r.max_retries), p.and_then(|p| p.max_attempts)) {
+    if let (Some(retries), Some(attempts)) = (
+        r.and_then(|r| r.max_retries),
+        p.and_then(|p| p.max_attempts),
+    ) {
         if retries + 1 != attempts {
             f.error(
                 code::CONFLICTING_RETRY,
@@ -260,7 +327,10 @@ fn capabilities(def: &Definition, declared: &BTreeSet<String>, f: &mut Findings)
                 f.error(
                     code::UNKNOWN_METHOD,
                     at(i, "uses"),
-                    format!("{uses:?} is not a step method; allowed: {}", TOOL_CALL_METHODS.join(", ")),
+                    format!(
+                        "{uses:?} is not a step method; allowed: {}",
+                        TOOL_CALL_METHODS.join(", ")
+                    ),
                 );
                 continue;
             }
@@ -283,7 +353,11 @@ fn outputs(def: &Definition, f: &mut Findings) {
     for (i, s) in def.states.iter().enumerate() {
         if let Some(o) = &s.output {
             if !names.insert(o.as_str()) {
-                f.error(code::DUPLICATE_OUTPUT, at(i, "output"), format!("output {o:?} is given by two states"));
+                f.error(
+                    code::DUPLICATE_OUTPUT,
+                    at(i, "output"),
+                    format!("output {o:?} is given by two states"),
+                );
             }
         }
     }
@@ -291,7 +365,11 @@ fn outputs(def: &Definition, f: &mut Findings) {
         for e in state_exprs(s) {
             for r in e.output_refs() {
                 if !names.contains(r.as_str()) {
-                    f.error(code::UNKNOWN_OUTPUT, at(i, "kind"), format!("outputs.{r} is not any state's output"));
+                    f.error(
+                        code::UNKNOWN_OUTPUT,
+                        at(i, "kind"),
+                        format!("outputs.{r} is not any state's output"),
+                    );
                 }
             }
         }

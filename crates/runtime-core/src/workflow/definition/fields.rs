@@ -15,9 +15,16 @@ pub struct Obj<'a> {
 impl<'a> Obj<'a> {
     pub fn new(v: &'a Value, path: &str, what: &str, f: &mut Findings) -> Option<Obj<'a>> {
         match v.as_object() {
-            Some(map) => Some(Obj { map, path: path.to_string() }),
+            Some(map) => Some(Obj {
+                map,
+                path: path.to_string(),
+            }),
             None => {
-                f.error(code::INVALID_FIELD, path, format!("{what} must be an object"));
+                f.error(
+                    code::INVALID_FIELD,
+                    path,
+                    format!("{what} must be an object"),
+                );
                 None
             }
         }
@@ -53,7 +60,11 @@ impl<'a> Obj<'a> {
 
     pub fn required<T>(&self, name: &str, v: Option<T>, f: &mut Findings) -> Option<T> {
         if v.is_none() && !self.has(name) {
-            f.error(code::MISSING_FIELD, self.at(name), format!("{name} is required"));
+            f.error(
+                code::MISSING_FIELD,
+                self.at(name),
+                format!("{name} is required"),
+            );
         }
         v
     }
@@ -62,17 +73,29 @@ impl<'a> Obj<'a> {
     pub fn string(&self, name: &str, max: usize, f: &mut Findings) -> Option<&'a str> {
         let v = self.get(name)?;
         match v.as_str() {
-            Some(s) if s.is_empty() => {
-                f.error(code::INVALID_FIELD, self.at(name), format!("{name} is empty"));
+            Some("") => {
+                f.error(
+                    code::INVALID_FIELD,
+                    self.at(name),
+                    format!("{name} is empty"),
+                );
                 None
             }
             Some(s) if s.len() > max => {
-                f.error(code::TOO_LARGE, self.at(name), format!("{name} is over {max} bytes"));
+                f.error(
+                    code::TOO_LARGE,
+                    self.at(name),
+                    format!("{name} is over {max} bytes"),
+                );
                 None
             }
             Some(s) => Some(s),
             None => {
-                f.error(code::INVALID_FIELD, self.at(name), format!("{name} must be a string"));
+                f.error(
+                    code::INVALID_FIELD,
+                    self.at(name),
+                    format!("{name} must be a string"),
+                );
                 None
             }
         }
@@ -82,7 +105,11 @@ impl<'a> Obj<'a> {
     pub fn state_ref(&self, name: &str, f: &mut Findings) -> Option<String> {
         let s = self.string(name, MAX_KEY_LEN, f)?;
         if !is_state_key(s) {
-            f.error(code::INVALID_KEY, self.at(name), format!("{s:?} is not a state key"));
+            f.error(
+                code::INVALID_KEY,
+                self.at(name),
+                format!("{s:?} is not a state key"),
+            );
             return None;
         }
         Some(s.to_string())
@@ -107,7 +134,11 @@ impl<'a> Obj<'a> {
         let v = self.get(name)?;
         let b = v.as_bool();
         if b.is_none() {
-            f.error(code::INVALID_FIELD, self.at(name), format!("{name} must be true or false"));
+            f.error(
+                code::INVALID_FIELD,
+                self.at(name),
+                format!("{name} must be true or false"),
+            );
         }
         b
     }
@@ -136,7 +167,11 @@ impl<'a> Obj<'a> {
     pub fn expr(&self, name: &str, f: &mut Findings) -> Option<Expr> {
         let v = self.get(name)?;
         let Some(s) = v.as_str() else {
-            f.error(code::INVALID_FIELD, self.at(name), format!("{name} must be an expression string"));
+            f.error(
+                code::INVALID_FIELD,
+                self.at(name),
+                format!("{name} must be an expression string"),
+            );
             return None;
         };
         match Expr::compile(s) {
@@ -154,7 +189,11 @@ impl<'a> Obj<'a> {
             Ok(t) => Some(t),
             Err(errors) => {
                 for e in errors {
-                    f.error(e.error.code, format!("{}{}", self.at(name), e.at), e.error.message);
+                    f.error(
+                        e.error.code,
+                        format!("{}{}", self.at(name), e.at),
+                        e.error.message,
+                    );
                 }
                 None
             }
@@ -167,7 +206,8 @@ pub fn is_state_key(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_KEY_LEN
         && s.as_bytes()[0].is_ascii_alphanumeric()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: an output name is read as `outputs.<name>`, so it is a CEL identifier.

@@ -32,8 +32,10 @@ pub fn to_cel(v: &Value) -> cel::Value {
 }
 
 pub fn map_to_cel(o: &serde_json::Map<String, Value>) -> cel::Value {
-    let map: HashMap<Key, cel::Value> =
-        o.iter().map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v))).collect();
+    let map: HashMap<Key, cel::Value> = o
+        .iter()
+        .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel(v)))
+        .collect();
     cel::Value::Map(Map { map: Arc::new(map) })
 }
 
@@ -55,12 +57,18 @@ fn spend(left: &mut usize, n: usize) -> Result<(), ExprError> {
 }
 
 fn unsupported(what: &str) -> ExprError {
-    ExprError { code: EVAL_FAILED, message: format!("a result cannot hold {what}") }
+    ExprError {
+        code: EVAL_FAILED,
+        message: format!("a result cannot hold {what}"),
+    }
 }
 
 fn convert(v: &cel::Value, left: &mut usize, depth: usize) -> Result<Value, ExprError> {
     if depth > MAX_RESULT_DEPTH {
-        return Err(ExprError { code: RESULT_TOO_LARGE, message: "result nested too deep".into() });
+        return Err(ExprError {
+            code: RESULT_TOO_LARGE,
+            message: "result nested too deep".into(),
+        });
     }
     Ok(match v {
         cel::Value::Null => {

@@ -32,6 +32,8 @@ pub fn on_expr_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, ExprErr
                 message: format!("no expression thread: {e}"),
             })?;
         // A panic is a bug: carry it to the caller as if it ran inline.
-        Ok(handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        Ok(handle
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
 }

@@ -5,8 +5,14 @@ use super::*;
 fn eval(src: &str) -> Result<Value, ExprError> {
     let input = json!({"topic": "cats", "n": 3, "items": [1, 2, 3], "ok": true});
     let mut outputs = serde_json::Map::new();
-    outputs.insert("review".into(), json!({"decision": "approved", "data": null}));
-    Expr::compile(src)?.eval(&Scope { input: &input, outputs: &outputs })
+    outputs.insert(
+        "review".into(),
+        json!({"decision": "approved", "data": null}),
+    );
+    Expr::compile(src)?.eval(&Scope {
+        input: &input,
+        outputs: &outputs,
+    })
 }
 
 fn code_of(src: &str) -> &'static str {
@@ -18,11 +24,23 @@ fn code_of(src: &str) -> &'static str {
 
 #[test]
 fn guards_and_mappings_over_input_and_outputs() {
-    assert_eq!(eval("outputs.review.decision == 'approved'").unwrap(), json!(true));
-    assert_eq!(eval("'Reply: ' + input.topic").unwrap(), json!("Reply: cats"));
+    assert_eq!(
+        eval("outputs.review.decision == 'approved'").unwrap(),
+        json!(true)
+    );
+    assert_eq!(
+        eval("'Reply: ' + input.topic").unwrap(),
+        json!("Reply: cats")
+    );
     assert_eq!(eval("input.n * 2 + size(input.items)").unwrap(), json!(9));
-    assert_eq!(eval("has(outputs.review) && !has(outputs.draft)").unwrap(), json!(true));
-    assert_eq!(eval("{'b': 1, 'a': [input.ok, null]}").unwrap(), json!({"a": [true, null], "b": 1}));
+    assert_eq!(
+        eval("has(outputs.review) && !has(outputs.draft)").unwrap(),
+        json!(true)
+    );
+    assert_eq!(
+        eval("{'b': 1, 'a': [input.ok, null]}").unwrap(),
+        json!({"a": [true, null], "b": 1})
+    );
     assert_eq!(eval("input.n > 2 ? 'many' : 'few'").unwrap(), json!("many"));
     assert_eq!(eval("2 in input.items").unwrap(), json!(true));
     assert_eq!(eval("input.topic.startsWith('ca')").unwrap(), json!(true));
@@ -52,21 +70,46 @@ fn guards_must_be_booleans() {
     let e = Expr::compile("input.n").unwrap();
     let input = json!({"n": 1});
     let outputs = serde_json::Map::new();
-    assert_eq!(e.eval_bool(&Scope { input: &input, outputs: &outputs }).unwrap_err().code, EVAL_FAILED);
+    assert_eq!(
+        e.eval_bool(&Scope {
+            input: &input,
+            outputs: &outputs
+        })
+        .unwrap_err()
+        .code,
+        EVAL_FAILED
+    );
 }
 
 #[test]
 fn budgets_are_checked_before_parsing() {
-    assert_eq!(code_of(&"a".repeat(MAX_EXPR_BYTES + 1)), code::EXPRESSION_OVER_BUDGET);
+    assert_eq!(
+        code_of(&"a".repeat(MAX_EXPR_BYTES + 1)),
+        code::EXPRESSION_OVER_BUDGET
+    );
     // Deep nesting never reaches the parser: 100k brackets would overflow a recursive descent.
-    let deep = format!("{}1{}", "(".repeat(MAX_EXPR_BYTES / 2 - 1), ")".repeat(MAX_EXPR_BYTES / 2 - 1));
+    let deep = format!(
+        "{}1{}",
+        "(".repeat(MAX_EXPR_BYTES / 2 - 1),
+        ")".repeat(MAX_EXPR_BYTES / 2 - 1)
+    );
     assert_eq!(code_of(&deep), code::EXPRESSION_OVER_BUDGET);
-    assert_eq!(code_of(&"[".repeat(MAX_EXPR_NESTING + 1)), code::EXPRESSION_OVER_BUDGET);
-    assert_eq!(code_of(&format!("{}true", "!".repeat(MAX_EXPR_NESTING + 1))), code::EXPRESSION_OVER_BUDGET);
+    assert_eq!(
+        code_of(&"[".repeat(MAX_EXPR_NESTING + 1)),
+        code::EXPRESSION_OVER_BUDGET
+    );
+    assert_eq!(
+        code_of(&format!("{}true", "!".repeat(MAX_EXPR_NESTING + 1))),
+        code::EXPRESSION_OVER_BUDGET
+    );
     let chain = (0..30).map(|_| "true ? 1 : ").collect::<String>() + "2";
     assert_eq!(code_of(&chain), code::EXPRESSION_OVER_BUDGET);
     // Nesting at the limit still compiles.
-    let ok = format!("{}1{}", "(".repeat(MAX_EXPR_NESTING), ")".repeat(MAX_EXPR_NESTING));
+    let ok = format!(
+        "{}1{}",
+        "(".repeat(MAX_EXPR_NESTING),
+        ")".repeat(MAX_EXPR_NESTING)
+    );
     assert!(Expr::compile(&ok).is_ok());
 }
 
@@ -75,7 +118,16 @@ fn node_count_is_bounded() {
     let many = vec!["1"; MAX_EXPR_NODES].join("+");
     assert_eq!(code_of(&many), code::EXPRESSION_OVER_BUDGET);
     let fine = vec!["1"; 32].join("+");
-    assert_eq!(Expr::compile(&fine).unwrap().eval(&Scope { input: &json!(null), outputs: &Default::default() }).unwrap(), json!(32));
+    assert_eq!(
+        Expr::compile(&fine)
+            .unwrap()
+            .eval(&Scope {
+                input: &json!(null),
+                outputs: &Default::default()
+            })
+            .unwrap(),
+        json!(32)
+    );
 }
 
 #[test]
@@ -105,11 +157,23 @@ fn results_are_bounded_while_converting() {
     let big = "x".repeat(MAX_EXPR_RESULT_BYTES / 4);
     let input = json!({"s": big});
     let outputs = serde_json::Map::new();
-    let scope = Scope { input: &input, outputs: &outputs };
-    assert!(Expr::compile("input.s + input.s").unwrap().eval(&scope).is_ok());
-    let e = Expr::compile("[input.s, input.s, input.s, input.s, input.s]").unwrap().eval(&scope).unwrap_err();
+    let scope = Scope {
+        input: &input,
+        outputs: &outputs,
+    };
+    assert!(Expr::compile("input.s + input.s")
+        .unwrap()
+        .eval(&scope)
+        .is_ok());
+    let e = Expr::compile("[input.s, input.s, input.s, input.s, input.s]")
+        .unwrap()
+        .eval(&scope)
+        .unwrap_err();
     assert_eq!(e.code, RESULT_TOO_LARGE);
-    let e = Expr::compile("input.s + input.s + input.s + input.s + input.s").unwrap().eval(&scope).unwrap_err();
+    let e = Expr::compile("input.s + input.s + input.s + input.s + input.s")
+        .unwrap()
+        .eval(&scope)
+        .unwrap_err();
     assert_eq!(e.code, RESULT_TOO_LARGE);
 }
 

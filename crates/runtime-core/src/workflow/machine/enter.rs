@@ -21,7 +21,11 @@ impl RunMachine {
             };
             self.state.steps += 1;
             if self.state.steps > MAX_RUN_STEPS {
-                self.state.status = fail(run_code::STEP_LIMIT, format!("more than {MAX_RUN_STEPS} steps"), Some(key));
+                self.state.status = fail(
+                    run_code::STEP_LIMIT,
+                    format!("more than {MAX_RUN_STEPS} steps"),
+                    Some(key),
+                );
                 return;
             }
             let visit = {
@@ -35,7 +39,7 @@ impl RunMachine {
                     Ok(Some(n)) => Some(n),
                     Ok(None) => default.clone(),
                     Err(status) => {
-                        self.state.status = status.with_state(&s.key);
+                        self.state.status = (*status).with_state(&s.key);
                         return;
                     }
                 },
@@ -46,7 +50,11 @@ impl RunMachine {
                     };
                     self.state.status = match result {
                         Ok(result) => RunStatus::Succeeded { result },
-                        Err(e) => fail(run_code::EXPRESSION_FAILED, e.to_string(), Some(s.key.clone())),
+                        Err(e) => fail(
+                            run_code::EXPRESSION_FAILED,
+                            e.to_string(),
+                            Some(s.key.clone()),
+                        ),
                     };
                     return;
                 }
@@ -55,7 +63,11 @@ impl RunMachine {
             match next {
                 Some(n) => key = n,
                 None => {
-                    self.state.status = fail(run_code::NOT_RUNNABLE, format!("state {:?} has no next", s.key), Some(s.key.clone()));
+                    self.state.status = fail(
+                        run_code::NOT_RUNNABLE,
+                        format!("state {:?} has no next", s.key),
+                        Some(s.key.clone()),
+                    );
                     return;
                 }
             }
@@ -64,29 +76,41 @@ impl RunMachine {
 
     /// Sets up attempt `attempt` of visit `visit` of a waiting state.
     pub(super) fn attempt(&mut self, key: &str, visit: u32, attempt: u32) {
-        let Some(s) = self.def.state(key).cloned() else { return };
+        let Some(s) = self.def.state(key).cloned() else {
+            return;
+        };
         let effect_key = effect_key(&self.state.run_id, key, visit, attempt);
         let pending = match self.pending_for(&s, effect_key, attempt) {
             Ok(p) => p,
             Err(status) => {
-                self.state.status = status;
+                self.state.status = *status;
                 return;
             }
         };
-        self.state.status = RunStatus::Running(Cursor { state: s.key.clone(), visit, attempt, pending });
+        self.state.status = RunStatus::Running(Cursor {
+            state: s.key.clone(),
+            visit,
+            attempt,
+            pending,
+        });
     }
 
-    fn pending_for(&self, s: &State, key: String, attempt: u32) -> Result<Pending, RunStatus> {
+    fn pending_for(&self, s: &State, key: String, attempt: u32) -> Result<Pending, Box<RunStatus>> {
         let scope = self.scope();
         let eval_err = |e: crate::workflow::expr::ExprError| {
-            fail(run_code::EXPRESSION_FAILED, e.to_string(), Some(s.key.clone()))
+            boxed_fail(
+                run_code::EXPRESSION_FAILED,
+                e.to_string(),
+                Some(s.key.clone()),
+            )
         };
-        let eval = |t: &Option<crate::workflow::template::Template>| -> Result<Value, RunStatus> {
-            match t {
-                Some(t) => t.eval(&scope).map_err(eval_err),
-                None => Ok(Value::Null),
-            }
-        };
+        let eval =
+            |t: &Option<crate::workflow::template::Template>| -> Result<Value, Box<RunStatus>> {
+                match t {
+                    Some(t) => t.eval(&scope).map_err(eval_err),
+                    None => Ok(Value::Null),
+                }
+            };
         let timeout_ms = self.timeout_for(s, attempt);
         let call = |args: Value| {
             let (capability, method) = step_call(s).unwrap_or(("", ""));
@@ -100,7 +124,11 @@ impl RunMachine {
             })
         };
         Ok(match &s.settings {
-            Settings::AgentTask { target, input, expected_output } => {
+            Settings::AgentTask {
+                target,
+                input,
+                expected_output,
+            } => {
                 let mut args = json!({ "input": eval(input)? });
                 match target {
                     AgentTarget::Entry(e) => args["entry"] = json!(e),
@@ -124,7 +152,11 @@ impl RunMachine {
                 let value = value.eval(&scope).map_err(eval_err)?;
                 call(json!({"key": storage_key, "value": value}))
             }
-            Settings::ArtifactCreate { artifact_kind, title, content } => {
+            Settings::ArtifactCreate {
+                artifact_kind,
+                title,
+                content,
+            } => {
                 let title = title.eval(&scope).map_err(eval_err)?;
                 let content = content.eval(&scope).map_err(eval_err)?;
                 call(json!({"kind": artifact_kind, "title": title, "content": content}))
@@ -143,18 +175,35 @@ impl RunMachine {
                 schema: schema.clone(),
                 timeout_ms,
             },
-            Settings::Wait(WaitFor::DurationMs(ms)) => {
-                Pending::Timer { key, state: s.key.clone(), wake: Wake::AfterMs(*ms) }
-            }
+            Settings::Wait(WaitFor::DurationMs(ms)) => Pending::Timer {
+                key,
+                state: s.key.clone(),
+                wake: Wake::AfterMs(*ms),
+            },
             Settings::Wait(WaitFor::Until(e)) => {
                 let at = e.eval(&scope).map_err(eval_err)?;
-                let ts = at.as_str().and_then(|t| t.parse::<jiff::Timestamp>().ok()).ok_or_else(|| {
-                    fail(run_code::INVALID_UNTIL, "until must give an RFC 3339 timestamp".into(), Some(s.key.clone()))
-                })?;
-                Pending::Timer { key, state: s.key.clone(), wake: Wake::At(ts.to_string()) }
+                let ts = at
+                    .as_str()
+                    .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                    .ok_or_else(|| {
+                        boxed_fail(
+                            run_code::INVALID_UNTIL,
+                            "until must give an RFC 3339 timestamp".into(),
+                            Some(s.key.clone()),
+                        )
+                    })?;
+                Pending::Timer {
+                    key,
+                    state: s.key.clone(),
+                    wake: Wake::At(ts.to_string()),
+                }
             }
             Settings::Start | Settings::Branch { .. } | Settings::End { .. } => {
-                return Err(fail(run_code::NOT_RUNNABLE, "not a waiting state".into(), Some(s.key.clone())))
+                return Err(boxed_fail(
+                    run_code::NOT_RUNNABLE,
+                    "not a waiting state".into(),
+                    Some(s.key.clone()),
+                ))
             }
         })
     }
@@ -176,30 +225,46 @@ impl RunMachine {
         Some(t.min(MAX_DURATION_MS))
     }
 
-    fn choose(&self, cases: &[crate::workflow::definition::Case]) -> Result<Option<String>, RunStatus> {
+    fn choose(
+        &self,
+        cases: &[crate::workflow::definition::Case],
+    ) -> Result<Option<String>, Box<RunStatus>> {
         let scope = self.scope();
         for c in cases {
             match c.when.eval_bool(&scope) {
                 Ok(true) => return Ok(Some(c.next.clone())),
                 Ok(false) => {}
-                Err(e) => return Err(fail(run_code::EXPRESSION_FAILED, e.to_string(), None)),
+                Err(e) => return Err(boxed_fail(run_code::EXPRESSION_FAILED, e.to_string(), None)),
             }
         }
         Ok(None)
     }
 
     fn scope(&self) -> Scope<'_> {
-        Scope { input: &self.state.input, outputs: &self.state.outputs }
+        Scope {
+            input: &self.state.input,
+            outputs: &self.state.outputs,
+        }
     }
 }
 
 impl RunStatus {
     fn with_state(self, key: &str) -> RunStatus {
         match self {
-            RunStatus::Failed { code, message, state: None } => {
-                RunStatus::Failed { code, message, state: Some(key.to_string()) }
-            }
+            RunStatus::Failed {
+                code,
+                message,
+                state: None,
+            } => RunStatus::Failed {
+                code,
+                message,
+                state: Some(key.to_string()),
+            },
             other => other,
         }
     }
+}
+
+fn boxed_fail(code: &str, message: String, state: Option<String>) -> Box<RunStatus> {
+    Box::new(fail(code, message, state))
 }
