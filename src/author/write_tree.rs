@@ -1,0 +1,117 @@
+//! A whole folder or nothing: the files are written into a hidden sibling of the target
+//! (`.<name>.partial-<random>`, same file system) and that folder is renamed onto the target,
+//! which must be absent or an empty folder (a rename replaces an empty directory atomically).
+//! Any failure removes the sibling; the target is never touched before the rename.
+
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use host_core::error::{ErrorCode, HostError, HostResult};
+
+/// Writes `files` (`(relative path, bytes)`) as the folder `target`.
+pub fn write_tree(target: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> {
+    refuse_non_empty(target)?;
+    let name = target.file_name().ok_or_else(|| {
+        failed(
+            target,
+            "the target has no folder name (it ends in `..` or is a root)".into(),
+        )
+    })?;
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(failed(
+            target,
+            format!("the folder {} does not exist", parent.display()),
+        ));
+    }
+    let staging = parent.join(format!(
+        ".{}.partial-{}",
+        name.to_string_lossy(),
+        random_suffix()?
+    ));
+    std::fs::create_dir(&staging).map_err(|e| failed(target, format!("cannot create {}: {e}", staging.display())))?;
+    let result = fill(&staging, files).and_then(|()| {
+        std::fs::rename(&staging, target).map_err(|e| {
+            use std::io::ErrorKind;
+            // Filled (or made a file) since the check above: still "exists", never replaced.
+            if matches!(e.kind(), ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory)
+                || target.symlink_metadata().is_ok_and(|m| !m.is_dir())
+            {
+                exists(target)
+            } else {
+                failed(target, format!("cannot move the new folder into place: {e}"))
+            }
+        })
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+/// `author.target_exists` unless `target` is absent or an empty folder (not a link to one).
+fn refuse_non_empty(target: &Path) -> HostResult<()> {
+    match target.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(failed(target, format!("cannot read {}: {e}", target.display()))),
+        Ok(m) if m.is_dir() => match std::fs::read_dir(target).map(|mut e| e.next().is_none()) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(exists(target)),
+            Err(e) => Err(failed(target, format!("cannot read {}: {e}", target.display()))),
+        },
+        Ok(_) => Err(exists(target)),
+    }
+}
+
+fn fill(root: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> {
+    for (rel, bytes) in files {
+        let path = root.join(checked_relative(rel)?);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| failed(root, format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let mut file = std::fs::File::create_new(&path)
+            .map_err(|e| failed(root, format!("cannot create {}: {e}", path.display())))?;
+        file.write_all(bytes)
+            .map_err(|e| failed(root, format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// A relative path of normal components only (the embedded lists are ours, but a path that
+/// could leave the folder is refused rather than trusted).
+fn checked_relative(rel: &str) -> HostResult<&Path> {
+    let path = Path::new(rel);
+    if rel.is_empty() || !path.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err(HostError::new(
+            ErrorCode::Internal,
+            format!("refusing to write the file path {rel:?}"),
+        ));
+    }
+    Ok(path)
+}
+
+fn random_suffix() -> HostResult<String> {
+    let mut bytes = [0u8; 6];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| HostError::new(ErrorCode::Internal, format!("no random bytes: {e}")))?;
+    Ok(hex::encode(bytes))
+}
+
+fn exists(target: &Path) -> HostError {
+    HostError::new(
+        ErrorCode::AuthorTargetExists,
+        format!(
+            "{} already exists and is not an empty folder; pick another name or folder",
+            target.display()
+        ),
+    )
+    .with("path", target.display().to_string())
+}
+
+fn failed(target: &Path, message: String) -> HostError {
+    HostError::new(ErrorCode::AuthorWriteFailed, message).with("path", target.display().to_string())
+}
