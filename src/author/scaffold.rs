@@ -166,8 +166,22 @@ mod tests {
         let n = derive_app_id("my-app").unwrap();
         assert_eq!((n.id.as_str(), n.title.as_str()), ("my-app", "My App"));
         let n = derive_app_id("  Trip  Planner ").unwrap();
-        assert_eq!((n.id.as_str(), n.title.as_str()), ("trip-planner", "Trip Planner"));
-        for bad in ["", "   ", "-x", ".x", "a/b", "../x", "x<y", "é", "a\u{0}b", &"a".repeat(65)] {
+        assert_eq!(
+            (n.id.as_str(), n.title.as_str()),
+            ("trip-planner", "Trip Planner")
+        );
+        for bad in [
+            "",
+            "   ",
+            "-x",
+            ".x",
+            "a/b",
+            "../x",
+            "x<y",
+            "é",
+            "a\u{0}b",
+            &"a".repeat(65),
+        ] {
             let e = derive_app_id(bad).unwrap_err();
             assert_eq!(e.code, ErrorCode::AuthorInvalidName, "{bad:?}");
         }

@@ -32,17 +32,23 @@ pub fn write_tree(target: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> 
         name.to_string_lossy(),
         random_suffix()?
     ));
-    std::fs::create_dir(&staging).map_err(|e| failed(target, format!("cannot create {}: {e}", staging.display())))?;
+    std::fs::create_dir(&staging)
+        .map_err(|e| failed(target, format!("cannot create {}: {e}", staging.display())))?;
     let result = fill(&staging, files).and_then(|()| {
         std::fs::rename(&staging, target).map_err(|e| {
             use std::io::ErrorKind;
             // Filled (or made a file) since the check above: still "exists", never replaced.
-            if matches!(e.kind(), ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory)
-                || target.symlink_metadata().is_ok_and(|m| !m.is_dir())
+            if matches!(
+                e.kind(),
+                ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory
+            ) || target.symlink_metadata().is_ok_and(|m| !m.is_dir())
             {
                 exists(target)
             } else {
-                failed(target, format!("cannot move the new folder into place: {e}"))
+                failed(
+                    target,
+                    format!("cannot move the new folder into place: {e}"),
+                )
             }
         })
     });
@@ -56,11 +62,17 @@ pub fn write_tree(target: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> 
 fn refuse_non_empty(target: &Path) -> HostResult<()> {
     match target.symlink_metadata() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(failed(target, format!("cannot read {}: {e}", target.display()))),
+        Err(e) => Err(failed(
+            target,
+            format!("cannot read {}: {e}", target.display()),
+        )),
         Ok(m) if m.is_dir() => match std::fs::read_dir(target).map(|mut e| e.next().is_none()) {
             Ok(true) => Ok(()),
             Ok(false) => Err(exists(target)),
-            Err(e) => Err(failed(target, format!("cannot read {}: {e}", target.display()))),
+            Err(e) => Err(failed(
+                target,
+                format!("cannot read {}: {e}", target.display()),
+            )),
         },
         Ok(_) => Err(exists(target)),
     }
