@@ -22,7 +22,12 @@ fn main() {
     if dist.join("index.html").is_file() {
         collect(dist, dist, &mut ui);
     }
-    emit(&mut out, "The built host UI: (path under `/`, bytes).", "UI_FILES", ui);
+    emit(
+        &mut out,
+        "The built host UI: (path under `/`, bytes).",
+        "UI_FILES",
+        ui,
+    );
     write_out("ui_files.rs", &out);
 
     let mut out = String::new();
@@ -31,7 +36,12 @@ fn main() {
     let templates = Path::new("templates");
     let mut files = Vec::new();
     collect(templates, templates, &mut files);
-    emit(&mut out, "The app templates of `apphost new`: (path under `templates/`, bytes).", "TEMPLATE_FILES", files);
+    emit(
+        &mut out,
+        "The app templates of `apphost new`: (path under `templates/`, bytes).",
+        "TEMPLATE_FILES",
+        files,
+    );
 
     let sdk = Path::new("bridge-sdk");
     let sdk_dist = sdk.join("dist");
@@ -45,7 +55,11 @@ fn main() {
         }
         let mut built = Vec::new();
         collect(&sdk_dist, &sdk_dist, &mut built);
-        files.extend(built.into_iter().map(|(rel, abs)| (format!("dist/{rel}"), abs)));
+        files.extend(
+            built
+                .into_iter()
+                .map(|(rel, abs)| (format!("dist/{rel}"), abs)),
+        );
     }
     emit(&mut out, "The SDK's npm package (`bridge-sdk/`): (path in the package, bytes); empty when `bridge-sdk/dist` was not built.", "SDK_FILES", files);
 
@@ -56,7 +70,12 @@ fn main() {
     if packed.is_file() {
         pack.push((tarball, absolute(packed)));
     }
-    emit(&mut out, "`npm pack` of the SDK for this version (at most one file).", "SDK_PACK", pack);
+    emit(
+        &mut out,
+        "`npm pack` of the SDK for this version (at most one file).",
+        "SDK_PACK",
+        pack,
+    );
 
     write_out("author_files.rs", &out);
 }
@@ -71,7 +90,11 @@ fn emit(out: &mut String, doc: &str, name: &str, mut files: Vec<(String, PathBuf
     let _ = writeln!(out, "/// {doc}\npub static {name}: &[(&str, &[u8])] = &[");
     for (rel, abs) in &files {
         println!("cargo:rerun-if-changed={}", abs.display());
-        let _ = writeln!(out, "    ({rel:?}, include_bytes!({:?})),", abs.display().to_string());
+        let _ = writeln!(
+            out,
+            "    ({rel:?}, include_bytes!({:?})),",
+            abs.display().to_string()
+        );
     }
     out.push_str("];\n");
 }
