@@ -321,7 +321,7 @@ fn generate_and_run(template: &str, name: &str) {
     assert_eq!(
         created["path"],
         Path::new(".")
-            .join(&project.file_name().unwrap())
+            .join(project.file_name().unwrap())
             .display()
             .to_string()
     );
