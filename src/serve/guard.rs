@@ -4,7 +4,7 @@
 //!
 //! Pure functions over header values, unit-tested here and end to end in `tests/serve_http.rs`.
 
-use host_core::surface::origin::app_host_label;
+use host_core::hosting::surface::origin::app_host_label;
 
 /// What a request's `Host` header names.
 #[derive(Debug, Clone, PartialEq, Eq)]

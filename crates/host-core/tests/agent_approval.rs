@@ -14,13 +14,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use host_core::api::{self, LinkOpener, Session, SessionConfig};
-use host_core::bridge::host::Outgoing;
-use host_core::bridge::message::PROTOCOL;
-use host_core::model_settings::{self, KeyChange};
-use host_core::paths::DataDir;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::host::Outgoing;
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::model_settings::{self, KeyChange};
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
+use host_core::install::store::Store;
 use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
@@ -418,7 +418,10 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         json!({"appId": APP, "taskId": task, "actionId": action, "decision": "approve", "remember": "forever"}),
     )
     .unwrap_err();
-    assert_eq!(bad.code, host_core::error::ErrorCode::ApiBadArguments);
+    assert_eq!(
+        bad.code,
+        host_core::foundation::error::ErrorCode::ApiBadArguments
+    );
     call(
         &s,
         "task_respond",

@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use host_core::api::{self, LinkOpener, Session, SessionConfig};
-use host_core::bridge::message::PROTOCOL;
-use host_core::model_settings::{self, KeyChange};
-use host_core::paths::DataDir;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::model_settings::{self, KeyChange};
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
+use host_core::install::store::Store;
 use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
@@ -78,13 +78,15 @@ fn call(s: &Session, command: &str, args: Value) -> Value {
 fn invoke(s: &Session, capability: &str, method: &str, args: Value) -> Value {
     s.with_bridge(|host, store| {
         let m = host.mount(store, APP, "notes").unwrap();
-        let send =
-            |host: &mut host_core::bridge::host::BridgeHost, id: &str, kind: &str, p: Value| {
-                let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
+        let send = |host: &mut host_core::hosting::bridge::host::BridgeHost,
+                    id: &str,
+                    kind: &str,
+                    p: Value| {
+            let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
                              "appId": APP, "entryKey": "notes", "payload": p})
-                .to_string();
-                host.handle(store, &m.mount_id, &m.origin, &raw)
-            };
+            .to_string();
+            host.handle(store, &m.mount_id, &m.origin, &raw)
+        };
         send(host, "r0", "app:ready", json!({}));
         let out = send(
             host,
@@ -299,10 +301,16 @@ fn the_agent_tools_stay_in_files_under_quota_and_make_real_artifacts() {
     {
         let (locked, _) = Store::open_locked(&dir).unwrap();
         locked
-            .set_setting(host_core::agent_tool_policy::SETTING_KEY, Some("allow"))
+            .set_setting(
+                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                Some("allow"),
+            )
             .unwrap();
         assert!(locked
-            .set_setting(host_core::agent_tool_policy::SETTING_KEY, Some("sometimes"))
+            .set_setting(
+                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                Some("sometimes")
+            )
             .is_err());
     }
     let (d, asked) = run_tool(

@@ -8,10 +8,10 @@ use std::net::TcpListener;
 use std::sync::Once;
 
 use host_core::api::{self, LinkOpener, Session, SessionConfig};
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-test-CANARY-api-agent-never-answered";

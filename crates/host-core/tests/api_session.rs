@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use host_core::api::{self, LaunchRequest, LinkOpener, Session, SessionConfig};
-use host_core::bridge::host::Outgoing;
-use host_core::bridge::message::PROTOCOL;
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::host::Outgoing;
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
+use host_core::install::store::Store;
 use serde_json::{json, Value};
 use support::{fixture, install};
 
@@ -557,7 +557,7 @@ fn uploads_are_kept_once_and_bounded() {
 /// `outgoing` events (`Outgoing[]` posts to the calling frame), without a request.
 #[test]
 fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
-    use host_core::model_settings::{self, KeyChange};
+    use host_core::hosting::model_settings::{self, KeyChange};
     use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
 
     let tmp = tempfile::tempdir().unwrap();

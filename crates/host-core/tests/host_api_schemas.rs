@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 
 use host_core::api::schema::{self, REGENERATE};
 use host_core::api::{self, LinkOpener, Session, SessionConfig};
-use host_core::bridge::message::PROTOCOL;
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
 use serde_json::{json, Value};
 use support::{fixture, install, repo_root};
 

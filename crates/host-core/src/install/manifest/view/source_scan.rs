@@ -1,0 +1,137 @@
+//! Keeps the typed view the only reader of manifest keys: a scan of `src/` for string-keyed
+//! reads outside `install/manifest/`.
+//!
+//! Two kinds of pattern. `Manifest`'s own string-keyed accessors (`.array("`, `.str("`,
+//! `.object("`) and reads of its map (`data.get(`) are refused everywhere outside `manifest/`.
+//! `.get("` / `.pointer("` also read other JSON documents (a signature, a lock file, a stored
+//! projection, an event), so they are refused except in the files listed in [`OTHER_JSON`], each
+//! with the most reads it may hold and what it reads. Folders in [`TO_CONVERT`] are still being
+//! converted by another change and are skipped.
+
+use std::path::{Path, PathBuf};
+
+/// Folders under `src/` that still read the manifest by string key (to convert).
+const TO_CONVERT: &[&str] = &["hosting/capability/", "hosting/bridge/"];
+
+/// Files that read JSON documents other than the manifest by string key: (path under `src/`,
+/// most `.get("`/`.pointer("` reads, what they read).
+const OTHER_JSON: &[(&str, usize, &str)] = &[
+    ("api/tasks.rs", 6, "runtime event messages"),
+    ("install/lockfile.rs", 7, "app.lock"),
+    ("install/inspect.rs", 1, "the captured file map (APP.md)"),
+    ("center/dev.rs", 1, "error details"),
+    ("center/review.rs", 7, "the stored projection"),
+    ("install/package/catalog.rs", 2, "catalog documents"),
+    (
+        "install/store/storage_plan.rs",
+        7,
+        "the stored projection and storage/schema.json",
+    ),
+    ("install/store/mod.rs", 4, "the stored manifest envelope"),
+    ("install/store/schema.rs", 1, "the stored manifest envelope"),
+    (
+        "install/signature.rs",
+        7,
+        "app.signature.yaml and key files",
+    ),
+    (
+        "foundation/typescript.rs",
+        12,
+        "JSON Schemas rendered as TypeScript",
+    ),
+];
+
+const ALWAYS_REFUSED: &[&str] = &[".array(\"", ".str(\"", ".object(\"", "data.get("];
+const OTHER_JSON_READS: &[&str] = &[".get(\"", ".pointer(\""];
+
+/// Occurrences of `patterns` in `text`, outside `//` comments.
+fn count(text: &str, patterns: &[&str]) -> usize {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .map(|l| patterns.iter().map(|p| l.matches(p).count()).sum::<usize>())
+        .sum()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read src dir") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every violation in the files under `src`, as `path: message`.
+fn violations(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(src)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.starts_with("install/manifest/") || TO_CONVERT.iter().any(|d| rel.starts_with(d)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("read source");
+        let refused = count(&text, ALWAYS_REFUSED);
+        if refused > 0 {
+            out.push(format!(
+                "{rel}: {refused} string-keyed manifest read(s): use manifest.view()"
+            ));
+        }
+        let reads = count(&text, OTHER_JSON_READS);
+        let allowed = OTHER_JSON
+            .iter()
+            .find(|(p, _, _)| *p == rel)
+            .map_or(0, |(_, n, _)| *n);
+        if reads > allowed {
+            out.push(format!(
+                "{rel}: {reads} `.get(\"`/`.pointer(\"` read(s), at most {allowed} allowed: \
+                 read manifest fields through manifest.view()"
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn no_file_outside_manifest_reads_manifest_keys_by_string() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let v = violations(&src);
+    assert!(
+        v.is_empty(),
+        "string-keyed manifest reads:\n{}",
+        v.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_finds_string_keyed_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("install/manifest")).expect("mkdir");
+    std::fs::create_dir_all(src.join("hosting/bridge")).expect("mkdir");
+    let bad = "fn f(m: &Manifest) { m.array(\"entries\"); m.data.get(\"x\"); }\n";
+    std::fs::write(src.join("readiness.rs"), bad).expect("write");
+    std::fs::write(src.join("install/manifest/view.rs"), bad).expect("write");
+    std::fs::write(src.join("hosting/bridge/host.rs"), bad).expect("write");
+    std::fs::write(
+        src.join("install/lockfile.rs"),
+        "// doc.get(\"a\") in a comment\nfn f() { a.get(\"x\"); }\n",
+    )
+    .expect("write");
+    std::fs::write(src.join("center.rs"), "fn f() { p.get(\"key\"); }\n").expect("write");
+    let v = violations(src);
+    // manifest/ and bridge/ are skipped; lockfile.rs is within its allowance; the comment
+    // does not count; `m.data.get("x")` is both a map read and a `.get("`.
+    assert_eq!(v.len(), 3, "{v:?}");
+    assert!(v[0].starts_with("center.rs: 1 `.get"), "{v:?}");
+    assert!(v[1].starts_with("readiness.rs: 1 `.get"), "{v:?}");
+    assert!(v[2].starts_with("readiness.rs: 2 string-keyed"), "{v:?}");
+}
