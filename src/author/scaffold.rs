@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::{ErrorCode, HostError, HostResult};
 
 use super::embedded::{sdk_available, sdk_dist, template_files, HOST_VERSION};
 use super::write_tree::write_tree;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::{ErrorCode, HostError, HostResult};
 
 use super::embedded::{sdk_available, sdk_files, sdk_pack, HOST_VERSION};
 use super::write_tree::write_tree;

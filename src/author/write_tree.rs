@@ -6,7 +6,7 @@
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::{ErrorCode, HostError, HostResult};
 
 /// Writes `files` (`(relative path, bytes)`) as the folder `target`.
 pub fn write_tree(target: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> {

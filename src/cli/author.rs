@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::output;
 use crate::author::{self, Template};
-use host_core::error::HostResult;
+use host_core::HostResult;
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
