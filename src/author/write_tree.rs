@@ -1,7 +1,8 @@
 //! A whole folder or nothing: the files are written into a hidden sibling of the target
 //! (`.<name>.partial-<random>`, same file system) and that folder is renamed onto the target,
 //! which must be absent or an empty folder (a rename replaces an empty directory atomically).
-//! Any failure removes the sibling; the target is never touched before the rename.
+//! Files and folders are fsynced before the rename, the parent after it. Any failure removes the
+//! sibling; the target is never touched before the rename.
 
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -54,8 +55,10 @@ pub fn write_tree(target: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> 
     });
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
+        return result;
     }
-    result
+    // The rename itself, durable: the folder's new name is in its parent.
+    sync_dir(target, &parent)
 }
 
 /// `author.target_exists` unless `target` is absent or an empty folder (not a link to one).
@@ -78,19 +81,34 @@ fn refuse_non_empty(target: &Path) -> HostResult<()> {
     }
 }
 
+/// Writes every file and makes it durable (files, then their folders) before the rename
+/// publishes the folder, so a crash never leaves a target with empty or missing files.
 fn fill(root: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> {
+    let mut dirs = std::collections::BTreeSet::from([root.to_path_buf()]);
     for (rel, bytes) in files {
         let path = root.join(checked_relative(rel)?);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| failed(root, format!("cannot create {}: {e}", dir.display())))?;
+            dirs.extend(
+                dir.ancestors()
+                    .take_while(|d| d.starts_with(root))
+                    .map(Path::to_path_buf),
+            );
         }
         let mut file = std::fs::File::create_new(&path)
             .map_err(|e| failed(root, format!("cannot create {}: {e}", path.display())))?;
         file.write_all(bytes)
+            .and_then(|()| file.sync_all())
             .map_err(|e| failed(root, format!("cannot write {}: {e}", path.display())))?;
     }
-    Ok(())
+    dirs.iter().try_for_each(|d| sync_dir(root, d))
+}
+
+fn sync_dir(root: &Path, dir: &Path) -> HostResult<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| failed(root, format!("cannot sync {}: {e}", dir.display())))
 }
 
 /// A relative path of normal components only (the embedded lists are ours, but a path that
