@@ -35,30 +35,34 @@ pub fn write_tree(target: &Path, files: &[(String, Vec<u8>)]) -> HostResult<()> 
     ));
     std::fs::create_dir(&staging)
         .map_err(|e| failed(target, format!("cannot create {}: {e}", staging.display())))?;
-    let result = fill(&staging, files).and_then(|()| {
-        std::fs::rename(&staging, target).map_err(|e| {
-            use std::io::ErrorKind;
-            // Filled (or made a file) since the check above: still "exists", never replaced.
-            if matches!(
-                e.kind(),
-                ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory
-            ) || target.symlink_metadata().is_ok_and(|m| !m.is_dir())
-            {
-                exists(target)
-            } else {
-                failed(
-                    target,
-                    format!("cannot move the new folder into place: {e}"),
-                )
-            }
-        })
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-        return result;
-    }
+    fill(&staging, files)
+        .and_then(|()| move_into_place(&staging, target))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&staging);
+        })?;
     // The rename itself, durable: the folder's new name is in its parent.
     sync_dir(target, &parent)
+}
+
+/// Renames the filled `staging` folder onto `target`. A target filled, made a file or a link
+/// since it was checked is `author.target_exists`: rename(2) never replaces a non-empty folder,
+/// a file or a link with a folder.
+fn move_into_place(staging: &Path, target: &Path) -> HostResult<()> {
+    std::fs::rename(staging, target).map_err(|e| {
+        use std::io::ErrorKind;
+        if matches!(
+            e.kind(),
+            ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory
+        ) || target.symlink_metadata().is_ok_and(|m| !m.is_dir())
+        {
+            exists(target)
+        } else {
+            failed(
+                target,
+                format!("cannot move the new folder into place: {e}"),
+            )
+        }
+    })
 }
 
 /// `author.target_exists` unless `target` is absent or an empty folder (not a link to one).
@@ -144,4 +148,92 @@ fn exists(target: &Path) -> HostError {
 
 fn failed(target: &Path, message: String) -> HostError {
     HostError::new(ErrorCode::AuthorWriteFailed, message).with("path", target.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files() -> Vec<(String, Vec<u8>)> {
+        vec![
+            ("a/b.txt".into(), b"new".to_vec()),
+            ("c.txt".into(), b"new".to_vec()),
+        ]
+    }
+
+    /// The target changes between the check and the rename (another process fills it, or puts
+    /// a file or a link there): the rename is refused as `author.target_exists` and what is
+    /// there stays as it was.
+    #[test]
+    fn a_target_that_appears_after_the_check_is_never_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let other = tmp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        for (name, make) in [
+            (
+                "filled",
+                &(|p: &Path| {
+                    std::fs::create_dir(p).unwrap();
+                    std::fs::write(p.join("mine.txt"), "mine").unwrap();
+                }) as &dyn Fn(&Path),
+            ),
+            ("file", &|p: &Path| std::fs::write(p, "mine").unwrap()),
+            ("link", &|p: &Path| {
+                std::os::unix::fs::symlink(tmp.path().join("other"), p).unwrap()
+            }),
+        ] {
+            let staging = tmp.path().join(format!(".{name}.partial"));
+            std::fs::create_dir(&staging).unwrap();
+            fill(&staging, &files()).unwrap();
+            let target = tmp.path().join(name);
+            make(&target);
+            let e = move_into_place(&staging, &target).unwrap_err();
+            assert_eq!(e.code, ErrorCode::AuthorTargetExists, "{name}");
+            match name {
+                "filled" => assert_eq!(
+                    std::fs::read_to_string(target.join("mine.txt")).unwrap(),
+                    "mine"
+                ),
+                "file" => assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine"),
+                _ => assert!(target.symlink_metadata().unwrap().is_symlink()),
+            }
+            assert!(
+                std::fs::read_dir(&other).unwrap().next().is_none(),
+                "nothing went through the link"
+            );
+        }
+    }
+
+    #[test]
+    fn paths_that_leave_the_folder_are_refused_and_nothing_is_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let parent = tmp.path().join("parent");
+        std::fs::create_dir(&parent).unwrap();
+        for bad in ["../x", "../../x", "/abs", "a/../../x", ""] {
+            let target = parent.join("t");
+            let e = write_tree(&target, &[("ok.txt".into(), vec![]), (bad.into(), vec![])])
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::Internal, "{bad:?}");
+            let left: Vec<_> = std::fs::read_dir(&parent).unwrap().collect();
+            assert!(left.is_empty(), "{bad:?} left {left:?}");
+            assert!(
+                !tmp.path().join("x").exists() && !parent.join("x").exists(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_whole_folder_lands_in_an_empty_target() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("t");
+        std::fs::create_dir(&target).unwrap();
+        write_tree(&target, &files()).unwrap();
+        assert_eq!(std::fs::read(target.join("a/b.txt")).unwrap(), b"new");
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["t"], "no staging folder is left");
+    }
 }
