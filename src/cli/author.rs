@@ -55,7 +55,7 @@ pub fn new_app(a: &NewArgs, json: bool) -> HostResult<i32> {
         );
     }
     out_line!("Next:");
-    out_line!("  apphost validate {package}");
+    out_line!("  apphost validate {package}          # then `apphost inspect` for readiness");
     out_line!("  apphost dev {package} --serve      # open the printed URL; every save reloads it");
     out_line!("  cd {project} && npm test            # unit tests on the SDK's mock (no install)");
     out_line!("  npm install && npm run test:e2e     # Playwright against the real host");
