@@ -29,6 +29,7 @@ pub mod session_cache;
 pub mod sqlite;
 pub mod tools;
 pub mod turn;
+pub mod workflow;
 
 pub use app_data::{
     partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind,
