@@ -13,7 +13,7 @@ use super::output;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::app_secrets;
-use host_core::hosting::secrets::{SecretValue, MAX_SECRET_BYTES};
+use host_core::install::secrets::{SecretValue, MAX_SECRET_BYTES};
 use host_core::install::store::Store;
 use zeroize::Zeroizing;
 

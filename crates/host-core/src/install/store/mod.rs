@@ -51,7 +51,7 @@ pub use lifecycle::UninstallOutcome;
 pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};
 pub use schema::is_busy;
-pub use secret_bindings::SecretBinding;
+pub use secret_bindings::{delete_secret_values, SecretBinding};
 pub use serving::ActiveApp;
 pub use stamp::ChangeStamp;
 pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
@@ -124,7 +124,7 @@ pub struct EntrySummary {
     pub key: String,
     pub kind: String,
     pub title: Option<String>,
-    /// Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`).
+    /// Whether the entry is a UI surface the window can mount (`EntryKind::is_ui_surface`).
     pub mountable: bool,
 }
 
@@ -389,8 +389,8 @@ impl Store {
     pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
         self.require_lock()?;
         let check = |v: &str| {
-            if key == crate::hosting::agent_tool_policy::SETTING_KEY {
-                return crate::hosting::agent_tool_policy::check_setting(v)
+            if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
+                return crate::foundation::setting_keys::check_artifact_write_approval(v)
                     .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key));
             }
             crate::foundation::limits::Limits::default()
@@ -407,8 +407,8 @@ impl Store {
                 )?;
             }
             None => {
-                check(if key == crate::hosting::agent_tool_policy::SETTING_KEY {
-                    crate::hosting::agent_tool_policy::ASK
+                check(if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
+                    crate::foundation::setting_keys::ASK
                 } else {
                     "1"
                 })?;
@@ -564,7 +564,7 @@ impl Store {
             .map(|b| b.slot)
             .collect();
         state.storage_failure = self.storage_failure(name, &app.active)?;
-        state.model_configured = crate::hosting::model_settings::load(self)?.is_some();
+        state.model_configured = crate::foundation::setting_keys::model_configured(&self.settings()?);
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 
@@ -673,8 +673,7 @@ fn entry_summaries(manifest: &Manifest) -> Vec<EntrySummary> {
             let kind = e.kind().map(|k| k.as_str().to_owned()).unwrap_or_default();
             Some(EntrySummary {
                 key: e.key()?.to_owned(),
-                mountable: crate::hosting::bridge::mounting::MOUNTABLE_KINDS
-                    .contains(&kind.as_str()),
+                mountable: e.kind().is_some_and(|k| k.is_ui_surface()),
                 kind,
                 title: e.title().map(str::to_owned),
             })
