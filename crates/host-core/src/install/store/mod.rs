@@ -28,6 +28,7 @@ mod schema;
 mod secret_bindings;
 mod serving;
 mod stamp;
+mod staging_fs;
 mod storage_plan;
 mod verify;
 
