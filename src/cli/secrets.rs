@@ -8,8 +8,8 @@ use std::io::{IsTerminal, Read, Write};
 use clap::Subcommand;
 use serde_json::json;
 
-use super::commands::open_locked;
 use super::output;
+use super::store_open::open_locked;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::app_secrets;

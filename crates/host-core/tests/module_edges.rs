@@ -82,7 +82,9 @@ fn expand(tree: &str) -> Vec<String> {
         return vec![tree];
     };
     let prefix = &tree[..open];
-    let inner = tree[open + 1..].strip_suffix('}').unwrap_or(&tree[open + 1..]);
+    let inner = tree[open + 1..]
+        .strip_suffix('}')
+        .unwrap_or(&tree[open + 1..]);
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0, 0);
     for (i, c) in inner.char_indices() {
@@ -223,9 +225,7 @@ fn upward_edges(edges: &[Edge]) -> Vec<String> {
         if !allowed {
             out.insert(format!(
                 "{}: `{}` points from {from} to {to} ({})",
-                e.from,
-                e.path,
-                e.to
+                e.from, e.path, e.to
             ));
         }
     }
@@ -286,7 +286,11 @@ fn host_core_top_modules_point_only_down() {
 #[test]
 fn host_core_files_import_no_cycle() {
     let bad = cycle_edges(&edges(&host_core_src()));
-    assert!(bad.is_empty(), "file import cycles in host-core:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "file import cycles in host-core:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -294,7 +298,11 @@ fn apphost_files_import_no_cycle() {
     let e = edges(&apphost_src());
     assert!(e.len() > 10, "the scan found only {} edges", e.len());
     let bad = cycle_edges(&e);
-    assert!(bad.is_empty(), "file import cycles in src/:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "file import cycles in src/:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -305,7 +313,10 @@ fn the_scan_finds_upward_edges_and_cycles() {
         std::fs::create_dir_all(src.join(d)).expect("mkdir");
     }
     let write = |p: &str, text: &str| std::fs::write(src.join(p), text).expect("write");
-    write("lib.rs", "pub mod foundation;\npub mod install;\npub mod hosting;\n");
+    write(
+        "lib.rs",
+        "pub mod foundation;\npub mod install;\npub mod hosting;\n",
+    );
     write("foundation/mod.rs", "pub mod error;\n");
     write("foundation/error.rs", "pub struct E;\n");
     write("hosting/mod.rs", "pub mod bridge;\n");
@@ -322,18 +333,32 @@ fn the_scan_finds_upward_edges_and_cycles() {
          fn f() { crate::hosting::bridge::g(); }\n#[cfg(test)]\nmod tests { use crate::hosting::bridge::x; }\n",
     );
     write("install/store/journal.rs", "use super::packs::P;\n");
-    write("install/store/packs.rs", "pub struct P;\nfn f() { super::journal::j(); }\n");
+    write(
+        "install/store/packs.rs",
+        "pub struct P;\nfn f() { super::journal::j(); }\n",
+    );
     let e = edges(src);
     let up = upward_edges(&e);
     assert_eq!(up.len(), 1, "{up:?}");
     assert!(
-        up[0].starts_with("install/store/mod.rs: `crate::hosting::bridge::g` points from install to hosting"),
+        up[0].starts_with(
+            "install/store/mod.rs: `crate::hosting::bridge::g` points from install to hosting"
+        ),
         "{up:?}"
     );
     let cycles = cycle_edges(&e);
     assert_eq!(cycles.len(), 2, "{cycles:?}");
-    assert!(cycles[0].starts_with("install/store/journal.rs: `super::packs::P` uses install/store/packs.rs"), "{cycles:?}");
-    assert!(cycles[1].starts_with("install/store/packs.rs: `super::journal::j`"), "{cycles:?}");
+    assert!(
+        cycles[0]
+            .starts_with("install/store/journal.rs: `super::packs::P` uses install/store/packs.rs"),
+        "{cycles:?}"
+    );
+    assert!(
+        cycles[1].starts_with("install/store/packs.rs: `super::journal::j`"),
+        "{cycles:?}"
+    );
     // hosting/bridge.rs → install/store/mod.rs (Store) and → journal.rs, both allowed, no cycle.
-    assert!(e.iter().any(|x| x.from == "hosting/bridge.rs" && x.to == "install/store/journal.rs"));
+    assert!(e
+        .iter()
+        .any(|x| x.from == "hosting/bridge.rs" && x.to == "install/store/journal.rs"));
 }

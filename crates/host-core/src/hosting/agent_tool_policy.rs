@@ -15,8 +15,8 @@ use runtime_core::app_storage::DEFAULT_QUOTA_BYTES;
 use runtime_core::tools::{PackageFacts, ToolPolicy};
 use runtime_core::AppId;
 
-use crate::foundation::setting_keys::{ALLOW, ARTIFACT_WRITE_APPROVAL};
 use crate::foundation::paths::DataDir;
+use crate::foundation::setting_keys::{ALLOW, ARTIFACT_WRITE_APPROVAL};
 use crate::install::store::Store;
 
 /// The policy over one data directory's store (a fresh read-only connection per question:

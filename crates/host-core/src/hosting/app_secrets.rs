@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
-use crate::install::secrets::{self, SecretRef, SecretValue, MAX_SECRET_BYTES};
 use crate::install::manifest::{Item, ItemText, Key, Manifest};
+use crate::install::secrets::{self, SecretRef, SecretValue, MAX_SECRET_BYTES};
 use crate::install::store::{SecretBinding, Store};
 
 /// Longest slot key (bytes); keys are `A-Z a-z 0-9 . _ -`.
@@ -156,7 +156,10 @@ pub fn unset(store: &Store, app: &str, slot: &str) -> HostResult<bool> {
     }
     match store.unbind_secret(app, Some(&active.version), slot)? {
         Some(old) => {
-            for w in crate::install::store::delete_secret_values(store.data_dir(), std::slice::from_ref(&old)) {
+            for w in crate::install::store::delete_secret_values(
+                store.data_dir(),
+                std::slice::from_ref(&old),
+            ) {
                 tracing::warn!("could not delete the value of {slot}: {}", w.message);
             }
             Ok(true)

@@ -27,8 +27,8 @@ mod recovery;
 mod schema;
 mod secret_bindings;
 mod serving;
-mod stamp;
 mod staging_fs;
+mod stamp;
 mod storage_plan;
 mod verify;
 
@@ -408,11 +408,13 @@ impl Store {
                 )?;
             }
             None => {
-                check(if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
-                    crate::foundation::setting_keys::ASK
-                } else {
-                    "1"
-                })?;
+                check(
+                    if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
+                        crate::foundation::setting_keys::ASK
+                    } else {
+                        "1"
+                    },
+                )?;
                 tx.execute("DELETE FROM settings WHERE key = ?1", [key])?;
             }
         }
@@ -565,7 +567,8 @@ impl Store {
             .map(|b| b.slot)
             .collect();
         state.storage_failure = self.storage_failure(name, &app.active)?;
-        state.model_configured = crate::foundation::setting_keys::model_configured(&self.settings()?);
+        state.model_configured =
+            crate::foundation::setting_keys::model_configured(&self.settings()?);
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

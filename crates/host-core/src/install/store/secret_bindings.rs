@@ -161,4 +161,3 @@ pub fn delete_secret_values(dir: &DataDir, bindings: &[SecretBinding]) -> Vec<Ho
     }
     warnings
 }
-

@@ -48,9 +48,7 @@ pub(super) fn remove_any(path: &Path) -> HostResult<()> {
         result = remove(path);
     }
     match result {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(io("cannot remove", path, e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("cannot remove", path, e)),
         _ => Ok(()),
     }
 }
@@ -76,9 +74,7 @@ fn make_removable(root: &Path) {
 
 pub(super) fn remove_file_if_present(path: &Path) -> HostResult<()> {
     match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(io("cannot remove", path, e))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("cannot remove", path, e)),
         _ => Ok(()),
     }
 }
