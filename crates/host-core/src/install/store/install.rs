@@ -285,6 +285,12 @@ impl Staged {
     }
 }
 
+/// Whether a version is an `apphost dev` build (`<version>+dev.<ms>`, see
+/// [`Staged::set_dev_build`]).
+pub(crate) fn is_dev_build(v: &semver::Version) -> bool {
+    v.build.as_str().starts_with("dev.")
+}
+
 fn perm_map(list: &[Value]) -> BTreeMap<String, &Value> {
     list.iter()
         .filter_map(|p| Some((Permission::new(p).key()?.to_owned(), p)))
@@ -394,12 +400,37 @@ impl Store {
         opts: &InspectOptions,
         progress: &mut dyn FnMut(u64, u64),
     ) -> HostResult<Staged> {
+        self.stage_as(source, opts, progress, false)
+    }
+
+    /// [`Store::stage`] for `apphost dev` ([`crate::install::inspect::inspect_dev`]: a stale lock or
+    /// signature is ignored, the package is unsigned).
+    pub fn stage_dev(
+        &self,
+        source: &ResolvedSource,
+        opts: &InspectOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> HostResult<Staged> {
+        self.stage_as(source, opts, progress, true)
+    }
+
+    fn stage_as(
+        &self,
+        source: &ResolvedSource,
+        opts: &InspectOptions,
+        progress: &mut dyn FnMut(u64, u64),
+        dev: bool,
+    ) -> HostResult<Staged> {
         self.require_lock()?;
         let op = Op::begin(&self.dir, "install", None)?;
         let result = (|| {
             let known = packs::known_blobs(&self.conn)?;
             let mut sink = PackSink::new(op.dir.join("pack"), known)?;
-            let inspection = inspect(source, opts, Some(&mut sink), progress)?;
+            let inspection = if dev {
+                crate::install::inspect::inspect_dev(source, opts, Some(&mut sink), progress)?
+            } else {
+                inspect(source, opts, Some(&mut sink), progress)?
+            };
             Ok((sink, inspection))
         })();
         match result {
@@ -490,7 +521,12 @@ impl Store {
                     .with("version", &version));
                 }
                 if let (Ok(new), Ok(old)) = (semver::Version::parse(&version), semver::Version::parse(&app.active)) {
-                    if new < old {
+                    // A release replaces an `apphost dev` build of the same version
+                    // (`1.0.0` over `1.0.0+dev.<ms>`): build metadata has no precedence.
+                    let replaces_dev = is_dev_build(&old)
+                        && new.cmp_precedence(&old) == std::cmp::Ordering::Equal
+                        && self.is_dev(&name)?;
+                    if new < old && !replaces_dev {
                         return Err(HostError::new(
                             ErrorCode::InstallNotNewer,
                             format!("{name}@{version} is older than the active {}; use `apphost rollback` to go back", app.active),
@@ -732,6 +768,15 @@ impl Store {
                     params![name, version, prev, now],
                 )?;
             }
+        }
+        // A release over an `apphost dev` install ends the dev marking: the app is an ordinary
+        // install from now on (its data is kept as in any update).
+        let dev_build = semver::Version::parse(version).is_ok_and(|v| is_dev_build(&v));
+        if !dev_build {
+            tx.execute(
+                "DELETE FROM settings WHERE key = ?1",
+                [format!("{}{name}", super::DEV_PREFIX)],
+            )?;
         }
         for old in &plan.prunes {
             tx.execute(
