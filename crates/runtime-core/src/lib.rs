@@ -27,6 +27,7 @@ pub mod runtime;
 pub mod session_cache;
 pub mod tools;
 pub mod turn;
+pub mod workflow;
 
 pub use app_data::{
     partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind,

@@ -226,6 +226,15 @@ error_codes! {
     DownloadNameTaken = "download.name_taken" => Conflict,
     /// `host:download`: no pending download with that id (answered already, or its frame went away).
     DownloadUnknown = "download.unknown" => NotFound,
+    // --- app authoring: `apphost new`, `apphost sdk` -----------------------------------------
+    /// `apphost new`: the name does not make a valid app id (`^[a-z0-9][a-z0-9-_.]*$`, ≤ 64).
+    AuthorInvalidName = "author.invalid_name" => Usage,
+    /// `apphost new` / `apphost sdk`: the target folder exists and is not empty.
+    AuthorTargetExists = "author.target_exists" => Conflict,
+    /// `apphost new` / `apphost sdk`: the files could not be written (nothing is left behind).
+    AuthorWriteFailed = "author.write_failed" => Internal,
+    /// This `apphost` was built before the SDK (`bridge-sdk/dist`, or its `npm pack` tarball).
+    AuthorSdkMissing = "author.sdk_missing" => Internal,
     Internal = "internal" => Internal,
 }
 
