@@ -10,11 +10,9 @@ use crate::foundation::profile::HostProfile;
 use crate::hosting::surface::csp::FrameOptions;
 use crate::hosting::surface::origin::OriginStyle;
 use crate::hosting::surface::serve::{ui_entry, ui_root};
+use crate::install::manifest::EntryKind;
 use crate::install::readiness::Status;
 use crate::install::store::Store;
-
-/// Entry kinds that are UI surfaces (artifact viewers are `artifact` entries).
-pub const MOUNTABLE_KINDS: &[&str] = &["page", "panel", "settings", "artifact"];
 
 /// The entry to mount when none is named (`apphost open <app>`): the first entry, in manifest
 /// order, whose kind is a UI surface. `mount.not_a_surface` when the app has none.
@@ -27,7 +25,7 @@ pub fn default_entry(store: &Store, app_id: &str) -> HostResult<String> {
         .find(|e| {
             e.get("kind")
                 .and_then(Value::as_str)
-                .is_some_and(|k| MOUNTABLE_KINDS.contains(&k))
+                .is_some_and(|k| EntryKind::parse(k).is_ui_surface())
         })
         .and_then(|e| e.get("key").and_then(Value::as_str))
         .map(str::to_owned)
@@ -73,7 +71,7 @@ pub fn mount_entry(
         .get("kind")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if !MOUNTABLE_KINDS.contains(&kind) {
+    if !EntryKind::parse(kind).is_ui_surface() {
         return refuse(
             ErrorCode::MountNotASurface,
             format!("entry {entry_key} is a {kind} entry, not a UI surface"),
