@@ -39,6 +39,7 @@ use crate::capability::method::{Method, UiMethod};
 use crate::capability::registry;
 use crate::capability::services::{Reply, Services};
 use crate::error::HostResult;
+use crate::manifest::Entry;
 use crate::profile::HostProfile;
 use crate::store::{ActiveApp, Store};
 use crate::surface::origin::OriginStyle;
@@ -798,17 +799,14 @@ fn app_routes(app: Option<&ActiveApp>, mount: &Mount) -> Vec<String> {
     let Some(app) = app else {
         return Vec::new();
     };
-    let own = app
-        .manifest
-        .array("entries")
-        .iter()
-        .find(|e| e.get("key").and_then(Value::as_str) == Some(&mount.entry_key))
-        .and_then(|e| e.get("route"))
-        .and_then(Value::as_str)
+    let view = app.manifest.view();
+    let own = view
+        .entry(&mount.entry_key)
+        .and_then(Entry::route)
         .map(str::to_owned);
     let mut routes: Vec<String> = own.into_iter().collect();
-    for e in app.manifest.array("entries") {
-        if let Some(r) = e.get("route").and_then(Value::as_str) {
+    for e in view.entries() {
+        if let Some(r) = e.route() {
             if !routes.iter().any(|x| x == r) {
                 routes.push(r.to_owned());
             }
@@ -836,21 +834,12 @@ fn declared_domains(app: Option<&ActiveApp>) -> Vec<String> {
     let Some(app) = app else {
         return Vec::new();
     };
-    let mut out: Vec<String> = Vec::new();
-    for p in app.manifest.array("permissions") {
-        for d in p
-            .get("domains")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if !out.iter().any(|x| x == d) {
-                out.push(d.to_owned());
-            }
-        }
-    }
-    out
+    app.manifest
+        .view()
+        .permission_domains()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Capabilities the entry can use now, and the others it declares with the reason each is blocked.
@@ -858,20 +847,9 @@ fn capability_summary(app: Option<&ActiveApp>, profile: &HostProfile) -> Capabil
     let Some(app) = app else {
         return CapabilitySummary::default();
     };
-    let mut declared: Vec<String> = Vec::new();
-    match app
-        .manifest
-        .object("requires")
-        .and_then(|r| r.get("capabilities"))
-    {
-        Some(Value::Array(a)) => {
-            declared.extend(a.iter().filter_map(Value::as_str).map(str::to_owned))
-        }
-        Some(Value::Object(m)) => declared.extend(m.keys().cloned()),
-        _ => {}
-    }
     let mut summary = CapabilitySummary::default();
-    for c in declared {
+    for (c, _range) in app.manifest.view().requires().capabilities() {
+        let c = c.to_owned();
         let offered =
             profile.capabilities.get(&c).is_some_and(|i| i.available) && registry::implements(&c);
         if offered {

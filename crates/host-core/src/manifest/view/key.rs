@@ -66,6 +66,8 @@ pub enum Key {
     Copyright,
     Errors,
     RuntimePackage,
+    ManifestVersion,
+    Links,
 }
 
 impl Key {
@@ -135,6 +137,8 @@ impl Key {
             Key::Copyright => "copyright",
             Key::Errors => "errors",
             Key::RuntimePackage => "runtimePackage",
+            Key::ManifestVersion => "manifestVersion",
+            Key::Links => "links",
         }
     }
 }
