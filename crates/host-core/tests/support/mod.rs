@@ -1,5 +1,8 @@
-//! Shared helpers for host-core integration tests.
+//! Shared helpers for host-core integration tests (`agent`: apps, sessions and a scripted model
+//! for the agent tests).
 #![allow(dead_code)]
+
+pub mod agent;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,90 @@
+//! Set-ups shared by the agent tests: an app requiring `lime.agent`, a host UI session, a
+//! placeholder model and a scripted backend on the session's bridge, polling a task's status.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use host_core::api::{self, LinkOpener, Session, SessionConfig};
+use host_core::model_settings::{self, KeyChange};
+use host_core::paths::DataDir;
+use host_core::store::Store;
+use host_core::surface::origin::OriginStyle;
+use host_core::surface::serve::ServeContext;
+use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
+use serde_json::{json, Value};
+
+use super::{copy_dir, fixture};
+
+/// hello-app renamed `name`, requiring lime.agent on its `notes` entry.
+pub fn agent_app(tmp: &Path, name: &str) -> PathBuf {
+    let pkg = tmp.join(format!("pkg-{name}"));
+    copy_dir(&fixture("good/hello-app"), &pkg);
+    let app_md = pkg.join("APP.md");
+    let text = std::fs::read_to_string(&app_md)
+        .unwrap()
+        .replace("hello-app", name)
+        .replace(
+            "    lime.storage: \"^0.10.0\"\n",
+            "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
+        )
+        .replace(
+            "requiredCapabilities: [lime.ui, lime.storage]",
+            "requiredCapabilities: [lime.ui, lime.storage, lime.agent]",
+        );
+    std::fs::write(&app_md, text).unwrap();
+    pkg
+}
+
+/// The host UI's session config as the desktop shell makes it (scheme origins, framed by
+/// `tauri://localhost`, links in a page, no launch request).
+pub fn session_config() -> SessionConfig {
+    SessionConfig {
+        serve: ServeContext {
+            style: OriginStyle::Scheme,
+            frame_ancestors: vec!["tauri://localhost".into()],
+        },
+        links: LinkOpener::Page,
+        launch: None,
+    }
+}
+
+/// A host UI session over `dir` with [`session_config`].
+pub fn session(dir: &DataDir) -> Session {
+    Session::new(dir.clone(), session_config())
+}
+
+/// A host API command that must succeed.
+pub fn call(s: &Session, command: &str, args: Value) -> Value {
+    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
+}
+
+/// Sets a model (a closed local port: nothing is ever sent) so `lime.agent` is not
+/// `model.not_configured`.
+pub fn set_placeholder_model(dir: &DataDir) {
+    let (locked, _) = Store::open_locked(dir).unwrap();
+    model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
+}
+
+/// A scripted model backend, set as the agent backend of `s`'s bridge.
+pub fn scripted_backend(s: &Session) -> ScriptedBackend {
+    let backend = ScriptedBackend::new();
+    s.with_bridge(|h, _| {
+        h.set_agent_backend(Arc::new(backend.clone()) as Arc<dyn ExecutionBackend>)
+    })
+    .unwrap();
+    backend
+}
+
+/// Polls `task_detail` until `app`'s task `task` is `status` (20 s at most).
+pub fn wait_status(s: &Session, app: &str, task: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let d = call(s, "task_detail", json!({"appId": app, "taskId": task}));
+        if d["task"]["status"] == status {
+            return d;
+        }
+        assert!(Instant::now() < deadline, "never {status}: {d}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
