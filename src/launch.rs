@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use host_core::error::{ErrorCode, HostError};
+use host_core::foundation::error::{ErrorCode, HostError};
 
 /// File name of the desktop binary, looked up beside the running `apphost`.
 pub const DESKTOP_BIN: &str = if cfg!(windows) {

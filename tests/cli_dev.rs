@@ -180,8 +180,8 @@ fn bench_dev_loop_save_to_commit_5mb() {
 #[ignore = "benchmark: cargo test --test cli_dev bench_dev_loop_save_to_window_event_5mb -- --ignored --nocapture"]
 fn bench_dev_loop_save_to_window_event_5mb() {
     use host_core::api::{self, LinkOpener, Session, SessionConfig};
-    use host_core::surface::origin::OriginStyle;
-    use host_core::surface::serve::ServeContext;
+    use host_core::hosting::surface::origin::OriginStyle;
+    use host_core::hosting::surface::serve::ServeContext;
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let folder = tmp.path().join("app");
@@ -201,7 +201,7 @@ fn bench_dev_loop_save_to_window_event_5mb() {
     let dev = Dev::start(tmp.path(), &data, &folder);
     assert_eq!(dev.next()["event"], "installed");
     let session = Session::new(
-        host_core::paths::DataDir::at(data.clone()),
+        host_core::foundation::paths::DataDir::at(data.clone()),
         SessionConfig {
             serve: ServeContext {
                 style: OriginStyle::Scheme,

@@ -1215,17 +1215,17 @@ fn grants_can_be_listed_revoked_and_granted_again() {
 /// Runs one `lime.storage` call for `notes` as the window would (mount, choke point, service),
 /// against the data directory the CLI manages.
 fn notes_storage_call(data: &Path, method: &str, args: Value) -> Result<Value, String> {
-    use host_core::capability::call::Call;
-    use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
-    let dir = host_core::paths::DataDir::at(data.to_owned());
-    let store = host_core::store::Store::open(&dir).unwrap();
-    let profile = host_core::profile::HostProfile::all_available();
-    let mut table = host_core::bridge::mounts::MountTable::new();
-    let mount = host_core::bridge::mounting::mount_entry(
+    use host_core::hosting::capability::call::Call;
+    use host_core::hosting::capability::dispatch::{dispatch, SessionAnswers, Verdict};
+    let dir = host_core::foundation::paths::DataDir::at(data.to_owned());
+    let store = host_core::install::store::Store::open(&dir).unwrap();
+    let profile = host_core::foundation::profile::HostProfile::all_available();
+    let mut table = host_core::hosting::bridge::mounts::MountTable::new();
+    let mount = host_core::hosting::bridge::mounting::mount_entry(
         &store,
         &profile,
         &mut table,
-        &host_core::surface::origin::OriginStyle::Scheme,
+        &host_core::hosting::surface::origin::OriginStyle::Scheme,
         "notes",
         "notes",
     )
@@ -1237,7 +1237,7 @@ fn notes_storage_call(data: &Path, method: &str, args: Value) -> Result<Value, S
         args,
         options: Default::default(),
     };
-    let mut services = host_core::capability::services::Services::new(dir.apps_data());
+    let mut services = host_core::hosting::capability::services::Services::new(dir.apps_data());
     match dispatch(
         &store,
         &profile,

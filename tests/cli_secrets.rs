@@ -211,18 +211,18 @@ fn secrets_set_list_unset_bind_declared_slots_from_stdin_and_never_print_values(
     assert_eq!(readiness(&h)["status"], "ready-degraded");
 
     // Exactly the value without its newline was stored: host-core resolves the ref to it.
-    let dir = host_core::paths::DataDir::at(&h.data);
+    let dir = host_core::foundation::paths::DataDir::at(&h.data);
     std::env::set_var("APPHOST_SECRET_STORE", "file");
     std::env::set_var(
         "APPHOST_SECRET_KEY_FILE",
         h.tmp.path().join("keys/secrets.key"),
     );
     {
-        let store = host_core::store::Store::open(&dir).unwrap();
-        let handle = host_core::app_secrets::get_ref(&store, "vault-app", "api_token")
+        let store = host_core::install::store::Store::open(&dir).unwrap();
+        let handle = host_core::hosting::app_secrets::get_ref(&store, "vault-app", "api_token")
             .unwrap()
             .unwrap();
-        let v = host_core::app_secrets::resolve(&store, "vault-app", &handle)
+        let v = host_core::hosting::app_secrets::resolve(&store, "vault-app", &handle)
             .unwrap()
             .unwrap();
         assert_eq!(v.expose(), VALUE);

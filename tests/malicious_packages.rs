@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use host_core::error::ErrorCode;
+use host_core::foundation::error::ErrorCode;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_apphost");
@@ -61,7 +61,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn sha256_hex(data: &[u8]) -> String {
-    hex(&host_core::hashing::sha256(data))
+    hex(&host_core::foundation::hashing::sha256(data))
 }
 
 /// The exit code the CLI documents for `code` (its class's exit code).

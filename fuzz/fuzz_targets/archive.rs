@@ -7,13 +7,13 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use host_core::hashing::Sha256Bytes;
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::pipeline::{read_package, BlobSink};
-use host_core::package::source::resolve;
-use host_core::package::PackageReader;
-use host_core::{manifest, HostResult};
+use host_core::foundation::hashing::Sha256Bytes;
+use host_core::foundation::limits::Limits;
+use host_core::install::package::catalog::CatalogSelect;
+use host_core::install::package::pipeline::{read_package, BlobSink};
+use host_core::install::package::source::resolve;
+use host_core::install::package::PackageReader;
+use host_core::{install::manifest, HostResult};
 use libfuzzer_sys::fuzz_target;
 
 /// Checks that every file arrives whole: the bytes written add up to the listed size.

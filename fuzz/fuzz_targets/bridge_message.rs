@@ -1,11 +1,11 @@
-//! `host_core::bridge::message::decode` on arbitrary bytes, as a frame could send them, with and
+//! `host_core::hosting::bridge::message::decode` on arbitrary bytes, as a frame could send them, with and
 //! without the `app:ready` handshake. Nothing may panic; an accepted message must name the
 //! mounted app and entry (the decoder never accepts another identity), and its payload must parse
 //! as the generated wire type (`bridge/wire.rs`, the source of the schemas and the SDK's types).
 #![no_main]
 
-use host_core::bridge::message::{decode, FrameIdentity, PROTOCOL};
-use host_core::bridge::wire::app_payload_parses;
+use host_core::hosting::bridge::message::{decode, FrameIdentity, PROTOCOL};
+use host_core::hosting::bridge::wire::app_payload_parses;
 use libfuzzer_sys::fuzz_target;
 
 const FRAME: FrameIdentity<'static> = FrameIdentity {

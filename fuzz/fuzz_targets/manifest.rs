@@ -1,4 +1,4 @@
-//! `host_core::manifest::load` with the default limits, on an `APP.md` and optionally one
+//! `host_core::install::manifest::load` with the default limits, on an `APP.md` and optionally one
 //! layered or metadata file; a manifest that loads is also projected and evaluated for
 //! readiness (pure functions of it). Nothing may panic.
 //!
@@ -9,12 +9,12 @@
 
 use std::collections::BTreeMap;
 
-use host_core::hashing::{manifest_hash, sha256, FileRecord};
-use host_core::limits::Limits;
-use host_core::manifest;
-use host_core::profile::HostProfile;
-use host_core::projection::{project, ProjectionInput};
-use host_core::readiness::{evaluate, HostState};
+use host_core::foundation::hashing::{manifest_hash, sha256, FileRecord};
+use host_core::foundation::limits::Limits;
+use host_core::install::manifest;
+use host_core::foundation::profile::HostProfile;
+use host_core::install::projection::{project, ProjectionInput};
+use host_core::install::readiness::{evaluate, HostState};
 use libfuzzer_sys::fuzz_target;
 
 const COMPANIONS: &[&str] = &[

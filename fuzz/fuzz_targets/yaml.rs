@@ -1,8 +1,8 @@
-//! `host_core::yaml::parse` on arbitrary text, with the default limits: it must return a value
+//! `host_core::foundation::yaml::parse` on arbitrary text, with the default limits: it must return a value
 //! or a `YamlError`, never panic, overflow the stack or run away with memory.
 #![no_main]
 
-use host_core::yaml::{parse, YamlLimits};
+use host_core::foundation::yaml::{parse, YamlLimits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

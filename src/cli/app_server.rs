@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::model_settings;
-use host_core::paths::DataDir;
-use host_core::store::Store;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::model_settings;
+use host_core::install::store::Store;
 use runtime_core::app_server::{serve_stdio, ServeConfig};
 use runtime_core::backend::ExecutionBackend;
 use runtime_core::runtime::{Runtime, RuntimeConfig};
@@ -36,7 +36,7 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
         })?;
     let mut config = RuntimeConfig::new(dir.root().join("runtime"));
     config.apps_dir = dir.apps_data();
-    config.tool_policy = Arc::new(host_core::agent_tool_policy::StoreToolPolicy::new(
+    config.tool_policy = Arc::new(host_core::hosting::agent_tool_policy::StoreToolPolicy::new(
         dir.clone(),
     ));
     rt.block_on(async move {

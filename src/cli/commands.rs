@@ -8,15 +8,17 @@ use serde_json::{json, Value};
 use super::args::{Cli, Command, DataChoice, InstallArgs, SourceArgs, TrustCommand};
 use super::output::{self, Progress};
 use super::prompt;
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::inspect::{inspect, InspectOptions, Inspection};
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::signature::{self, TrustedKey};
-use host_core::store::{DataMode, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store};
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::limits::Limits;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::install::inspect::{inspect, InspectOptions, Inspection};
+use host_core::install::package::catalog::CatalogSelect;
+use host_core::install::package::source::resolve;
+use host_core::install::signature::{self, TrustedKey};
+use host_core::install::store::{
+    DataMode, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store,
+};
 
 pub fn dispatch(cli: Cli) -> HostResult<i32> {
     let dir = match &cli.data_dir {
@@ -30,7 +32,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
                 // Fail here, with the CLI's exit codes, rather than in an empty window.
                 let store = Store::open(&dir)?;
                 if a.entry.is_none() {
-                    host_core::bridge::mounting::default_entry(&store, app)?;
+                    host_core::hosting::bridge::mounting::default_entry(&store, app)?;
                 } else {
                     store.active_app(app)?;
                 }
@@ -199,11 +201,18 @@ fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
                 "filesDigest": insp.files_digest,
             })
         }
-        Err(e) if matches!(e.code.class(), host_core::error::ErrorClass::Rejected) => json!({
-            "ok": false, "status": "failed", "command": "validate",
-            "findings": [{"severity": "error", "code": e.code.as_str(), "path": e.details.get("path").cloned().unwrap_or(json!("package")), "message": e.message}],
-            "error": e,
-        }),
+        Err(e)
+            if matches!(
+                e.code.class(),
+                host_core::foundation::error::ErrorClass::Rejected
+            ) =>
+        {
+            json!({
+                "ok": false, "status": "failed", "command": "validate",
+                "findings": [{"severity": "error", "code": e.code.as_str(), "path": e.details.get("path").cloned().unwrap_or(json!("package")), "message": e.message}],
+                "error": e,
+            })
+        }
         Err(e) => return Err(e),
     };
     output::validate(&report, json);
@@ -382,7 +391,7 @@ fn lock(pkg: &Path, key: Option<&Path>, json: bool) -> HostResult<i32> {
         .map(|k| read_json_file(k).and_then(|d| signature::parse_secret_key(&d)))
         .transpose()?;
     let source = resolve(pkg, &CatalogSelect::default())?;
-    if source.kind != host_core::package::SourceKind::Folder {
+    if source.kind != host_core::install::package::SourceKind::Folder {
         return Err(HostError::new(
             ErrorCode::SourceUnsupported,
             "lock and sign work on a package folder",
@@ -390,31 +399,37 @@ fn lock(pkg: &Path, key: Option<&Path>, json: bool) -> HostResult<i32> {
     }
     let profile = HostProfile::current();
     let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
-    let mut reader = host_core::package::PackageReader::open(&source, &opts.limits)?;
-    let read =
-        host_core::package::pipeline::read_package(&mut reader, None, &opts.limits, &mut |_| {})?;
-    let lock_text = host_core::lockfile::render(&read.files);
+    let mut reader = host_core::install::package::PackageReader::open(&source, &opts.limits)?;
+    let read = host_core::install::package::pipeline::read_package(
+        &mut reader,
+        None,
+        &opts.limits,
+        &mut |_| {},
+    )?;
+    let lock_text = host_core::install::lockfile::render(&read.files);
     let write = |name: &str, text: &str| -> HostResult<()> {
         let p = source.path.join(name);
         std::fs::write(&p, text)
             .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot write", &p, e))
     };
-    write(host_core::hashing::LOCK_FILE, &lock_text)?;
-    let mhash = host_core::hashing::manifest_hash(
+    write(host_core::foundation::hashing::LOCK_FILE, &lock_text)?;
+    let mhash = host_core::foundation::hashing::manifest_hash(
         read.captured
             .get("APP.md")
             .map(Vec::as_slice)
             .unwrap_or_default(),
     );
-    let digest = host_core::hashing::files_digest(&read.files);
-    let mut result = json!({"lockFile": source.path.join(host_core::hashing::LOCK_FILE), "files": read.files.len(), "manifestHash": mhash, "filesDigest": digest});
+    let digest = host_core::foundation::hashing::files_digest(&read.files);
+    let mut result = json!({"lockFile": source.path.join(host_core::foundation::hashing::LOCK_FILE), "files": read.files.len(), "manifestHash": mhash, "filesDigest": digest});
     if let Some(k) = signing {
         let block = signature::sign_block(&k, &mhash, &digest);
         write(
-            host_core::hashing::SIGNATURE_FILE,
+            host_core::foundation::hashing::SIGNATURE_FILE,
             &signature::render_signature_file(&block),
         )?;
-        result["signatureFile"] = json!(source.path.join(host_core::hashing::SIGNATURE_FILE));
+        result["signatureFile"] = json!(source
+            .path
+            .join(host_core::foundation::hashing::SIGNATURE_FILE));
         result["keyId"] = block["keyId"].clone();
     }
     let text = match result.get("keyId") {

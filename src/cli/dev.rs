@@ -12,9 +12,9 @@ use serde_json::json;
 use super::output;
 use super::prompt;
 use host_core::center::dev::{DevOutcome, DevSession};
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::paths::DataDir;
-use host_core::store::PermissionChange;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::install::store::PermissionChange;
 
 /// Quiet time after the last change before the folder is read again: long enough for an
 /// editor's write-rename-chmod burst to settle, short against the 500 ms save-to-reload goal.
@@ -140,7 +140,10 @@ pub fn run(
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let first = loop {
         match session.apply(&mut ask_widening) {
-            Err(e) if host_core::store::is_busy(&e) && std::time::Instant::now() < deadline => {
+            Err(e)
+                if host_core::install::store::is_busy(&e)
+                    && std::time::Instant::now() < deadline =>
+            {
                 std::thread::sleep(std::time::Duration::from_millis(100))
             }
             other => break other?,

@@ -6,9 +6,9 @@ use serde_json::{json, Value};
 
 use super::commands::open_locked;
 use super::output;
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::paths::DataDir;
-use host_core::store::Store;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::install::store::Store;
 
 /// Every permission the active version declares, and whether it is granted.
 pub fn list(dir: &DataDir, app: &str, json: bool) -> HostResult<i32> {

@@ -36,7 +36,7 @@ use std::ffi::OsString;
 use clap::Parser;
 
 pub use args::Cli;
-use host_core::error::{ErrorCode, HostError};
+use host_core::foundation::error::{ErrorCode, HostError};
 
 /// Runs the CLI with `argv` (including the program name) and returns the exit code.
 pub fn run(argv: Vec<OsString>) -> i32 {

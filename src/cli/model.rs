@@ -5,11 +5,11 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::output;
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::model_settings::{self, KeyChange, KeyOutcome};
-use host_core::paths::DataDir;
-use host_core::secrets::SecretValue;
-use host_core::store::Store;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::model_settings::{self, KeyChange, KeyOutcome};
+use host_core::hosting::secrets::SecretValue;
+use host_core::install::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {

@@ -6,11 +6,11 @@ use std::io::IsTerminal;
 use serde::Serialize;
 use serde_json::Value;
 
-use host_core::error::HostError;
-use host_core::inspect::Inspection;
-use host_core::readiness::{Outcome, Report};
-use host_core::signature::{Trust, TrustedKey};
-use host_core::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
+use host_core::foundation::error::HostError;
+use host_core::install::inspect::Inspection;
+use host_core::install::readiness::{Outcome, Report};
+use host_core::install::signature::{Trust, TrustedKey};
+use host_core::install::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
 
 pub(super) fn print_json(v: &impl Serialize) {
     out_line!(
@@ -349,12 +349,12 @@ pub fn inspection(i: &Inspection, json: bool) {
     let warnings: Vec<_> = m
         .findings
         .iter()
-        .filter(|f| f.severity != host_core::manifest::Severity::Error)
+        .filter(|f| f.severity != host_core::install::manifest::Severity::Error)
         .collect();
     let errors: Vec<_> = m
         .findings
         .iter()
-        .filter(|f| f.severity == host_core::manifest::Severity::Error)
+        .filter(|f| f.severity == host_core::install::manifest::Severity::Error)
         .collect();
     for f in errors.iter().chain(warnings.iter()) {
         out_line!("  {:?}: {} ({}) {}", f.severity, f.code, f.path, f.message);

@@ -2,8 +2,8 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::store::InstallPlan;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::install::store::InstallPlan;
 
 pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
@@ -28,8 +28,8 @@ pub fn confirm(question: &str) -> HostResult<bool> {
 
 pub fn consent_question(plan: &InstallPlan) -> String {
     let verb = match plan.mode() {
-        host_core::store::InstallMode::Install => "Install",
-        host_core::store::InstallMode::Update => "Update to",
+        host_core::install::store::InstallMode::Install => "Install",
+        host_core::install::store::InstallMode::Update => "Update to",
     };
     let mut q = format!("{verb} {} {}", plan.app(), plan.version());
     if plan.sideload() {
@@ -42,7 +42,7 @@ pub fn consent_question(plan: &InstallPlan) -> String {
     if !plan.needs_consent().is_empty() {
         q.push_str(&format!(" and grant {}", plan.needs_consent().join(", ")));
     }
-    if plan.mode() == host_core::store::InstallMode::Install && plan.existing_data() {
+    if plan.mode() == host_core::install::store::InstallMode::Install && plan.existing_data() {
         q.push_str(" and reattach the data kept from its earlier install");
     }
     q.push('?');

@@ -12,9 +12,9 @@ use runtime_core::{durable, partial_export_path, AppId};
 use serde_json::{json, Value};
 
 use super::output;
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::paths::DataDir;
-use host_core::store::Store;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::install::store::Store;
 
 /// The app's data directory, after checking the app is installed or has kept data.
 fn app_dir(dir: &DataDir, app: &str) -> HostResult<(PathBuf, Value)> {

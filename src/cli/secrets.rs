@@ -10,11 +10,11 @@ use serde_json::json;
 
 use super::commands::open_locked;
 use super::output;
-use host_core::app_secrets;
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::paths::DataDir;
-use host_core::secrets::{SecretValue, MAX_SECRET_BYTES};
-use host_core::store::Store;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::app_secrets;
+use host_core::hosting::secrets::{SecretValue, MAX_SECRET_BYTES};
+use host_core::install::store::Store;
 use zeroize::Zeroizing;
 
 #[derive(Debug, Subcommand)]

@@ -4,7 +4,7 @@
 //!
 //! Pure functions over header values, unit-tested here and end to end in `tests/serve_http.rs`.
 
-use host_core::surface::origin::is_app_host_label;
+use host_core::hosting::surface::origin::is_app_host_label;
 
 /// What a request's `Host` header names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +103,7 @@ fn trim(mut s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use host_core::surface::origin::app_host_label;
+    use host_core::hosting::surface::origin::app_host_label;
 
     fn hosts() -> Hosts {
         Hosts {

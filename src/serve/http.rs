@@ -41,7 +41,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use host_core::api::{self, Session};
-use host_core::error::{ErrorClass, ErrorCode, HostError};
+use host_core::foundation::error::{ErrorClass, ErrorCode, HostError};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};

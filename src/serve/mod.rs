@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use host_core::api::{LinkOpener, Session, SessionConfig};
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::paths::DataDir;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};

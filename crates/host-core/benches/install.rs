@@ -39,14 +39,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use host_core::inspect::{inspect, InspectOptions};
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
-use host_core::package::ResolvedSource;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::{InstallMode, Store};
+use host_core::foundation::limits::Limits;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::install::inspect::{inspect, InspectOptions};
+use host_core::install::package::catalog::CatalogSelect;
+use host_core::install::package::source::resolve;
+use host_core::install::package::ResolvedSource;
+use host_core::install::store::{InstallMode, Store};
 use sha2::{Digest, Sha256};
 
 type R<T> = Result<T, Box<dyn Error>>;
@@ -369,7 +369,7 @@ fn uninstall_once(data_root: &Path) -> R<Duration> {
     let names = store.app_names()?;
     let t = Instant::now();
     for name in names {
-        store.uninstall(&name, host_core::store::DataMode::DeleteData, None)?;
+        store.uninstall(&name, host_core::install::store::DataMode::DeleteData, None)?;
     }
     Ok(t.elapsed())
 }

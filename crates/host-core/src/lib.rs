@@ -1,40 +1,27 @@
-//! AppHost's Tauri-free core: everything between "here is a package" and "it is installed".
+//! AppHost's Tauri-free core, in the product's two halves plus the front doors on top.
 //!
-//! Pipeline (no app code runs at any step): [`package`] lists and reads a source →
-//! [`hashing`] / [`lockfile`] / [`signature`] verify it → [`manifest`] loads it → [`projection`]
-//! shows what it would add → [`readiness`] says whether it can run → [`store`] installs it
-//! (content-addressed blobs + `host.db`) after consent. [`inspect`] strings the first five
-//! together.
+//! - [`foundation`]: no product knowledge (errors, paths, limits, randomness, YAML, hashing,
+//!   the host profile, TypeScript stripping).
+//! - [`install`]: "install without executing". Pipeline (no app code runs at any step):
+//!   [`install::package`] lists and reads a source → [`foundation::hashing`] /
+//!   [`install::lockfile`] / [`install::signature`] verify it → [`install::manifest`] loads it
+//!   → [`install::projection`] shows what it would add → [`install::readiness`] says whether it
+//!   can run → [`install::store`] installs it (content-addressed blobs + `host.db`) after
+//!   consent. [`install::inspect`] strings the first five together.
+//! - [`hosting`]: "host a running app" (Host Bridge, capability choke point, app surfaces,
+//!   secrets, model settings, agent tool policy).
+//! - [`api`] and [`center`]: the front doors every transport calls.
+//!
+//! Allowed edges: foundation ← install ← hosting ← {api, center}; nothing points upward
+//! (pinned by `tests/module_edges.rs`).
 //!
 //! Architecture invariant: no dependency on `tauri`; projection and readiness are pure
 //! functions of their inputs (no clock, no randomness).
 
-pub mod agent_tool_policy;
 pub mod api;
-pub mod app_secrets;
-pub mod bridge;
-pub mod capability;
 pub mod center;
-pub mod compat;
-pub mod downloads;
-pub mod error;
-pub mod hashing;
-pub mod inspect;
-pub mod limits;
-pub mod lockfile;
-pub mod manifest;
-pub mod model_settings;
-pub mod package;
-pub mod paths;
-pub mod profile;
-pub mod projection;
-pub mod random;
-pub mod readiness;
-pub mod secrets;
-pub mod signature;
-pub mod store;
-pub mod surface;
-pub mod typescript;
-pub mod yaml;
+pub mod foundation;
+pub mod hosting;
+pub mod install;
 
-pub use error::{ErrorCode, HostError, HostResult};
+pub use foundation::error::{ErrorCode, HostError, HostResult};

@@ -13,9 +13,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use host_core::api::{self, Session};
-use host_core::bridge::host::Outgoing;
-use host_core::bridge::message::PROTOCOL;
-use host_core::paths::DataDir;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::host::Outgoing;
+use host_core::hosting::bridge::message::PROTOCOL;
 use runtime_core::backend::{BackendEvent, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
 use support::agent::{
@@ -362,7 +362,10 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         json!({"appId": APP, "taskId": task, "actionId": action, "decision": "approve", "remember": "forever"}),
     )
     .unwrap_err();
-    assert_eq!(bad.code, host_core::error::ErrorCode::ApiBadArguments);
+    assert_eq!(
+        bad.code,
+        host_core::foundation::error::ErrorCode::ApiBadArguments
+    );
     call(
         &s,
         "task_respond",

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use host_core::bridge::host::{BridgeHost, Outgoing};
-use host_core::bridge::message::PROTOCOL;
-use host_core::capability::services::Services;
-use host_core::model_settings::{self, KeyChange};
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::model_settings::{self, KeyChange};
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::Store;
 use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
 use support::agent::{agent_app, set_placeholder_model};
@@ -523,7 +523,7 @@ fn closing_an_app_cancels_its_running_tasks() {
 /// app's tasks are never touched.
 #[test]
 fn deleting_an_apps_data_removes_its_agent_tasks_and_their_events() {
-    use host_core::store::DataMode;
+    use host_core::install::store::DataMode;
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &agent_app(tmp.path(), "agent-a"));

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use host_core::api::Session;
-use host_core::bridge::message::PROTOCOL;
-use host_core::paths::DataDir;
-use host_core::store::Store;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::install::store::Store;
 use runtime_core::backend::{BackendEvent, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
 use support::agent::{call, scripted_backend, session, set_placeholder_model, wait_status};
@@ -57,13 +57,15 @@ fn package(tmp: &Path) -> PathBuf {
 fn invoke(s: &Session, capability: &str, method: &str, args: Value) -> Value {
     s.with_bridge(|host, store| {
         let m = host.mount(store, APP, "notes").unwrap();
-        let send =
-            |host: &mut host_core::bridge::host::BridgeHost, id: &str, kind: &str, p: Value| {
-                let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
+        let send = |host: &mut host_core::hosting::bridge::host::BridgeHost,
+                    id: &str,
+                    kind: &str,
+                    p: Value| {
+            let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
                              "appId": APP, "entryKey": "notes", "payload": p})
-                .to_string();
-                host.handle(store, &m.mount_id, &m.origin, &raw)
-            };
+            .to_string();
+            host.handle(store, &m.mount_id, &m.origin, &raw)
+        };
         send(host, "r0", "app:ready", json!({}));
         let out = send(
             host,
@@ -259,10 +261,16 @@ fn the_agent_tools_stay_in_files_under_quota_and_make_real_artifacts() {
     {
         let (locked, _) = Store::open_locked(&dir).unwrap();
         locked
-            .set_setting(host_core::agent_tool_policy::SETTING_KEY, Some("allow"))
+            .set_setting(
+                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                Some("allow"),
+            )
             .unwrap();
         assert!(locked
-            .set_setting(host_core::agent_tool_policy::SETTING_KEY, Some("sometimes"))
+            .set_setting(
+                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                Some("sometimes")
+            )
             .is_err());
     }
     let (d, asked) = run_tool(

@@ -10,8 +10,8 @@ use std::net::TcpListener;
 use std::sync::Once;
 
 use host_core::api::{self, Session};
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
 use serde_json::{json, Value};
 use support::agent::{call, session};
 

@@ -11,9 +11,9 @@ mod support;
 use std::time::Duration;
 
 use host_core::api::{self, Session};
-use host_core::bridge::message::PROTOCOL;
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::message::PROTOCOL;
 use runtime_core::backend::{BackendEvent, ScriptStep};
 use serde_json::{json, Value};
 use support::agent::{
@@ -32,13 +32,15 @@ fn code(s: &Session, command: &str, args: Value) -> ErrorCode {
 fn start_task(s: &Session, app: &str, input: &str) -> String {
     s.with_bridge(|host, store| {
         let m = host.mount(store, app, "notes").unwrap();
-        let send =
-            |host: &mut host_core::bridge::host::BridgeHost, id: &str, kind: &str, p: Value| {
-                let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
+        let send = |host: &mut host_core::hosting::bridge::host::BridgeHost,
+                    id: &str,
+                    kind: &str,
+                    p: Value| {
+            let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
                              "appId": app, "entryKey": "notes", "payload": p})
-                .to_string();
-                host.handle(store, &m.mount_id, &m.origin, &raw)
-            };
+            .to_string();
+            host.handle(store, &m.mount_id, &m.origin, &raw)
+        };
         send(host, "r0", "app:ready", json!({}));
         let out = send(
             host,

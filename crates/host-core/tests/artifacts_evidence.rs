@@ -6,17 +6,17 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use host_core::bridge::host::{BridgeHost, Outgoing};
-use host_core::bridge::message::PROTOCOL;
-use host_core::bridge::mounting::mount_entry;
-use host_core::bridge::mounts::{Mount, MountTable};
-use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
-use host_core::capability::services::Services;
-use host_core::capability::Call;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::mounting::mount_entry;
+use host_core::hosting::bridge::mounts::{Mount, MountTable};
+use host_core::hosting::capability::dispatch::{dispatch, SessionAnswers, Verdict};
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::capability::Call;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::Store;
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
 
@@ -742,7 +742,7 @@ fn over_the_bridge_a_create_answers_once_and_an_oversized_message_executes_nothi
 /// delete, evidence record) and a user's grant are fsynced (`store::durability`).
 #[test]
 fn on_the_bridge_connection_only_fsynced_effects_and_grants_pay_for_an_fsync() {
-    use host_core::store::durability::Durability;
+    use host_core::install::store::durability::Durability;
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
     install(

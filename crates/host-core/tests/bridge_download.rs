@@ -7,15 +7,15 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use host_core::bridge::host::{BridgeHost, Outgoing, MAX_PENDING_DOWNLOADS};
-use host_core::bridge::message::PROTOCOL;
-use host_core::bridge::mounts::Mount;
-use host_core::capability::services::Services;
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::host::{BridgeHost, Outgoing, MAX_PENDING_DOWNLOADS};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::mounts::Mount;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::Store;
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
 

@@ -3,13 +3,13 @@
 
 mod support;
 
-use host_core::bridge::host::{Answer, BridgeHost, Outgoing};
-use host_core::bridge::message::PROTOCOL;
-use host_core::capability::services::Services;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::host::{Answer, BridgeHost, Outgoing};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::Store;
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
 
@@ -423,7 +423,8 @@ fn the_current_profile_runs_hello_app_and_opens_its_first_surface_by_default() {
         report.checks.iter().all(|c| c.kind != "capability"
             || !matches!(
                 c.outcome,
-                host_core::readiness::Outcome::Blocked | host_core::readiness::Outcome::Degraded
+                host_core::install::readiness::Outcome::Blocked
+                    | host_core::install::readiness::Outcome::Degraded
             )),
         "{:?}",
         report.checks
@@ -440,10 +441,10 @@ fn the_current_profile_runs_hello_app_and_opens_its_first_surface_by_default() {
     assert_eq!(apps[0].entries[0].title.as_deref(), Some("Notes"));
 
     assert_eq!(
-        host_core::bridge::mounting::default_entry(&store, "hello-app").unwrap(),
+        host_core::hosting::bridge::mounting::default_entry(&store, "hello-app").unwrap(),
         "notes"
     );
-    let err = host_core::bridge::mounting::default_entry(&store, "nope").unwrap_err();
+    let err = host_core::hosting::bridge::mounting::default_entry(&store, "nope").unwrap_err();
     assert_eq!(err.code.as_str(), "app.not_installed");
 
     let mut host = BridgeHost::new(

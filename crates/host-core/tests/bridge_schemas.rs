@@ -5,15 +5,15 @@
 
 mod support;
 
-use host_core::bridge::host::{BridgeHost, Environment, Outgoing};
-use host_core::bridge::message::{decode, FrameIdentity, PROTOCOL};
-use host_core::bridge::schema::{self, REGENERATE};
-use host_core::bridge::wire::{ErrorCode, ErrorPayload};
-use host_core::capability::services::Services;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::host::{BridgeHost, Environment, Outgoing};
+use host_core::hosting::bridge::message::{decode, FrameIdentity, PROTOCOL};
+use host_core::hosting::bridge::schema::{self, REGENERATE};
+use host_core::hosting::bridge::wire::{ErrorCode, ErrorPayload};
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::Store;
 use serde_json::{json, Value};
 use support::{fixture, install, repo_root};
 
@@ -222,7 +222,7 @@ fn the_decoder_and_the_schema_agree_on_accept_and_refuse() {
             // ... and the serde wire types parse what the decoder accepts.
             let kind = value["type"].as_str().unwrap();
             assert!(
-                host_core::bridge::wire::app_payload_parses(kind, value.get("payload")),
+                host_core::hosting::bridge::wire::app_payload_parses(kind, value.get("payload")),
                 "wire.rs cannot parse the accepted {text}"
             );
         }

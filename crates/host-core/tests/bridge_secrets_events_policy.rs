@@ -8,18 +8,18 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use host_core::app_secrets;
-use host_core::bridge::host::{Answer, BridgeHost, Outgoing};
-use host_core::bridge::message::PROTOCOL;
-use host_core::bridge::mounts::{Mount, MAX_SUBSCRIPTIONS};
-use host_core::capability::services::Services;
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::readiness::Status;
-use host_core::secrets::SecretValue;
-use host_core::store::{DataMode, Store};
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::app_secrets;
+use host_core::hosting::bridge::host::{Answer, BridgeHost, Outgoing};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::mounts::{Mount, MAX_SUBSCRIPTIONS};
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::secrets::SecretValue;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::readiness::Status;
+use host_core::install::store::{DataMode, Store};
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
 
@@ -386,9 +386,9 @@ fn secret_slots_gate_readiness_and_apps_only_ever_get_opaque_refs() {
         assert!(out.warnings.is_empty(), "{:?}", out.warnings);
         assert!(store.secret_bindings("vault-app").unwrap().is_empty());
         let name = stored_as.split_once(':').unwrap().1;
-        let file = host_core::secrets::open_backend(
+        let file = host_core::hosting::secrets::open_backend(
             &dir,
-            host_core::secrets::SecretBackend::EncryptedFile,
+            host_core::hosting::secrets::SecretBackend::EncryptedFile,
         )
         .unwrap();
         assert!(
@@ -901,7 +901,7 @@ fn a_slot_an_update_drops_stops_answering_and_can_still_be_unbound() {
             app_secrets::set(&store, "vault-app", slot, &SecretValue::new(CANARY.into())).unwrap();
         }
     }
-    support::install_with(&dir, &v2, host_core::store::InstallMode::Update);
+    support::install_with(&dir, &v2, host_core::install::store::InstallMode::Update);
     let (store, _) = Store::open_locked(&dir).unwrap();
     let mut host = host();
     let m = host.mount(&store, "vault-app", "notes").unwrap();

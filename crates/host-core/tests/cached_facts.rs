@@ -9,19 +9,19 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use host_core::bridge::host::{BridgeHost, Outgoing};
-use host_core::bridge::message::PROTOCOL;
-use host_core::bridge::mounting::mount_entry;
-use host_core::bridge::mounts::MountTable;
-use host_core::capability::dispatch::{dispatch_with, SessionAnswers, Verdict};
-use host_core::capability::facts::FactsCache;
-use host_core::capability::services::Services;
-use host_core::capability::Call;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::{DataMode, Store};
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::{serve, CachedServer, ServeContext};
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::mounting::mount_entry;
+use host_core::hosting::bridge::mounts::MountTable;
+use host_core::hosting::capability::dispatch::{dispatch_with, SessionAnswers, Verdict};
+use host_core::hosting::capability::facts::FactsCache;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::capability::Call;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::{serve, CachedServer, ServeContext};
+use host_core::install::store::{DataMode, Store};
 use serde_json::json;
 use support::{copy_dir, fixture, install};
 
@@ -263,7 +263,7 @@ fn tamper(dir: &DataDir, original: &[u8]) {
     std::fs::write(&pack, &bytes).unwrap();
 }
 
-fn reason(r: &host_core::surface::serve::AppResponse) -> Option<&'static str> {
+fn reason(r: &host_core::hosting::surface::serve::AppResponse) -> Option<&'static str> {
     r.refusal.as_ref().map(|x| x.reason)
 }
 

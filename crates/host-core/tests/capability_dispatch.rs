@@ -6,15 +6,15 @@ mod support;
 
 use std::path::Path;
 
-use host_core::bridge::mounting::mount_entry;
-use host_core::bridge::mounts::MountTable;
-use host_core::capability::dispatch::{dispatch, SessionAnswers, Verdict};
-use host_core::capability::services::Services;
-use host_core::capability::Call;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::mounting::mount_entry;
+use host_core::hosting::bridge::mounts::MountTable;
+use host_core::hosting::capability::dispatch::{dispatch, SessionAnswers, Verdict};
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::capability::Call;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::Store;
 use host_core::ErrorCode;
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};

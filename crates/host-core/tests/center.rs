@@ -11,9 +11,9 @@ use std::path::Path;
 use host_core::center::diagnostics::{self, LiveDiagnostics};
 use host_core::center::lifecycle::{self, UninstallMode};
 use host_core::center::{detail, grants, settings, Center, InstallArgs, ReviewSource};
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
-use host_core::store::{AuditQuery, SecretBinding, Store};
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::install::store::{AuditQuery, SecretBinding, Store};
 use support::{copy_dir, fixture, install, repo_root, zip_dir};
 
 /// Every regular file under `dir` with its bytes (empty folders do not count), `host.db` as
@@ -360,7 +360,11 @@ fn app_detail_shows_readme_entries_permissions_data_and_versions() {
 }
 
 fn install_update(dir: &DataDir, rel: &str) {
-    support::install_with(dir, &fixture(rel), host_core::store::InstallMode::Update);
+    support::install_with(
+        dir,
+        &fixture(rel),
+        host_core::install::store::InstallMode::Update,
+    );
 }
 
 #[test]
@@ -761,7 +765,7 @@ mod dev {
     use super::*;
     use host_core::center::dev::{dev_consent, dev_status, DevOutcome, DevSession};
 
-    fn never(_: &[host_core::store::PermissionChange]) -> bool {
+    fn never(_: &[host_core::install::store::PermissionChange]) -> bool {
         false
     }
 
@@ -782,7 +786,10 @@ mod dev {
         assert!(v1.starts_with("1.0.0+dev."), "{v1}");
         let store = Store::open(&dir).unwrap();
         let sum = store
-            .summary("hello-app", &host_core::profile::HostProfile::current())
+            .summary(
+                "hello-app",
+                &host_core::foundation::profile::HostProfile::current(),
+            )
             .unwrap();
         assert!(sum.dev && sum.sideloaded);
         assert!(store.grants("hello-app").unwrap().contains("notes_storage"));
@@ -801,7 +808,10 @@ mod dev {
         let active = || {
             Store::open(&dir)
                 .unwrap()
-                .summary("hello-app", &host_core::profile::HostProfile::current())
+                .summary(
+                    "hello-app",
+                    &host_core::foundation::profile::HostProfile::current(),
+                )
                 .unwrap()
                 .active_version
         };
@@ -862,7 +872,10 @@ mod dev {
         install(&dir, &fixture("good/hello-app"));
         let sum = Store::open(&dir)
             .unwrap()
-            .summary("hello-app", &host_core::profile::HostProfile::current())
+            .summary(
+                "hello-app",
+                &host_core::foundation::profile::HostProfile::current(),
+            )
             .unwrap();
         assert!(!sum.dev);
     }
@@ -925,7 +938,10 @@ mod dev {
         let active = || {
             Store::open(&dir)
                 .unwrap()
-                .summary("hello-app", &host_core::profile::HostProfile::current())
+                .summary(
+                    "hello-app",
+                    &host_core::foundation::profile::HostProfile::current(),
+                )
                 .unwrap()
                 .active_version
         };

@@ -83,7 +83,8 @@ fn merged_manifests_validate_against_app_manifest_schema() {
 fn our_lock_file_validates_against_its_published_schema() {
     let v = schema(repo_root().join("schemas/apphost/app-lock.schema.json"));
     let i = inspect_path(&fixture("good/hello-app"));
-    let lock: Value = serde_json::from_str(&host_core::lockfile::render(&i.read.files)).unwrap();
+    let lock: Value =
+        serde_json::from_str(&host_core::install::lockfile::render(&i.read.files)).unwrap();
     assert_valid(&v, &lock, "app.lock.json");
     // And the schema rejects a lock without files.
     assert!(!v.is_valid(&serde_json::json!({"lockVersion": 1, "algorithm": "sha256"})));
@@ -92,7 +93,7 @@ fn our_lock_file_validates_against_its_published_schema() {
 #[test]
 fn errors_validate_against_the_published_error_schema() {
     let v = schema(repo_root().join("schemas/apphost/error.schema.json"));
-    for code in host_core::error::ErrorCode::ALL {
+    for code in host_core::foundation::error::ErrorCode::ALL {
         let e = host_core::HostError::new(*code, "message").with("path", "x");
         assert_valid(&v, &serde_json::to_value(&e).unwrap(), code.as_str());
     }
@@ -112,7 +113,7 @@ fn error_schema_lists_exactly_the_error_codes() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    let codes: Vec<&str> = host_core::error::ErrorCode::ALL
+    let codes: Vec<&str> = host_core::foundation::error::ErrorCode::ALL
         .iter()
         .map(|c| c.as_str())
         .collect();
@@ -125,7 +126,7 @@ fn error_schema_lists_exactly_the_error_codes() {
 #[test]
 fn every_error_code_is_documented_in_docs_cli_md() {
     let doc = std::fs::read_to_string(repo_root().join("docs/cli.md")).unwrap();
-    for code in host_core::error::ErrorCode::ALL {
+    for code in host_core::foundation::error::ErrorCode::ALL {
         assert!(
             doc.contains(&format!("| `{}` |", code.as_str())),
             "{} is missing from docs/cli.md",

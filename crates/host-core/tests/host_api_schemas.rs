@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 
 use host_core::api::schema::{self, REGENERATE};
 use host_core::api::{self, Session};
-use host_core::bridge::message::PROTOCOL;
-use host_core::error::ErrorCode;
-use host_core::paths::DataDir;
+use host_core::foundation::error::ErrorCode;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::bridge::message::PROTOCOL;
 use serde_json::{json, Value};
 use support::agent::session_config;
 use support::{fixture, install, repo_root};

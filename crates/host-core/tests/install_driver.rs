@@ -5,14 +5,14 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use host_core::error::{ErrorCode, HostError, HostResult};
-use host_core::inspect::{InspectOptions, Inspection};
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::store::{Given, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store};
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::limits::Limits;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::install::inspect::{InspectOptions, Inspection};
+use host_core::install::package::catalog::CatalogSelect;
+use host_core::install::package::source::resolve;
+use host_core::install::store::{Given, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store};
 use support::fixture;
 
 fn staging_entries(dir: &DataDir) -> usize {
@@ -31,8 +31,8 @@ fn drive(
     app: &str,
     choice: ModeChoice,
     options: PlanOptions,
-    consent: &mut dyn host_core::store::Consent,
-) -> HostResult<host_core::store::Installed> {
+    consent: &mut dyn host_core::install::store::Consent,
+) -> HostResult<host_core::install::store::Installed> {
     let profile = HostProfile::current();
     let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
     let source = resolve(&fixture(app), &CatalogSelect::default()).unwrap();

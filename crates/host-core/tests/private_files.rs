@@ -12,8 +12,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use host_core::paths::DataDir;
-use host_core::store::{InstallMode, Store};
+use host_core::foundation::paths::DataDir;
+use host_core::install::store::{InstallMode, Store};
 use runtime_core::agent_task::AgentTasks;
 use runtime_core::ids::AppId;
 use runtime_core::runtime::{Runtime, RuntimeConfig};

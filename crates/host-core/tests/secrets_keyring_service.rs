@@ -14,15 +14,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use host_core::app_secrets;
-use host_core::bridge::host::{BridgeHost, Outgoing};
-use host_core::bridge::message::PROTOCOL;
-use host_core::capability::services::Services;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::secrets::{self, KeyringStore, SecretBackend, SecretValue};
-use host_core::store::{DataMode, Store};
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::app_secrets;
+use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
+use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::secrets::{self, KeyringStore, SecretBackend, SecretValue};
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::store::{DataMode, Store};
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
 
@@ -141,7 +141,7 @@ fn app_secrets_live_in_a_real_secret_service_when_one_answers() {
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
     };
-    use host_core::secrets::SecretStore;
+    use host_core::hosting::secrets::SecretStore;
     keyring
         .set("probe/x", &SecretValue::new("v".into()))
         .unwrap();

@@ -8,16 +8,16 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use host_core::bridge::mounting::mount_entry;
-use host_core::bridge::mounts::{Mount, MountTable};
-use host_core::capability::dispatch::{dispatch, CallError, SessionAnswers, Verdict};
-use host_core::capability::services::Services;
-use host_core::capability::Call;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::readiness::Status;
-use host_core::store::{InstallMode, Store};
-use host_core::surface::origin::OriginStyle;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::bridge::mounting::mount_entry;
+use host_core::hosting::bridge::mounts::{Mount, MountTable};
+use host_core::hosting::capability::dispatch::{dispatch, CallError, SessionAnswers, Verdict};
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::capability::Call;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::readiness::Status;
+use host_core::install::store::{InstallMode, Store};
 use serde_json::{json, Value};
 use support::{copy_dir, install_with, repo_root};
 

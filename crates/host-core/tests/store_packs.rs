@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use host_core::paths::DataDir;
-use host_core::store::{DataMode, InstallMode, Store};
+use host_core::foundation::paths::DataDir;
+use host_core::install::store::{DataMode, InstallMode, Store};
 use host_core::ErrorCode;
 use support::{fixture, install_with};
 
@@ -162,7 +162,10 @@ fn updates_compact_packs_that_became_mostly_garbage() {
     for v in ["good/hello-app-v2", "good/hello-app-v3"] {
         for rel in files_of(&fixture(v)) {
             let bytes = std::fs::read(fixture(v).join(&rel)).unwrap();
-            distinct.insert(host_core::hashing::sha256(&bytes), bytes.len() as u64);
+            distinct.insert(
+                host_core::foundation::hashing::sha256(&bytes),
+                bytes.len() as u64,
+            );
         }
     }
     let live: u64 = distinct.values().sum();

@@ -7,14 +7,14 @@ mod support;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use host_core::inspect::InspectOptions;
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::signature::{self, TrustedKey};
-use host_core::store::{InstallMode, Staged, Store};
+use host_core::foundation::limits::Limits;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::install::inspect::InspectOptions;
+use host_core::install::package::catalog::CatalogSelect;
+use host_core::install::package::source::resolve;
+use host_core::install::signature::{self, TrustedKey};
+use host_core::install::store::{InstallMode, Staged, Store};
 use host_core::ErrorCode;
 use support::{copy_dir, fixture, inspect_path};
 
@@ -46,7 +46,7 @@ fn stage(store: &Store, pkg: &Path, keys: &[TrustedKey]) -> Staged {
     store.stage(&source, &opts, &mut |_, _| {}).unwrap()
 }
 
-fn all(plan: &host_core::store::InstallPlan) -> BTreeSet<String> {
+fn all(plan: &host_core::install::store::InstallPlan) -> BTreeSet<String> {
     plan.needs_consent().iter().cloned().collect()
 }
 

@@ -5,10 +5,10 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 
-use host_core::paths::DataDir;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::{serve, ServeContext};
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::{serve, ServeContext};
+use host_core::install::store::Store;
 use support::{fixture, install};
 
 fn ctx() -> ServeContext {

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use host_core::error::{ErrorCode, HostError};
+use host_core::foundation::error::{ErrorCode, HostError};
 
 const OPENER: &str = "xdg-open";
 

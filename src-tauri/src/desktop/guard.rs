@@ -6,7 +6,7 @@
 //! cannot be added without it. It does not cover core plugin commands, which is why the
 //! capability file grants none.
 
-use host_core::error::{ErrorCode, HostError};
+use host_core::foundation::error::{ErrorCode, HostError};
 use tauri::ipc::Invoke;
 use tauri::{Runtime, Url};
 

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use host_core::api::{self, Session};
-use host_core::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use serde::Deserialize;
 use serde_json::Value;
 use tauri::ipc::{Invoke, InvokeBody, InvokeError};
@@ -84,7 +84,7 @@ pub fn handler<R: Runtime>(
 mod tests {
     use super::*;
     use host_core::api::{LinkOpener, SessionConfig};
-    use host_core::paths::DataDir;
+    use host_core::foundation::paths::DataDir;
 
     fn session(root: &std::path::Path) -> Session {
         Session::new(

@@ -28,7 +28,7 @@ pub fn run() -> i32 {
         return 1;
     }
     init_logging();
-    let data = match host_core::paths::DataDir::from_env() {
+    let data = match host_core::foundation::paths::DataDir::from_env() {
         Ok(data) => data,
         Err(error) => {
             eprintln!("apphost: {}: {}", error.code.as_str(), error.message);

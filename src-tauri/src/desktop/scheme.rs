@@ -11,8 +11,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::{AppResponse, ServeContext};
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::{AppResponse, ServeContext};
 use tauri::http::{Request, Response, Uri};
 use tauri::{Manager, Runtime, UriSchemeContext, UriSchemeResponder};
 

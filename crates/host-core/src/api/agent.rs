@@ -1,15 +1,15 @@
 //! The agent area of the host UI (`docs/host-api.md`, "Model"): the model the runtime talks to,
-//! set from the host UI exactly as `apphost model set|show|test` does (`crate::model_settings`
+//! set from the host UI exactly as `apphost model set|show|test` does (`crate::hosting::model_settings`
 //! does the work). The API key is write-only: answers say whether one is set, never the key.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{answer, args, Command, NoArgs, Session};
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::model_settings::{self, KeyChange};
-use crate::secrets::SecretValue;
-use crate::store::Store;
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::hosting::model_settings::{self, KeyChange};
+use crate::hosting::secrets::SecretValue;
+use crate::install::store::Store;
 
 /// Longest API key accepted from the host UI (bounded memory; real keys are ~200 bytes).
 pub const MAX_API_KEY_BYTES: usize = 4096;

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::session::LaunchTarget;
 use super::{answer, args, Command, NoArgs, Session};
-use crate::bridge::mounting::default_entry;
-use crate::error::HostResult;
-use crate::store::Store;
+use crate::foundation::error::HostResult;
+use crate::hosting::bridge::mounting::default_entry;
+use crate::install::store::Store;
 
 pub const COMMANDS: &[Command] = &[
     Command {

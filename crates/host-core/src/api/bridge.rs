@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{answer, args, Command, NoArgs, Session};
-use crate::bridge::host::{Answer, Diagnostics};
-use crate::error::HostResult;
-use crate::surface::serve::ServeRefusal;
+use crate::foundation::error::HostResult;
+use crate::hosting::bridge::host::{Answer, Diagnostics};
+use crate::hosting::surface::serve::ServeRefusal;
 
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -103,10 +103,10 @@ pub(crate) struct DownloadAnswer {
 }
 
 /// The user's answer to a download (`Outgoing::ConfirmDownload`) → `Outgoing[]`: `save` writes
-/// the file into the user's download folder (`crate::downloads`); Rust answers the app either way.
+/// the file into the user's download folder (`crate::install::downloads`); Rust answers the app either way.
 fn answer_download(session: &Session, raw: Value) -> HostResult<Value> {
     let a: DownloadAnswer = args("answer_download", raw)?;
-    let dir = crate::downloads::download_dir();
+    let dir = crate::install::downloads::download_dir();
     answer(session.with_bridge(|bridge, store| {
         bridge.answer_download(store, &a.download_id, a.save, dir.as_deref())
     })??)

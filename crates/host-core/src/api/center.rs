@@ -12,8 +12,8 @@ use super::{answer, args, Command, NoArgs, Session};
 use crate::center::diagnostics::{self, LiveDiagnostics};
 use crate::center::lifecycle::{self, UninstallMode};
 use crate::center::{detail, dev, grants, settings, InstallArgs, ReviewSource};
-use crate::error::HostResult;
-use crate::store::AuditQuery;
+use crate::foundation::error::HostResult;
+use crate::install::store::AuditQuery;
 
 /// The outbox event kind of install progress.
 pub const INSTALL_PROGRESS: &str = "install:progress";
@@ -231,15 +231,15 @@ fn uninstall(session: &Session, raw: Value) -> HostResult<Value> {
 #[serde(rename_all = "camelCase")]
 pub struct Uninstalled {
     /// The plan that ran.
-    pub removed: crate::store::CleanupPlan,
+    pub removed: crate::install::store::CleanupPlan,
     /// The data folder kept (`keep-data`), else null.
     pub kept: Option<String>,
     pub exported_to: Option<String>,
     /// Entries of the app's data the export left out (links, special files, too deep).
-    #[schemars(with = "Vec<crate::store::SkippedEntrySchema>")]
+    #[schemars(with = "Vec<crate::install::store::SkippedEntrySchema>")]
     pub export_skipped: Vec<runtime_core::SkippedEntry>,
     /// Problems after the commit point: the app is uninstalled all the same.
-    pub warnings: Vec<crate::error::HostError>,
+    pub warnings: Vec<crate::foundation::error::HostError>,
 }
 
 fn rollback(session: &Session, raw: Value) -> HostResult<Value> {
@@ -349,8 +349,8 @@ fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Theme = args("set_theme", raw)?;
     if let Some(effective) = a.effective.as_deref() {
         if effective != "light" && effective != "dark" {
-            return Err(crate::error::HostError::new(
-                crate::error::ErrorCode::ApiBadArguments,
+            return Err(crate::foundation::error::HostError::new(
+                crate::foundation::error::ErrorCode::ApiBadArguments,
                 format!("set_theme: effective must be light or dark (not {effective:?})"),
             ));
         }
@@ -375,7 +375,7 @@ fn set_theme(session: &Session, raw: Value) -> HostResult<Value> {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct ThemeSet {
     pub theme: String,
-    pub outgoing: Vec<crate::bridge::host::Outgoing>,
+    pub outgoing: Vec<crate::hosting::bridge::host::Outgoing>,
 }
 
 fn dev_status(session: &Session, raw: Value) -> HostResult<Value> {
@@ -397,8 +397,8 @@ pub(crate) struct DevConsent {
 fn dev_consent(session: &Session, raw: Value) -> HostResult<Value> {
     let a: DevConsent = args("dev_consent", raw)?;
     if !a.consent {
-        return Err(crate::error::HostError::new(
-            crate::error::ErrorCode::InstallConsentRequired,
+        return Err(crate::foundation::error::HostError::new(
+            crate::foundation::error::ErrorCode::InstallConsentRequired,
             "dev_consent needs consent: true",
         ));
     }
@@ -420,8 +420,8 @@ pub(crate) struct BindSecret {
 fn bind_secret(session: &Session, raw: Value) -> HostResult<Value> {
     let a: BindSecret = args("bind_secret", raw)?;
     let store = crate::center::open_locked(&session.data)?;
-    let value = crate::secrets::SecretValue::new(a.value);
-    let binding = crate::app_secrets::set(&store, &a.app_id, &a.slot, &value)?;
+    let value = crate::hosting::secrets::SecretValue::new(a.value);
+    let binding = crate::hosting::app_secrets::set(&store, &a.app_id, &a.slot, &value)?;
     let backend = binding
         .stored_as
         .split(':')

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{answer, args, Command, Session};
-use crate::error::HostResult;
+use crate::foundation::error::HostResult;
 
 /// Events kept for readers that are behind.
 pub const OUTBOX_CAPACITY: usize = 1024;

@@ -11,7 +11,7 @@ use url::Url;
 
 use super::session::LinkOpener;
 use super::{answer, args, Command, Session};
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
 
 pub const COMMANDS: &[Command] = &[Command {
     name: "open_external",

@@ -22,7 +22,7 @@ pub mod watch;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
 
 pub use events::{Event, Outbox};
 pub use session::{LaunchRequest, LaunchTarget, LinkOpener, Session, SessionConfig};

@@ -4,7 +4,7 @@
 //!   tables, plus the raw-body `upload_package`) the schema of its arguments and of its answer,
 //!   the payload of every outbox event kind, and the shared definitions (`$defs`);
 //! - `ui-host/src/generated/host-api.ts`: the same types for TypeScript (through the shared
-//!   emitter, [`crate::typescript`]), with a `HostCommands` map from command name to
+//!   emitter, [`crate::foundation::typescript`]), with a `HostCommands` map from command name to
 //!   `{args, answer}` and a `HostEventPayloads` map from event kind to payload.
 //!
 //! [`catalog`] lists each command's argument and answer types; `tests/host_api_schemas.rs` fails
@@ -24,7 +24,6 @@ use super::session::LaunchTarget;
 use super::watch::{EndedMount, SyncReport};
 use super::NoArgs;
 use super::{agent, apps, bridge, center, events, external, tasks};
-use crate::bridge::host::Outgoing;
 use crate::center::detail::AppDetail;
 use crate::center::dev::DevStatus;
 use crate::center::diagnostics::Bundle;
@@ -33,9 +32,10 @@ use crate::center::lifecycle::LifecyclePlan;
 use crate::center::review::InstallReview;
 use crate::center::settings::{HostSettings, TrustedKeyRow};
 use crate::center::UploadInfo;
-use crate::model_settings::{ModelStatus, TestReport};
-use crate::store::{AppSummary, AuditRow, VerifyReport};
-use crate::typescript::{declarations, ts_type};
+use crate::foundation::typescript::{declarations, ts_type};
+use crate::hosting::bridge::host::Outgoing;
+use crate::hosting::model_settings::{ModelStatus, TestReport};
+use crate::install::store::{AppSummary, AuditRow, VerifyReport};
 
 /// Where each generated file lives, relative to the repository root.
 pub const SCHEMA_PATH: &str = "schemas/host-api/host-api.schema.json";
@@ -85,7 +85,7 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("test_model", NoArgs, TestReport, "One tiny request to the configured model."),
         // apps.rs
         cmd!("list_apps", NoArgs, Vec<AppSummary>, "The installed apps."),
-        cmd!("mount_entry", apps::MountArgs, crate::bridge::mounts::Mount, "Mounts an entry: Rust checks the app, the entry and its readiness and answers the frame's URL, origin and sandbox."),
+        cmd!("mount_entry", apps::MountArgs, crate::hosting::bridge::mounts::Mount, "Mounts an entry: Rust checks the app, the entry and its readiness and answers the frame's URL, origin and sandbox."),
         cmd!("unmount", apps::MountId, bool, "The frame went away; answers whether the mount existed."),
         cmd!("launch_target", NoArgs, Option<LaunchTarget>, "The entry the host UI was started to open, or null."),
         cmd!("sync_mounts", NoArgs, SyncReport, "Ends the mounts whose app another process changed."),
@@ -317,7 +317,7 @@ pub fn typescript() -> String {
     let names: Vec<Value> = catalog().iter().map(|c| json!(c.name)).collect();
     out.push_str(&format!(
         "/** Every command name, in table order. */\nexport const HOST_COMMAND_NAMES = [{}] as const satisfies readonly HostCommandName[];\n\n",
-        crate::typescript::join(&names)
+        crate::foundation::typescript::join(&names)
     ));
     for c in raw_commands() {
         out.push_str(&format!(

@@ -12,14 +12,14 @@ use serde::Serialize;
 
 use super::events::Outbox;
 use super::watch::StoreStamp;
-use crate::bridge::host::{BridgeHost, Outgoing};
-use crate::capability::services::Services;
 use crate::center::Center;
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::paths::DataDir;
-use crate::profile::HostProfile;
-use crate::store::Store;
-use crate::surface::serve::{AppResponse, CachedServer, ServeContext, ServeRefusal};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::foundation::profile::HostProfile;
+use crate::hosting::bridge::host::{BridgeHost, Outgoing};
+use crate::hosting::capability::services::Services;
+use crate::hosting::surface::serve::{AppResponse, CachedServer, ServeContext, ServeRefusal};
+use crate::install::store::Store;
 
 /// How many refused app-file requests are kept for diagnostics.
 pub const SERVE_REFUSAL_LOG: usize = 200;
@@ -237,7 +237,7 @@ impl Session {
     }
 
     /// Runs `f` with the bridge host and its store (opened on first use, then kept; commits
-    /// survive a crash of the process, see `host_core::store::durability`).
+    /// survive a crash of the process, see `host_core::install::store::durability`).
     pub fn with_bridge<T>(&self, f: impl FnOnce(&mut BridgeHost, &Store) -> T) -> HostResult<T> {
         let mut guard = self.bridge()?;
         let bridge = &mut *guard;

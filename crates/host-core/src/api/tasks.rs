@@ -1,6 +1,6 @@
 //! The host UI's task activity (`docs/host-api.md`, "Agent tasks"): every app's `lime.agent`
 //! tasks, read and acted on as the host's user. The tasks are the bridge's own
-//! ([`crate::bridge::host::BridgeHost::agent_tasks`]: one runtime per session); this module only
+//! ([`crate::hosting::bridge::host::BridgeHost::agent_tasks`]: one runtime per session); this module only
 //! decodes arguments, maps errors to host codes, audits the actions and tells the UI
 //! (`tasks:changed`). The app id comes from the arguments (the host UI is trusted), but a task
 //! of another app is `task.not_found`, exactly like a missing one.
@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{answer, args, Command, Session};
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use runtime_core::agent_task::{AgentTaskError, AgentTasks, Responder, Response};
 use runtime_core::ids::AppId;
 
@@ -355,8 +355,8 @@ fn task_respond(session: &Session, raw: Value) -> HostResult<Value> {
 /// The `tasks:changed` payload an asynchronous task event for a frame implies: one for the
 /// events that change a task's status or approvals (never per streamed delta, so a long answer
 /// does not flood the outbox; the open task also follows the `outgoing` events themselves).
-pub fn changed_by(o: &crate::bridge::host::Outgoing) -> Option<Value> {
-    let crate::bridge::host::Outgoing::Post { message, .. } = o else {
+pub fn changed_by(o: &crate::hosting::bridge::host::Outgoing) -> Option<Value> {
+    let crate::hosting::bridge::host::Outgoing::Post { message, .. } = o else {
         return None;
     };
     let e = message.get("payload")?.get("event")?;

@@ -16,9 +16,9 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::session::{Session, StoreLook};
-use crate::error::{ErrorCode, HostResult};
-use crate::paths::DataDir;
-use crate::store::{ActiveApp, Store};
+use crate::foundation::error::{ErrorCode, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::install::store::{ActiveApp, Store};
 
 /// Event kinds the watcher queues.
 pub const STORE_CHANGED: &str = "store:changed";
@@ -192,7 +192,7 @@ pub fn sync(session: &Session) -> HostResult<SyncReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::HostError;
+    use crate::foundation::error::HostError;
 
     fn present(version: &str, enabled: bool) -> AppNow<'_> {
         AppNow::Present { enabled, version }
@@ -232,7 +232,7 @@ mod tests {
         let data = DataDir::at(&root);
         let empty = StoreStamp::of(&data);
         assert_eq!(empty, StoreStamp::of(&data));
-        let store = crate::store::Store::open(&data).unwrap();
+        let store = crate::install::store::Store::open(&data).unwrap();
         let opened = StoreStamp::of(&data);
         assert_ne!(empty, opened);
         assert_eq!(opened, StoreStamp::of(&data), "no commit, same stamp");

@@ -4,11 +4,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::paths::DataDir;
-use crate::profile::HostProfile;
-use crate::readiness::Report;
-use crate::store::{AppSummary, EntrySummary, Store, VersionInfo};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::foundation::profile::HostProfile;
+use crate::install::readiness::Report;
+use crate::install::store::{AppSummary, EntrySummary, Store, VersionInfo};
 use runtime_core::app_artifacts::AppArtifacts;
 use runtime_core::app_evidence::AppEvidence;
 use runtime_core::{AppDataStore, AppId};

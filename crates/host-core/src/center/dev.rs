@@ -18,14 +18,14 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::error::{ErrorClass, ErrorCode, HostError, HostResult};
-use crate::inspect::InspectOptions;
-use crate::manifest::Severity;
-use crate::package::catalog::CatalogSelect;
-use crate::package::source::resolve;
-use crate::paths::DataDir;
-use crate::profile::HostProfile;
-use crate::store::{
+use crate::foundation::error::{ErrorClass, ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::foundation::profile::HostProfile;
+use crate::install::inspect::InspectOptions;
+use crate::install::manifest::Severity;
+use crate::install::package::catalog::CatalogSelect;
+use crate::install::package::source::resolve;
+use crate::install::store::{
     Given, InstallMode, ModeChoice, PermissionChange, PlanOptions, Store, DEV_PREFIX,
 };
 
@@ -61,7 +61,7 @@ pub struct DevStatus {
     pub findings: Vec<DevFinding>,
     /// `awaiting-consent`: the permissions added or changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(with = "Vec<crate::store::PermissionChange>")]
+    #[schemars(with = "Vec<crate::install::store::PermissionChange>")]
     pub pending: Vec<Value>,
     /// `awaiting-consent`: the digest of the held change (its package hash and `pending`), the
     /// one `dev_consent` accepts.

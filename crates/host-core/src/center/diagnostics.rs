@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::bridge::host::Diagnostics;
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::paths::DataDir;
-use crate::store::{AuditQuery, AuditRow, Store, VerifyReport};
-use crate::surface::serve::ServeRefusal;
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::hosting::bridge::host::Diagnostics;
+use crate::hosting::surface::serve::ServeRefusal;
+use crate::install::store::{AuditQuery, AuditRow, Store, VerifyReport};
 
 /// The audit log, newest first, filtered (`limit` defaults to 100, at most 1000).
 pub fn audit(dir: &DataDir, q: &AuditQuery) -> HostResult<Vec<AuditRow>> {
@@ -69,7 +69,7 @@ fn bundle_settings(store: &Store) -> HostResult<Value> {
             "maxCompressionRatio": l.max_compression_ratio,
         },
         "theme": super::settings::theme(store)?,
-        "modelConfigured": stored.contains_key(crate::model_settings::KEY_BASE_URL),
+        "modelConfigured": stored.contains_key(crate::hosting::model_settings::KEY_BASE_URL),
         "omittedSettings": omitted,
     }))
 }

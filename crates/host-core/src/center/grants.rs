@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use super::detail::{permission_rows, PermissionRow};
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::paths::DataDir;
-use crate::store::Store;
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::install::store::Store;
 
 /// `GrantRow` in `docs/host-api.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]

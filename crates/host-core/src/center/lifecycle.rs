@@ -8,11 +8,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::manifest::Manifest;
-use crate::paths::DataDir;
-use crate::profile::HostProfile;
-use crate::store::{AppSummary, CleanupPlan, DataMode, Store, UninstallOutcome};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::foundation::profile::HostProfile;
+use crate::install::manifest::Manifest;
+use crate::install::store::{AppSummary, CleanupPlan, DataMode, Store, UninstallOutcome};
 
 /// The uninstall states the host UI offers (`docs/host-api.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -20,9 +20,9 @@ mod uploads;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::error::HostResult;
-use crate::paths::DataDir;
-use crate::store::Store;
+use crate::foundation::error::HostResult;
+use crate::foundation::paths::DataDir;
+use crate::install::store::Store;
 
 pub use review::{InstallArgs, InstallReview, ReviewSource};
 pub use uploads::UploadInfo;
@@ -56,7 +56,7 @@ impl Center {
     }
 }
 
-pub(crate) use crate::random::random_id;
+pub(crate) use crate::foundation::random::random_id;
 
 /// Opens the store for a change (waiting for another AppHost process, recovering an
 /// interrupted operation first).

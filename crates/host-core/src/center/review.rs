@@ -12,14 +12,14 @@ use serde_json::{json, Value};
 
 use super::uploads::{poisoned, UploadFile};
 use super::Center;
-use crate::error::{ErrorClass, ErrorCode, HostError, HostResult};
-use crate::inspect::{InspectOptions, Inspection};
-use crate::manifest::{EntryKind, Storage};
-use crate::package::catalog::CatalogSelect;
-use crate::package::source::resolve;
-use crate::package::ResolvedSource;
-use crate::profile::HostProfile;
-use crate::store::{
+use crate::foundation::error::{ErrorClass, ErrorCode, HostError, HostResult};
+use crate::foundation::profile::HostProfile;
+use crate::install::inspect::{InspectOptions, Inspection};
+use crate::install::manifest::{EntryKind, Storage};
+use crate::install::package::catalog::CatalogSelect;
+use crate::install::package::source::resolve;
+use crate::install::package::ResolvedSource;
+use crate::install::store::{
     AppSummary, Consent, Given, InstallMode, InstallPlan, ModeChoice, PermissionChange,
     PlanOptions, Store,
 };
@@ -278,7 +278,7 @@ pub(crate) fn describe(
         network: json!({ "domains": insp.projection.get("networkDomains").cloned().unwrap_or(json!([])) }),
         storage: json!({
             "declared": storage_decl.is_some(),
-            "quota": crate::store::quota_from(storage_decl),
+            "quota": crate::install::store::quota_from(storage_decl),
             "schema": storage_decl.and_then(Storage::schema),
             "migrations": migrations,
         }),
@@ -361,7 +361,7 @@ fn preview_permissions(
         }
         InstallMode::Install => (Vec::new(), BTreeSet::new()),
     };
-    crate::store::diff_permissions(&old, insp.manifest.view().permissions_raw(), &granted)
+    crate::install::store::diff_permissions(&old, insp.manifest.view().permissions_raw(), &granted)
 }
 
 impl Center {

@@ -4,10 +4,10 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::paths::DataDir;
-use crate::signature::{self, TrustedKey};
-use crate::store::Store;
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::install::signature::{self, TrustedKey};
+use crate::install::store::Store;
 
 /// The `settings` key of the host UI's theme.
 pub const THEME_KEY: &str = "ui.theme";
@@ -27,7 +27,7 @@ pub struct TrustedKeyRow {
 /// its first 16 digits). `None` if `public_key` is not a valid key.
 pub fn fingerprint(public_key: &str) -> Option<String> {
     let vk = signature::parse_public_key(public_key).ok()?;
-    let hex = hex::encode(crate::hashing::sha256(vk.as_bytes()));
+    let hex = hex::encode(crate::foundation::hashing::sha256(vk.as_bytes()));
     Some(
         hex.as_bytes()
             .chunks(4)

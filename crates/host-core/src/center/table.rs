@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::error::HostResult;
+use crate::foundation::error::HostResult;
 
 pub(crate) struct Table<T> {
     items: HashMap<String, (Instant, T)>,

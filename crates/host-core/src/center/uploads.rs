@@ -13,9 +13,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Center;
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::paths::DataDir;
-use crate::store::Store;
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::install::store::Store;
 
 /// What `upload_package` answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -125,7 +125,7 @@ impl Center {
         Ok(if self.dir.db_path().exists() {
             Store::open(&self.dir)?.limits()?.max_unpacked_bytes
         } else {
-            crate::limits::Limits::default().max_unpacked_bytes
+            crate::foundation::limits::Limits::default().max_unpacked_bytes
         })
     }
 

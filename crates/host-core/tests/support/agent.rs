@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use host_core::api::{self, LinkOpener, Session, SessionConfig};
-use host_core::model_settings::{self, KeyChange};
-use host_core::paths::DataDir;
-use host_core::store::Store;
-use host_core::surface::origin::OriginStyle;
-use host_core::surface::serve::ServeContext;
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::model_settings::{self, KeyChange};
+use host_core::hosting::surface::origin::OriginStyle;
+use host_core::hosting::surface::serve::ServeContext;
+use host_core::install::store::Store;
 use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
 use serde_json::{json, Value};
 

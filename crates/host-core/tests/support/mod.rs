@@ -6,14 +6,14 @@ pub mod agent;
 
 use std::path::{Path, PathBuf};
 
-use host_core::inspect::{inspect, InspectOptions, Inspection};
-use host_core::limits::Limits;
-use host_core::package::catalog::CatalogSelect;
-use host_core::package::source::resolve;
-use host_core::paths::DataDir;
-use host_core::profile::HostProfile;
-use host_core::readiness::HostState;
-use host_core::store::{InstallMode, Store};
+use host_core::foundation::limits::Limits;
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::install::inspect::{inspect, InspectOptions, Inspection};
+use host_core::install::package::catalog::CatalogSelect;
+use host_core::install::package::source::resolve;
+use host_core::install::readiness::HostState;
+use host_core::install::store::{InstallMode, Store};
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

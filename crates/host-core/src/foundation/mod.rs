@@ -1,0 +1,11 @@
+//! No product knowledge: errors, paths, limits, randomness, YAML, hashing, the host profile,
+//! TypeScript stripping. Depends on nothing else in the crate.
+
+pub mod error;
+pub mod hashing;
+pub mod limits;
+pub mod paths;
+pub mod profile;
+pub mod random;
+pub mod typescript;
+pub mod yaml;

@@ -1,0 +1,93 @@
+//! The host's policy for the agent's host tools (RuntimeCore's `ToolPolicy`), read from the
+//! store on every use, so an install, update or setting change applies to the next tool call
+//! (quota, provenance) or the next turn (approval):
+//!
+//! - the storage quota `files/` shares with `lime.storage`: `storage.quota` of the app's active
+//!   version (the same plan `lime.storage` opens with), else the default;
+//! - whether `artifact_write` needs the user's approval: the host setting
+//!   [`SETTING_KEY`] (`apphost config agent.artifactWriteApproval allow|ask`); default `ask`
+//!   (an artifact is a deliverable the user downloads and opens, and the model may be steered by
+//!   untrusted content; see `runtime_core::tools::policy`). Anything unreadable means `ask`;
+//! - the active version's package and manifest hashes for an artifact's provenance.
+
+use runtime_core::app_artifacts::ArtifactLimits;
+use runtime_core::app_storage::DEFAULT_QUOTA_BYTES;
+use runtime_core::tools::{PackageFacts, ToolPolicy};
+use runtime_core::AppId;
+
+use crate::foundation::paths::DataDir;
+use crate::install::store::Store;
+
+/// The setting that decides whether `artifact_write` needs an approval per call.
+pub const SETTING_KEY: &str = "agent.artifactWriteApproval";
+/// Its values: `ask` (the default) or `allow`.
+pub const ASK: &str = "ask";
+pub const ALLOW: &str = "allow";
+
+/// Checks a value for [`SETTING_KEY`].
+pub fn check_setting(value: &str) -> Result<(), String> {
+    match value.trim() {
+        ASK | ALLOW => Ok(()),
+        other => Err(format!(
+            "{SETTING_KEY} must be \"ask\" or \"allow\", not {other:?}"
+        )),
+    }
+}
+
+/// The policy over one data directory's store (a fresh read-only connection per question:
+/// tool calls run on the runtime's own threads).
+#[derive(Debug, Clone)]
+pub struct StoreToolPolicy {
+    dir: DataDir,
+}
+
+impl StoreToolPolicy {
+    pub fn new(dir: DataDir) -> Self {
+        StoreToolPolicy { dir }
+    }
+
+    fn store(&self) -> Option<Store> {
+        Store::open(&self.dir)
+            .map_err(
+                |e| tracing::warn!(error = %e.message, "agent tool policy: cannot read the store"),
+            )
+            .ok()
+    }
+}
+
+impl ToolPolicy for StoreToolPolicy {
+    fn storage_quota(&self, app: &AppId) -> u64 {
+        let Some(store) = self.store() else {
+            return DEFAULT_QUOTA_BYTES;
+        };
+        store
+            .active_app(app.as_str())
+            .and_then(|a| store.storage_plan(&a.name, &a.version))
+            .map(|p| p.quota)
+            .unwrap_or(DEFAULT_QUOTA_BYTES)
+    }
+
+    fn artifact_limits(&self, _app: &AppId) -> ArtifactLimits {
+        // The limits `lime.artifacts` applies (capability/services/artifacts.rs).
+        ArtifactLimits::default()
+    }
+
+    fn artifact_write_needs_approval(&self) -> bool {
+        let Some(store) = self.store() else {
+            return true;
+        };
+        match store.settings() {
+            Ok(s) => s.get(SETTING_KEY).map(String::as_str) != Some(ALLOW),
+            Err(_) => true,
+        }
+    }
+
+    fn package(&self, app: &AppId) -> Option<PackageFacts> {
+        let a = self.store()?.active_app(app.as_str()).ok()?;
+        Some(PackageFacts {
+            app_version: a.version,
+            package_hash: a.package_hash,
+            manifest_hash: a.manifest_hash,
+        })
+    }
+}

@@ -1,0 +1,866 @@
+//! The host side of the bridge as one state machine, independent of any transport.
+//!
+//! The shell (Tauri commands) and the browser mode (HTTP) both feed it the same inputs: "mount
+//! this entry", "this frame sent these bytes (seen from this origin)", "the user answered this
+//! prompt", "the frame went away". It answers with [`Outgoing`] actions: messages to post to a
+//! frame, prompts to show, toasts, external links to confirm. All decisions are made here and in
+//! [`dispatch`](crate::hosting::capability::dispatch): the transports only carry bytes.
+//!
+//! Refused messages are counted per reason and the most recent ones kept (bounded) for the
+//! diagnostics page; `executions` counts service executions, so tests can prove that spoofed
+//! messages executed nothing.
+
+mod download;
+mod effects;
+mod outbox;
+
+pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
+
+pub use download::MAX_PENDING_DOWNLOADS;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::message::{self, AppMessage, Call, FrameIdentity, Refusal, PROTOCOL, VERSION};
+use super::mounting::mount_entry;
+use super::mounts::{CallRefused, Mount, MountTable};
+use super::wire::{
+    BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, ThemeSnapshot,
+};
+use crate::foundation::error::HostResult;
+use crate::foundation::profile::HostProfile;
+use crate::hosting::capability::dispatch::{
+    confirmation_key, dispatch_with, prompt_refused, CallError, PermissionQuestion, SessionAnswers,
+    Verdict,
+};
+use crate::hosting::capability::facts::FactsCache;
+use crate::hosting::capability::method::{Method, UiMethod};
+use crate::hosting::capability::registry;
+use crate::hosting::capability::services::{Reply, Services};
+use crate::hosting::surface::origin::OriginStyle;
+use crate::install::manifest::Entry;
+use crate::install::store::{ActiveApp, Store};
+
+/// How many refused messages are kept for diagnostics.
+pub const REFUSAL_LOG: usize = 200;
+/// Most prompts waiting for an answer at once; beyond it a call is refused as rate limited.
+pub const MAX_PENDING_PROMPTS: usize = 16;
+
+/// Host facts the snapshot carries (non-sensitive; set by the shell).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Environment {
+    pub theme_mode: String,
+    pub effective_theme_mode: String,
+    pub color_scheme_id: String,
+    /// Only `--lime-*` and `--app-*` variables are ever sent.
+    pub tokens: BTreeMap<String, String>,
+    pub locale: String,
+    pub timezone: String,
+    pub workspace_id: String,
+    pub tenant_id: String,
+}
+
+impl Default for Environment {
+    fn default() -> Self {
+        Environment {
+            theme_mode: "system".into(),
+            effective_theme_mode: "light".into(),
+            color_scheme_id: "lime-default".into(),
+            tokens: BTreeMap::new(),
+            locale: "en-US".into(),
+            timezone: "UTC".into(),
+            workspace_id: "local".into(),
+            tenant_id: "local".into(),
+        }
+    }
+}
+
+/// The user's answer to a permission prompt.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Answer {
+    AllowOnce,
+    AllowAlways,
+    Deny,
+    /// Closed without answering: not an allow.
+    Dismissed,
+}
+
+/// What the transport must do.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Outgoing {
+    /// Post `message` to the frame of `mount_id` (target origin: the mount's origin).
+    #[serde(rename_all = "camelCase")]
+    Post { mount_id: String, message: Value },
+    /// Show a permission prompt; answer with [`BridgeHost::answer`].
+    #[serde(rename_all = "camelCase")]
+    Prompt {
+        prompt_id: String,
+        mount_id: String,
+        question: PermissionQuestion,
+    },
+    #[serde(rename_all = "camelCase")]
+    Toast {
+        mount_id: String,
+        app_id: String,
+        message: String,
+        level: message::ToastLevel,
+    },
+    /// Ask the user to confirm opening an external URL; the app's declared domains are shown.
+    #[serde(rename_all = "camelCase")]
+    ConfirmExternal {
+        mount_id: String,
+        app_id: String,
+        url: String,
+        declared_domains: Vec<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Navigate { mount_id: String, route: String },
+    /// Ask the user whether to save a file the app offers (`host:download`): the sanitized
+    /// file name, its size in bytes and its MIME type; answer with
+    /// [`BridgeHost::answer_download`].
+    #[serde(rename_all = "camelCase")]
+    ConfirmDownload {
+        download_id: String,
+        mount_id: String,
+        app_id: String,
+        file_name: String,
+        size: u64,
+        mime_type: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedMessage {
+    pub mount_id: Option<String>,
+    pub app_id: Option<String>,
+    pub reason: &'static str,
+    pub message_type: Option<String>,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostics {
+    pub refused_by_reason: BTreeMap<&'static str, u64>,
+    pub recent_refusals: Vec<RefusedMessage>,
+    pub executions: u64,
+}
+
+struct PendingPrompt {
+    mount_id: String,
+    call: Call,
+    permission: Option<String>,
+    trace_id: String,
+    kind: PromptKind,
+}
+
+/// What a prompt's answer finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PromptKind {
+    /// A call that needs the permission: on allow it is dispatched again.
+    Call,
+    /// `lime.policy.requestPermission`: the answer is the call's value.
+    RequestPermission,
+}
+
+pub struct BridgeHost {
+    table: MountTable,
+    answers: HashMap<String, SessionAnswers>,
+    prompts: BTreeMap<String, PendingPrompt>,
+    services: Services,
+    profile: HostProfile,
+    style: OriginStyle,
+    env: Environment,
+    refused: VecDeque<RefusedMessage>,
+    refused_by_reason: BTreeMap<&'static str, u64>,
+    executions: u64,
+    next_id: u64,
+    /// Store facts of the mounted apps, reused until the store changes (`capability::facts`).
+    facts: FactsCache,
+    /// Asynchronous outgoings (task events), drained by the transport.
+    outbox: Arc<AsyncOutbox>,
+    /// Per mount: the tasks whose events are forwarded to it, and the forwarder to stop.
+    watches: HashMap<String, Vec<(String, tokio::task::AbortHandle)>>,
+    /// `host:download`s waiting for the user (`host/download.rs`).
+    downloads: BTreeMap<String, download::PendingDownload>,
+}
+
+impl BridgeHost {
+    pub fn new(services: Services, profile: HostProfile, style: OriginStyle) -> Self {
+        BridgeHost {
+            table: MountTable::new(),
+            answers: HashMap::new(),
+            prompts: BTreeMap::new(),
+            services,
+            profile,
+            style,
+            env: Environment::default(),
+            refused: VecDeque::new(),
+            refused_by_reason: BTreeMap::new(),
+            executions: 0,
+            next_id: 0,
+            facts: FactsCache::new(),
+            outbox: Arc::new(AsyncOutbox::new()),
+            watches: HashMap::new(),
+            downloads: BTreeMap::new(),
+        }
+    }
+
+    /// The queue of asynchronous outgoings: a transport waits on it (`AsyncOutbox::wait`)
+    /// without holding this host.
+    pub fn async_outbox(&self) -> Arc<AsyncOutbox> {
+        self.outbox.clone()
+    }
+
+    /// Runs `lime.agent` tasks on `backend` instead of the configured provider (tests and
+    /// embedders; the host's model settings still decide readiness and whether tasks start).
+    pub fn set_agent_backend(
+        &mut self,
+        backend: std::sync::Arc<dyn runtime_core::backend::ExecutionBackend>,
+    ) {
+        self.services.set_agent_backend(backend);
+    }
+
+    /// The agent tasks of every app over the one runtime the bridge's `lime.agent` uses (the
+    /// host UI acts on them as the user, `api/tasks.rs`). `Err` is a message.
+    pub fn agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String> {
+        self.services.agent_tasks(store)
+    }
+
+    /// Everything asynchronous queued so far (task events), oldest first.
+    pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
+        self.outbox.take()
+    }
+
+    /// Stops forwarding task events to `mount_id` and drops what is queued for it.
+    fn stop_watches(&mut self, mount_id: &str) {
+        for (_, h) in self.watches.remove(mount_id).unwrap_or_default() {
+            h.abort();
+        }
+        self.outbox.forget_mount(mount_id);
+    }
+
+    pub fn mounts(&self) -> &MountTable {
+        &self.table
+    }
+
+    pub fn mount(&mut self, store: &Store, app_id: &str, entry_key: &str) -> HostResult<Mount> {
+        mount_entry(
+            store,
+            &self.profile,
+            &mut self.table,
+            &self.style,
+            app_id,
+            entry_key,
+        )
+    }
+
+    pub fn unmount(&mut self, mount_id: &str) -> Option<Mount> {
+        self.stop_watches(mount_id);
+        self.answers.remove(mount_id);
+        self.prompts.retain(|_, p| p.mount_id != mount_id);
+        self.drop_downloads(mount_id);
+        self.table.remove(mount_id)
+    }
+
+    /// Removes every mount of an app and closes its services (disable, uninstall, update,
+    /// rollback). Returns the removed mounts so the UI can tear their frames down.
+    pub fn unmount_app(&mut self, app_id: &str) -> Vec<Mount> {
+        let removed = self.table.remove_app(app_id);
+        for m in &removed {
+            self.stop_watches(&m.mount_id);
+            self.answers.remove(&m.mount_id);
+            self.prompts.retain(|_, p| p.mount_id != m.mount_id);
+            self.drop_downloads(&m.mount_id);
+        }
+        self.services.close_app(app_id);
+        removed
+    }
+
+    /// The host facts snapshots and `theme:update` carry now.
+    pub fn environment(&self) -> &Environment {
+        &self.env
+    }
+
+    pub fn set_environment(&mut self, env: Environment) -> Vec<Outgoing> {
+        self.env = env;
+        let msgs: Vec<Outgoing> = self
+            .table
+            .all()
+            .filter(|m| self.table.is_ready(&m.mount_id))
+            .map(|m| Outgoing::Post {
+                mount_id: m.mount_id.clone(),
+                message: envelope(m, "theme:update", None, self.theme_payload()),
+            })
+            .collect();
+        msgs
+    }
+
+    pub fn set_visibility(&mut self, mount_id: &str, visible: bool) -> Vec<Outgoing> {
+        if !self.table.set_visible(mount_id, visible) || !self.table.is_ready(mount_id) {
+            return Vec::new();
+        }
+        let Some(m) = self.table.get(mount_id) else {
+            return Vec::new();
+        };
+        vec![Outgoing::Post {
+            mount_id: mount_id.to_owned(),
+            message: envelope(m, "host:visibility", None, json!({ "visible": visible })),
+        }]
+    }
+
+    pub fn diagnostics(&self) -> Diagnostics {
+        Diagnostics {
+            refused_by_reason: self.refused_by_reason.clone(),
+            recent_refusals: self.refused.iter().cloned().collect(),
+            executions: self.executions,
+        }
+    }
+
+    /// Records a refusal decided outside Rust (the host UI's `event.source` check).
+    pub fn report_refusal(&mut self, mount_id: Option<&str>, reason: &str, bytes: usize) {
+        let reason = Refusal::parse(reason).unwrap_or(Refusal::WrongSource);
+        let app = mount_id
+            .and_then(|id| self.table.get(id))
+            .map(|m| m.app_id.clone());
+        self.refuse(mount_id.map(str::to_owned), app, reason, None, bytes);
+    }
+
+    /// Handles one message a frame sent, as relayed by the host UI.
+    pub fn handle(
+        &mut self,
+        store: &Store,
+        mount_id: &str,
+        observed_origin: &str,
+        raw: &str,
+    ) -> Vec<Outgoing> {
+        let Some(mount) = self.table.get(mount_id).cloned() else {
+            self.refuse(
+                Some(mount_id.to_owned()),
+                None,
+                Refusal::UnknownMount,
+                None,
+                raw.len(),
+            );
+            return Vec::new();
+        };
+        let frame = FrameIdentity {
+            app_id: &mount.app_id,
+            entry_key: &mount.entry_key,
+            origin: &mount.origin,
+        };
+        let ready = self.table.is_ready(mount_id);
+        let msg = match message::decode(raw, frame, observed_origin, ready) {
+            Ok(m) => m,
+            Err(r) => {
+                let t = peek_type(raw);
+                self.refuse(
+                    Some(mount.mount_id.clone()),
+                    Some(mount.app_id.clone()),
+                    r,
+                    t,
+                    raw.len(),
+                );
+                return Vec::new();
+            }
+        };
+        match msg {
+            AppMessage::Ready { request_id } | AppMessage::GetSnapshot { request_id } => {
+                self.table.mark_ready(mount_id);
+                let payload = self.snapshot(store, &mount);
+                vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)]
+            }
+            AppMessage::Navigate { request_id, route } => {
+                if app_routes(self.active_app(store, &mount).as_deref(), &mount)
+                    .iter()
+                    .any(|r| route_matches(r, &route))
+                {
+                    vec![
+                        Outgoing::Navigate {
+                            mount_id: mount.mount_id.clone(),
+                            route,
+                        },
+                        self.post(
+                            &mount,
+                            "host:response",
+                            request_id.as_deref(),
+                            json!({"value": null}),
+                        ),
+                    ]
+                } else {
+                    vec![self.post_error(
+                        &mount,
+                        request_id.as_deref(),
+                        "lime.ui",
+                        "navigate",
+                        ErrorCode::PermissionDenied,
+                        "not one of this app's routes",
+                        Some("navigate.foreign_route"),
+                    )]
+                }
+            }
+            AppMessage::Toast { message, level, .. } => vec![Outgoing::Toast {
+                mount_id: mount.mount_id.clone(),
+                app_id: mount.app_id.clone(),
+                message,
+                level,
+            }],
+            AppMessage::OpenExternal { request_id, url } => {
+                if is_http_url(&url) {
+                    vec![Outgoing::ConfirmExternal {
+                        mount_id: mount.mount_id.clone(),
+                        app_id: mount.app_id.clone(),
+                        url,
+                        declared_domains: declared_domains(
+                            self.active_app(store, &mount).as_deref(),
+                        ),
+                    }]
+                } else {
+                    vec![self.post_error(
+                        &mount,
+                        request_id.as_deref(),
+                        "lime.ui",
+                        "openExternal",
+                        ErrorCode::PermissionDenied,
+                        "only http and https links can be opened",
+                        Some("external.scheme"),
+                    )]
+                }
+            }
+            AppMessage::Download {
+                request_id,
+                source,
+                file_name,
+                mime_type,
+            } => self.download_request(store, &mount, request_id, source, file_name, mime_type),
+            AppMessage::Cancel { target, .. } => {
+                // Service calls run to completion synchronously; what can be pending is a call
+                // waiting for a prompt. Cancelling a finished or unknown call does nothing.
+                let pending = self
+                    .prompts
+                    .iter()
+                    .find(|(_, p)| p.mount_id == mount.mount_id && p.call.request_id == target)
+                    .map(|(id, _)| id.clone());
+                match pending.and_then(|id| self.prompts.remove(&id)) {
+                    Some(p) => {
+                        self.table.end_call(mount_id, &target);
+                        let e =
+                            error_for(&p.call, ErrorCode::Cancelled, "the app cancelled this call");
+                        vec![self.call_error(&mount, &target, &e)]
+                    }
+                    None => Vec::new(),
+                }
+            }
+            AppMessage::Invoke(call) => self.invoke(store, &mount, call),
+        }
+    }
+
+    /// Applies the user's answer to a pending prompt and finishes the waiting call.
+    pub fn answer(&mut self, store: &Store, prompt_id: &str, answer: Answer) -> Vec<Outgoing> {
+        let Some(p) = self.prompts.remove(prompt_id) else {
+            return Vec::new();
+        };
+        let Some(mount) = self.table.get(&p.mount_id).cloned() else {
+            return Vec::new();
+        };
+        if p.kind == PromptKind::RequestPermission {
+            return self.answer_request(store, &mount, p, answer);
+        }
+        let answers = self.answers.entry(mount.mount_id.clone()).or_default();
+        let refuse = |host: &mut Self| {
+            let e = prompt_refused(&p.call);
+            host.table.end_call(&mount.mount_id, &p.call.request_id);
+            vec![host.call_error(&mount, &p.call.request_id, &e)]
+        };
+        match (answer, &p.permission) {
+            (Answer::Deny, Some(perm)) => {
+                answers.denied.insert(perm.clone());
+                refuse(self)
+            }
+            (Answer::Deny | Answer::Dismissed, _) => refuse(self),
+            (Answer::AllowOnce, Some(perm)) => {
+                answers.allow_once.insert(perm.clone());
+                self.finish_call(store, &mount, p.call, &p.trace_id)
+            }
+            (Answer::AllowAlways, Some(perm)) => {
+                if let Err(e) = store.grant(&mount.app_id, perm) {
+                    tracing::warn!(error = %e.message, "cannot record a grant");
+                    return refuse(self);
+                }
+                self.finish_call(store, &mount, p.call, &p.trace_id)
+            }
+            (Answer::AllowOnce | Answer::AllowAlways, None) => {
+                // A policy confirmation is only ever asked for an implemented method.
+                if let Some(spec) = registry::lookup(&p.call.capability, &p.call.method) {
+                    answers.confirmed_once.insert(confirmation_key(spec.method));
+                }
+                self.finish_call(store, &mount, p.call, &p.trace_id)
+            }
+        }
+    }
+
+    fn invoke(&mut self, store: &Store, mount: &Mount, call: Call) -> Vec<Outgoing> {
+        match self.table.begin_call(&mount.mount_id, &call.request_id) {
+            Ok(()) => {}
+            Err(CallRefused::UnknownMount) => return Vec::new(),
+            Err(CallRefused::DuplicateRequest) => {
+                return vec![self.post_error(
+                    mount,
+                    Some(&call.request_id),
+                    &call.capability,
+                    &call.method,
+                    ErrorCode::DuplicateRequest,
+                    "a call with this requestId is already in flight",
+                    None,
+                )]
+            }
+            Err(CallRefused::RateLimited) => {
+                let mut e = error_for(
+                    &call,
+                    ErrorCode::RateLimited,
+                    "too many calls in flight for this frame",
+                );
+                e.retryable = true;
+                return vec![self.call_error(mount, &call.request_id, &e)];
+            }
+        }
+        let trace_id = self.new_id("trace");
+        self.finish_call(store, mount, call, &trace_id)
+    }
+
+    fn finish_call(
+        &mut self,
+        store: &Store,
+        mount: &Mount,
+        call: Call,
+        trace_id: &str,
+    ) -> Vec<Outgoing> {
+        let answers = self.answers.entry(mount.mount_id.clone()).or_default();
+        let verdict = dispatch_with(
+            &self.facts,
+            store,
+            &self.profile,
+            &mount.caller(),
+            &call,
+            trace_id,
+            answers,
+        );
+        match verdict {
+            Verdict::Allowed(proof) => {
+                self.executions += 1;
+                let result = match proof.method() {
+                    Method::Ui(m) => Ok(Reply::value(self.ui_call(store, mount, m))),
+                    _ => self.services.call_with(store, &proof, &call.args),
+                };
+                if let Ok(Reply {
+                    effect: Some(effect),
+                    ..
+                }) = result
+                {
+                    return self.apply_effect(mount, call, trace_id, effect);
+                }
+                self.table.end_call(&mount.mount_id, &call.request_id);
+                match result.map(|r| r.value) {
+                    Ok(value) => vec![self.post(
+                        mount,
+                        "host:response",
+                        Some(&call.request_id),
+                        json!({ "value": value, "traceId": trace_id }),
+                    )],
+                    Err(e) => vec![self.call_error(mount, &call.request_id, &e)],
+                }
+            }
+            Verdict::Denied(e) => {
+                self.table.end_call(&mount.mount_id, &call.request_id);
+                vec![self.call_error(mount, &call.request_id, &e)]
+            }
+            Verdict::Ask(question) => {
+                if self.prompts.len() >= MAX_PENDING_PROMPTS {
+                    self.table.end_call(&mount.mount_id, &call.request_id);
+                    let mut e = error_for(
+                        &call,
+                        ErrorCode::RateLimited,
+                        "too many permission prompts are waiting",
+                    );
+                    e.retryable = true;
+                    return vec![self.call_error(mount, &call.request_id, &e)];
+                }
+                let prompt_id = self.new_id("prompt");
+                self.prompts.insert(
+                    prompt_id.clone(),
+                    PendingPrompt {
+                        mount_id: mount.mount_id.clone(),
+                        permission: question.permission.clone(),
+                        call,
+                        trace_id: trace_id.to_owned(),
+                        kind: PromptKind::Call,
+                    },
+                );
+                vec![Outgoing::Prompt {
+                    prompt_id,
+                    mount_id: mount.mount_id.clone(),
+                    question,
+                }]
+            }
+        }
+    }
+
+    /// `lime.ui` methods, answered from the host's own state once the choke point allowed them.
+    fn ui_call(&self, store: &Store, mount: &Mount, method: UiMethod) -> Value {
+        match method {
+            UiMethod::GetSnapshot => self.snapshot(store, mount),
+            UiMethod::GetLocale => serde_json::to_value(LocaleInfo {
+                locale: self.env.locale.clone(),
+                timezone: self.env.timezone.clone(),
+            })
+            .unwrap_or(Value::Null),
+            UiMethod::GetTheme => self.theme_payload(),
+        }
+    }
+
+    /// The mount's app as the store has it now (cached until the store changes).
+    fn active_app(&self, store: &Store, mount: &Mount) -> Option<std::sync::Arc<ActiveApp>> {
+        self.facts.active_app(store, &mount.app_id).ok()
+    }
+
+    fn snapshot(&self, store: &Store, mount: &Mount) -> Value {
+        let app = self.active_app(store, mount);
+        let route = app_routes(app.as_deref(), mount)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "/".to_owned());
+        let theme = self.theme();
+        let snapshot = HostSnapshot {
+            app_id: mount.app_id.clone(),
+            entry_key: mount.entry_key.clone(),
+            entry_kind: mount.entry_kind.clone(),
+            route,
+            origin: mount.origin.clone(),
+            locale: self.env.locale.clone(),
+            timezone: self.env.timezone.clone(),
+            workspace_id: self.env.workspace_id.clone(),
+            tenant_id: self.env.tenant_id.clone(),
+            theme_fields: theme.clone(),
+            theme,
+            capabilities: capability_summary(app.as_deref(), &self.profile),
+        };
+        serde_json::to_value(snapshot).unwrap_or(Value::Null)
+    }
+
+    fn theme(&self) -> ThemeSnapshot {
+        ThemeSnapshot {
+            theme_mode: self.env.theme_mode.clone(),
+            effective_theme_mode: self.env.effective_theme_mode.clone(),
+            color_scheme_id: self.env.color_scheme_id.clone(),
+            tokens: self
+                .env
+                .tokens
+                .iter()
+                .filter(|(k, _)| k.starts_with("--lime-") || k.starts_with("--app-"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+
+    fn theme_payload(&self) -> Value {
+        serde_json::to_value(self.theme()).unwrap_or(Value::Null)
+    }
+
+    fn post(
+        &self,
+        mount: &Mount,
+        kind: &str,
+        request_id: Option<&str>,
+        payload: Value,
+    ) -> Outgoing {
+        Outgoing::Post {
+            mount_id: mount.mount_id.clone(),
+            message: envelope(mount, kind, request_id, payload),
+        }
+    }
+
+    fn call_error(&self, mount: &Mount, request_id: &str, e: &CallError) -> Outgoing {
+        self.post(
+            mount,
+            "host:error",
+            Some(request_id),
+            serde_json::to_value(e).unwrap_or(Value::Null),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn post_error(
+        &self,
+        mount: &Mount,
+        request_id: Option<&str>,
+        capability: &str,
+        method: &str,
+        code: ErrorCode,
+        message: &str,
+        cause: Option<&'static str>,
+    ) -> Outgoing {
+        let e = CallError {
+            code,
+            message: message.to_owned(),
+            cause_code: cause,
+            capability: capability.to_owned(),
+            method: method.to_owned(),
+            retryable: false,
+        };
+        self.post(
+            mount,
+            "host:error",
+            request_id,
+            serde_json::to_value(e).unwrap_or(Value::Null),
+        )
+    }
+
+    fn refuse(
+        &mut self,
+        mount_id: Option<String>,
+        app_id: Option<String>,
+        reason: Refusal,
+        message_type: Option<String>,
+        bytes: usize,
+    ) {
+        *self.refused_by_reason.entry(reason.as_str()).or_default() += 1;
+        tracing::debug!(reason = reason.as_str(), "refused a bridge message");
+        if self.refused.len() == REFUSAL_LOG {
+            self.refused.pop_front();
+        }
+        self.refused.push_back(RefusedMessage {
+            mount_id,
+            app_id,
+            reason: reason.as_str(),
+            message_type,
+            bytes,
+        });
+    }
+
+    fn new_id(&mut self, prefix: &str) -> String {
+        self.next_id += 1;
+        let mut bytes = [0u8; 8];
+        if getrandom::fill(&mut bytes).is_err() {
+            // Ids must be unique, not secret: the counter alone keeps them unique.
+            bytes = [0; 8];
+        }
+        format!("{prefix}_{}{:x}", hex::encode(bytes), self.next_id)
+    }
+}
+
+fn error_for(call: &Call, code: ErrorCode, message: &str) -> CallError {
+    CallError {
+        code,
+        message: message.to_owned(),
+        cause_code: None,
+        capability: call.capability.clone(),
+        method: call.method.clone(),
+        retryable: false,
+    }
+}
+
+/// A host → app message.
+pub fn envelope(mount: &Mount, kind: &str, request_id: Option<&str>, payload: Value) -> Value {
+    let mut m = json!({
+        "protocol": PROTOCOL, "version": VERSION, "type": kind,
+        "appId": mount.app_id, "entryKey": mount.entry_key, "payload": payload,
+    });
+    if let Some(id) = request_id {
+        m["requestId"] = Value::String(id.to_owned());
+    }
+    m
+}
+
+/// The `type` of a refused message, when it has a short string one (for diagnostics only).
+fn peek_type(raw: &str) -> Option<String> {
+    if raw.len() > message::MAX_MESSAGE_BYTES {
+        return None;
+    }
+    let v: Value = serde_json::from_str(raw).ok()?;
+    v.get("type")?
+        .as_str()
+        .filter(|t| t.len() <= 64)
+        .map(str::to_owned)
+}
+
+fn app_routes(app: Option<&ActiveApp>, mount: &Mount) -> Vec<String> {
+    let Some(app) = app else {
+        return Vec::new();
+    };
+    let view = app.manifest.view();
+    let own = view
+        .entry(&mount.entry_key)
+        .and_then(Entry::route)
+        .map(str::to_owned);
+    let mut routes: Vec<String> = own.into_iter().collect();
+    for e in view.entries() {
+        if let Some(r) = e.route() {
+            if !routes.iter().any(|x| x == r) {
+                routes.push(r.to_owned());
+            }
+        }
+    }
+    routes
+}
+
+/// `route` is `declared` or below it (`/notes` matches `/notes` and `/notes/1`).
+fn route_matches(declared: &str, route: &str) -> bool {
+    let path = route.split(['?', '#']).next().unwrap_or(route);
+    path == declared
+        || (path.starts_with(declared)
+            && (declared.ends_with('/') || path.as_bytes().get(declared.len()) == Some(&b'/')))
+}
+
+fn is_http_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        && url.len() > "https://".len()
+        && !url.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
+fn declared_domains(app: Option<&ActiveApp>) -> Vec<String> {
+    let Some(app) = app else {
+        return Vec::new();
+    };
+    app.manifest
+        .view()
+        .permission_domains()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Capabilities the entry can use now, and the others it declares with the reason each is blocked.
+fn capability_summary(app: Option<&ActiveApp>, profile: &HostProfile) -> CapabilitySummary {
+    let Some(app) = app else {
+        return CapabilitySummary::default();
+    };
+    let mut summary = CapabilitySummary::default();
+    for (c, _range) in app.manifest.view().requires().capabilities() {
+        let c = c.to_owned();
+        let offered =
+            profile.capabilities.get(&c).is_some_and(|i| i.available) && registry::implements(&c);
+        if offered {
+            summary.available.push(c);
+        } else {
+            summary.blocked.push(BlockedCapability {
+                capability: c,
+                reason: "capability.not_available".into(),
+                code: ErrorCode::CapabilityNotAvailable,
+            });
+        }
+    }
+    summary
+}

@@ -1,0 +1,216 @@
+//! The `lime.*` services behind the choke point. Every entry point takes an [`Allowed`] proof,
+//! which only [`dispatch`](super::dispatch::dispatch) can mint, so no transport can call a
+//! service around the decision. App data lives in RuntimeCore's per-app area; the services here
+//! only adapt arguments and errors to the Host Bridge contract.
+//!
+//! One module per capability (`storage.rs`, `artifacts.rs`, `evidence.rs`, ...); [`Services::call_with`]
+//! routes by the proof's typed [`Method`], exhaustively, and each service matches its own
+//! method enum. Services never see mounts: what only the bridge can do (deliver an
+//! event to other frames, change a frame's subscriptions, show a prompt) a service asks for with an
+//! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
+
+mod agent;
+mod artifacts;
+mod events;
+mod evidence;
+mod policy;
+mod secrets;
+mod storage;
+
+pub use agent::TaskEventSink;
+pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::code::ErrorCode;
+use super::dispatch::{Allowed, CallError};
+use super::method::Method;
+use crate::install::store::Store;
+
+pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
+
+/// What an allowed call asks the bridge to do beyond answering.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// `lime.events.subscribe`: add the topic to the calling frame's subscriptions.
+    Subscribe { topic: String },
+    /// `lime.events.unsubscribe`.
+    Unsubscribe { topic: String },
+    /// `lime.events.publish`: deliver to the other subscribed frames of the same app.
+    Publish { topic: String, payload: Value },
+    /// `lime.policy.requestPermission`: ask the user for an optional, declared, not granted
+    /// permission; the answer becomes the call's value.
+    AskPermission {
+        permission: String,
+        reason: Option<String>,
+    },
+    /// `lime.agent.startTask` / `watchTask`: forward the task's events after `after` to the
+    /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
+    WatchTask {
+        task_id: String,
+        after: u64,
+        /// The call's value (`host:response`).
+        value: Value,
+    },
+}
+
+/// A service's answer: the value for `host:response`, and possibly an [`Effect`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub value: Value,
+    pub effect: Option<Effect>,
+}
+
+impl Reply {
+    pub fn value(value: Value) -> Reply {
+        Reply {
+            value,
+            effect: None,
+        }
+    }
+}
+
+/// Long-lived service state for one host process (open per-app files, ...).
+pub struct Services {
+    apps_data: PathBuf,
+    storage: storage::StorageService,
+    artifacts: artifacts::ArtifactsService,
+    evidence: evidence::EvidenceService,
+    agent: agent::AgentService,
+}
+
+impl Services {
+    /// `apps_data` is the root of the per-app data areas (`<data>/apps`).
+    pub fn new(apps_data: PathBuf) -> Self {
+        Services {
+            storage: storage::StorageService::default(),
+            artifacts: artifacts::ArtifactsService::default(),
+            evidence: evidence::EvidenceService::default(),
+            agent: agent::AgentService::new(apps_data.clone()),
+            apps_data,
+        }
+    }
+
+    /// Closes everything open for an app (before uninstall deletes its data, on disable).
+    pub fn close_app(&mut self, app: &str) {
+        self.storage.close_app(app);
+        self.artifacts.close_app(app);
+        self.evidence.close_app(app);
+        self.agent.close_app(app);
+    }
+
+    /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
+    /// and embedders; readiness still follows the host's model settings).
+    pub fn set_agent_backend(
+        &mut self,
+        backend: std::sync::Arc<dyn runtime_core::backend::ExecutionBackend>,
+    ) {
+        self.agent.set_backend(backend);
+    }
+
+    /// Forwards the app's task events after `after` to `sink` until the handle is aborted
+    /// (see [`Effect::WatchTask`]); `None` when the task is not the app's.
+    pub fn watch_agent_task(
+        &self,
+        app: &str,
+        task_id: &str,
+        after: u64,
+        sink: TaskEventSink,
+    ) -> Option<tokio::task::AbortHandle> {
+        self.agent.watch(app, task_id, after, sink)
+    }
+
+    /// Every app's agent tasks, over the runtime `lime.agent` uses (the host UI's own view;
+    /// `api/tasks.rs`). `Err` is a message: the runtime could not be opened.
+    pub fn agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String> {
+        self.agent.tasks(store)
+    }
+
+    /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
+    pub fn agent_status(&self, store: &Store) -> &'static str {
+        self.agent.status(store)
+    }
+
+    /// Runs an allowed call of any capability, including those that read host state from the
+    /// store or answer with an [`Effect`] for the bridge.
+    pub fn call_with(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Reply, CallError> {
+        match allowed.method() {
+            Method::Secrets(m) => secrets::call(store, allowed, m, args).map(Reply::value),
+            Method::Events(m) => events::call(allowed, m, args),
+            Method::Policy(m) => policy::call(store, allowed, m, args),
+            Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
+                self.call(store, allowed, args).map(Reply::value)
+            }
+        }
+    }
+
+    /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
+    /// of it: the metadata, and with `max_bytes` the content.
+    pub fn artifact_for_download(
+        &mut self,
+        allowed: &Allowed,
+        id: &str,
+        max_bytes: Option<u64>,
+    ) -> Result<(runtime_core::app_artifacts::ArtifactMeta, Option<Vec<u8>>), CallError> {
+        self.artifacts
+            .for_download(&self.apps_data, allowed, id, max_bytes)
+    }
+
+    /// Runs an allowed call. `store` is read for what the app version was installed with (its
+    /// reviewed storage migrations), and written only to record a failed migration.
+    pub fn call(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        match allowed.method() {
+            Method::Storage(m) => self.storage.call(store, &self.apps_data, allowed, m, args),
+            Method::Artifacts(m) => self.artifacts.call(&self.apps_data, allowed, m, args),
+            Method::Evidence(m) => {
+                self.evidence
+                    .call(&self.apps_data, &mut self.artifacts, allowed, m, args)
+            }
+            // `lime.ui` is answered by the transport from its own state (the bridge's
+            // snapshot); the others need the store or an effect (`call_with`).
+            Method::Ui(_)
+            | Method::Secrets(_)
+            | Method::Events(_)
+            | Method::Policy(_)
+            | Method::Agent(_) => Err(err(
+                allowed,
+                ErrorCode::CapabilityNotAvailable,
+                "this capability has no service in this host",
+                None,
+            )),
+        }
+    }
+}
+
+/// A `host:error` for the call `a`.
+pub(crate) fn err(
+    a: &Allowed,
+    code: ErrorCode,
+    message: &str,
+    cause: Option<&'static str>,
+) -> CallError {
+    CallError {
+        code,
+        message: message.to_owned(),
+        cause_code: cause,
+        capability: a.capability().as_str().to_owned(),
+        method: a.method().as_str().to_owned(),
+        retryable: false,
+    }
+}

@@ -1,0 +1,11 @@
+//! "Host a running app": the Host Bridge, the capability choke point, app surfaces, secrets,
+//! model settings and the agent tool policy. Depends on [`crate::install`] and
+//! [`crate::foundation`].
+
+pub mod agent_tool_policy;
+pub mod app_secrets;
+pub mod bridge;
+pub mod capability;
+pub mod model_settings;
+pub mod secrets;
+pub mod surface;

@@ -1,0 +1,13 @@
+//! "Install without executing": everything before any app code runs, and `host.db`.
+//! Depends only on [`crate::foundation`].
+
+pub mod compat;
+pub mod downloads;
+pub mod inspect;
+pub mod lockfile;
+pub mod manifest;
+pub mod package;
+pub mod projection;
+pub mod readiness;
+pub mod signature;
+pub mod store;

@@ -1,0 +1,772 @@
+//! The install store: content-addressed blobs in pack files plus `host.db`, under one data
+//! directory.
+//!
+//! Every mutating operation runs under an exclusive file lock and follows one protocol, so a
+//! crash at any point leaves each app fully present or fully absent:
+//!
+//! 1. `staging/<op>/journal.json` is written first (what the operation is, what it moved);
+//! 2. new content is staged into one pack file, made durable, then renamed into `packs/`;
+//! 3. one SQLite transaction records the new state *and* the operation id in `ops`;
+//! 4. leftovers are cleaned (unrecorded packs, moved-away data, the staging folder).
+//!
+//! On the next locked open, [`recovery`] finishes or undoes any operation whose staging folder
+//! still exists: committed (its id is in `ops`) means roll forward, otherwise roll back.
+
+mod cleanup;
+mod driver;
+pub mod durability;
+pub mod failpoint;
+mod gc;
+mod icon;
+mod install;
+mod journal;
+mod lifecycle;
+mod packs;
+mod queries;
+mod recovery;
+mod schema;
+mod secret_bindings;
+mod serving;
+mod stamp;
+mod storage_plan;
+mod verify;
+
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::path::PathBuf;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::Value;
+
+pub(crate) use cleanup::SkippedEntrySchema;
+pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
+pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
+pub(crate) use install::diff_permissions;
+pub use install::{
+    FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,
+    Staged,
+};
+pub use lifecycle::UninstallOutcome;
+pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
+pub use recovery::{Quarantined, Recovered};
+pub use schema::is_busy;
+pub use secret_bindings::SecretBinding;
+pub use serving::ActiveApp;
+pub use stamp::ChangeStamp;
+pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
+pub use verify::{Problem, VerifyReport};
+
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::foundation::profile::HostProfile;
+use crate::install::manifest::Manifest;
+use crate::install::readiness::{self, Grants, HostState, Report};
+use crate::install::signature::TrustedKey;
+use runtime_core::{AppDataStore, AppId};
+
+pub struct Store {
+    dir: DataDir,
+    conn: Connection,
+    lock: Option<File>,
+    /// Unique per opened store, so change stamps of two connections never compare equal.
+    id: u64,
+    /// See [`Store::durable_sections`].
+    durable_sections: std::cell::Cell<u64>,
+}
+
+/// One installed app as lists show it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSummary {
+    pub name: String,
+    pub display_name: Option<String>,
+    pub description: String,
+    pub active_version: String,
+    pub previous_version: Option<String>,
+    pub versions: Vec<String>,
+    pub enabled: bool,
+    pub trust: String,
+    pub sideloaded: bool,
+    pub readiness: String,
+    pub package_hash: String,
+    pub installed_at: String,
+    pub updated_at: String,
+    /// Problems after the commit point of the operation that produced this summary (it did
+    /// happen): `store.cleanup_incomplete` warnings. Empty, and not serialized, otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<HostError>,
+    /// The active version's entries, in manifest order (what the host UI offers to open).
+    pub entries: Vec<EntrySummary>,
+    /// An `apphost dev` install (a folder being developed; shown as DEV, never as signed).
+    pub dev: bool,
+    /// The manifest's `publisher.name` (a claim: `trust` says whether a key vouches for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
+    /// The icon as a bounded `data:` URL (`store/icon.rs`); none: the UI draws the initial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// Why the app is not simply ready, in words (readiness checks that block, need setup or
+    /// degrade it; at most [`MAX_READINESS_REASONS`]).
+    pub readiness_reasons: Vec<String>,
+    /// What the user can do about it (readiness setup actions: grant a permission, bind a
+    /// secret, set up a model, ...).
+    pub setup_actions: Vec<crate::install::readiness::SetupAction>,
+}
+
+/// Most readiness reasons an [`AppSummary`] carries.
+pub const MAX_READINESS_REASONS: usize = 5;
+
+/// One entry of an installed app, as the app list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntrySummary {
+    pub key: String,
+    pub kind: String,
+    pub title: Option<String>,
+    /// Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`).
+    pub mountable: bool,
+}
+
+/// Settings key prefix of `apphost dev` installs (`center::dev`): `dev-app/<name>`.
+pub const DEV_PREFIX: &str = "dev-app/";
+
+pub(crate) fn now_str() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> HostError {
+    HostError::io(ErrorCode::StoreIo, what, path, e)
+}
+
+impl Store {
+    /// Opens the store for reading (creating it if needed). Does not take the lock.
+    pub fn open(dir: &DataDir) -> HostResult<Store> {
+        runtime_core::private_fs::create_private_dir(dir.root())
+            .map_err(|e| io("cannot create data directory", dir.root(), e))?;
+        let conn = schema::open(&dir.db_path())?;
+        Ok(Store {
+            dir: dir.clone(),
+            conn,
+            lock: None,
+            id: stamp::next_store_id(),
+            durable_sections: std::cell::Cell::new(0),
+        })
+    }
+
+    /// Opens the store for changes: takes the exclusive lock (waiting for another AppHost
+    /// process if needed) and recovers any interrupted operation.
+    pub fn open_locked(dir: &DataDir) -> HostResult<(Store, Vec<Recovered>)> {
+        let mut store = Store::open(dir)?;
+        let lock_path = dir.lock_path();
+        let file = std::os::unix::fs::OpenOptionsExt::mode(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            runtime_core::private_fs::FILE_MODE,
+        )
+        .open(&lock_path)
+        .map_err(|e| io("cannot open", &lock_path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                // Another AppHost process is changing the store (it may be waiting for consent).
+                tracing::warn!(
+                    "waiting for another AppHost operation on {} to finish",
+                    dir.root().display()
+                );
+                file.lock().map_err(|e| io("cannot lock", &lock_path, e))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io("cannot lock", &lock_path, e)),
+        }
+        store.lock = Some(file);
+        let recovered = recovery::recover(&store)?;
+        Ok((store, recovered))
+    }
+
+    pub fn data_dir(&self) -> &DataDir {
+        &self.dir
+    }
+
+    /// `BEGIN IMMEDIATE`: takes SQLite's write lock at once, so that what is checked inside
+    /// the transaction still holds when it commits, whatever another process does (the file
+    /// lock serializes AppHost's own writers; this holds even where that lock is not honoured).
+    pub(crate) fn immediate_transaction(&self) -> HostResult<rusqlite::Transaction<'_>> {
+        Ok(rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )?)
+    }
+
+    /// After an operation failed before its commit point: undoes what it did, exactly as
+    /// recovery would after a crash there, and returns its error (with recovery's own, if that
+    /// failed too: it runs again on the next locked open).
+    pub(crate) fn recover_after_failure(&self, e: HostError) -> HostError {
+        match recovery::recover(self) {
+            Ok(recovered) => {
+                let quarantined: Vec<_> =
+                    recovered.into_iter().flat_map(|r| r.quarantined).collect();
+                if quarantined.is_empty() {
+                    e
+                } else {
+                    e.with("quarantined", &quarantined)
+                }
+            }
+            Err(re) => {
+                tracing::error!(error = %re, "undoing the failed operation failed too");
+                e.with("recoveryError", &re)
+            }
+        }
+    }
+
+    /// Runs the steps after an operation's commit point (retiring its journal, garbage
+    /// collection, compaction). The operation happened whatever they do: a failure is a
+    /// `store.cleanup_incomplete` warning, never a failed operation, and recovery finishes the
+    /// job (right away, else on the next locked open).
+    pub(crate) fn after_commit(
+        &self,
+        what: &str,
+        steps: impl FnOnce() -> HostResult<()>,
+    ) -> Vec<HostError> {
+        let Err(e) = steps() else {
+            return Vec::new();
+        };
+        tracing::warn!(error = %e, "{what} committed, but the cleanup after it failed");
+        let mut warnings = vec![HostError::new(
+            ErrorCode::StoreCleanupIncomplete,
+            format!(
+                "{what} is done, but the cleanup after it failed: {}",
+                e.message
+            ),
+        )
+        .with("cause", &e)];
+        match recovery::recover(self) {
+            Ok(recovered) => warnings.extend(recovery::quarantine_warnings(&recovered)),
+            Err(re) => warnings.push(
+                HostError::new(
+                    ErrorCode::StoreCleanupIncomplete,
+                    format!(
+                        "finishing the cleanup failed too ({}); it runs again the next time the store is opened for a change",
+                        re.message
+                    ),
+                )
+                .with("cause", &re),
+            ),
+        }
+        warnings
+    }
+
+    fn app_data(&self) -> AppDataStore {
+        AppDataStore::new(self.dir.apps_data())
+    }
+
+    fn require_lock(&self) -> HostResult<()> {
+        if self.lock.is_some() {
+            Ok(())
+        } else {
+            Err(HostError::new(
+                ErrorCode::Internal,
+                "the store must be opened with open_locked to change it",
+            ))
+        }
+    }
+
+    pub fn trusted_keys(&self) -> HostResult<Vec<TrustedKey>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT key_id, public_key, name FROM trusted_keys ORDER BY key_id, public_key",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(TrustedKey {
+                key_id: r.get(0)?,
+                public_key: r.get(1)?,
+                name: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Trusts a key. The key is identified by its full public key: the id is recomputed from
+    /// it (whatever `key.key_id` says), and adding a key again only renames it.
+    pub fn add_trusted_key(&self, key: &TrustedKey) -> HostResult<TrustedKey> {
+        self.require_lock()?;
+        let vk = crate::install::signature::parse_public_key(&key.public_key)?;
+        let key = TrustedKey {
+            key_id: crate::install::signature::key_id(&vk),
+            public_key: crate::install::signature::encode_public_key(&vk),
+            name: key.name.clone(),
+        };
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO trusted_keys (public_key, key_id, name, added_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (public_key) DO UPDATE SET name = excluded.name",
+            params![key.public_key, key.key_id, key.name, now_str()],
+        )?;
+        audit(
+            &tx,
+            "trust.add",
+            None,
+            None,
+            &serde_json::json!({"keyId": key.key_id, "publicKey": key.public_key, "name": key.name}),
+        )?;
+        tx.commit()?;
+        Ok(key)
+    }
+
+    /// Stops trusting a key, named by its full public key or by its key id (refused when
+    /// several trusted keys share that id).
+    pub fn remove_trusted_key(&self, key: &str) -> HostResult<TrustedKey> {
+        self.require_lock()?;
+        let full = crate::install::signature::parse_public_key(key)
+            .ok()
+            .map(|k| crate::install::signature::encode_public_key(&k));
+        let matching: Vec<TrustedKey> = self
+            .trusted_keys()?
+            .into_iter()
+            .filter(|k| match &full {
+                Some(pk) => k.public_key == *pk,
+                None => k.key_id == key,
+            })
+            .collect();
+        let found = match matching.as_slice() {
+            [] => {
+                return Err(
+                    HostError::new(ErrorCode::KeyNotFound, format!("no trusted key {key}"))
+                        .with("keyId", key),
+                )
+            }
+            [one] => one.clone(),
+            several => {
+                return Err(HostError::new(
+                    ErrorCode::KeyAmbiguous,
+                    format!(
+                        "{} trusted keys have the id {key}; name the one to remove by its full public key",
+                        several.len()
+                    ),
+                )
+                .with("keyId", key)
+                .with("keys", several))
+            }
+        };
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "DELETE FROM trusted_keys WHERE public_key = ?1",
+            [&found.public_key],
+        )?;
+        audit(
+            &tx,
+            "trust.remove",
+            None,
+            None,
+            &serde_json::json!({"keyId": found.key_id, "publicKey": found.public_key}),
+        )?;
+        tx.commit()?;
+        Ok(found)
+    }
+
+    /// The publisher pinned for an app name (installed, or uninstalled with its data kept).
+    fn publisher_pin(&self, name: &str) -> HostResult<Option<Signer>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT key_id, public_key FROM publishers WHERE app = ?1",
+                [name],
+                |r| Ok(Signer::pinned(r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    /// Every stored setting, by key.
+    pub fn settings(&self) -> HostResult<std::collections::BTreeMap<String, String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM settings ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Stores a setting after checking it (`None` removes it).
+    pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
+        self.require_lock()?;
+        let check = |v: &str| {
+            if key == crate::hosting::agent_tool_policy::SETTING_KEY {
+                return crate::hosting::agent_tool_policy::check_setting(v)
+                    .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key));
+            }
+            crate::foundation::limits::Limits::default()
+                .apply_setting(key, v)
+                .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key))
+        };
+        let tx = self.conn.unchecked_transaction()?;
+        match value {
+            Some(v) => {
+                check(v)?;
+                tx.execute(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![key, v.trim()],
+                )?;
+            }
+            None => {
+                check(if key == crate::hosting::agent_tool_policy::SETTING_KEY {
+                    crate::hosting::agent_tool_policy::ASK
+                } else {
+                    "1"
+                })?;
+                tx.execute("DELETE FROM settings WHERE key = ?1", [key])?;
+            }
+        }
+        audit(
+            &tx,
+            "setting",
+            None,
+            None,
+            &serde_json::json!({"key": key, "value": value}),
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Writes (or with `None` removes) host settings outside the `limits.*` family, which
+    /// their own module has checked (model settings), in one transaction with an audit entry.
+    pub fn write_settings(
+        &self,
+        values: &[(&str, Option<&str>)],
+        audit_action: &str,
+        audit_details: &Value,
+    ) -> HostResult<()> {
+        self.require_lock()?;
+        let tx = self.conn.unchecked_transaction()?;
+        for (key, value) in values {
+            match value {
+                Some(v) => tx.execute(
+                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![key, v],
+                )?,
+                None => tx.execute("DELETE FROM settings WHERE key = ?1", [key])?,
+            };
+        }
+        audit(&tx, audit_action, None, None, audit_details)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The limits in effect: defaults overridden by stored settings.
+    pub fn limits(&self) -> HostResult<crate::foundation::limits::Limits> {
+        let mut limits = crate::foundation::limits::Limits::default();
+        for (k, v) in self.settings()? {
+            if k.starts_with("limits.") {
+                limits
+                    .apply_setting(&k, &v)
+                    .map_err(|m| HostError::new(ErrorCode::StoreCorrupt, m).with("key", k))?;
+            }
+        }
+        Ok(limits)
+    }
+
+    pub fn app_names(&self) -> HostResult<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT name FROM apps ORDER BY name")?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn app_row(&self, name: &str) -> HostResult<AppRow> {
+        self.conn
+            .query_row(
+                "SELECT active_version, previous_version, enabled, installed_at, updated_at FROM apps WHERE name = ?1",
+                [name],
+                |r| Ok(AppRow { active: r.get(0)?, previous: r.get(1)?, enabled: r.get::<_, i64>(2)? != 0, installed_at: r.get(3)?, updated_at: r.get(4)? }),
+            )
+            .optional()?
+            .ok_or_else(|| HostError::new(ErrorCode::AppNotInstalled, format!("{name} is not installed")).with("app", name))
+    }
+
+    fn version_row(&self, name: &str, version: &str) -> HostResult<VersionRow> {
+        Ok(self.conn.query_row(
+            "SELECT package_hash, trust, sideloaded, manifest_json, projection_json FROM app_versions WHERE name = ?1 AND version = ?2",
+            params![name, version],
+            |r| {
+                Ok(VersionRow {
+                    package_hash: r.get(0)?,
+                    trust: r.get(1)?,
+                    sideloaded: r.get::<_, i64>(2)? != 0,
+                    manifest_json: r.get(3)?,
+                    projection_json: r.get(4)?,
+                })
+            },
+        )?)
+    }
+
+    fn versions_of(&self, name: &str) -> HostResult<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT version FROM app_versions WHERE name = ?1 ORDER BY installed_at, version",
+        )?;
+        let rows = stmt.query_map([name], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn grants_of(&self, name: &str) -> HostResult<BTreeSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT permission FROM grants WHERE app = ?1")?;
+        let rows = stmt.query_map([name], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn file_records(
+        &self,
+        name: &str,
+        version: &str,
+    ) -> HostResult<Vec<crate::foundation::hashing::FileRecord>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT path, size, blob FROM version_files WHERE name = ?1 AND version = ?2",
+        )?;
+        let rows = stmt.query_map(params![name, version], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (path, size, blob) = row?;
+            let mut sha = [0u8; 32];
+            hex::decode_to_slice(&blob, &mut sha).map_err(|_| {
+                HostError::new(ErrorCode::StoreCorrupt, format!("bad blob id {blob}"))
+            })?;
+            out.push(crate::foundation::hashing::FileRecord {
+                path,
+                size: size as u64,
+                sha256: sha,
+            });
+        }
+        out.sort_by(|a, b| crate::install::package::path::cli_order(&a.path, &b.path));
+        Ok(out)
+    }
+
+    /// The stored manifest of an installed version.
+    pub fn manifest(&self, name: &str, version: &str) -> HostResult<Manifest> {
+        let row = self.version_row(name, version)?;
+        stored_manifest(&row.manifest_json)
+    }
+
+    /// Readiness of the active version of an installed app, now.
+    pub fn readiness(&self, name: &str, profile: &HostProfile) -> HostResult<Report> {
+        let app = self.app_row(name)?;
+        let manifest = self.manifest(name, &app.active)?;
+        let files = self.file_records(name, &app.active)?;
+        let mut state = HostState::preview(jiff::Timestamp::now());
+        state.disabled = !app.enabled;
+        state.grants = Grants::Granted(self.grants_of(name)?);
+        state.bound_secrets = self
+            .secret_bindings(name)?
+            .into_iter()
+            .map(|b| b.slot)
+            .collect();
+        state.storage_failure = self.storage_failure(name, &app.active)?;
+        state.model_configured = crate::hosting::model_settings::load(self)?.is_some();
+        Ok(readiness::evaluate(&manifest, &files, profile, &state))
+    }
+
+    pub fn projection(&self, name: &str) -> HostResult<Value> {
+        let app = self.app_row(name)?;
+        let row = self.version_row(name, &app.active)?;
+        serde_json::from_str(&row.projection_json).map_err(|e| {
+            HostError::new(
+                ErrorCode::StoreCorrupt,
+                format!("stored projection of {name}: {e}"),
+            )
+        })
+    }
+
+    pub fn summary(&self, name: &str, profile: &HostProfile) -> HostResult<AppSummary> {
+        let app = self.app_row(name)?;
+        let row = self.version_row(name, &app.active)?;
+        let manifest = stored_manifest(&row.manifest_json)?;
+        let readiness = self.readiness(name, profile)?;
+        Ok(AppSummary {
+            name: name.to_owned(),
+            display_name: manifest.view().display_name().map(str::to_owned),
+            description: manifest.view().description().unwrap_or_default().to_owned(),
+            active_version: app.active.clone(),
+            previous_version: app.previous.clone(),
+            versions: self.versions_of(name)?,
+            enabled: app.enabled,
+            trust: row.trust,
+            sideloaded: row.sideloaded,
+            readiness: readiness.status.as_str().to_owned(),
+            package_hash: row.package_hash,
+            installed_at: app.installed_at,
+            updated_at: app.updated_at,
+            warnings: Vec::new(),
+            entries: entry_summaries(&manifest),
+            dev: self.is_dev(name)?,
+            publisher: manifest.view().publisher_name().map(str::to_owned),
+            icon: self.icon_data_url(name, &app.active, &manifest),
+            readiness_reasons: readiness_reasons(&readiness),
+            setup_actions: readiness.setup_actions,
+        })
+    }
+
+    /// Whether `name` is an `apphost dev` install (a `dev-app/<name>` settings row).
+    pub fn is_dev(&self, name: &str) -> HostResult<bool> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM settings WHERE key = ?1)",
+            [format!("{DEV_PREFIX}{name}")],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Every installed app, by name.
+    pub fn list_apps(&self) -> HostResult<Vec<AppSummary>> {
+        let profile = HostProfile::current();
+        self.app_names()?
+            .iter()
+            .map(|n| self.summary(n, &profile))
+            .collect()
+    }
+
+    /// The audit log, newest first (optionally for one app).
+    pub fn audit_log(&self, app: Option<&str>, limit: usize) -> HostResult<Vec<Value>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT at, action, app, version, details FROM audit_log WHERE (?1 IS NULL OR app = ?1) ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![app, limit as i64], |r| {
+            let details: String = r.get(4)?;
+            Ok(serde_json::json!({
+                "at": r.get::<_, String>(0)?, "action": r.get::<_, String>(1)?,
+                "app": r.get::<_, Option<String>>(2)?, "version": r.get::<_, Option<String>>(3)?,
+                "details": serde_json::from_str::<Value>(&details).unwrap_or(Value::Null),
+            }))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// The messages of the checks that keep an app from being simply ready, each once.
+fn readiness_reasons(report: &crate::install::readiness::Report) -> Vec<String> {
+    use crate::install::readiness::Outcome;
+    let mut out: Vec<String> = Vec::new();
+    for c in &report.checks {
+        let counts = match c.outcome {
+            Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded => true,
+            Outcome::Unknown => c.required,
+            Outcome::Pass | Outcome::Notice => false,
+        };
+        if counts && !out.contains(&c.message) {
+            out.push(c.message.clone());
+            if out.len() == MAX_READINESS_REASONS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The entries of a manifest, in order; entries without a string `key` are skipped.
+fn entry_summaries(manifest: &Manifest) -> Vec<EntrySummary> {
+    manifest
+        .view()
+        .entries()
+        .filter(|e| e.is_object())
+        .filter_map(|e| {
+            let kind = e.kind().map(|k| k.as_str().to_owned()).unwrap_or_default();
+            Some(EntrySummary {
+                key: e.key()?.to_owned(),
+                mountable: crate::hosting::bridge::mounting::MOUNTABLE_KINDS
+                    .contains(&kind.as_str()),
+                kind,
+                title: e.title().map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
+struct AppRow {
+    active: String,
+    previous: Option<String>,
+    enabled: bool,
+    installed_at: String,
+    updated_at: String,
+}
+
+struct VersionRow {
+    package_hash: String,
+    trust: String,
+    sideloaded: bool,
+    manifest_json: String,
+    projection_json: String,
+}
+
+pub(crate) fn audit(
+    conn: &Connection,
+    action: &str,
+    app: Option<&str>,
+    version: Option<&str>,
+    details: &Value,
+) -> HostResult<()> {
+    conn.execute(
+        "INSERT INTO audit_log (at, action, app, version, details) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![now_str(), action, app, version, details.to_string()],
+    )?;
+    Ok(())
+}
+
+/// The manifest as stored in `app_versions.manifest_json`.
+pub(crate) fn manifest_to_json(m: &Manifest) -> Value {
+    serde_json::json!({
+        "data": m.data,
+        "body": m.body,
+        "readinessSpec": m.readiness_spec,
+        "healthSpec": m.health_spec,
+        "signature": m.signature_doc,
+        "layeredFiles": m.layered_files,
+        "manifestVersion": m.manifest_version,
+        "findings": m.findings,
+    })
+}
+
+fn stored_manifest(json: &str) -> HostResult<Manifest> {
+    let v: Value = serde_json::from_str(json)
+        .map_err(|e| HostError::new(ErrorCode::StoreCorrupt, format!("stored manifest: {e}")))?;
+    let opt = |k: &str| v.get(k).filter(|x| !x.is_null()).cloned();
+    Ok(Manifest {
+        data: v
+            .get("data")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        body: v
+            .get("body")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        readiness_spec: opt("readinessSpec"),
+        health_spec: opt("healthSpec"),
+        signature_doc: opt("signature"),
+        layered_files: v
+            .get("layeredFiles")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        manifest_version: v
+            .get("manifestVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("0.4.0")
+            .to_owned(),
+        findings: Vec::new(),
+    })
+}
+
+pub(crate) fn app_id(name: &str) -> HostResult<AppId> {
+    AppId::new(name)
+        .map_err(|e| HostError::new(ErrorCode::CliUsage, e.to_string()).with("app", name))
+}
+
+pub(crate) fn staging_root(dir: &DataDir) -> PathBuf {
+    dir.staging()
+}

@@ -1,0 +1,135 @@
+//! Which `lime.secrets` slots of an app are bound, as rows of the `settings` table keyed
+//! `app-secret/<app>/<slot>` (no schema change): the opaque ref the app sees and where the
+//! value is kept (a [`SecretRef`](crate::hosting::secrets::SecretRef)), never the value. Binding and
+//! unbinding are audited like grants. `uninstall --delete-data` removes the rows in its own
+//! transaction (and the values after its commit); `--keep-data` keeps both.
+
+use rusqlite::{params, Connection};
+use serde::{Deserialize, Serialize};
+
+use super::{audit, Store};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+
+const PREFIX: &str = "app-secret/";
+
+/// One bound slot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretBinding {
+    #[serde(skip)]
+    pub slot: String,
+    /// The opaque ref `lime.secrets.getRef` answers: random, new on every bind.
+    #[serde(rename = "ref")]
+    pub handle: String,
+    /// Where the value is kept (`keyring:app/<app>/<slot>/<id>` or `encrypted-file:…`).
+    pub stored_as: String,
+    pub bound_at: String,
+}
+
+/// `[start, end)` of the settings keys of `app` (`/` + 1 is `0`).
+fn key_range(app: &str) -> (String, String) {
+    (format!("{PREFIX}{app}/"), format!("{PREFIX}{app}0"))
+}
+
+fn setting_key(app: &str, slot: &str) -> String {
+    format!("{PREFIX}{app}/{slot}")
+}
+
+impl Store {
+    /// The bound slots of `app` (installed or uninstalled with its data kept), by slot.
+    pub fn secret_bindings(&self, app: &str) -> HostResult<Vec<SecretBinding>> {
+        bindings_in(&self.conn, app)
+    }
+
+    /// Records a binding, replacing any earlier one of the slot (audited `secret.bind`).
+    /// Returns the binding it replaced.
+    pub fn bind_secret(
+        &self,
+        app: &str,
+        version: &str,
+        binding: &SecretBinding,
+    ) -> HostResult<Option<SecretBinding>> {
+        self.require_lock()?;
+        let tx = self.conn.unchecked_transaction()?;
+        let previous = bindings_in(&tx, app)?
+            .into_iter()
+            .find(|b| b.slot == binding.slot);
+        let value = serde_json::to_string(binding)
+            .map_err(|e| HostError::new(ErrorCode::Internal, e.to_string()))?;
+        tx.execute(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![setting_key(app, &binding.slot), value],
+        )?;
+        audit(
+            &tx,
+            "secret.bind",
+            Some(app),
+            Some(version),
+            &serde_json::json!({
+                "slot": binding.slot,
+                "store": binding.stored_as.split(':').next(),
+                "rebound": previous.is_some(),
+            }),
+        )?;
+        tx.commit()?;
+        Ok(previous)
+    }
+
+    /// Removes a binding (audited `secret.unbind`); `None` if the slot was not bound.
+    pub fn unbind_secret(
+        &self,
+        app: &str,
+        version: Option<&str>,
+        slot: &str,
+    ) -> HostResult<Option<SecretBinding>> {
+        self.require_lock()?;
+        let tx = self.conn.unchecked_transaction()?;
+        let previous = bindings_in(&tx, app)?.into_iter().find(|b| b.slot == slot);
+        if previous.is_some() {
+            tx.execute(
+                "DELETE FROM settings WHERE key = ?1",
+                [setting_key(app, slot)],
+            )?;
+            audit(
+                &tx,
+                "secret.unbind",
+                Some(app),
+                version,
+                &serde_json::json!({ "slot": slot }),
+            )?;
+        }
+        tx.commit()?;
+        Ok(previous)
+    }
+}
+
+/// Deletes every binding row of `app` (inside the caller's transaction).
+pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
+    let (start, end) = key_range(app);
+    Ok(tx.execute(
+        "DELETE FROM settings WHERE key >= ?1 AND key < ?2",
+        params![start, end],
+    )?)
+}
+
+pub(super) fn bindings_in(conn: &Connection, app: &str) -> HostResult<Vec<SecretBinding>> {
+    let (start, end) = key_range(app);
+    let mut stmt =
+        conn.prepare("SELECT key, value FROM settings WHERE key >= ?1 AND key < ?2 ORDER BY key")?;
+    let rows = stmt.query_map(params![start, end], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (key, value) = row?;
+        let mut b: SecretBinding = serde_json::from_str(&value).map_err(|e| {
+            HostError::new(
+                ErrorCode::StoreCorrupt,
+                format!("stored secret binding {key}: {e}"),
+            )
+        })?;
+        b.slot = key[start.len()..].to_owned();
+        out.push(b);
+    }
+    Ok(out)
+}
