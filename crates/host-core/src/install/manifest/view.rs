@@ -12,8 +12,10 @@ use serde_json::{Map, Value};
 use super::Manifest;
 
 mod key;
+mod package_paths;
 mod raw;
 pub use key::Key;
+pub use package_paths::PathKind;
 
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

@@ -68,6 +68,7 @@ pub enum Key {
     RuntimePackage,
     ManifestVersion,
     Links,
+    Readme,
 }
 
 impl Key {
@@ -139,6 +140,7 @@ impl Key {
             Key::RuntimePackage => "runtimePackage",
             Key::ManifestVersion => "manifestVersion",
             Key::Links => "links",
+            Key::Readme => "readme",
         }
     }
 }

@@ -54,12 +54,6 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         7,
         "the layered files, each by its own top key",
     ),
-    (
-        "install/manifest/file_refs.rs",
-        17,
-        "validation: every field that names a package path, as written, to report it by its \
-         JSON pointer (not yet on the view)",
-    ),
     ("api/tasks.rs", 6, "runtime event messages"),
     ("install/lockfile.rs", 7, "app.lock"),
     ("install/inspect.rs", 1, "the captured file map (APP.md)"),

@@ -231,3 +231,52 @@ fn raw_fields_for_validation() {
         Some(&json!("yes"))
     );
 }
+
+#[test]
+fn package_path_fields_in_order_with_their_kind() {
+    let data = json!({
+        "runtimePackage": {"ui": {"path": "ui/", "entry": 3}, "lockfile": "app.lock"},
+        "entries": [{"ui": "a/"}, "x"],
+        "presentation": {"icon": "data:image/png;base64,AA"},
+        "install": {"branding": {"icon": "i.png"}},
+        "i18n": {"translations": {"fr": "i18n/fr.json"}},
+        "readme": "README.md",
+        "links": {"changelog": "https://example.com/c"}
+    });
+    let fields = view_of(&data).package_path_fields();
+    let got: Vec<(&str, &Value, PathKind)> = fields
+        .iter()
+        .map(|(p, v, k)| (p.as_str(), *v, *k))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("runtimePackage/ui/path", &json!("ui/"), PathKind::Folder),
+            // Present whatever its type: validation decides what to do with it.
+            ("runtimePackage/ui/entry", &json!(3), PathKind::File),
+            (
+                "runtimePackage/lockfile",
+                &json!("app.lock"),
+                PathKind::File
+            ),
+            ("entries/0/ui", &json!("a/"), PathKind::Folder),
+            (
+                "presentation/icon",
+                &json!("data:image/png;base64,AA"),
+                PathKind::Image
+            ),
+            ("install/branding/icon", &json!("i.png"), PathKind::Image),
+            (
+                "i18n/translations/fr",
+                &json!("i18n/fr.json"),
+                PathKind::File
+            ),
+            ("readme", &json!("README.md"), PathKind::Doc),
+            (
+                "links/changelog",
+                &json!("https://example.com/c"),
+                PathKind::Doc
+            ),
+        ]
+    );
+}
