@@ -8,6 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::message;
+#[allow(unused_imports)]
+// named by the doc links of `Outgoing` (and so by the schema's descriptions)
+use super::BridgeHost;
 use crate::hosting::capability::dispatch::PermissionQuestion;
 
 /// Host facts the snapshot carries (non-sensitive; set by the shell).
@@ -60,7 +63,7 @@ pub enum Outgoing {
     /// Post `message` to the frame of `mount_id` (target origin: the mount's origin).
     #[serde(rename_all = "camelCase")]
     Post { mount_id: String, message: Value },
-    /// Show a permission prompt; answer with [`BridgeHost::answer`](super::BridgeHost::answer).
+    /// Show a permission prompt; answer with [`BridgeHost::answer`].
     #[serde(rename_all = "camelCase")]
     Prompt {
         prompt_id: String,
@@ -86,7 +89,7 @@ pub enum Outgoing {
     Navigate { mount_id: String, route: String },
     /// Ask the user whether to save a file the app offers (`host:download`): the sanitized
     /// file name, its size in bytes and its MIME type; answer with
-    /// [`BridgeHost::answer_download`](super::BridgeHost::answer_download).
+    /// [`BridgeHost::answer_download`].
     #[serde(rename_all = "camelCase")]
     ConfirmDownload {
         download_id: String,
