@@ -16,6 +16,17 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use serve_support::{executions, start};
 
+/// A GET as an API client: `Accept: application/json`.
+fn get_json(s: &serve_support::Served, path: &str) -> serve_support::Reply {
+    s.raw(
+        &format!(
+            "GET {path} HTTP/1.1\nHost: {}\nAccept: application/json\n",
+            s.ui()
+        ),
+        b"",
+    )
+}
+
 #[test]
 fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
     let s = start(&["fixtures/packages/good/hello-app"]);
@@ -32,15 +43,44 @@ fn the_launch_token_works_once_and_everything_else_needs_the_cookie() {
         b"{}",
     );
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
-    // A wrong token signs nobody in and does not burn the right one.
-    let r = s.get(&s.ui(), &format!("/?token={}", "0".repeat(64)), None);
+    // A wrong token signs nobody in and does not burn the right one (an API client asking
+    // for JSON gets the JSON error).
+    let r = get_json(&s, &format!("/?token={}", "0".repeat(64)));
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
     assert!(r.header("set-cookie").is_none());
     let login = s.sign_in();
-    // Reusing the token (a leaked URL, a second browser) is refused.
+    // Reusing the token (a leaked URL, a second browser) is refused: a browser gets a page
+    // saying how to get a fresh link, an API client the JSON error.
     let r = s.get(&s.ui(), &format!("/?token={}", s.token), None);
+    assert_eq!(r.status, 401);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let page = String::from_utf8_lossy(&r.body);
+    assert!(
+        page.contains("already used")
+            && page.contains("start it again")
+            && !page.contains(&s.token),
+        "{page}"
+    );
+    assert_eq!(
+        r.header("content-security-policy"),
+        Some("default-src 'none'; frame-ancestors 'none'")
+    );
+    assert!(r.header("set-cookie").is_none());
+    let r = get_json(&s, &format!("/?token={}", s.token));
     assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
     assert!(r.header("set-cookie").is_none());
+    let r = s.raw(
+        &format!(
+            "GET /?token={} HTTP/1.1\nHost: {}\nX-AppHost-Session: {}\n",
+            s.token,
+            s.ui(),
+            login.secret
+        ),
+        b"",
+    );
+    assert_eq!((r.status, r.code().as_str()), (401, "api.unauthorized"));
+    // Still signed in once: the used link never signed anyone else in.
+    assert!(s.get(&s.ui(), "/", None).status == 401);
     // With the cookie: the UI and the API.
     let r = s.get(&s.ui(), "/", Some(&login.cookie));
     assert_eq!(r.status, 200);

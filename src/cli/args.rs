@@ -15,6 +15,9 @@ pub struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Show details in text output: hashes, every file an uninstall removes.
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
     /// Use this data directory (overrides $APPHOST_DATA_DIR).
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,

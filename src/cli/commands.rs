@@ -184,7 +184,9 @@ fn validate(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     let result = inspect(&source, &opts, None, &mut |d, t| progress.update(d, t));
     progress.finish();
     let report = match result {
-        Ok(insp) => {
+        Ok(mut insp) => {
+            let authoring = insp.authoring_findings(&limits);
+            insp.manifest.findings.extend(authoring);
             let ok = insp.error_count() == 0;
             let blocker = insp.install_blocker(true);
             json!({
@@ -258,7 +260,13 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
         output::inspection(planned.inspection(), false);
         output::plan(&plan);
     }
+    let not_ready = output::not_ready_yet(&planned.inspection().readiness);
+    let not_ready = not_ready.as_deref();
     let mut ask = |_: &Inspection, plan: &InstallPlan| -> HostResult<BTreeSet<String>> {
+        if let (Some(why), false, false) = (not_ready, a.yes, json) {
+            // Before the question: installing is not the same as being able to run it.
+            err_line!("Note: {} is not ready: {why}.", plan.app());
+        }
         let consented = if a.yes {
             true
         } else if prompt::interactive() {
@@ -362,7 +370,12 @@ fn uninstall(
     for s in &outcome.export_skipped {
         output::note(
             json,
-            &format!("not exported: {} ({:?}: {})", s.path, s.kind, s.reason),
+            &format!(
+                "not exported: {} ({}: {})",
+                s.path,
+                output::entry_kind_words(s.kind),
+                s.reason
+            ),
         );
     }
     output::warnings(json, &outcome.warnings);

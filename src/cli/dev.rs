@@ -34,8 +34,10 @@ pub struct DevArgs {
     /// Delete the app's lime.storage database first (its migrations run again).
     #[arg(long)]
     pub reset_storage: bool,
-    /// Only install and watch: open neither the window nor the browser host.
-    #[arg(long, conflicts_with = "serve")]
+    /// Open no window: only install and watch. With --serve, the host UI is served and its
+    /// link printed, but no browser is started (the same as --serve alone: apphost never
+    /// starts a browser).
+    #[arg(long)]
     pub no_open: bool,
 }
 
@@ -54,8 +56,7 @@ fn ask_widening(perms: &[PermissionChange]) -> bool {
     .unwrap_or(false)
 }
 
-fn report_to(json: bool, app: Option<&str>, outcome: &DevOutcome, stderr: bool) {
-    let app = app.unwrap_or("?");
+fn report_to(json: bool, app: &str, outcome: &DevOutcome, stderr: bool) {
     let (value, text) = match outcome {
         DevOutcome::Committed {
             version,
@@ -77,7 +78,7 @@ fn report_to(json: bool, app: Option<&str>, outcome: &DevOutcome, stderr: bool) 
             format!("dev: {app} unchanged"),
         ),
         DevOutcome::Invalid(findings) => {
-            let mut t = format!("dev: {app} NOT updated (the last good version keeps running):");
+            let mut t = format!("dev: {app} NOT updated (the last good version, if any, keeps running):");
             for f in findings {
                 t.push_str(&format!("\n  {} {} {}: {}", f.severity, f.code, f.path, f.message));
             }
@@ -111,9 +112,55 @@ struct Sink {
 }
 
 impl Sink {
-    fn outcome(self, app: Option<&str>, o: &DevOutcome) {
-        report_to(self.json, app, o, self.to_stderr);
+    /// The pass's outcome, after any note the session gathered (each given once).
+    fn outcome(self, session: &mut DevSession, o: &DevOutcome) {
+        let app = session.label();
+        for note in session.take_notes() {
+            if self.json {
+                let v = json!({"event": "note", "app": app, "message": note});
+                if self.to_stderr {
+                    err_line!("{v}");
+                } else {
+                    output::print_json_line(&v);
+                }
+            } else {
+                err_line!("dev: {app}: note: {note}");
+            }
+        }
+        report_to(self.json, &app, o, self.to_stderr);
     }
+}
+
+/// Whether a window could open here: on Linux and the BSDs GTK needs `DISPLAY` or
+/// `WAYLAND_DISPLAY` (the same test as the window's own, `src-tauri/src/desktop`).
+fn display_available() -> bool {
+    if cfg!(any(
+        target_os = "linux",
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "openbsd",
+        target_os = "netbsd"
+    )) {
+        ["DISPLAY", "WAYLAND_DISPLAY"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
+    } else {
+        true
+    }
+}
+
+fn no_display(folder: &std::path::Path) -> HostError {
+    let folder = folder.display();
+    HostError::new(
+        ErrorCode::DesktopUnavailable,
+        "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set), so apphost dev cannot open the window; nothing was installed",
+    )
+    .with(
+        "remediation",
+        format!(
+            "use the browser host instead: apphost dev {folder} --serve (then open the printed link), or only install and watch: apphost dev {folder} --no-open"
+        ),
+    )
 }
 
 pub fn run(
@@ -122,6 +169,9 @@ pub fn run(
     a: DevArgs,
     json: bool,
 ) -> HostResult<i32> {
+    if !a.serve && !a.no_open && !display_available() {
+        return Err(no_display(&a.folder));
+    }
     let mut session = DevSession::new(dir.clone(), &a.folder)?;
     // Watch before the first pass: a save during it is not missed.
     let (tx, rx) = mpsc::channel();
@@ -149,7 +199,7 @@ pub fn run(
             other => break other?,
         }
     };
-    sink.outcome(session.app(), &first);
+    sink.outcome(&mut session, &first);
     if a.reset_storage && session.reset_storage()? {
         output::note(json, "dev: the app's storage was reset");
     }
@@ -202,9 +252,14 @@ fn watch_loop(
                 while rx.try_recv().is_ok() {}
                 match session.apply(&mut ask_widening) {
                     Ok(DevOutcome::Unchanged) => {}
-                    Ok(o) => sink.outcome(session.app(), &o),
+                    Ok(o) => sink.outcome(session, &o),
                     Err(e) if e.code == ErrorCode::DevNotADevInstall => return Err(e),
-                    Err(e) => err_line!("dev: {} ({})", e.message, e.code.as_str()),
+                    Err(e) => err_line!(
+                        "dev: {}: {} ({})",
+                        session.label(),
+                        e.message,
+                        e.code.as_str()
+                    ),
                 }
             }
             Ok(Err(e)) => err_line!("dev: watching failed: {e}"),

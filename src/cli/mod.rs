@@ -69,6 +69,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     };
     init_tracing();
     let json = cli.json;
+    output::set_verbose(cli.verbose);
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {

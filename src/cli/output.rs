@@ -12,6 +12,66 @@ use host_core::install::readiness::{Outcome, Report};
 use host_core::install::signature::{Trust, TrustedKey};
 use host_core::install::store::{AppSummary, CleanupPlan, InstallPlan, VerifyReport};
 
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--verbose`: text output shows hashes and every file an uninstall removes.
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// What an uninstall does with the app's data, in words.
+pub fn data_mode_words(mode: host_core::install::store::DataMode) -> &'static str {
+    match mode {
+        host_core::install::store::DataMode::KeepData => "keeping its data",
+        host_core::install::store::DataMode::DeleteData => "deleting its data",
+        host_core::install::store::DataMode::ExportThenDelete => {
+            "exporting its data, then deleting it"
+        }
+    }
+}
+
+/// A kind of data-area entry, in words.
+pub fn entry_kind_words(kind: runtime_core::app_data::EntryKind) -> &'static str {
+    use runtime_core::app_data::EntryKind as K;
+    match kind {
+        K::Symlink => "symbolic link",
+        K::Fifo => "named pipe",
+        K::Socket => "socket",
+        K::BlockDevice => "block device",
+        K::CharDevice => "character device",
+        K::Directory => "folder",
+        K::File => "file",
+        K::Unknown => "unknown kind",
+    }
+}
+
+/// A finding's place: `path` or `path:line`.
+fn finding_place(f: &Value) -> String {
+    let path = f["path"].as_str().unwrap_or("");
+    match f["line"].as_u64() {
+        Some(l) => format!("{path}:{l}"),
+        None => path.to_owned(),
+    }
+}
+
+/// One finding as text: `severity code place: message`, then `fix: …` when it says.
+fn finding_lines(f: &Value) {
+    out_line!(
+        "  {} {} {}: {}",
+        f["severity"].as_str().unwrap_or(""),
+        f["code"].as_str().unwrap_or(""),
+        finding_place(f),
+        f["message"].as_str().unwrap_or("")
+    );
+    if let Some(fix) = f["fix"].as_str() {
+        out_line!("      instead: {fix}");
+    }
+}
+
 pub(super) fn print_json(v: &impl Serialize) {
     out_line!(
         "{}",
@@ -245,16 +305,22 @@ pub fn inspection(i: &Inspection, json: bool) {
             .unwrap_or_default()
     );
     out_line!(
-        "Package:   {} files, {} bytes, {}",
+        "Package:   {} files, {} bytes{}",
         i.read.files.len(),
         i.read.total_bytes,
-        i.read.package_hash
+        if verbose() {
+            format!(", {}", i.read.package_hash)
+        } else {
+            String::new()
+        }
     );
-    out_line!(
-        "Manifest:  {} (manifestVersion {})",
-        i.manifest_hash,
-        m.manifest_version
-    );
+    if verbose() {
+        out_line!(
+            "Manifest:  {} (manifestVersion {})",
+            i.manifest_hash,
+            m.manifest_version
+        );
+    }
     let p = &i.projection;
     out_line!("Would add:");
     for e in p["entries"].as_array().into_iter().flatten() {
@@ -357,11 +423,41 @@ pub fn inspection(i: &Inspection, json: bool) {
         .filter(|f| f.severity == host_core::install::manifest::Severity::Error)
         .collect();
     for f in errors.iter().chain(warnings.iter()) {
-        out_line!("  {:?}: {} ({}) {}", f.severity, f.code, f.path, f.message);
+        finding_lines(&serde_json::to_value(f).unwrap_or_default());
     }
     if let Some(e) = i.install_blocker(true) {
-        out_line!("Cannot be installed: {e}");
+        out_line!("Cannot be installed: {}", e.message);
     }
+}
+
+/// Why the app cannot run here yet, when readiness is `needs-setup` or `blocked` (shown before
+/// the install question): the blocking or setup checks, in a few words each.
+pub fn not_ready_yet(r: &Report) -> Option<String> {
+    // `ready-degraded` runs (with less); `needs-setup` and `blocked` do not.
+    if !matches!(r.status.as_str(), "needs-setup" | "blocked") {
+        return None;
+    }
+    let why: Vec<String> = r
+        .checks
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.outcome,
+                Outcome::Blocked | Outcome::NeedsSetup | Outcome::Unknown
+            )
+        })
+        .take(3)
+        .map(|c| c.message.clone())
+        .collect();
+    Some(if why.is_empty() {
+        format!("it cannot run here yet (readiness {})", r.status.as_str())
+    } else {
+        format!(
+            "it cannot run here yet (readiness {}): {}",
+            r.status.as_str(),
+            why.join("; ")
+        )
+    })
 }
 
 pub fn plan(p: &InstallPlan) {
@@ -449,33 +545,57 @@ pub fn validate(report: &Value, json: bool) {
         print_json(report);
         return;
     }
+    let findings: Vec<&Value> = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    let count = |sev: &str| findings.iter().filter(|f| f["severity"] == sev).count();
+    let (errors, warnings) = (count("error"), count("warning"));
+    let app = report["app"]
+        .as_str()
+        .or_else(|| report["error"]["details"]["app"].as_str())
+        .unwrap_or("package");
+    let version = report["version"]
+        .as_str()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
     out_line!(
-        "{} {}: {}",
-        report["app"].as_str().unwrap_or("package"),
-        report["version"].as_str().unwrap_or(""),
+        "{app}{version}: {} ({errors} error(s), {warnings} warning(s))",
         report["status"].as_str().unwrap_or("")
     );
-    for f in report["findings"].as_array().into_iter().flatten() {
-        out_line!(
-            "  {}: {} ({}) {}",
-            f["severity"].as_str().unwrap_or(""),
-            f["code"].as_str().unwrap_or(""),
-            f["path"].as_str().unwrap_or(""),
-            f["message"].as_str().unwrap_or("")
-        );
+    for f in &findings {
+        finding_lines(f);
     }
     if let Some(e) = report["error"].as_object() {
         out_line!(
-            "  error: {}: {}",
+            "  error {}: {}",
             e["code"].as_str().unwrap_or(""),
             e["message"].as_str().unwrap_or("")
         );
+        for (what, key) in [
+            ("changed", "changed"),
+            ("not listed in the lock", "notListed"),
+            ("missing", "missing"),
+        ] {
+            let files: Vec<&str> = e["details"][key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if !files.is_empty() {
+                out_line!("      {what}: {}", files.join(", "));
+            }
+        }
     }
-    if let Some(h) = report["packageHash"].as_str() {
-        out_line!(
-            "  packageHash  {h}\n  manifestHash {}",
-            report["manifestHash"].as_str().unwrap_or("")
-        );
+    if verbose() {
+        if let Some(h) = report["packageHash"].as_str() {
+            out_line!(
+                "  packageHash  {h}\n  manifestHash {}",
+                report["manifestHash"].as_str().unwrap_or("")
+            );
+        }
     }
 }
 
@@ -520,26 +640,44 @@ pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
         print_json(p);
         return;
     }
-    out_line!("Uninstalling {} ({:?}) would remove:", p.app, p.mode);
-    for r in &p.rows {
-        out_line!("  host.db {:<14} {:>6} row(s)  {}", r.table, r.rows, r.what);
-    }
     out_line!(
-        "  {} package file(s), {} bytes (versions {}):",
-        p.blobs_removed.len(),
-        p.blob_bytes_removed,
-        p.versions.join(", ")
+        "Uninstalling {}, {}, would remove:",
+        p.app,
+        data_mode_words(p.mode)
     );
-    for b in &p.blobs_removed {
-        out_line!("    sha256:{}  {}", b.blob, b.paths.join(", "));
+    out_line!(
+        "  version(s) {}: {} package file(s), {} bytes",
+        p.versions.join(", "),
+        p.blobs_removed.len(),
+        p.blob_bytes_removed
+    );
+    if !p.data_files_removed.is_empty() || p.data_listing_truncated {
+        out_line!(
+            "  data: {} file(s), {} bytes in {}",
+            p.data_file_count,
+            p.data_bytes,
+            p.data_dir
+        );
     }
-    for f in &p.pack_files_removed {
-        out_line!("  pack file {} ({} bytes)", f.file, f.size);
+    if !verbose() {
+        let rows: i64 = p.rows.iter().map(|r| r.rows).sum();
+        out_line!("  {rows} host record(s) (grants, settings, history); --verbose lists every file and record");
+    }
+    if verbose() {
+        for r in &p.rows {
+            out_line!("  host.db {:<14} {:>6} row(s)  {}", r.table, r.rows, r.what);
+        }
+        for b in &p.blobs_removed {
+            out_line!("    sha256:{}  {}", b.blob, b.paths.join(", "));
+        }
+        for f in &p.pack_files_removed {
+            out_line!("  pack file {} ({} bytes)", f.file, f.size);
+        }
     }
     if p.blobs_shared > 0 {
         out_line!("  ({} file(s) shared with other apps stay)", p.blobs_shared);
     }
-    for f in &p.data_files_removed {
+    for f in p.data_files_removed.iter().filter(|_| verbose()) {
         out_line!("  data {}/{} ({} bytes)", p.data_dir, f.path, f.size);
     }
     if p.data_listing_truncated {
@@ -551,10 +689,10 @@ pub fn cleanup_plan(p: &CleanupPlan, json: bool) {
     }
     for s in &p.data_entries_skipped {
         out_line!(
-            "  not a regular file, never exported or followed: {}/{} ({:?}: {})",
+            "  not a regular file, never exported or followed: {}/{} ({}: {})",
             p.data_dir,
             s.path,
-            s.kind,
+            entry_kind_words(s.kind),
             s.reason
         );
     }

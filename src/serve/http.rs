@@ -183,7 +183,7 @@ async fn host_ui(server: Arc<Server>, req: Request<Incoming>) -> Answer {
                 "method",
             );
         }
-        return exchange(&server, offered, &path);
+        return exchange(&server, offered, &path, wants_json(&req));
     }
     if path == RESTORE_SCRIPT {
         // Public like every UI file's code; it is what a tab without its cookie runs.
@@ -217,8 +217,11 @@ async fn host_ui(server: Arc<Server>, req: Request<Incoming>) -> Answer {
 /// `<path>` carrying the API's session secret in `<meta name="apphost-session">`, and sets the
 /// session cookie (HttpOnly, SameSite=Strict, this host only). The page keeps the secret and
 /// takes the token out of its address (`ui-host/src/transport.ts`).
-fn exchange(server: &Server, offered: &str, path: &str) -> Answer {
+fn exchange(server: &Server, offered: &str, path: &str, api_client: bool) -> Answer {
     if !server.exchange(offered) {
+        if !api_client {
+            return link_used();
+        }
         return refuse(
             StatusCode::UNAUTHORIZED,
             ErrorCode::ApiUnauthorized,
@@ -518,6 +521,46 @@ fn too_large(limit: usize) -> Answer {
         &HostError::new(ErrorCode::ApiBodyTooLarge, "the request body is too large")
             .with("limit", limit),
     )
+}
+
+/// Whether a request comes from an API client rather than a browser navigation: it accepts
+/// `application/json` or carries the session header. Those keep the JSON error bodies.
+fn wants_json(req: &Request<Incoming>) -> bool {
+    let accepts_json = req
+        .headers()
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("application/json"));
+    accepts_json || req.headers().contains_key(SESSION_HEADER)
+}
+
+/// The page a browser gets for a launch link that was already used (or is not this server's):
+/// what happened and how to get a fresh link. Static: it echoes nothing from the request.
+pub const LINK_USED_PAGE: &str = "<!doctype html><html lang=en><meta charset=utf-8>\
+<title>AppHost: this sign-in link was already used</title>\
+<h1>This sign-in link was already used</h1>\
+<p>Each link that <code>apphost serve</code> (or <code>apphost dev --serve</code>) prints signs in \
+one browser, once. The browser that opened it first stays signed in: there, reload the page or \
+open <a href=\"/\">the host UI</a>.</p>\
+<p>To sign in this browser, stop the server (Ctrl-C) and start it again: \
+<code>apphost serve</code>, or <code>apphost dev &lt;folder&gt; --serve</code>. \
+Its first line is a fresh link.</p></html>";
+
+fn link_used() -> Answer {
+    let mut answer = Response::new(Full::new(Bytes::from_static(LINK_USED_PAGE.as_bytes())));
+    *answer.status_mut() = StatusCode::UNAUTHORIZED;
+    let h = answer.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+    );
+    security_headers(h);
+    answer
 }
 
 /// The "not signed in" page: a tab that still holds the session secret gets its cookie again

@@ -183,6 +183,9 @@ test("the launch token works once; other names for the server are refused", asyn
   const response = await otherPage.goto(server.signIn("/"));
   expect(response.status()).toBe(401);
   expect(await otherPage.locator("#app-list").count()).toBe(0);
+  // ...but a page that says what happened and how to get a fresh link, not raw JSON.
+  await expect(otherPage.getByRole("heading", { level: 1 })).toHaveText("This sign-in link was already used");
+  await expect(otherPage.locator("body")).toContainText("start it again");
   await other.close();
   // No cookie: no UI, no API.
   expect((await rawRequest(server.port, { headers: { Host: `127.0.0.1:${server.port}` } })).status).toBe(401);

@@ -177,7 +177,7 @@ fn a_safe_tool_round_runs_the_tool_and_asks_the_model_again() {
     // A stale response (wrong effect id) is ignored.
     assert!(h
         .feed(Input::ToolDone(
-            tid + 100,
+            tid.next(),
             ToolOutcome::Err {
                 code: "x".into(),
                 message: "x".into()
@@ -576,4 +576,34 @@ fn the_model_request_limit_ends_the_turn() {
         }
     }
     assert_eq!(h.last_failed_code().as_deref(), Some("error_max_turns"));
+}
+
+/// The clippy.toml rule (no clock, no file system) applies to every part of the turn machine:
+/// each file of `turn/machine/` turns it on.
+#[test]
+fn every_turn_machine_module_denies_clock_and_file_system_calls() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/turn/machine");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        seen += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        let attr = text
+            .lines()
+            .find(|l| !l.starts_with("//!") && !l.trim().is_empty());
+        assert_eq!(
+            attr,
+            Some("#![deny(clippy::disallowed_methods)]"),
+            "{} must start with the deny attribute (after its doc comment)",
+            path.display()
+        );
+    }
+    assert!(
+        seen >= 5,
+        "the turn machine's modules are under {}",
+        dir.display()
+    );
 }

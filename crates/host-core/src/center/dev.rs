@@ -22,7 +22,7 @@ use crate::foundation::error::{ErrorClass, ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
 use crate::foundation::profile::HostProfile;
 use crate::install::inspect::InspectOptions;
-use crate::install::manifest::Severity;
+use crate::install::manifest::{Finding, Severity};
 use crate::install::package::catalog::CatalogSelect;
 use crate::install::package::source::resolve;
 use crate::install::store::{
@@ -101,6 +101,10 @@ pub struct DevSession {
     /// read): the same again is `Unchanged`, not a second report.
     last_invalid: Option<String>,
     updates: u64,
+    /// Whether the stale lock / signature note was given (once per session).
+    said_ignored: bool,
+    /// Notes for the author not yet taken ([`DevSession::take_notes`]).
+    notes: Vec<String>,
 }
 
 fn finding_of(e: &HostError) -> DevFinding {
@@ -115,6 +119,37 @@ fn finding_of(e: &HostError) -> DevFinding {
             .into(),
         message: e.message.clone(),
     }
+}
+
+fn dev_finding(f: &Finding) -> DevFinding {
+    DevFinding {
+        severity: if f.severity == Severity::Error {
+            "error".into()
+        } else {
+            "warning".into()
+        },
+        code: f.code.into(),
+        path: match f.line {
+            Some(l) => format!("{}:{l}", f.path),
+            None => f.path.clone(),
+        },
+        message: match &f.fix {
+            Some(fix) => format!("{} (instead: {fix})", f.message),
+            None => f.message.clone(),
+        },
+    }
+}
+
+/// The one note a session gives when it ignores a stale lock or signature.
+fn ignored_note(ignored: &[HostError]) -> String {
+    let why: Vec<String> = ignored
+        .iter()
+        .map(|e| format!("{} ({})", e.message, e.code.as_str()))
+        .collect();
+    format!(
+        "ignoring app.lock.json / app.signature.yaml: a dev install is never trusted, so they are not checked; run `apphost sign` again before you publish. {}",
+        why.join("; ")
+    )
 }
 
 fn dev_key(app: &str) -> String {
@@ -144,6 +179,8 @@ impl DevSession {
             last_hash: None,
             last_invalid: None,
             updates: 0,
+            said_ignored: false,
+            notes: Vec::new(),
         })
     }
 
@@ -154,6 +191,23 @@ impl DevSession {
     /// The app's name, once a pass has read it.
     pub fn app(&self) -> Option<&str> {
         self.app.as_deref()
+    }
+
+    /// What to call the app in output: its name, or before one was read, the folder's name.
+    pub fn label(&self) -> String {
+        match &self.app {
+            Some(a) => a.clone(),
+            None => self.folder.file_name().map_or_else(
+                || self.folder.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+        }
+    }
+
+    /// Notes gathered by the passes so far (each given once), e.g. that a stale lock and
+    /// signature are ignored.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Reads the folder and installs it if it is valid and changed. `consent` is asked when an
@@ -182,7 +236,7 @@ impl DevSession {
         // read again after a moment.
         let mut attempt = 0;
         let staged = loop {
-            match store.stage(&source, &opts, &mut |_, _| {}) {
+            match store.stage_dev(&source, &opts, &mut |_, _| {}) {
                 Err(e)
                     if attempt < CHANGED_RETRIES
                         && matches!(
@@ -213,21 +267,18 @@ impl DevSession {
         let insp = staged.inspection();
         let name = insp.manifest.name().to_owned();
         let hash = insp.read.package_hash.clone();
+        if !insp.ignored.is_empty() && !self.said_ignored {
+            self.said_ignored = true;
+            self.notes.push(ignored_note(&insp.ignored));
+        }
+        let authoring = insp.authoring_findings(&opts.limits);
         let mut findings: Vec<DevFinding> = insp
             .manifest
             .findings
             .iter()
+            .chain(authoring.iter())
             .take(MAX_FINDINGS)
-            .map(|f| DevFinding {
-                severity: if f.severity == Severity::Error {
-                    "error".into()
-                } else {
-                    "warning".into()
-                },
-                code: f.code.into(),
-                path: f.path.clone(),
-                message: f.message.clone(),
-            })
+            .map(dev_finding)
             .collect();
         if let Some(app) = &self.app {
             if *app != name {

@@ -14,7 +14,7 @@ use crate::foundation::hashing::{files_digest, manifest_hash, same_hash};
 use crate::foundation::limits::Limits;
 use crate::foundation::profile::HostProfile;
 use crate::install::lockfile;
-use crate::install::manifest::{self, Manifest, Severity};
+use crate::install::manifest::{self, authoring, Finding, Manifest, Severity};
 use crate::install::package::pipeline::{read_package, BlobSink, ReadPackage};
 use crate::install::package::{PackageReader, ResolvedSource};
 use crate::install::projection::{self, ProjectionInput};
@@ -54,6 +54,9 @@ pub struct Inspection {
     pub has_lock: bool,
     pub projection: Value,
     pub readiness: Report,
+    /// [`inspect_dev`] only: the lock and signature checks that were not applied, as the
+    /// errors they would have been (empty otherwise).
+    pub ignored: Vec<HostError>,
 }
 
 pub fn inspect(
@@ -62,6 +65,41 @@ pub fn inspect(
     sink: Option<&mut dyn BlobSink>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> HostResult<Inspection> {
+    inspect_as(source, opts, sink, progress, false)
+}
+
+/// [`inspect`] for `apphost dev`: a dev install is never trusted (always sideloaded, never
+/// signed), so a stale `app.lock.json` or `app.signature.yaml` left by an earlier `apphost
+/// sign` is not an error. Neither is verified; what they would have refused is kept in
+/// [`Inspection::ignored`], and the signature is dropped, so the package reads as unsigned
+/// wherever trust is derived again (the store's plan). Dropping a signature can only lower
+/// trust.
+pub fn inspect_dev(
+    source: &ResolvedSource,
+    opts: &InspectOptions,
+    sink: Option<&mut dyn BlobSink>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> HostResult<Inspection> {
+    inspect_as(source, opts, sink, progress, true)
+}
+
+/// The app's name from the captured manifest, to name it in an error raised before the
+/// manifest is otherwise read (e.g. a lock mismatch), when it can be read at all.
+fn with_app_name(e: HostError, read: &ReadPackage, limits: &Limits) -> HostError {
+    match manifest::load(&read.captured, limits) {
+        Ok(m) if !m.name().is_empty() => e.with("app", m.name()),
+        _ => e,
+    }
+}
+
+fn inspect_as(
+    source: &ResolvedSource,
+    opts: &InspectOptions,
+    sink: Option<&mut dyn BlobSink>,
+    progress: &mut dyn FnMut(u64, u64),
+    dev: bool,
+) -> HostResult<Inspection> {
+    let mut ignored = Vec::new();
     let mut reader = PackageReader::open(source, &opts.limits)?;
     let total = reader.listing().total_bytes;
     let read = read_package(&mut reader, sink, &opts.limits, &mut |done| {
@@ -100,14 +138,18 @@ pub fn inspect(
         }
     }
     let has_lock = match read.captured.get(crate::foundation::hashing::LOCK_FILE) {
-        Some(lock) => {
-            lockfile::verify(lock, &read.files)?;
-            true
-        }
+        Some(lock) => match lockfile::verify(lock, &read.files) {
+            Ok(()) => true,
+            Err(e) if dev => {
+                ignored.push(e);
+                false
+            }
+            Err(e) => return Err(with_app_name(e, &read, &opts.limits)),
+        },
         None => false,
     };
 
-    let manifest = manifest::load_with_files(
+    let mut manifest = manifest::load_with_files(
         &read.captured,
         read.files.iter().map(|f| f.path.as_str()),
         &opts.limits,
@@ -136,7 +178,19 @@ pub fn inspect(
             ));
         }
     }
-    // 2-4. Signature and publisher trust.
+    // 2-4. Signature and publisher trust (none for a dev install).
+    if dev {
+        if let Some(doc) = manifest.signature_doc.take() {
+            let check = signature::check(Some(&doc), &mhash, &fdigest, opts.trusted_keys);
+            ignored.push(match check {
+                Err(e) => e,
+                Ok(_) => HostError::new(
+                    ErrorCode::VerifyUnsigned,
+                    "app.signature.yaml is not used: a dev install is never trusted",
+                ),
+            });
+        }
+    }
     let sig = signature::check(
         manifest.signature_doc.as_ref(),
         &mhash,
@@ -161,6 +215,7 @@ pub fn inspect(
         has_lock,
         projection,
         readiness,
+        ignored,
     })
 }
 
@@ -211,6 +266,33 @@ impl Inspection {
             ),
             _ => None,
         }
+    }
+
+    /// What validates but fails at run time ([`authoring`]): manifest checks, then the UI's
+    /// HTML and CSS read again from the source, bounded (at most [`authoring::Bounds`] files,
+    /// bytes and findings). A source that cannot be read again yields the manifest checks only.
+    pub fn authoring_findings(&self, limits: &Limits) -> Vec<Finding> {
+        let files: Vec<(&str, u64)> = self
+            .read
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.size))
+            .collect();
+        let mut reader = PackageReader::open(&self.source, limits).ok();
+        authoring::check(
+            &self.manifest,
+            &files,
+            authoring::Bounds::default(),
+            &mut |path, limit| {
+                let r = reader.as_mut()?;
+                let i = r.listing().entries.iter().position(|e| e.path == path)?;
+                let size = r.listing().entries[i].size;
+                let mut buf = vec![0; (size as usize).min(limit)];
+                let n = r.entry(i).ok()?.fill(&mut buf).ok()?;
+                buf.truncate(n);
+                Some(buf)
+            },
+        )
     }
 
     pub fn error_count(&self) -> usize {

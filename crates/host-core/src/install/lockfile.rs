@@ -37,6 +37,18 @@ fn invalid(why: impl std::fmt::Display) -> HostError {
     )
 }
 
+/// Most file names a lock mismatch message names per kind (all are in its details).
+const NAMED_FILES: usize = 5;
+
+/// `a, b, c and 4 more`.
+fn name_some(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(NAMED_FILES).map(String::as_str).collect();
+    match paths.len().saturating_sub(NAMED_FILES) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 /// Checks a shipped lock file against the files actually read.
 pub fn verify(lock_bytes: &[u8], files: &[FileRecord]) -> HostResult<()> {
     let doc: Value = serde_json::from_slice(lock_bytes).map_err(invalid)?;
@@ -83,10 +95,13 @@ pub fn verify(lock_bytes: &[u8], files: &[FileRecord]) -> HostResult<()> {
         return Err(HostError::new(
             ErrorCode::VerifyLockMismatch,
             format!(
-                "the package files do not match app.lock.json ({} changed, {} not listed, {} missing)",
-                changed.len(),
-                extra.len(),
-                missing.len()
+                "the package files do not match app.lock.json ({}); run `apphost lock` (or `apphost sign`) again after editing",
+                [("changed", &changed), ("not listed", &extra), ("missing", &missing)]
+                    .iter()
+                    .filter(|(_, l)| !l.is_empty())
+                    .map(|(what, l)| format!("{what}: {}", name_some(l)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
         )
         .with("changed", changed)

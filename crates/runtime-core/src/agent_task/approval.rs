@@ -18,7 +18,7 @@ pub enum Responder {
 
 /// Action kinds an app may approve or answer itself. None today: every action the runtime raises
 /// is a risky tool's confirmation (`tool_confirmation`, raised only for a tool whose spec is
-/// `risky`, turn/machine.rs), and a kind not listed here (or none) is the user's.
+/// `risky`, turn/machine/), and a kind not listed here (or none) is the user's.
 pub const APP_ANSWERABLE_ACTIONS: &[&str] = &[];
 
 /// Whether only the user may approve `pending` (fails closed on an unknown kind).

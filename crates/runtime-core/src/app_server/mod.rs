@@ -500,16 +500,7 @@ impl Connection {
         };
         self.rt.record(
             &ep.session_id,
-            vec![EventDraft::new(
-                scope,
-                EventBody::Evidence(
-                    EventType::EvidenceChanged,
-                    EvidenceChanged {
-                        pack_ref: Some(pack_ref.clone()),
-                        ..Default::default()
-                    },
-                ),
-            )],
+            vec![facts::evidence_exported(scope, pack_ref.clone())],
         )?;
         let (_, _, model) = self.rt.read(&ep.session_id)?;
         let in_scope = |e: &Event| {

@@ -1,9 +1,11 @@
 //! The Lime profile event envelope (`lime-profile-0.4.0`) with typed payloads.
 //!
 //! An [`Event`] is the smallest runtime fact. RuntimeCore builds [`EventDraft`]s (scope ids +
-//! typed body); the event log stamps them with `runtimeId`, `sessionId`, `eventId`, `timestamp`
-//! and the session's next `sequence` when it appends them.
+//! typed body) with the constructors of [`facts`], one per fact; the event log stamps them with
+//! `runtimeId`, `sessionId`, `eventId`, `timestamp` and the session's next `sequence` when it
+//! appends them.
 
+pub mod facts;
 mod payload;
 mod types;
 
@@ -185,6 +187,13 @@ impl EventDraft {
 
     pub fn kind(&self) -> EventType {
         self.body.kind()
+    }
+}
+
+impl From<Event> for EventDraft {
+    /// The draft an event was appended from (its scope and body, without the log's stamps).
+    fn from(ev: Event) -> EventDraft {
+        EventDraft::new(ev.scope, ev.body)
     }
 }
 

@@ -519,7 +519,7 @@ impl EventLog {
             let seq: i64 = row.get(0)?;
             let body: String = row.get(1)?;
             let ev: Event = serde_json::from_str(&body)?;
-            ordering.apply(&EventDraft::new(ev.scope, ev.body));
+            ordering.apply(&EventDraft::from(ev));
             last = seq as u64;
         }
         let reserved: Option<i64> = conn

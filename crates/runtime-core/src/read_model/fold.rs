@@ -2,6 +2,7 @@
 //! stream folds, whatever its order; unknown or degraded facts are ignored, never guessed).
 
 use super::*;
+use crate::event::facts::{AttemptStatus, SubmitStatus, TaskStatus, TurnEnd};
 use crate::event::{EventBody, EventType as T};
 
 fn push_bounded<X>(v: &mut Vec<X>, x: X) {
@@ -107,7 +108,8 @@ impl SessionReadModel {
                 if turn_idx.is_some() {
                     return;
                 }
-                let queued = p.status.as_deref() == Some("queued");
+                let queued =
+                    p.status.as_deref().and_then(SubmitStatus::parse) == Some(SubmitStatus::Queued);
                 th.turns.push(TurnView {
                     turn_id: id.clone(),
                     status: if queued {
@@ -154,7 +156,8 @@ impl SessionReadModel {
                 let id = turn_id.expect("guarded");
                 let (status, code, message) = match &e.body {
                     EventBody::TurnFailed(_, f) => (
-                        if f.status.as_deref() == Some("cancelled") {
+                        if f.status.as_deref().and_then(TurnEnd::parse) == Some(TurnEnd::Cancelled)
+                        {
                             TurnStatus::Cancelled
                         } else {
                             TurnStatus::Failed
@@ -351,7 +354,7 @@ impl SessionReadModel {
                     task_id: Some(task_id.clone()),
                     thread_id: sc.thread_id.clone(),
                     turn_id: sc.turn_id.clone(),
-                    status: "accepted".into(),
+                    status: TaskStatus::Accepted.into(),
                     ..Default::default()
                 },
             );
@@ -363,13 +366,13 @@ impl SessionReadModel {
                     t.title = p.title.clone();
                 }
                 t.status = match kind {
-                    T::TaskCreated => "accepted",
-                    T::TaskStarted => "running",
-                    T::TaskCompleted => "completed",
-                    T::TaskFailed => "failed",
-                    T::TaskCancelRequested => "cancelling",
-                    T::TaskCancelled => "cancelled",
-                    T::TaskRetrying => "retrying",
+                    T::TaskCreated => TaskStatus::Accepted.as_str(),
+                    T::TaskStarted => TaskStatus::Running.as_str(),
+                    T::TaskCompleted => TaskStatus::Completed.as_str(),
+                    T::TaskFailed => TaskStatus::Failed.as_str(),
+                    T::TaskCancelRequested => TaskStatus::Cancelling.as_str(),
+                    T::TaskCancelled => TaskStatus::Cancelled.as_str(),
+                    T::TaskRetrying => TaskStatus::Retrying.as_str(),
                     _ => t.status.as_str(),
                 }
                 .to_owned();
@@ -383,11 +386,11 @@ impl SessionReadModel {
                 match (kind, pos) {
                     (T::TaskAttemptStarted, None) => {
                         t.current_run_id = Some(run.clone());
-                        t.status = "running".into();
+                        t.status = TaskStatus::Running.into();
                         t.attempts.push(TaskAttempt {
                             run_id: run.clone(),
                             attempt_index: p.attempt_index.unwrap_or(t.attempts.len() as u64 + 1),
-                            status: "running".into(),
+                            status: AttemptStatus::Running.into(),
                             failure_category: None,
                             started_at: e.timestamp.clone(),
                             ended_at: None,
@@ -396,10 +399,11 @@ impl SessionReadModel {
                     (T::TaskAttemptCompleted | T::TaskAttemptFailed, Some(i)) => {
                         let a = &mut t.attempts[i];
                         a.status = if *kind == T::TaskAttemptCompleted {
-                            "completed".into()
+                            AttemptStatus::Completed
                         } else {
-                            "failed".into()
-                        };
+                            AttemptStatus::Failed
+                        }
+                        .into();
                         a.failure_category = p.failure_category.clone();
                         a.ended_at = Some(e.timestamp.clone());
                     }

@@ -4,6 +4,7 @@
 //! newer package loses nothing when an older host reads it. Validation produces findings with
 //! stable codes; findings of severity `error` make the package uninstallable.
 
+pub mod authoring;
 mod file_refs;
 mod frontmatter;
 mod layered;
@@ -50,6 +51,12 @@ pub struct Finding {
     /// Where: a file, optionally with a JSON pointer (`APP.md#/entries/1/kind`).
     pub path: String,
     pub message: String,
+    /// The 1-based line in `path`, where there is one (authoring findings in UI files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// What to write instead, where the finding knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 impl Finding {
@@ -59,6 +66,8 @@ impl Finding {
             code: code.as_str(),
             path: path.into(),
             message: message.into(),
+            line: None,
+            fix: None,
         }
     }
     pub fn warning(
@@ -71,6 +80,8 @@ impl Finding {
             code,
             path: path.into(),
             message: message.into(),
+            line: None,
+            fix: None,
         }
     }
 }

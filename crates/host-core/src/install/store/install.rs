@@ -293,6 +293,12 @@ impl Staged {
     }
 }
 
+/// Whether a version is an `apphost dev` build (`<version>+dev.<ms>`, see
+/// [`Staged::set_dev_build`]).
+pub(crate) fn is_dev_build(v: &semver::Version) -> bool {
+    v.build.as_str().starts_with("dev.")
+}
+
 impl Store {
     /// Reads the package into this operation's staging area. Nothing in the store changes; on
     /// any error the staging area is removed.
@@ -302,12 +308,37 @@ impl Store {
         opts: &InspectOptions,
         progress: &mut dyn FnMut(u64, u64),
     ) -> HostResult<Staged> {
+        self.stage_as(source, opts, progress, false)
+    }
+
+    /// [`Store::stage`] for `apphost dev` ([`crate::install::inspect::inspect_dev`]: a stale lock or
+    /// signature is ignored, the package is unsigned).
+    pub fn stage_dev(
+        &self,
+        source: &ResolvedSource,
+        opts: &InspectOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> HostResult<Staged> {
+        self.stage_as(source, opts, progress, true)
+    }
+
+    fn stage_as(
+        &self,
+        source: &ResolvedSource,
+        opts: &InspectOptions,
+        progress: &mut dyn FnMut(u64, u64),
+        dev: bool,
+    ) -> HostResult<Staged> {
         self.require_lock()?;
         let op = Op::begin(&self.dir, "install", None)?;
         let result = (|| {
             let known = packs::known_blobs(&self.conn)?;
             let mut sink = PackSink::new(op.dir.join("pack"), known)?;
-            let inspection = inspect(source, opts, Some(&mut sink), progress)?;
+            let inspection = if dev {
+                crate::install::inspect::inspect_dev(source, opts, Some(&mut sink), progress)?
+            } else {
+                inspect(source, opts, Some(&mut sink), progress)?
+            };
             Ok((sink, inspection))
         })();
         match result {

@@ -99,6 +99,15 @@ impl Store {
                 )?;
             }
         }
+        // A release over an `apphost dev` install ends the dev marking: the app is an ordinary
+        // install from now on (its data is kept as in any update).
+        let dev_build = semver::Version::parse(version).is_ok_and(|v| is_dev_build(&v));
+        if !dev_build {
+            tx.execute(
+                "DELETE FROM settings WHERE key = ?1",
+                [format!("{}{name}", super::super::DEV_PREFIX)],
+            )?;
+        }
         for old in &plan.prunes {
             tx.execute(
                 "DELETE FROM app_versions WHERE name = ?1 AND version = ?2",

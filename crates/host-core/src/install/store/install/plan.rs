@@ -61,7 +61,12 @@ impl Store {
                     .with("version", &version));
                 }
                 if let (Ok(new), Ok(old)) = (semver::Version::parse(&version), semver::Version::parse(&app.active)) {
-                    if new < old {
+                    // A release replaces an `apphost dev` build of the same version
+                    // (`1.0.0` over `1.0.0+dev.<ms>`): build metadata has no precedence.
+                    let replaces_dev = is_dev_build(&old)
+                        && new.cmp_precedence(&old) == std::cmp::Ordering::Equal
+                        && self.is_dev(&name)?;
+                    if new < old && !replaces_dev {
                         return Err(HostError::new(
                             ErrorCode::InstallNotNewer,
                             format!("{name}@{version} is older than the active {}; use `apphost rollback` to go back", app.active),

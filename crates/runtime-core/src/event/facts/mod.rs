@@ -1,0 +1,38 @@
+//! One typed constructor per runtime fact RuntimeCore records: the only place outside `event/`
+//! that builds an [`EventDraft`] is a call to one of these (a test scans the sources). The turn
+//! machine, the runtime service and recovery all use them, so a fact has one shape whoever
+//! records it. Statuses and other closed vocabularies are the enums of [`status`]; the
+//! payloads keep wire strings, so the log's bytes are what they were before the enums.
+//!
+//! Families: [`session`] (session, thread, submission, queue), [`turn`] (turn and task
+//! lifecycle, routing), [`model`] (model requests and streams), [`tool`] (tool calls, their
+//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes).
+
+mod action;
+mod model;
+mod recovery;
+mod session;
+pub mod status;
+mod tool;
+mod turn;
+
+pub use action::*;
+pub use model::*;
+pub use recovery::*;
+pub use session::*;
+pub use status::*;
+pub use tool::*;
+pub use turn::*;
+
+use super::{EventBody, EventDraft, Scope};
+
+fn draft(scope: Scope, body: EventBody) -> EventDraft {
+    EventDraft::new(scope, body)
+}
+
+fn some(s: impl Into<String>) -> Option<String> {
+    Some(s.into())
+}
+
+#[cfg(test)]
+mod tests;
