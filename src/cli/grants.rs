@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::commands::open_locked;
 use super::output;
+use super::store_open::open_locked;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::install::store::Store;

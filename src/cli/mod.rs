@@ -30,6 +30,7 @@ mod output;
 mod prompt;
 mod records;
 mod secrets;
+mod store_open;
 
 use std::ffi::OsString;
 

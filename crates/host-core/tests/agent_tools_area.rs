@@ -262,13 +262,13 @@ fn the_agent_tools_stay_in_files_under_quota_and_make_real_artifacts() {
         let (locked, _) = Store::open_locked(&dir).unwrap();
         locked
             .set_setting(
-                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                host_core::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL,
                 Some("allow"),
             )
             .unwrap();
         assert!(locked
             .set_setting(
-                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                host_core::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL,
                 Some("sometimes")
             )
             .is_err());

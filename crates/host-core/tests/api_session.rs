@@ -237,7 +237,8 @@ fn the_watcher_looks_again_every_second_and_after_a_look_that_failed() {
     // file-system clock, a WAL that wrapped): an unchanged stamp is rechecked every second.
     // A look that could not finish (store unreadable, an app's state unknown) is not
     // counted as seen.
-    use host_core::api::session::{StoreLook, FULL_LOOK_EVERY};
+    use host_core::api::session::FULL_LOOK_EVERY;
+    use host_core::api::store_stamp::StoreLook;
     let (_t, s) = setup(LinkOpener::Page, None);
     assert_eq!(s.store_changed(), StoreLook::Changed);
     assert_eq!(

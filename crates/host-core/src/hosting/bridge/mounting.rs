@@ -12,9 +12,6 @@ use crate::install::manifest::{Entry, EntryKind};
 use crate::install::readiness::Status;
 use crate::install::store::Store;
 
-/// Entry kinds that are UI surfaces (artifact viewers are `artifact` entries).
-pub const MOUNTABLE_KINDS: &[&str] = &["page", "panel", "settings", "artifact"];
-
 /// The entry to mount when none is named (`apphost open <app>`): the first entry, in manifest
 /// order, whose kind is a UI surface. `mount.not_a_surface` when the app has none.
 pub fn default_entry(store: &Store, app_id: &str) -> HostResult<String> {
@@ -23,10 +20,7 @@ pub fn default_entry(store: &Store, app_id: &str) -> HostResult<String> {
         .manifest
         .view()
         .entries()
-        .find(|e| {
-            e.kind()
-                .is_some_and(|k| MOUNTABLE_KINDS.contains(&k.as_str()))
-        })
+        .find(|e| e.kind().is_some_and(EntryKind::is_ui_surface))
         .and_then(Entry::key)
         .map(str::to_owned);
     first.ok_or_else(|| {
@@ -62,7 +56,7 @@ pub fn mount_entry(
         );
     };
     let kind = entry.kind().map(EntryKind::as_str).unwrap_or_default();
-    if !MOUNTABLE_KINDS.contains(&kind) {
+    if !EntryKind::parse(kind).is_ui_surface() {
         return refuse(
             ErrorCode::MountNotASurface,
             format!("entry {entry_key} is a {kind} entry, not a UI surface"),

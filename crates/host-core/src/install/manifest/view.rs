@@ -391,6 +391,16 @@ impl<'a> EntryKind<'a> {
             EntryKind::Other(s) => s,
         }
     }
+
+    /// Whether an entry of this kind is a UI surface a window can mount (artifact viewers are
+    /// `artifact` entries). The one list of mountable kinds: the bridge's mounting refuses the
+    /// others and the store's app summary marks them.
+    pub fn is_ui_surface(self) -> bool {
+        matches!(
+            self,
+            EntryKind::Page | EntryKind::Panel | EntryKind::Settings | EntryKind::Artifact
+        )
+    }
 }
 
 /// One `entries[]` item.
