@@ -20,22 +20,18 @@ use host_core::install::store::Store;
 use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
 use support::agent::{agent_app, set_placeholder_model};
-use support::{copy_dir, fixture, install, repo_root};
+use support::{hello_app_as, install, repo_root};
 
 /// hello-app renamed `name`, listing lime.agent only in `capabilities[]` (optional).
 fn optional_agent_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let app_md = pkg.join("APP.md");
-    let text = std::fs::read_to_string(&app_md)
-        .unwrap()
-        .replace("hello-app", name)
-        .replace(
+    hello_app_as(
+        tmp,
+        name,
+        &[(
             "runtimeTargets: [local]\n",
             "runtimeTargets: [local]\ncapabilities: [lime.agent]\n",
-        );
-    std::fs::write(&app_md, text).unwrap();
-    pkg
+        )],
+    )
 }
 
 fn msg(app: &str, kind: &str, id: &str, payload: Value) -> String {

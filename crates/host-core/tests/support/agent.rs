@@ -14,26 +14,24 @@ use host_core::install::store::Store;
 use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
 use serde_json::{json, Value};
 
-use super::{copy_dir, fixture};
+use super::hello_app_as;
 
 /// hello-app renamed `name`, requiring lime.agent on its `notes` entry.
 pub fn agent_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let app_md = pkg.join("APP.md");
-    let text = std::fs::read_to_string(&app_md)
-        .unwrap()
-        .replace("hello-app", name)
-        .replace(
-            "    lime.storage: \"^0.10.0\"\n",
-            "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
-        )
-        .replace(
-            "requiredCapabilities: [lime.ui, lime.storage]",
-            "requiredCapabilities: [lime.ui, lime.storage, lime.agent]",
-        );
-    std::fs::write(&app_md, text).unwrap();
-    pkg
+    hello_app_as(
+        tmp,
+        name,
+        &[
+            (
+                "    lime.storage: \"^0.10.0\"\n",
+                "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
+            ),
+            (
+                "requiredCapabilities: [lime.ui, lime.storage]",
+                "requiredCapabilities: [lime.ui, lime.storage, lime.agent]",
+            ),
+        ],
+    )
 }
 
 /// The host UI's session config as the desktop shell makes it (scheme origins, framed by
