@@ -4,6 +4,7 @@
 //! `tests/lean_binary.rs`), so commands start in milliseconds. The window is a separate binary,
 //! `apphost-desktop`, installed beside `apphost`; [`launch`] execs it.
 
+pub mod author;
 pub mod cli;
 pub mod launch;
 pub mod serve;

@@ -180,6 +180,11 @@ pub enum Command {
     /// update it on every valid save (an invalid one keeps the last good version and prints
     /// the findings; a change that widens permissions asks again).
     Dev(super::dev::DevArgs),
+    /// Create an app project NAME/: the package in NAME/app (APP.md, a UI, the SDK vendored),
+    /// a unit test on the SDK's mock and a Playwright test; it validates and runs as written.
+    New(super::author::NewArgs),
+    /// Write the Host Bridge SDK's npm package (ESM build, .d.ts; this host's version).
+    Sdk(super::author::SdkArgs),
     /// Serve the host UI and its API over loopback HTTP for a browser (first line: the URL to
     /// open, with a one-time sign-in token; with --json: {"url","port","pid"}). Ctrl-C stops it.
     Serve {

@@ -112,6 +112,8 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Model(m) => super::model::run(&dir, m, json),
         Command::AppServer { stdio } => super::app_server::run(&dir, stdio),
         Command::Dev(a) => super::dev::run(&dir, cli.data_dir.as_deref(), a, json),
+        Command::New(a) => super::author::new_app(&a, json),
+        Command::Sdk(a) => super::author::sdk(&a, json),
         Command::Serve { port, listen } => {
             crate::serve::run(dir, crate::serve::ServeOptions { port, json, listen })
         }

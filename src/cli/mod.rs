@@ -22,6 +22,7 @@ macro_rules! err_line {
 
 mod app_server;
 mod args;
+mod author;
 mod commands;
 mod dev;
 mod grants;

@@ -12,6 +12,7 @@ pub mod app_area;
 pub mod app_artifacts;
 pub mod app_data;
 pub mod app_evidence;
+pub mod app_handles;
 pub mod app_server;
 pub mod app_storage;
 pub mod backend;
@@ -25,8 +26,10 @@ pub mod provider;
 pub mod read_model;
 pub mod runtime;
 pub mod session_cache;
+pub mod sqlite;
 pub mod tools;
 pub mod turn;
+pub mod workflow;
 
 pub use app_data::{
     partial_export_path, AppDataError, AppDataStore, DataFile, DataListing, EntryKind,
