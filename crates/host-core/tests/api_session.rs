@@ -16,6 +16,7 @@ use host_core::hosting::surface::origin::OriginStyle;
 use host_core::hosting::surface::serve::ServeContext;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
+use support::agent::{call, set_placeholder_model};
 use support::{fixture, install};
 
 fn config(links: LinkOpener, launch: Option<LaunchRequest>) -> SessionConfig {
@@ -40,10 +41,6 @@ fn msg(kind: &str, id: &str, payload: Value) -> String {
     json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
            "appId": "hello-app", "entryKey": "notes", "payload": payload})
     .to_string()
-}
-
-fn call(s: &Session, command: &str, args: Value) -> Value {
-    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
 }
 
 fn diagnostics(s: &Session) -> Value {
@@ -558,7 +555,6 @@ fn uploads_are_kept_once_and_bounded() {
 /// `outgoing` events (`Outgoing[]` posts to the calling frame), without a request.
 #[test]
 fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
-    use host_core::hosting::model_settings::{self, KeyChange};
     use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
 
     let tmp = tempfile::tempdir().unwrap();
@@ -567,10 +563,7 @@ fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
         &dir,
         &support::repo_root().join("fixtures/apps/review-queue"),
     );
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
+    set_placeholder_model(&dir);
     let s = Session::new(dir, config(LinkOpener::Page, None));
     let backend = ScriptedBackend::new();
     backend.push_text(&["on", "e"]);
