@@ -410,6 +410,14 @@ impl<'a> Entry<'a> {
     pub fn label(self, fallback: &'a str) -> &'a str {
         Item(self.0).label(fallback)
     }
+    /// `workflow`: the workflow this entry runs (a `workflows[]` key or a path).
+    pub fn workflow(self) -> Option<&'a str> {
+        text(self.0, "workflow")
+    }
+    /// `service`: the `services[]` key this entry's work runs on.
+    pub fn service(self) -> Option<&'a str> {
+        text(self.0, "service")
+    }
 }
 
 /// One `permissions[]` item.
@@ -482,6 +490,12 @@ impl<'a> Service<'a> {
     pub fn key(self) -> Option<&'a str> {
         text(self.0, "key")
     }
+    pub fn kind(self) -> Option<&'a str> {
+        text(self.0, "kind")
+    }
+    pub fn required(self) -> bool {
+        flag_required(self.0)
+    }
 }
 
 /// One `workflows[]` item.
@@ -494,6 +508,9 @@ impl<'a> Workflow<'a> {
     }
     pub fn key(self) -> Option<&'a str> {
         text(self.0, "key")
+    }
+    pub fn path(self) -> Option<&'a str> {
+        text(self.0, "path")
     }
 }
 
