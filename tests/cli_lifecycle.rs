@@ -650,6 +650,79 @@ fn uninstall_keeps_deletes_or_exports_the_data() {
 }
 
 #[test]
+fn export_writes_the_uninstall_archive_and_changes_nothing() {
+    let h = Host::new();
+    h.install(&fx("hello-app"));
+    let data = h.write_app_data("hello-app");
+    let exports = h.path("exports");
+    fs::create_dir_all(&exports).unwrap();
+    let state = |h: &Host| {
+        (
+            h.list(),
+            h.blobs(),
+            h.pack_files(),
+            files_under(&h.app_data_dir("hello-app")),
+            h.ok(&["audit", "--limit", "1000"]),
+        )
+    };
+    let before = state(&h);
+
+    // An unknown app: refused with a stable code, no file written.
+    let nope = exports.join("nope.zip");
+    h.fails(
+        &["export", "nope", "--out", nope.to_str().unwrap()],
+        "app.not_installed",
+        7,
+    );
+    h.fails(
+        &["export", "../hello-app", "--out", nope.to_str().unwrap()],
+        "app.not_installed",
+        7,
+    );
+    assert!(!nope.exists());
+    // An existing file is never replaced.
+    let taken = exports.join("taken.zip");
+    fs::write(&taken, b"someone else's file").unwrap();
+    let err = h.fails(
+        &["export", "hello-app", "--out", taken.to_str().unwrap()],
+        "export.failed",
+        10,
+    );
+    assert_eq!(err["details"]["path"], taken.to_str().unwrap());
+    assert_eq!(fs::read(&taken).unwrap(), b"someone else's file");
+
+    let zip = exports.join("hello-app-data.zip");
+    let out = h.ok(&["export", "hello-app", "--out", zip.to_str().unwrap()]);
+    assert_eq!(out["exportedTo"], zip.to_str().unwrap());
+    assert_eq!(out["files"], data.len());
+    let expected: BTreeMap<String, Vec<u8>> = data
+        .iter()
+        .map(|(p, c)| (format!("hello-app/{p}"), c.clone()))
+        .collect();
+    assert_eq!(zip_contents(&zip), expected);
+    assert!(partials(&exports).is_empty(), "{:?}", partials(&exports));
+    assert_eq!(state(&h), before, "export changes nothing");
+    h.verify_clean(None);
+
+    // The same archive as uninstall's export-then-delete writes.
+    let at_uninstall = exports.join("at-uninstall.zip");
+    h.ok(&[
+        "uninstall",
+        "hello-app",
+        "--export",
+        at_uninstall.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(zip_contents(&at_uninstall), zip_contents(&zip));
+    // Uninstalled: nothing left to export.
+    h.fails(
+        &["export", "hello-app", "--out", nope.to_str().unwrap()],
+        "app.not_installed",
+        7,
+    );
+}
+
+#[test]
 fn signatures_and_trusted_keys() {
     let h = Host::new();
     let key = h.path("k.json");

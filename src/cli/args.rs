@@ -113,6 +113,14 @@ pub enum Command {
         #[arg(long)]
         delete_data: bool,
     },
+    /// Zip an installed app's data to a new FILE (the archive uninstall's --export writes),
+    /// removing nothing.
+    Export {
+        app: String,
+        /// Where to write the zip; must not exist (never replaced).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// Show the readiness of an installed app, with setup actions.
     Readiness { app: String },
     /// List the permissions an installed app declares and which are granted.

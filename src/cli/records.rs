@@ -1,5 +1,6 @@
-//! `apphost artifacts <app>` and `apphost evidence <app> [--kind K] [--export FILE]`: what an
-//! app keeps through `lime.artifacts` and `lime.evidence`, read-only (RuntimeCore's stores are
+//! `apphost artifacts <app>`, `apphost evidence <app> [--kind K] [--export FILE]` and
+//! `apphost export <app> --out FILE`: what an app keeps (through `lime.artifacts`,
+//! `lime.evidence`, and its whole data area), read-only (RuntimeCore's stores are
 //! opened read-only: nothing is created, cleaned up or changed, even while the window runs the
 //! app). Works for kept data of an uninstalled app too.
 
@@ -213,4 +214,30 @@ fn write_new(dest: &Path, pack: &Value) -> HostResult<()> {
         std::fs::remove_file(&tmp).ok();
     }
     result.map_err(fail)
+}
+
+/// `apphost export <app> --out FILE`: the app's data as uninstall's `--export` zip, removing
+/// nothing (the store, the app and its data stay as they were).
+pub fn export_data(dir: &DataDir, app: &str, out: &Path, json: bool) -> HostResult<i32> {
+    let outcome = Store::open(dir)?.export_data(app, out)?;
+    for s in &outcome.export_skipped {
+        output::note(
+            json,
+            &format!(
+                "not exported: {} ({}: {})",
+                s.path,
+                output::entry_kind_words(s.kind),
+                s.reason
+            ),
+        );
+    }
+    output::done(
+        json,
+        &format!(
+            "wrote the data of {app} ({} file(s), {} bytes) to {}",
+            outcome.files, outcome.bytes, outcome.exported_to
+        ),
+        &serde_json::to_value(&outcome).unwrap_or_default(),
+    );
+    Ok(0)
 }

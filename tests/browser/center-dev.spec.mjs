@@ -87,6 +87,9 @@ test("a non-widening save remounts the open frame; an invalid save shows its fin
   const frameElement = page.locator(FRAME);
   const frame = page.frameLocator(FRAME);
   await expect(frame.locator("#title")).toHaveText("Hello Notes", { timeout: 20_000 });
+  // A running dev app says DEV on its tab too, not only on its card.
+  const tab = page.locator('[data-testid="app-tab"][data-app-id="hello-app"][data-entry-key="notes"]');
+  await expect(tab.getByTestId("tab-dev")).toHaveText("DEV");
   const firstMount = await frameElement.getAttribute("data-mount-id");
   const banner = page.locator('[data-testid="dev-banner"][data-app-id="hello-app"]');
 

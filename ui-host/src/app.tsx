@@ -8,7 +8,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ShellHeader } from "./app/header.js";
 import type { Notice } from "./app/mount-controller.js";
 import { PathInstall } from "./app/path-install.js";
-import { loadState, summaryLine, tabStatus } from "./app/shell-state.js";
+import { devAppNames, loadState, summaryLine, tabStatus } from "./app/shell-state.js";
 import { useApprovals } from "./app/use-approvals.js";
 import { useApps } from "./app/use-apps.js";
 import { useDrop } from "./app/use-drop.js";
@@ -78,6 +78,7 @@ export function App(): JSX.Element {
   const shownError = loadError ?? banner;
   const { tabs } = snapshot;
   const appNames = (apps ?? []).map((a) => a.name);
+  const devApps = devAppNames(apps);
 
   return (
     <HostContext.Provider value={host}>
@@ -98,7 +99,7 @@ export function App(): JSX.Element {
         <Surface
           shown={route.page === "running" && tabs.tabs.length > 0}
           state={tabs}
-          status={(t) => tabStatus(t, snapshot.mounts, snapshot.tabErrors, relay.prompts, approvals)}
+          status={(t) => tabStatus(t, snapshot.mounts, snapshot.tabErrors, relay.prompts, approvals, devApps)}
           select={(key) => controller.select(key)}
           close={(key) => void controller.close(key)}
         />

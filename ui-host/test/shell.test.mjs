@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { EVENTS_RETRY_MS, EVENTS_WAIT_MS, handleHostEvent, runEventLoop } from "../build/test/app/host-events.js";
 import { endedNotice, MountController } from "../build/test/app/mount-controller.js";
 import { afterInstallRoute, installedNotice, installOptions, reviewToCancel } from "../build/test/app/review-flow.js";
-import { countPrompt, isMissingCommand, ListMemo, loadState, summaryLine, tabStatus } from "../build/test/app/shell-state.js";
+import { countPrompt, devAppNames, isMissingCommand, ListMemo, loadState, summaryLine, tabStatus } from "../build/test/app/shell-state.js";
 
 const APPS = [
   { name: "notes", displayName: "Notes", entries: [{ key: "main", kind: "page", title: "Main" }, { key: "side", kind: "panel", title: "Side" }] },
@@ -322,8 +322,14 @@ test("prompt counts never go below zero; tab status reads mounts, prompts, appro
   assert.deepEqual(counts, { m1: 0 });
   const tab = { appId: "notes", entryKey: "main", kind: "page", title: "t" };
   const approvals = new Map([["notes", 3]]);
-  assert.deepEqual(tabStatus(tab, {}, { "notes/main": "refused" }, { m1: 4 }, approvals), { mounted: false, prompts: 0, approvals: 3, error: "refused" });
-  assert.deepEqual(tabStatus(tab, { "notes/main": { mountId: "m1" } }, {}, { m1: 4 }, new Map()), { mounted: true, prompts: 4, approvals: 0, error: null });
+  assert.deepEqual(tabStatus(tab, {}, { "notes/main": "refused" }, { m1: 4 }, approvals), { mounted: false, prompts: 0, approvals: 3, error: "refused", dev: false });
+  assert.deepEqual(tabStatus(tab, { "notes/main": { mountId: "m1" } }, {}, { m1: 4 }, new Map()), { mounted: true, prompts: 4, approvals: 0, error: null, dev: false });
+  // A development install's tab says DEV, as its card does; another app's does not.
+  const dev = devAppNames([{ name: "notes", dev: true }, { name: "todo", dev: false }, { name: "plain" }]);
+  assert.deepEqual([...dev], ["notes"]);
+  assert.equal(tabStatus(tab, {}, {}, {}, new Map(), dev).dev, true);
+  assert.equal(tabStatus({ ...tab, appId: "todo" }, {}, {}, {}, new Map(), dev).dev, false);
+  assert.deepEqual([...devAppNames(null)], []);
 });
 
 test("the app list re-renders only on a change, and after a failed load", () => {

@@ -196,9 +196,12 @@ test("grants rows and tabs carry their test ids; prompts and errors show on the 
     ],
     active: "a/main",
   };
-  const status = (t) => ({ mounted: t.appId === "a", prompts: t.appId === "a" ? 1 : 0, error: t.appId === "b" ? "mount.not_ready: x" : null });
+  const status = (t) => ({ mounted: t.appId === "a", prompts: t.appId === "a" ? 1 : 0, error: t.appId === "b" ? "mount.not_ready: x" : null, dev: t.appId === "b" });
   const tabs = renderToString(h(TabStrip, { shown: true, state, status, select: noop, close: noop }));
   assert.equal(tabs.match(/data-testid="app-tab"/g).length, 2, "panels are not tabs");
+  // DEV on the dev app's tab only (b), as on its card.
+  assert.equal(tabs.match(/data-testid="tab-dev"/g).length, 1);
+  assert.match(tabs, /data-app-id="b"[^>]*>B<span class="badge dev-badge badge--warn"[^>]*data-testid="tab-dev">DEV</);
   assert.match(tabs, /data-app-id="a" data-entry-key="main" data-state="mounted" aria-current="page"/);
   assert.match(tabs, /data-testid="tab-prompt"/);
   assert.match(tabs, /data-state="error"/);

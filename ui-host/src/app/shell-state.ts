@@ -30,13 +30,17 @@ export function countPrompt(counts: Readonly<Record<string, number>>, mountId: s
   return { ...counts, [mountId]: Math.max(0, (counts[mountId] ?? 0) + (pending ? 1 : -1)) };
 }
 
-/** What a running tab shows: mounted or asleep, its pending prompts and approvals, its error. */
+/**
+ * What a running tab shows: mounted or asleep, its pending prompts and approvals, its error, and
+ * DEV when its app is a development install (`devApps`: the names whose summary says `dev`).
+ */
 export function tabStatus(
   tab: Tab,
   mounts: Readonly<Record<string, Mount>>,
   tabErrors: Readonly<Record<string, string>>,
   prompts: Readonly<Record<string, number>>,
   approvals: ReadonlyMap<string, number>,
+  devApps: ReadonlySet<string> = new Set(),
 ): TabStatus {
   const m = mounts[tabKey(tab)];
   return {
@@ -44,7 +48,13 @@ export function tabStatus(
     prompts: m === undefined ? 0 : prompts[m.mountId] ?? 0,
     approvals: approvals.get(tab.appId) ?? 0,
     error: tabErrors[tabKey(tab)] ?? null,
+    dev: devApps.has(tab.appId),
   };
+}
+
+/** The names of the development installs in `apps` (their tabs show DEV, as their cards do). */
+export function devAppNames(apps: readonly AppSummary[] | null): Set<string> {
+  return new Set((apps ?? []).filter((a) => a.dev === true).map((a) => a.name));
 }
 
 /**

@@ -25,7 +25,11 @@ export interface TabStatus {
   /** Agent task approvals waiting for the user (of the tab's app). */
   approvals?: number;
   error: string | null;
+  /** The app is a development install (`apphost dev`): the tab says DEV, as its card does. */
+  dev?: boolean;
 }
+
+const DEV_BADGE = { label: "DEV", tone: "warn", title: "A development install (apphost dev): never trusted as signed" } as const;
 
 export interface SurfaceProps {
   shown: boolean;
@@ -69,6 +73,7 @@ export function TabStrip(props: SurfaceProps): JSX.Element {
               }}
             >
               {t.title}
+              {s.dev === true && <Badge text={DEV_BADGE} class="dev-badge" data={{ testid: "tab-dev" }} />}
               {s.prompts > 0 && (
                 <Badge text={{ label: "Asks permission", tone: "warn", title: "A permission prompt is waiting" }} data={{ testid: "tab-prompt" }} />
               )}

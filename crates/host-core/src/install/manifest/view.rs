@@ -447,6 +447,14 @@ impl<'a> Entry<'a> {
     pub fn label(self, fallback: &'a str) -> &'a str {
         Item(self.0).label(fallback)
     }
+    /// `workflow`: the workflow this entry runs (a `workflows[]` key or a path).
+    pub fn workflow(self) -> Option<&'a str> {
+        text(self.0, "workflow")
+    }
+    /// `service`: the `services[]` key this entry's work runs on.
+    pub fn service(self) -> Option<&'a str> {
+        text(self.0, "service")
+    }
 }
 
 /// One `permissions[]` item.
@@ -519,6 +527,12 @@ impl<'a> Service<'a> {
     pub fn key(self) -> Option<&'a str> {
         text(self.0, "key")
     }
+    pub fn kind(self) -> Option<&'a str> {
+        text(self.0, "kind")
+    }
+    pub fn required(self) -> bool {
+        flag_required(self.0)
+    }
 }
 
 /// One `events[]` item: `{key, direction: publish | subscribe | both}`.
@@ -545,6 +559,9 @@ impl<'a> Workflow<'a> {
     }
     pub fn key(self) -> Option<&'a str> {
         text(self.0, "key")
+    }
+    pub fn path(self) -> Option<&'a str> {
+        text(self.0, "path")
     }
 }
 

@@ -13,7 +13,8 @@
 //! app-wide checks plus their own (`requiredCapabilities`, `permissions`).
 //!
 //! One module per check family ([`compat`], [`capabilities`], [`package`] (paths and storage),
-//! [`permissions`], [`setup`] (secrets, knowledge, tools, integrations), [`evals`]); [`status`]
+//! [`permissions`], [`setup`] (secrets, integrations), [`runtimes`] (services, workflows,
+//! knowledge, tools: what this host can run), [`evals`]); [`status`]
 //! folds the checks into the report. Manifest fields are read through the typed view
 //! ([`crate::install::manifest::ManifestView`]); this module reads no clock and no file system
 //! (`clippy::disallowed_methods`, see `clippy.toml`): the time is [`HostState::now`].
@@ -25,6 +26,7 @@ mod compat;
 mod evals;
 mod package;
 mod permissions;
+mod runtimes;
 mod setup;
 mod status;
 
@@ -298,6 +300,7 @@ pub fn evaluate(
     package::storage(&mut cx);
     permissions::permissions(&mut cx);
     setup::declared_requirements(&mut cx);
+    runtimes::runtimes(&mut cx);
     evals::eval_tiers(&mut cx);
     compat::install_modes(&mut cx);
     status::finish(m, state, cx.checks)

@@ -1,11 +1,12 @@
-//! Setup checks: secrets, knowledge, tools and integrations the host must bind or provide.
+//! Setup checks: secrets and integrations the user binds or connects (knowledge and tools are
+//! in [`super::runtimes`]: this host cannot bind them yet).
 
 use std::collections::BTreeSet;
 
 use super::{action, Ctx, Outcome};
 use crate::install::manifest::Key;
 
-/// One kind of declared slot the host must bind (secret, knowledge) or provide (tool).
+/// One kind of declared slot the user must bind (secret).
 struct Slot {
     list: Key,
     kind: &'static str,
@@ -62,30 +63,6 @@ pub(super) fn declared_requirements(cx: &mut Ctx) {
             a.description = Some(format!("apphost secrets set {app} {}", a.key));
         }
     }
-    slot_checks(
-        cx,
-        Slot {
-            list: Key::KnowledgeTemplates,
-            kind: "knowledge",
-            missing: (Outcome::NeedsSetup, Outcome::Notice),
-            missing_message: "is not bound",
-            code: None,
-            fix: Some(("bind-knowledge", "Bind knowledge")),
-        },
-        &state.bound_knowledge,
-    );
-    slot_checks(
-        cx,
-        Slot {
-            list: Key::ToolRefs,
-            kind: "tool",
-            missing: (Outcome::Blocked, Outcome::Degraded),
-            missing_message: "is not available: this AppHost has no ToolHub connection",
-            code: Some("tool.unavailable"),
-            fix: None,
-        },
-        &state.available_tools,
-    );
     for i in cx.m.view().items(Key::Integrations) {
         let key = i.label("integration").to_owned();
         let missing = i.readiness_missing().unwrap_or(if i.required() {

@@ -435,3 +435,5 @@ fn lime_agent_needs_a_model_required_blocks_as_setup_optional_degrades() {
         Status::Ready
     );
 }
+
+mod runtimes;

@@ -13,6 +13,7 @@
 //! still exists: committed (its id is in `ops`) means roll forward, otherwise roll back.
 
 mod cleanup;
+mod data_export;
 mod driver;
 pub mod durability;
 pub mod failpoint;
@@ -45,6 +46,7 @@ use serde_json::Value;
 
 pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
+pub use data_export::ExportOutcome;
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
 pub(crate) use install::diff_permissions;
 pub use install::{

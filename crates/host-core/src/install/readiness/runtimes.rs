@@ -1,0 +1,261 @@
+//! Runtime checks: what the app declares that something must *run* (backend services,
+//! workflows) or *bind* (knowledge templates, tools), against what this host can run.
+//!
+//! [`HOST_RUNS`] is the table of what this AppHost can run, one row per declared kind. Today no
+//! row runs anything: a required item (or an entry that uses it) is `blocked` with the row's
+//! stable code and a message naming the item; an optional one is `ready-degraded`. When a
+//! runtime lands, its row flips from [`Runs::Unsupported`] to a real check.
+//!
+//! Workflows are validated first (`runtime_core::workflow::check` against the names under
+//! `requires.capabilities`): an invalid workflow blocks the `workflow` entry that runs it, and
+//! only that entry, with the validation findings (code, path, message) as the reason; warnings
+//! are notices. A valid workflow still cannot run until the workflow runtime exists.
+
+use std::collections::BTreeSet;
+
+use runtime_core::workflow::{self, Checked, Severity};
+
+use super::{Ctx, Outcome};
+use crate::install::manifest::{EntryKind, Key};
+
+/// How this host runs one declared kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Runs {
+    /// Nothing in this host runs it: every declared item is unsupported.
+    Unsupported,
+    /// Runs only what the host has bound or connected (`HostState::bound_knowledge`,
+    /// `available_tools`); anything else is unsupported.
+    WhenBound,
+}
+
+/// One row of [`HOST_RUNS`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Row {
+    pub kind: &'static str,
+    pub runs: Runs,
+    /// The check code of an item this host cannot run.
+    pub code: &'static str,
+    /// Why not, completing "<kind> <key> cannot run: ...".
+    pub why: &'static str,
+}
+
+/// What this host can run, per declared kind.
+pub(super) const HOST_RUNS: [Row; 4] = [
+    Row {
+        kind: "service",
+        runs: Runs::Unsupported,
+        code: "service.unsupported",
+        why: "this AppHost does not run app backend services yet",
+    },
+    Row {
+        kind: "workflow",
+        runs: Runs::Unsupported,
+        code: "workflow.runtime_unavailable",
+        why: "this AppHost has no workflow runtime yet",
+    },
+    Row {
+        kind: "knowledge",
+        runs: Runs::WhenBound,
+        code: "knowledge.unsupported",
+        why: "this AppHost has no knowledge service to bind it to yet",
+    },
+    Row {
+        kind: "tool",
+        runs: Runs::WhenBound,
+        code: "tool.unsupported",
+        why: "this AppHost has no ToolHub connection yet",
+    },
+];
+
+fn row(kind: &str) -> Row {
+    *HOST_RUNS
+        .iter()
+        .find(|r| r.kind == kind)
+        .expect("every kind has a row")
+}
+
+/// Workflow findings shown per check message (the rest are counted).
+const FINDINGS_SHOWN: usize = 5;
+
+fn unsupported(required: bool) -> Outcome {
+    if required {
+        Outcome::Blocked
+    } else {
+        Outcome::Degraded
+    }
+}
+
+pub(super) fn runtimes(cx: &mut Ctx) {
+    services(cx);
+    workflows(cx);
+    bound(cx, Key::KnowledgeTemplates, "knowledge");
+    bound(cx, Key::ToolRefs, "tool");
+}
+
+/// Knowledge templates and tool refs: pass when bound, else the row's code.
+fn bound(cx: &mut Ctx, list: Key, kind: &'static str) {
+    let r = row(kind);
+    let present = match kind {
+        "knowledge" => &cx.state.bound_knowledge,
+        _ => &cx.state.available_tools,
+    };
+    for item in cx.m.view().items(list) {
+        let key = item.label(kind).to_owned();
+        let req = item.required();
+        if r.runs == Runs::WhenBound && present.contains(&key) {
+            cx.push(kind, key, req, Outcome::Pass, format!("{kind} is ready"));
+            continue;
+        }
+        let message = format!("{kind} {key} cannot run: {}", r.why);
+        let c = cx.push(kind, key, req, unsupported(req), message);
+        c.code = Some(r.code);
+        c.remediation = Some(remediation(req));
+    }
+}
+
+fn remediation(required: bool) -> String {
+    if required {
+        "update AppHost to a version that runs it".into()
+    } else {
+        "the app runs without it, with reduced features".into()
+    }
+}
+
+/// `services[]`: the service itself (required blocks the app, optional degrades it), and each
+/// entry bound to a service through `service` (blocked: its work has nothing to run on).
+fn services(cx: &mut Ctx) {
+    let r = row("service");
+    let v = cx.m.view();
+    for s in v.services() {
+        let key = s.key().unwrap_or("service").to_owned();
+        let req = s.required();
+        let kind = s.kind().unwrap_or("service");
+        let message = format!("service {key} ({kind}) cannot run: {}", r.why);
+        let c = cx.push("service", key, req, unsupported(req), message);
+        c.code = Some(r.code);
+        c.remediation = Some(remediation(req));
+    }
+    for e in v.entries() {
+        let Some(service) = e.service() else { continue };
+        let entry = e.label("entry").to_owned();
+        let message = format!(
+            "entry {entry} runs on service {service}, which cannot run: {}",
+            r.why
+        );
+        let c = cx.push("service", service, true, Outcome::Blocked, message);
+        c.code = Some(r.code);
+        c.entry = Some(entry);
+    }
+}
+
+/// `workflows[]` and `workflow` entries.
+fn workflows(cx: &mut Ctx) {
+    let v = cx.m.view();
+    let declared: BTreeSet<String> = v
+        .requires()
+        .capabilities()
+        .into_iter()
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    let items: Vec<_> = v.workflows().collect();
+    // One expression thread for every workflow of the app (`check` would start one each).
+    let checked: Vec<Checked> = workflow::expr::on_expr_stack(|| {
+        items
+            .iter()
+            .map(|w| workflow::check(w.raw(), &declared))
+            .collect()
+    })
+    .unwrap_or_else(|e| {
+        let failed = || Checked {
+            definition: None,
+            findings: vec![workflow::Finding::error(e.code, "", e.message.clone())],
+            dropped: 0,
+        };
+        items.iter().map(|_| failed()).collect()
+    });
+    let mut used = vec![false; items.len()];
+    for e in v.entries() {
+        if e.kind() != Some(EntryKind::Workflow) {
+            continue;
+        }
+        let entry = e.label("entry").to_owned();
+        let target = e.workflow();
+        let found = target.and_then(|t| {
+            items
+                .iter()
+                .position(|w| w.key() == Some(t) || w.path() == Some(t))
+        });
+        match found {
+            Some(i) => {
+                used[i] = true;
+                let key = items[i].key().unwrap_or("workflow");
+                workflow_check(cx, key, &checked[i], true, Some(&entry));
+            }
+            None => {
+                let key = target.unwrap_or("workflow").to_owned();
+                let message = format!(
+                    "workflow entry {entry} cannot run {key}: {}",
+                    row("workflow").why
+                );
+                let c = cx.push("workflow", key, true, Outcome::Blocked, message);
+                c.code = Some(row("workflow").code);
+                c.entry = Some(entry);
+            }
+        }
+    }
+    // Workflows no entry runs: nothing launches them, so they only degrade the app.
+    for (i, w) in items.iter().enumerate() {
+        if !used[i] {
+            workflow_check(cx, w.key().unwrap_or("workflow"), &checked[i], false, None);
+        }
+    }
+}
+
+fn workflow_check(cx: &mut Ctx, key: &str, checked: &Checked, required: bool, entry: Option<&str>) {
+    let entry = entry.map(str::to_owned);
+    for f in checked
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .take(FINDINGS_SHOWN)
+    {
+        let message = format!("workflow {key}: {} at {:?}: {}", f.code, f.path, f.message);
+        let c = cx.push("workflow", key, false, Outcome::Notice, message);
+        c.code = Some(f.code);
+        c.entry.clone_from(&entry);
+    }
+    let (code, message) = if checked.blocked() {
+        let errors: Vec<_> = checked
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .collect();
+        let shown: Vec<String> = errors
+            .iter()
+            .take(FINDINGS_SHOWN)
+            .map(|f| format!("{} at {:?}: {}", f.code, f.path, f.message))
+            .collect();
+        let more = errors.len().saturating_sub(FINDINGS_SHOWN) + checked.dropped;
+        let tail = if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        };
+        let code = errors.first().map_or("workflow.invalid_field", |f| f.code);
+        (
+            code,
+            format!("workflow {key} is invalid: {}{tail}", shown.join("; ")),
+        )
+    } else {
+        let r = row("workflow");
+        (r.code, format!("workflow {key} cannot run: {}", r.why))
+    };
+    let c = cx.push("workflow", key, required, unsupported(required), message);
+    c.code = Some(code);
+    c.entry = entry;
+    c.remediation = Some(if checked.blocked() {
+        "fix the workflow definition".into()
+    } else {
+        remediation(required)
+    });
+}
