@@ -1,5 +1,5 @@
 //! The dev console (`apphost dev` installs only): what a dev app's frame reports (an uncaught
-//! error, an unhandled rejection, a CSP violation, a resource that failed, a `<form>` the
+//! error, an unhandled rejection, a CSP violation, a `<form>` the
 //! sandbox refuses; posted by the host's own script, `hosting/surface/dev_console.rs`) and the
 //! calls the bridge refused it become one line on this process's stderr (the output of
 //! `apphost dev --serve`, and of `apphost dev`'s window, whose stderr is dev's) and one
@@ -59,7 +59,7 @@ pub(crate) struct Report {
 pub struct DevDiagnostic {
     pub mount_id: String,
     pub app_id: String,
-    /// `error`, `rejection`, `csp`, `resource`, `form`, `refused-call` or `dropped`.
+    /// `error`, `rejection`, `csp`, `form`, `refused-call` or `dropped`.
     pub kind: String,
     /// What happened, for people (plain text: shown with textContent, never as HTML).
     pub text: String,
@@ -295,7 +295,7 @@ fn parse(mount: &Mount, data: &str) -> Option<DevDiagnostic> {
     let text = match kind {
         "error" => format!("uncaught error: {message}"),
         "rejection" => format!("unhandled promise rejection: {message}"),
-        "resource" | "form" => message,
+        "form" => message,
         "csp" => {
             let directive = field("directive").unwrap_or_else(|| "?".to_owned());
             let blocked = field("blockedUri").unwrap_or_else(|| "inline".to_owned());

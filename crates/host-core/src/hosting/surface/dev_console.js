@@ -28,22 +28,16 @@
       }),
     true,
   );
-  window.addEventListener(
-    "error",
-    (e) => {
-      if (e instanceof ErrorEvent) {
-        post({ kind: "error", message: cut(e.message), source: cut(e.filename), line: e.lineno, column: e.colno });
-      } else if (e.target && e.target !== window && e.target.tagName) {
-        const t = e.target;
-        post({ kind: "resource", message: `failed to load <${t.tagName.toLowerCase()}>`, source: cut(t.src || t.href || location.pathname) });
-      }
-    },
-    true,
-  );
+  // Uncaught errors only: a resource the CSP blocked is already a securitypolicyviolation.
+  window.addEventListener("error", (e) => {
+    if (e instanceof ErrorEvent) {
+      post({ kind: "error", message: cut(e.message), source: cut(e.filename), line: e.lineno, column: e.colno });
+    }
+  });
   window.addEventListener("unhandledrejection", (e) => {
     const r = e.reason;
     const text = r instanceof Error ? `${r.name}: ${r.message}` : cut(r);
-    post({ kind: "rejection", message: cut(text), source: cut(location.pathname) });
+    post({ kind: "rejection", message: cut(text), source: cut(location.href) });
   });
   if (!FORMS) {
     // The sandbox refuses a form submission before any event fires, so the page is checked once.
@@ -53,7 +47,7 @@
         post({
           kind: "form",
           message: `${n} <form> element(s) cannot be submitted: the app does not declare ui.frame.forms`,
-          source: cut(location.pathname),
+          source: cut(location.href),
         });
       }
     };
