@@ -143,6 +143,18 @@ test("a non-dev app's frame posting dev reports is ignored; a flood is rate-limi
   await expect(page.locator('[data-testid="dev-console"][data-app-id="hello-app"]')).toHaveCount(0);
 });
 
+test("a page whose script never runs: the overlay says the app never connected, with validate's likely causes", async ({ page }) => {
+  const pagePath = join(folder, "ui", "index.html");
+  // Only the inline script is left: the CSP blocks it, so nothing ever says app:ready.
+  writeFileSync(pagePath, readFileSync(pagePath, "utf8").replace('<script type="module" src="app.js"></script>', ""));
+  await expect.poll(() => consoleLines().some((l) => l.includes("updated to")) || /"event":"updated"/.test(devErr), { timeout: 20_000 }).toBe(true);
+  await page.goto(signIn(`/apps/${APP}/main`));
+  const entry = page.locator('[data-testid="dev-console-line"][data-kind="never-connected"]');
+  await expect(entry).toHaveCount(1, { timeout: 20_000 });
+  await expect(entry).toContainText(/the app never connected \(no handshake within 5 s\); likely causes: .*index\.html/);
+  expect(consoleLines().filter((l) => l.includes("never connected"))).toHaveLength(1);
+});
+
 test("figure: reload after save in apphost dev --serve", async ({ page }) => {
   test.setTimeout(SAVES * 10_000);
   const frame = await openDevApp(page);

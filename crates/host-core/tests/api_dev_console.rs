@@ -260,3 +260,31 @@ fn a_one_megabyte_message_is_cut() {
     assert!(!text.contains('\u{1b}'));
     assert!(events[0]["source"].as_str().unwrap().chars().count() <= 301);
 }
+
+/// A dev frame that never completes the handshake gets one `never-connected` line after
+/// `CONNECT_WITHIN`; a frame that connected gets none, nor does an installed app's frame.
+#[test]
+fn a_dev_frame_that_never_connects_is_said_once() {
+    for dev in [true, false] {
+        let (_t, s) = setup(dev);
+        let silent = mount(&s);
+        let talking = mount(&s);
+        ready(&s, &talking);
+        call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+        std::thread::sleep(api::dev_console::CONNECT_WITHIN + std::time::Duration::from_millis(200));
+        call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+        call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+        let events = dev_events(&s);
+        if !dev {
+            assert!(events.is_empty(), "{events:?}");
+            continue;
+        }
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0]["kind"], "never-connected");
+        assert_eq!(events[0]["mountId"], silent.0.as_str());
+        assert!(events[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("the app never connected (no handshake within 5 s)"));
+    }
+}

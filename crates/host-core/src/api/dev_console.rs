@@ -106,10 +106,18 @@ impl DevDiagnosticAnswer {
     }
 }
 
-/// Per-mount token buckets.
+/// How long a dev install's frame may take to complete the handshake (`app:ready`) before the
+/// console says it never connected.
+pub const CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+/// Findings listed as likely causes of a frame that never connected.
+const MAX_CAUSES: usize = 5;
+
+/// Per-mount token buckets, and when the watcher first saw each mount not yet connected.
 #[derive(Default)]
 pub struct DevConsole {
     buckets: HashMap<String, Bucket>,
+    /// Mount id → when first seen unconnected, and whether it was looked at already.
+    unconnected: HashMap<String, (Instant, bool)>,
 }
 
 struct Bucket {
@@ -229,6 +237,91 @@ fn emit(session: &Session, d: DevDiagnostic) {
         }
         Err(e) => tracing::warn!(error = %e, "could not encode a dev diagnostic"),
     }
+}
+
+/// The mount watcher's look (every `next_events` pass, `api/events.rs`): a frame that has not
+/// completed the handshake [`CONNECT_WITHIN`] after the watcher first saw it gets, if its app is
+/// a dev install, one `never-connected` line naming the likely causes: the warnings `validate`
+/// found in the folder (kept in the dev row; `install/manifest/authoring/`). Each mount is
+/// looked at once; the store is read only for a mount that passed the deadline unconnected.
+pub fn check_connections(session: &Session) {
+    let now = Instant::now();
+    let due: Vec<Mount> = {
+        let Ok(guard) = session.bridge() else { return };
+        let Ok(mut console) = session.dev_console.lock() else {
+            return;
+        };
+        let mounts = guard.host.mounts();
+        console
+            .unconnected
+            .retain(|id, _| mounts.get(id).is_some_and(|_| !mounts.is_ready(id)));
+        let mut due = Vec::new();
+        for m in mounts.all() {
+            if mounts.is_ready(&m.mount_id) {
+                continue;
+            }
+            let entry = console
+                .unconnected
+                .entry(m.mount_id.clone())
+                .or_insert((now, false));
+            if !entry.1 && now.saturating_duration_since(entry.0) >= CONNECT_WITHIN {
+                entry.1 = true;
+                due.push(m.clone());
+            }
+        }
+        due
+    };
+    for mount in due {
+        let Ok(Ok(mount)) = dev_mount(session, &mount.mount_id) else {
+            continue;
+        };
+        let causes = likely_causes(session, &mount.app_id);
+        let text = if causes.is_empty() {
+            format!("the app never connected (no handshake within {} s): is its page's script loaded, and does it call the SDK's ready()?", CONNECT_WITHIN.as_secs())
+        } else {
+            format!(
+                "the app never connected (no handshake within {} s); likely causes: {}",
+                CONNECT_WITHIN.as_secs(),
+                causes.join("; ")
+            )
+        };
+        publish(
+            session,
+            &mount,
+            DevDiagnostic {
+                mount_id: mount.mount_id.clone(),
+                app_id: mount.app_id.clone(),
+                kind: "never-connected".to_owned(),
+                text: clean(&text, MAX_FIELD * 4),
+                source: None,
+                line: None,
+                column: None,
+            },
+        );
+    }
+}
+
+/// The warnings of the app's last dev pass (`code path: message`), at most [`MAX_CAUSES`].
+fn likely_causes(session: &Session, app: &str) -> Vec<String> {
+    let Ok(store) = Store::open(&session.data) else {
+        return Vec::new();
+    };
+    let Ok(settings) = store.settings() else {
+        return Vec::new();
+    };
+    let key = format!("{}{app}", crate::install::store::DEV_PREFIX);
+    let Some(status) = settings
+        .get(&key)
+        .and_then(|v| serde_json::from_str::<crate::center::dev::DevStatus>(v).ok())
+    else {
+        return Vec::new();
+    };
+    status
+        .findings
+        .iter()
+        .take(MAX_CAUSES)
+        .map(|f| format!("{} {}: {}", f.code, f.path, f.message))
+        .collect()
 }
 
 /// The calls the bridge refused a dev install's frame (the `host:error` posts of an answer),
