@@ -108,14 +108,20 @@ fn ready(s: &Session, m: &(String, String)) {
 fn a_dev_installs_report_is_one_event_with_its_file_and_line() {
     let (_t, s) = setup(true);
     let m = mount(&s);
-    assert_eq!(report(&s, &m, csp_report()), json!({"accepted": true, "refused": null}));
+    assert_eq!(
+        report(&s, &m, csp_report()),
+        json!({"accepted": true, "refused": null})
+    );
     let events = dev_events(&s);
     assert_eq!(events.len(), 1, "{events:?}");
     let e = &events[0];
     assert_eq!(e["kind"], "csp");
     assert_eq!(e["appId"], "hello-app");
     assert_eq!(e["mountId"], m.0.as_str());
-    assert_eq!(e["text"], "the CSP blocked inline (script-src-elem) (window.x = 1)");
+    assert_eq!(
+        e["text"],
+        "the CSP blocked inline (script-src-elem) (window.x = 1)"
+    );
     assert_eq!(e["source"], "agentapp://hello-app/index.html");
     assert_eq!(e["line"], 7);
     assert_eq!(e["column"], 5);
@@ -149,10 +155,15 @@ fn a_dev_installs_pages_load_the_dev_console_script() {
     let page = s.serve(&label, "/index.html").unwrap();
     assert_eq!(page.status, 200);
     let html = String::from_utf8(page.body).unwrap();
-    assert!(html.contains(&format!("<script src=\"/{SCRIPT_PATH}\"></script>")), "{html}");
+    assert!(
+        html.contains(&format!("<script src=\"/{SCRIPT_PATH}\"></script>")),
+        "{html}"
+    );
     let script = s.serve(&label, &format!("/{SCRIPT_PATH}")).unwrap();
     assert_eq!(script.status, 200);
-    assert!(String::from_utf8(script.body).unwrap().contains("securitypolicyviolation"));
+    assert!(String::from_utf8(script.body)
+        .unwrap()
+        .contains("securitypolicyviolation"));
 }
 
 /// The attack: an installed (non-dev) app's frame posts dev console reports, and has a call
@@ -163,7 +174,10 @@ fn a_non_dev_app_cannot_use_the_channel() {
     let (_t, s) = setup(false);
     let m = mount(&s);
     let a = report(&s, &m, csp_report());
-    assert_eq!(a, json!({"accepted": false, "refused": "dev_console.not_dev"}));
+    assert_eq!(
+        a,
+        json!({"accepted": false, "refused": "dev_console.not_dev"})
+    );
     ready(&s, &m);
     let out = call(
         &s,
@@ -186,9 +200,15 @@ fn wrong_origin_unknown_mount_and_bad_reports_are_refused_and_announce_nothing()
     let (_t, s) = setup(true);
     let m = mount(&s);
     let wrong = (m.0.clone(), "agentapp://other-app".to_owned());
-    assert_eq!(report(&s, &wrong, csp_report())["refused"], "dev_console.wrong_origin");
+    assert_eq!(
+        report(&s, &wrong, csp_report())["refused"],
+        "dev_console.wrong_origin"
+    );
     let unknown = ("m-nope".to_owned(), m.1.clone());
-    assert_eq!(report(&s, &unknown, csp_report())["refused"], "dev_console.unknown_mount");
+    assert_eq!(
+        report(&s, &unknown, csp_report())["refused"],
+        "dev_console.unknown_mount"
+    );
     for bad in [
         json!({"apphostDevConsole": 1, "kind": "navigate", "message": "x"}),
         json!({"apphostDevConsole": 1}),
@@ -255,7 +275,11 @@ fn a_one_megabyte_message_is_cut() {
     assert_eq!(a["accepted"], true);
     let events = dev_events(&s);
     let text = events[0]["text"].as_str().unwrap();
-    assert!(text.chars().count() <= 400, "{} chars", text.chars().count());
+    assert!(
+        text.chars().count() <= 400,
+        "{} chars",
+        text.chars().count()
+    );
     assert!(text.ends_with('…'));
     assert!(!text.contains('\u{1b}'));
     assert!(events[0]["source"].as_str().unwrap().chars().count() <= 301);
@@ -271,7 +295,9 @@ fn a_dev_frame_that_never_connects_is_said_once() {
         let talking = mount(&s);
         ready(&s, &talking);
         call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
-        std::thread::sleep(api::dev_console::CONNECT_WITHIN + std::time::Duration::from_millis(200));
+        std::thread::sleep(
+            api::dev_console::CONNECT_WITHIN + std::time::Duration::from_millis(200),
+        );
         call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
         call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
         let events = dev_events(&s);

@@ -102,6 +102,8 @@ mod tests {
     fn the_script_knows_the_forms_flag() {
         let s = String::from_utf8(script(true)).unwrap();
         assert!(s.contains("const FORMS = true;"));
-        assert!(!String::from_utf8(script(false)).unwrap().contains("__FORMS__"));
+        assert!(!String::from_utf8(script(false))
+            .unwrap()
+            .contains("__FORMS__"));
     }
 }
