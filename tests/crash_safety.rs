@@ -1,7 +1,7 @@
 //! Crash safety of the install store, through the real binary.
 //!
 //! `APPHOST_CRASH_AT=N` makes `apphost` SIGKILL itself the N-th time it reaches a crash point
-//! (`crates/host-core/src/store/failpoint.rs`). For every scenario below the test runs the
+//! (`crates/host-core/src/install/store/failpoint.rs`). For every scenario below the test runs the
 //! command with N = 1, 2, 3, … on a fresh copy of a prepared data directory until the command
 //! finishes normally (that N is past the last crash point). After every kill it runs
 //! `apphost --json verify` (which recovers the interrupted operation first) and checks that the

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::args::{Cli, Command, DataChoice, InstallArgs, SourceArgs, TrustCommand};
 use super::output::{self, Progress};
 use super::prompt;
+use super::store_open::open_locked;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::limits::Limits;
 use host_core::foundation::paths::DataDir;
@@ -117,21 +118,6 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
             crate::serve::run(dir, crate::serve::ServeOptions { port, json, listen })
         }
     }
-}
-
-/// Opens the store for a change, telling what recovery did (and what it quarantined).
-pub(super) fn open_locked(dir: &DataDir, json: bool) -> HostResult<Store> {
-    let (store, recovered) = Store::open_locked(dir)?;
-    for r in &recovered {
-        output::note(
-            json,
-            &format!("recovered an interrupted {} ({})", r.kind, r.action),
-        );
-        for q in &r.quarantined {
-            output::note(json, &format!("{}; it is kept in {}", q.reason, q.path));
-        }
-    }
-    Ok(store)
 }
 
 /// Limits in effect: defaults, then the host's settings, then command-line flags.

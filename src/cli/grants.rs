@@ -4,11 +4,10 @@
 
 use serde_json::{json, Value};
 
-use super::commands::open_locked;
 use super::output;
+use super::store_open::open_locked;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
-use host_core::install::manifest::is_required;
 use host_core::install::store::Store;
 
 /// Every permission the active version declares, and whether it is granted.
@@ -17,17 +16,17 @@ pub fn list(dir: &DataDir, app: &str, json: bool) -> HostResult<i32> {
     let active = store.active_app(app)?;
     let rows: Vec<Value> = active
         .manifest
-        .array("permissions")
-        .iter()
+        .view()
+        .permissions()
         .filter_map(|p| {
-            let key = p.get("key")?.as_str()?;
+            let key = p.key()?;
             Some(json!({
                 "permission": key,
-                "scope": p.get("scope").cloned().unwrap_or(Value::Null),
-                "access": p.get("access").cloned().unwrap_or(Value::Null),
-                "required": is_required(p),
+                "scope": p.scope_raw().cloned().unwrap_or(Value::Null),
+                "access": p.access_raw().cloned().unwrap_or(Value::Null),
+                "required": p.required(),
                 "granted": active.grants.contains(key),
-                "reason": p.get("reason").cloned().unwrap_or(Value::Null),
+                "reason": p.reason_raw().cloned().unwrap_or(Value::Null),
             }))
         })
         .collect();
@@ -66,9 +65,9 @@ pub fn revoke(dir: &DataDir, app: &str, permission: &str, json: bool) -> HostRes
     let declared = store
         .active_app(app)?
         .manifest
-        .array("permissions")
-        .iter()
-        .any(|p| p.get("key").and_then(Value::as_str) == Some(permission));
+        .view()
+        .permission(permission)
+        .is_some();
     if !declared {
         return Err(HostError::new(
             ErrorCode::PermissionUnknown,

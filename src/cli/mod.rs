@@ -31,6 +31,7 @@ mod output;
 mod prompt;
 mod records;
 mod secrets;
+mod store_open;
 
 use std::ffi::OsString;
 

@@ -8,7 +8,7 @@ use super::output;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::model_settings::{self, KeyChange, KeyOutcome};
-use host_core::hosting::secrets::SecretValue;
+use host_core::install::secrets::SecretValue;
 use host_core::install::store::Store;
 
 #[derive(Debug, Subcommand)]

@@ -288,11 +288,12 @@ pub fn inspection(i: &Inspection, json: bool) {
         "{} {}{}",
         m.name(),
         m.version(),
-        m.str("displayName")
+        m.view()
+            .display_name()
             .map(|d| format!(" — {d}"))
             .unwrap_or_default()
     );
-    out_line!("  {}", m.str("description").unwrap_or_default());
+    out_line!("  {}", m.view().description().unwrap_or_default());
     out_line!("Source:    {} {}", i.source.origin, i.source.path.display());
     out_line!(
         "Trust:     {}{}",

@@ -8,12 +8,12 @@ use std::io::{IsTerminal, Read, Write};
 use clap::Subcommand;
 use serde_json::json;
 
-use super::commands::open_locked;
 use super::output;
+use super::store_open::open_locked;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::app_secrets;
-use host_core::hosting::secrets::{SecretValue, MAX_SECRET_BYTES};
+use host_core::install::secrets::{SecretValue, MAX_SECRET_BYTES};
 use host_core::install::store::Store;
 use zeroize::Zeroizing;
 

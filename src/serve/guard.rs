@@ -4,7 +4,7 @@
 //!
 //! Pure functions over header values, unit-tested here and end to end in `tests/serve_http.rs`.
 
-use host_core::hosting::surface::origin::app_host_label;
+use host_core::hosting::surface::origin::is_app_host_label;
 
 /// What a request's `Host` header names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,7 @@ impl Hosts {
         }
         let suffix = format!(".localhost:{}", self.port);
         match host.strip_suffix(&suffix) {
-            Some(label) if is_app_label(label) => HostKind::App(label.to_owned()),
+            Some(label) if is_app_host_label(label) => HostKind::App(label.to_owned()),
             _ => HostKind::Foreign,
         }
     }
@@ -60,18 +60,6 @@ impl Hosts {
     pub fn is_ui_origin(&self, origin: Option<&[u8]>) -> bool {
         origin.is_some_and(|o| o.eq_ignore_ascii_case(self.ui_origin().as_bytes()))
     }
-}
-
-/// A label `app_host_label` can produce: a plain DNS label or `h--` + 32 base32 characters.
-fn is_app_label(label: &str) -> bool {
-    let b = label.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-        && (app_host_label(label) == label || label.starts_with("h--"))
 }
 
 /// Compares two secrets without an early exit on the first differing byte.
@@ -115,6 +103,7 @@ fn trim(mut s: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use host_core::hosting::surface::origin::app_host_label;
 
     fn hosts() -> Hosts {
         Hosts {
@@ -153,6 +142,7 @@ mod tests {
             "-x.localhost:4242",
             "localhost.localhost:4242",
             "x_y.localhost:4242",
+            "h--x.localhost:4242",
             "hello-app.localhost:4242.evil.example",
             "[::1]:4242",
             "",

@@ -9,68 +9,29 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
-use host_core::api::{self, LinkOpener, Session, SessionConfig};
+use host_core::api::{self, Session};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::bridge::host::Outgoing;
 use host_core::hosting::bridge::message::PROTOCOL;
-use host_core::hosting::model_settings::{self, KeyChange};
-use host_core::hosting::surface::origin::OriginStyle;
-use host_core::hosting::surface::serve::ServeContext;
-use host_core::install::store::Store;
-use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
+use runtime_core::backend::{BackendEvent, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
-use support::{copy_dir, fixture, install};
+use support::agent::{
+    agent_app, call, scripted_backend, session, set_placeholder_model, wait_status,
+};
+use support::install;
 
 const APP: &str = "agent-a";
-
-/// hello-app renamed `name`, requiring lime.agent on its `notes` entry.
-fn agent_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let app_md = pkg.join("APP.md");
-    let text = std::fs::read_to_string(&app_md)
-        .unwrap()
-        .replace("hello-app", name)
-        .replace(
-            "    lime.storage: \"^0.10.0\"\n",
-            "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
-        )
-        .replace(
-            "requiredCapabilities: [lime.ui, lime.storage]",
-            "requiredCapabilities: [lime.ui, lime.storage, lime.agent]",
-        );
-    std::fs::write(&app_md, text).unwrap();
-    pkg
-}
 
 /// A session over a data directory with `APP` installed, a model set up and a scripted backend.
 fn setup(tmp: &Path) -> (DataDir, Session, ScriptedBackend) {
     let dir = DataDir::at(tmp.join("data"));
     install(&dir, &agent_app(tmp, APP));
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
-    let s = Session::new(
-        dir.clone(),
-        SessionConfig {
-            serve: ServeContext {
-                style: OriginStyle::Scheme,
-                frame_ancestors: vec!["tauri://localhost".into()],
-            },
-            links: LinkOpener::Page,
-            launch: None,
-        },
-    );
-    let backend = ScriptedBackend::new();
-    s.with_bridge(|h, _| {
-        h.set_agent_backend(Arc::new(backend.clone()) as Arc<dyn ExecutionBackend>)
-    })
-    .unwrap();
+    set_placeholder_model(&dir);
+    let s = session(&dir);
+    let backend = scripted_backend(&s);
     (dir, s, backend)
 }
 
@@ -132,23 +93,6 @@ impl Frame {
     }
 }
 
-fn call(s: &Session, command: &str, args: Value) -> Value {
-    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
-}
-
-/// Polls `task_detail` until the task's status is `status`.
-fn wait_status(s: &Session, task: &str, status: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let d = call(s, "task_detail", json!({"appId": APP, "taskId": task}));
-        if d["task"]["status"] == status {
-            return d;
-        }
-        assert!(Instant::now() < deadline, "never {status}: {d}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn push_write(backend: &ScriptedBackend, path: &str, content: &str) {
     let args = json!({"path": path, "content": content}).to_string();
     backend.push(vec![
@@ -177,7 +121,7 @@ fn waiting_task(s: &Session, f: &Frame, backend: &ScriptedBackend, path: &str) -
         .agent(s, "startTask", json!({"input": "save the triage"}))
         .unwrap();
     let task = started["taskId"].as_str().unwrap().to_owned();
-    let d = wait_status(s, &task, "waiting_approval");
+    let d = wait_status(s, APP, &task, "waiting_approval");
     let pending = &d["task"]["pendingActions"][0];
     assert_eq!(pending["toolName"], "storage_write", "{d}");
     assert_eq!(pending["actionType"], "tool_confirmation", "{d}");
@@ -342,7 +286,7 @@ fn an_app_cannot_approve_its_own_risky_tool_call_nor_rewrite_its_input() {
         ),
         json!({"responded": true})
     );
-    let d = wait_status(&s, &task, "succeeded");
+    let d = wait_status(&s, APP, &task, "succeeded");
     assert_eq!(d["task"]["pendingActions"], json!([]));
     assert_eq!(
         std::fs::read_to_string(dir.apps_data().join(APP).join("files").join("triage.txt"))
@@ -382,7 +326,7 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         ),
         Ok(json!({"responded": true}))
     );
-    wait_status(&s, &task, "succeeded");
+    wait_status(&s, APP, &task, "succeeded");
     assert!(!dir
         .apps_data()
         .join(APP)
@@ -398,7 +342,7 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         json!({"appId": APP, "taskId": task, "actionId": action, "decision": "approve",
                "updatedInput": {"path": "final.txt", "content": "the user's content"}}),
     );
-    wait_status(&s, &task, "succeeded");
+    wait_status(&s, APP, &task, "succeeded");
     assert!(!dir
         .apps_data()
         .join(APP)
@@ -427,7 +371,7 @@ fn an_app_may_reject_and_the_user_may_edit_the_input_or_allow_for_the_session() 
         "task_respond",
         json!({"appId": APP, "taskId": task, "actionId": action, "decision": "approve", "remember": "session"}),
     );
-    wait_status(&s, &task, "succeeded");
+    wait_status(&s, APP, &task, "succeeded");
     assert!(dir
         .apps_data()
         .join(APP)

@@ -19,42 +19,19 @@ use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::store::Store;
 use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
-use support::{copy_dir, fixture, install, repo_root};
-
-/// hello-app renamed `name`, requiring lime.agent on its `notes` entry.
-fn agent_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let app_md = pkg.join("APP.md");
-    let text = std::fs::read_to_string(&app_md)
-        .unwrap()
-        .replace("hello-app", name)
-        .replace(
-            "    lime.storage: \"^0.10.0\"\n",
-            "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
-        )
-        .replace(
-            "requiredCapabilities: [lime.ui, lime.storage]",
-            "requiredCapabilities: [lime.ui, lime.storage, lime.agent]",
-        );
-    std::fs::write(&app_md, text).unwrap();
-    pkg
-}
+use support::agent::{agent_app, set_placeholder_model};
+use support::{hello_app_as, install, repo_root};
 
 /// hello-app renamed `name`, listing lime.agent only in `capabilities[]` (optional).
 fn optional_agent_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let app_md = pkg.join("APP.md");
-    let text = std::fs::read_to_string(&app_md)
-        .unwrap()
-        .replace("hello-app", name)
-        .replace(
+    hello_app_as(
+        tmp,
+        name,
+        &[(
             "runtimeTargets: [local]\n",
             "runtimeTargets: [local]\ncapabilities: [lime.agent]\n",
-        );
-    std::fs::write(&app_md, text).unwrap();
-    pkg
+        )],
+    )
 }
 
 fn msg(app: &str, kind: &str, id: &str, payload: Value) -> String {
@@ -473,10 +450,7 @@ fn closing_an_app_cancels_its_running_tasks() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &agent_app(tmp.path(), "agent-a"));
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
+    set_placeholder_model(&dir);
     let store = Store::open(&dir).unwrap();
     let backend = ScriptedBackend::new();
     backend.push(vec![
@@ -550,10 +524,7 @@ fn deleting_an_apps_data_removes_its_agent_tasks_and_their_events() {
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &agent_app(tmp.path(), "agent-a"));
     install(&dir, &agent_app(tmp.path(), "agent-b"));
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
+    set_placeholder_model(&dir);
     let store = Store::open(&dir).unwrap();
     let backend = ScriptedBackend::new();
     for _ in 0..2 {
@@ -671,10 +642,7 @@ fn session_policy_modes_are_gated_by_the_manifest_and_resume_shares_the_conversa
         &agent_app_with_modes(tmp.path(), "agent-r", "[new, resume, fork]"),
     );
     install(&dir, &agent_app(tmp.path(), "agent-a"));
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
+    set_placeholder_model(&dir);
     let store = Store::open(&dir).unwrap();
     let backend = ScriptedBackend::new();
     backend.push_text(&["answer one"]);

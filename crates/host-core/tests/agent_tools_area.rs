@@ -8,18 +8,15 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use host_core::api::{self, LinkOpener, Session, SessionConfig};
+use host_core::api::Session;
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::bridge::message::PROTOCOL;
-use host_core::hosting::model_settings::{self, KeyChange};
-use host_core::hosting::surface::origin::OriginStyle;
-use host_core::hosting::surface::serve::ServeContext;
 use host_core::install::store::Store;
-use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
+use runtime_core::backend::{BackendEvent, ScriptStep, ScriptedBackend};
 use serde_json::{json, Value};
+use support::agent::{call, scripted_backend, session, set_placeholder_model, wait_status};
 use support::{copy_dir, fixture, install};
 
 const APP: &str = "agent-a";
@@ -54,24 +51,6 @@ fn package(tmp: &Path) -> PathBuf {
     p.push_str("  - key: notes_artifacts\n    scope: artifact\n    access: read-write\n    required: true\n    reason: Save reports.\n");
     std::fs::write(&perms, p).unwrap();
     pkg
-}
-
-fn session(dir: &DataDir) -> Session {
-    Session::new(
-        dir.clone(),
-        SessionConfig {
-            serve: ServeContext {
-                style: OriginStyle::Scheme,
-                frame_ancestors: vec!["tauri://localhost".into()],
-            },
-            links: LinkOpener::Page,
-            launch: None,
-        },
-    )
-}
-
-fn call(s: &Session, command: &str, args: Value) -> Value {
-    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
 }
 
 /// One capability call from a mounted `notes` frame: the `host:response` / `host:error` payload.
@@ -117,18 +96,6 @@ fn find_payload(v: &Value) -> Option<Value> {
             .ok()
             .and_then(|x| find_payload(&x)),
         _ => None,
-    }
-}
-
-fn wait_status(s: &Session, task: &str, status: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let d = call(s, "task_detail", json!({"appId": APP, "taskId": task}));
-        if d["task"]["status"] == status {
-            return d;
-        }
-        assert!(Instant::now() < deadline, "never {status}: {d}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -191,7 +158,7 @@ fn run_tool(
                     );
                 }
             }
-            "succeeded" | "failed" => return (wait_status(s, &task, "succeeded"), asked),
+            "succeeded" | "failed" => return (wait_status(s, APP, &task, "succeeded"), asked),
             _ => {}
         }
         assert!(Instant::now() < deadline, "task stuck: {d}");
@@ -212,16 +179,9 @@ fn the_agent_tools_stay_in_files_under_quota_and_make_real_artifacts() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &package(tmp.path()));
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
-    let backend = ScriptedBackend::new();
+    set_placeholder_model(&dir);
     let s = session(&dir);
-    s.with_bridge(|h, _| {
-        h.set_agent_backend(Arc::new(backend.clone()) as Arc<dyn ExecutionBackend>)
-    })
-    .unwrap();
+    let backend = scripted_backend(&s);
     let app_dir = dir.apps_data().join(APP);
     let set = invoke(
         &s,
@@ -302,13 +262,13 @@ fn the_agent_tools_stay_in_files_under_quota_and_make_real_artifacts() {
         let (locked, _) = Store::open_locked(&dir).unwrap();
         locked
             .set_setting(
-                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                host_core::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL,
                 Some("allow"),
             )
             .unwrap();
         assert!(locked
             .set_setting(
-                host_core::hosting::agent_tool_policy::SETTING_KEY,
+                host_core::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL,
                 Some("sometimes")
             )
             .is_err());

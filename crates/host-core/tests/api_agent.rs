@@ -3,16 +3,17 @@
 //! settings are set, shown (never the key) and tested as `apphost model set|show|test` do them.
 //! The secret store is the encrypted file with its key file in a temporary folder.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::Once;
 
-use host_core::api::{self, LinkOpener, Session, SessionConfig};
+use host_core::api::{self, Session};
 use host_core::foundation::error::ErrorCode;
 use host_core::foundation::paths::DataDir;
-use host_core::hosting::surface::origin::OriginStyle;
-use host_core::hosting::surface::serve::ServeContext;
 use serde_json::{json, Value};
+use support::agent::{call, session};
 
 const KEY: &str = "sk-test-CANARY-api-agent-never-answered";
 
@@ -29,19 +30,7 @@ fn setup() -> (tempfile::TempDir, Session) {
     secret_store_in_a_temp_folder();
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
-    let config = SessionConfig {
-        serve: ServeContext {
-            style: OriginStyle::Scheme,
-            frame_ancestors: vec!["tauri://localhost".into()],
-        },
-        links: LinkOpener::Page,
-        launch: None,
-    };
-    (tmp, Session::new(dir, config))
-}
-
-fn call(s: &Session, command: &str, args: Value) -> Value {
-    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
+    (tmp, session(&dir))
 }
 
 /// A stand-in provider answering every request with `reply`; returns its base URL.

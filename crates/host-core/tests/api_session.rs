@@ -16,6 +16,7 @@ use host_core::hosting::surface::origin::OriginStyle;
 use host_core::hosting::surface::serve::ServeContext;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
+use support::agent::{call, set_placeholder_model};
 use support::{fixture, install};
 
 fn config(links: LinkOpener, launch: Option<LaunchRequest>) -> SessionConfig {
@@ -40,10 +41,6 @@ fn msg(kind: &str, id: &str, payload: Value) -> String {
     json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
            "appId": "hello-app", "entryKey": "notes", "payload": payload})
     .to_string()
-}
-
-fn call(s: &Session, command: &str, args: Value) -> Value {
-    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
 }
 
 fn diagnostics(s: &Session) -> Value {
@@ -240,7 +237,8 @@ fn the_watcher_looks_again_every_second_and_after_a_look_that_failed() {
     // file-system clock, a WAL that wrapped): an unchanged stamp is rechecked every second.
     // A look that could not finish (store unreadable, an app's state unknown) is not
     // counted as seen.
-    use host_core::api::session::{StoreLook, FULL_LOOK_EVERY};
+    use host_core::api::session::FULL_LOOK_EVERY;
+    use host_core::api::store_stamp::StoreLook;
     let (_t, s) = setup(LinkOpener::Page, None);
     assert_eq!(s.store_changed(), StoreLook::Changed);
     assert_eq!(
@@ -557,7 +555,6 @@ fn uploads_are_kept_once_and_bounded() {
 /// `outgoing` events (`Outgoing[]` posts to the calling frame), without a request.
 #[test]
 fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
-    use host_core::hosting::model_settings::{self, KeyChange};
     use runtime_core::backend::{ExecutionBackend, ScriptedBackend};
 
     let tmp = tempfile::tempdir().unwrap();
@@ -566,10 +563,7 @@ fn agent_task_events_arrive_as_outgoing_events_of_next_events() {
         &dir,
         &support::repo_root().join("fixtures/apps/review-queue"),
     );
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
+    set_placeholder_model(&dir);
     let s = Session::new(dir, config(LinkOpener::Page, None));
     let backend = ScriptedBackend::new();
     backend.push_text(&["on", "e"]);

@@ -8,59 +8,18 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use host_core::api::{self, LinkOpener, Session, SessionConfig};
+use host_core::api::{self, Session};
 use host_core::foundation::error::ErrorCode;
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::bridge::message::PROTOCOL;
-use host_core::hosting::model_settings::{self, KeyChange};
-use host_core::hosting::surface::origin::OriginStyle;
-use host_core::hosting::surface::serve::ServeContext;
-use host_core::install::store::Store;
-use runtime_core::backend::{BackendEvent, ExecutionBackend, ScriptStep, ScriptedBackend};
+use runtime_core::backend::{BackendEvent, ScriptStep};
 use serde_json::{json, Value};
-use support::{copy_dir, fixture, install};
-
-/// hello-app renamed `name`, requiring lime.agent on its `notes` entry.
-fn agent_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let app_md = pkg.join("APP.md");
-    let text = std::fs::read_to_string(&app_md)
-        .unwrap()
-        .replace("hello-app", name)
-        .replace(
-            "    lime.storage: \"^0.10.0\"\n",
-            "    lime.storage: \"^0.10.0\"\n    lime.agent: \"^0.10.0\"\n",
-        )
-        .replace(
-            "requiredCapabilities: [lime.ui, lime.storage]",
-            "requiredCapabilities: [lime.ui, lime.storage, lime.agent]",
-        );
-    std::fs::write(&app_md, text).unwrap();
-    pkg
-}
-
-fn session(dir: &DataDir) -> Session {
-    Session::new(
-        dir.clone(),
-        SessionConfig {
-            serve: ServeContext {
-                style: OriginStyle::Scheme,
-                frame_ancestors: vec!["tauri://localhost".into()],
-            },
-            links: LinkOpener::Page,
-            launch: None,
-        },
-    )
-}
-
-fn call(s: &Session, command: &str, args: Value) -> Value {
-    api::call(s, command, args).unwrap_or_else(|e| panic!("{command}: {e:?}"))
-}
+use support::agent::{
+    agent_app, call, scripted_backend, session, set_placeholder_model, wait_status,
+};
+use support::install;
 
 fn code(s: &Session, command: &str, args: Value) -> ErrorCode {
     api::call(s, command, args.clone())
@@ -101,19 +60,6 @@ fn start_task(s: &Session, app: &str, input: &str) -> String {
         posted[at..at + posted[at..].find('"').unwrap()].to_owned()
     })
     .unwrap()
-}
-
-/// Polls `task_detail` until the task's status is `status`.
-fn wait_status(s: &Session, app: &str, task: &str, status: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let d = call(s, "task_detail", json!({"appId": app, "taskId": task}));
-        if d["task"]["status"] == status {
-            return d;
-        }
-        assert!(Instant::now() < deadline, "never {status}: {d}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn tool_call(id: &str, name: &str, args: &str) -> Vec<ScriptStep> {
@@ -173,16 +119,9 @@ fn the_host_lists_reads_approves_rejects_cancels_and_retries_tasks_of_every_app(
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &agent_app(tmp.path(), "agent-a"));
     install(&dir, &agent_app(tmp.path(), "agent-b"));
-    {
-        let (locked, _) = Store::open_locked(&dir).unwrap();
-        model_settings::set(&locked, "http://127.0.0.1:9/v1", "m", KeyChange::Keep).unwrap();
-    }
-    let backend = ScriptedBackend::new();
+    set_placeholder_model(&dir);
     let s = session(&dir);
-    s.with_bridge(|h, _| {
-        h.set_agent_backend(Arc::new(backend.clone()) as Arc<dyn ExecutionBackend>)
-    })
-    .unwrap();
+    let backend = scripted_backend(&s);
     assert_eq!(call(&s, "list_tasks", json!({})), json!([]));
 
     // 1. A risky tool call waits for approval; the host shows its input and approves it.

@@ -11,7 +11,7 @@ use host_core::hosting::capability::services::Services;
 use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
-use support::{copy_dir, fixture, install};
+use support::{fixture, install, optional_storage_app};
 
 fn msg(kind: &str, id: &str, payload: Value) -> String {
     json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
@@ -301,15 +301,7 @@ fn prompts_answer_the_waiting_call_and_unmounting_ends_everything() {
 #[test]
 fn a_prompt_holds_the_call_until_the_user_answers() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = tmp.path().join("pkg");
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let perms = pkg.join("app.permissions.yaml");
-    let text = std::fs::read_to_string(&perms).unwrap();
-    std::fs::write(
-        &perms,
-        text.replacen("required: true", "required: false", 1),
-    )
-    .unwrap();
+    let pkg = optional_storage_app(tmp.path());
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &pkg);
     let mut host = BridgeHost::new(

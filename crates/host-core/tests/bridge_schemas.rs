@@ -32,7 +32,7 @@ fn check(rel: &str, generated: &str) {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "{rel} drifted from crates/host-core/src/bridge/wire.rs; regenerate with `{REGENERATE}` \
+        "{rel} drifted from crates/host-core/src/hosting/bridge/wire.rs; regenerate with `{REGENERATE}` \
          (from the repository root) and commit the result"
     );
 }

@@ -16,9 +16,9 @@ use host_core::hosting::bridge::host::{Answer, BridgeHost, Outgoing};
 use host_core::hosting::bridge::message::PROTOCOL;
 use host_core::hosting::bridge::mounts::{Mount, MAX_SUBSCRIPTIONS};
 use host_core::hosting::capability::services::Services;
-use host_core::hosting::secrets::SecretValue;
 use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::readiness::Status;
+use host_core::install::secrets::SecretValue;
 use host_core::install::store::{DataMode, Store};
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
@@ -386,9 +386,9 @@ fn secret_slots_gate_readiness_and_apps_only_ever_get_opaque_refs() {
         assert!(out.warnings.is_empty(), "{:?}", out.warnings);
         assert!(store.secret_bindings("vault-app").unwrap().is_empty());
         let name = stored_as.split_once(':').unwrap().1;
-        let file = host_core::hosting::secrets::open_backend(
+        let file = host_core::install::secrets::open_backend(
             &dir,
-            host_core::hosting::secrets::SecretBackend::EncryptedFile,
+            host_core::install::secrets::SecretBackend::EncryptedFile,
         )
         .unwrap();
         assert!(

@@ -6,7 +6,6 @@
 mod support;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 use std::sync::Arc;
 
 use host_core::foundation::paths::DataDir;
@@ -23,7 +22,7 @@ use host_core::hosting::surface::origin::OriginStyle;
 use host_core::hosting::surface::serve::{serve, CachedServer, ServeContext};
 use host_core::install::store::{DataMode, Store};
 use serde_json::json;
-use support::{copy_dir, fixture, install};
+use support::{fixture, install, optional_storage_app};
 
 fn get(id: &str) -> Call {
     Call {
@@ -33,20 +32,6 @@ fn get(id: &str) -> Call {
         args: json!({"key": "a"}),
         options: Default::default(),
     }
-}
-
-/// hello-app with its storage permission made optional: nothing is granted at install.
-fn optional_storage_app(tmp: &Path) -> std::path::PathBuf {
-    let pkg = tmp.join("pkg");
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let perms = pkg.join("app.permissions.yaml");
-    let text = std::fs::read_to_string(&perms).unwrap();
-    std::fs::write(
-        &perms,
-        text.replacen("required: true", "required: false", 1),
-    )
-    .unwrap();
-    pkg
 }
 
 fn set_enabled(dir: &DataDir, enabled: bool) {

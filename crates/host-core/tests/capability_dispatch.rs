@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::path::Path;
-
 use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
 use host_core::hosting::bridge::mounting::mount_entry;
@@ -17,7 +15,7 @@ use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::store::Store;
 use host_core::ErrorCode;
 use serde_json::{json, Value};
-use support::{copy_dir, fixture, install};
+use support::{fixture, install, optional_storage_app};
 
 fn call(id: &str, capability: &str, method: &str, args: Value) -> Call {
     Call {
@@ -159,20 +157,6 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         .unwrap()
         .starts_with("sha256:"));
     assert!(audit.iter().any(|a| a["action"] == "permission.revoke"));
-}
-
-/// hello-app with its storage permission made optional: nothing is granted at install.
-fn optional_storage_app(tmp: &Path) -> std::path::PathBuf {
-    let pkg = tmp.join("pkg");
-    copy_dir(&fixture("good/hello-app"), &pkg);
-    let perms = pkg.join("app.permissions.yaml");
-    let text = std::fs::read_to_string(&perms).unwrap();
-    std::fs::write(
-        &perms,
-        text.replacen("required: true", "required: false", 1),
-    )
-    .unwrap();
-    pkg
 }
 
 #[test]

@@ -9,13 +9,12 @@ mod support;
 use std::collections::BTreeSet;
 
 use host_core::api::schema::{self, REGENERATE};
-use host_core::api::{self, LinkOpener, Session, SessionConfig};
+use host_core::api::{self, Session};
 use host_core::foundation::error::ErrorCode;
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::bridge::message::PROTOCOL;
-use host_core::hosting::surface::origin::OriginStyle;
-use host_core::hosting::surface::serve::ServeContext;
 use serde_json::{json, Value};
+use support::agent::session_config;
 use support::{fixture, install, repo_root};
 
 fn check(rel: &str, generated: &str) {
@@ -131,15 +130,7 @@ fn session() -> (tempfile::TempDir, Session) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &fixture("good/hello-app"));
-    let config = SessionConfig {
-        serve: ServeContext {
-            style: OriginStyle::Scheme,
-            frame_ancestors: vec!["tauri://localhost".into()],
-        },
-        links: LinkOpener::Page,
-        launch: None,
-    };
-    (tmp, Session::new(dir, config))
+    (tmp, Session::new(dir, session_config()))
 }
 
 /// Calls `command` with `args`, checking that the arguments fit the schema and that the real

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use host_core::foundation::error::ErrorCode;
 use host_core::foundation::paths::DataDir;
-use host_core::hosting::secrets::{self, KeyringStore, SecretBackend};
+use host_core::install::secrets::{self, KeyringStore, SecretBackend};
 
 #[test]
 fn without_a_secret_service_auto_falls_back_to_the_encrypted_file() {

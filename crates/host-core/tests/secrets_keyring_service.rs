@@ -20,8 +20,8 @@ use host_core::hosting::app_secrets;
 use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
 use host_core::hosting::bridge::message::PROTOCOL;
 use host_core::hosting::capability::services::Services;
-use host_core::hosting::secrets::{self, KeyringStore, SecretBackend, SecretValue};
 use host_core::hosting::surface::origin::OriginStyle;
+use host_core::install::secrets::{self, KeyringStore, SecretBackend, SecretValue};
 use host_core::install::store::{DataMode, Store};
 use serde_json::{json, Value};
 use support::{copy_dir, fixture, install};
@@ -141,7 +141,7 @@ fn app_secrets_live_in_a_real_secret_service_when_one_answers() {
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
     };
-    use host_core::hosting::secrets::SecretStore;
+    use host_core::install::secrets::SecretStore;
     keyring
         .set("probe/x", &SecretValue::new("v".into()))
         .unwrap();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use host_core::foundation::error::ErrorCode;
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::model_settings::{self, KeyChange, KeyOutcome};
-use host_core::hosting::secrets::{EncryptedFileStore, SecretBackend, SecretStore, SecretValue};
+use host_core::install::secrets::{EncryptedFileStore, SecretBackend, SecretStore, SecretValue};
 use host_core::install::store::Store;
 
 const CANARY: &str = "sk-live-CANARY-7f3a9c1e-plaintext-must-not-appear";

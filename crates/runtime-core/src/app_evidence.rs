@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
@@ -17,9 +18,10 @@ use serde_json::{json, Value};
 
 use crate::app_area::{AppArea, Db};
 use crate::app_artifacts::{
-    now_rfc3339, open_app_dir, open_db, open_db_read_only, parse_cursor, seq_page, AppArtifacts,
+    open_app_dir, open_db, open_db_read_only, parse_cursor, rfc3339_ms, seq_page, AppArtifacts,
     ArtifactError, Provenance,
 };
+use crate::clock::{Clock, SystemClock};
 use crate::ids::EvidenceId;
 
 /// The evidence database inside an app's data directory.
@@ -157,6 +159,8 @@ pub struct EvidencePage {
 pub struct AppEvidence {
     conn: Connection,
     limits: EvidenceLimits,
+    /// Stamps `created_at` (the system clock unless [`AppEvidence::with_clock`]).
+    clock: Arc<dyn Clock>,
 }
 
 const SCHEMA: &str = "
@@ -187,7 +191,11 @@ impl AppEvidence {
         let area = open_app_dir(app_dir).map_err(EvidenceError::Io)?;
         let conn = open_db(&area.prepare_db(Db::Evidence).map_err(EvidenceError::Io)?)?;
         conn.execute_batch(SCHEMA)?;
-        Ok(AppEvidence { conn, limits })
+        Ok(AppEvidence {
+            conn,
+            limits,
+            clock: Arc::new(SystemClock),
+        })
     }
 
     /// Opens the evidence read-only, only if the app has some (never creates or writes).
@@ -201,7 +209,14 @@ impl AppEvidence {
         Ok(Some(AppEvidence {
             conn: open_db_read_only(&area.db_path(Db::Evidence))?,
             limits: EvidenceLimits::default(),
+            clock: Arc::new(SystemClock),
         }))
+    }
+
+    /// Stamps new records' `created_at` with `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> AppEvidence {
+        self.clock = clock;
+        self
     }
 
     /// How many evidence records the app holds.
@@ -275,7 +290,7 @@ impl AppEvidence {
             summary: input.summary.clone(),
             data: input.data.clone(),
             artifacts: refs,
-            created_at: now_rfc3339(),
+            created_at: rfc3339_ms(self.clock.now()),
             provenance: provenance.clone(),
         };
         let tx = self

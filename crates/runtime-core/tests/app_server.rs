@@ -109,6 +109,52 @@ async fn initialize_gating_and_protocol_errors() {
         .any(|c| c["id"] == "tool.storage_write" && c["requiresApproval"] == true));
 }
 
+/// The method table answers every name: an unknown one (or `initialized` sent as a request)
+/// is `-32601` whatever the state, a business method before `initialized` is `-32002`, and
+/// `capability/list` advertises exactly the table's business methods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_method_table_drives_dispatch_and_discovery() {
+    use runtime_core::app_server::methods::{Phase, TABLE};
+    use runtime_core::app_server::METHODS;
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, backend) = scripted();
+    let mut c = Client::start(runtime(tmp.path(), backend));
+    let unknown = c.call("agentSession/delete", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+    assert_eq!(
+        unknown["error"]["message"],
+        "Method not found: agentSession/delete"
+    );
+    assert_eq!(c.err("initialized", json!({})).await, -32002);
+    c.init().await;
+    assert_eq!(c.err("initialized", json!({})).await, -32601);
+    assert_eq!(c.err("", json!({})).await, -32601);
+    assert_eq!(c.err("AGENTSESSION/START", json!({})).await, -32601);
+    let caps = c.ok("capability/list", json!({})).await;
+    let advertised: Vec<&str> = caps["capabilities"][0]["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let business: Vec<&str> = TABLE
+        .iter()
+        .filter(|m| m.phase == Phase::Business)
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(advertised, business);
+    assert_eq!(&METHODS[..2], ["initialize", "initialized"]);
+    assert_eq!(&METHODS[2..], business.as_slice());
+    for m in TABLE {
+        assert_eq!(
+            m.run.is_some(),
+            m.phase != Phase::Notification,
+            "{}",
+            m.name
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_lines_are_refused_without_stalling() {
     let tmp = tempfile::tempdir().unwrap();

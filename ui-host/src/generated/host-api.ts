@@ -253,7 +253,7 @@ export interface DetailEntry {
   key: string;
   kind: string;
   title: string | null;
-  /** Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`). */
+  /** Whether the entry is a UI surface the window can mount (`EntryKind::is_ui_surface`). */
   mountable: boolean;
   readiness: string;
 }
@@ -356,7 +356,7 @@ export interface EntrySummary {
   key: string;
   kind: string;
   title: string | null;
-  /** Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`). */
+  /** Whether the entry is a UI surface the window can mount (`EntryKind::is_ui_surface`). */
   mountable: boolean;
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{answer, args, Command, NoArgs, Session};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::hosting::model_settings::{self, KeyChange};
-use crate::hosting::secrets::SecretValue;
+use crate::install::secrets::SecretValue;
 use crate::install::store::Store;
 
 /// Longest API key accepted from the host UI (bounded memory; real keys are ~200 bytes).

@@ -420,7 +420,7 @@ pub(crate) struct BindSecret {
 fn bind_secret(session: &Session, raw: Value) -> HostResult<Value> {
     let a: BindSecret = args("bind_secret", raw)?;
     let store = crate::center::open_locked(&session.data)?;
-    let value = crate::hosting::secrets::SecretValue::new(a.value);
+    let value = crate::install::secrets::SecretValue::new(a.value);
     let binding = crate::hosting::app_secrets::set(&store, &a.app_id, &a.slot, &value)?;
     let backend = binding
         .stored_as

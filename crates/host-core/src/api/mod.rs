@@ -14,8 +14,10 @@ pub mod center;
 pub mod dev_console;
 pub mod events;
 pub mod external;
+pub mod outbox;
 pub mod schema;
 pub mod session;
+pub mod store_stamp;
 pub mod tasks;
 pub mod uploads;
 pub mod watch;
@@ -25,7 +27,7 @@ use serde_json::Value;
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 
-pub use events::{Event, Outbox};
+pub use outbox::{Event, Outbox};
 pub use session::{LaunchRequest, LaunchTarget, LinkOpener, Session, SessionConfig};
 
 /// One command: its wire name and the function that answers it.

@@ -18,8 +18,8 @@ use serde_json::{json, Map, Value};
 use super::agent::ModelSet;
 use super::bridge::SessionDiagnostics;
 use super::center::{SecretBound, ThemeSet, Uninstalled};
-use super::events::Batch;
 use super::external::OpenedUrl;
+use super::outbox::Batch;
 use super::session::LaunchTarget;
 use super::watch::{EndedMount, SyncReport};
 use super::NoArgs;
@@ -169,7 +169,7 @@ pub fn events() -> Vec<EventSpec> {
             payload: sub::<TasksChanged>,
         },
         EventSpec {
-            kind: super::events::OUTGOING,
+            kind: super::outbox::OUTGOING,
             doc: "Bridge actions produced off the request path, executed like a `bridge_message` answer.",
             payload: sub::<Vec<Outgoing>>,
         },
@@ -260,7 +260,7 @@ pub fn host_api_schema() -> Value {
             json!({"description": e.doc, "payload": (e.payload)(&mut ser)}),
         );
     }
-    let event = sub::<super::events::Event>(&mut ser);
+    let event = sub::<super::outbox::Event>(&mut ser);
     let mut defs = de.take_definitions(true);
     merge(&mut defs, ser.take_definitions(true));
     let defs: Map<String, Value> = {

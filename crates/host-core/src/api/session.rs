@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
-use super::events::Outbox;
-use super::watch::StoreStamp;
+use super::outbox::{Outbox, OUTGOING};
+use super::store_stamp::{StoreLook, StoreStamp};
 use crate::center::Center;
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
@@ -83,15 +83,6 @@ struct SeenStore {
     looked: std::time::Instant,
 }
 
-/// What [`Session::store_changed`] saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreLook {
-    Unchanged,
-    Changed,
-    /// No new change, but the last one was seen a moment ago: look again, quietly.
-    Recheck,
-}
-
 /// What differs between the transports.
 pub struct SessionConfig {
     /// How app origins look and which origin may frame them.
@@ -142,7 +133,7 @@ impl Session {
                 let changed = super::tasks::changed_by(&o);
                 match serde_json::to_value([o]) {
                     Ok(payload) => {
-                        sink.push(super::events::OUTGOING, payload);
+                        sink.push(OUTGOING, payload);
                         if let Some(c) = changed {
                             sink.push(super::tasks::TASKS_CHANGED, c);
                         }
@@ -259,7 +250,7 @@ impl Session {
         }
         match serde_json::to_value(&outgoing) {
             Ok(payload) => {
-                self.outbox.push(super::events::OUTGOING, payload);
+                self.outbox.push(OUTGOING, payload);
             }
             Err(e) => tracing::warn!(error = %e, "could not encode asynchronous bridge actions"),
         }

@@ -10,37 +10,16 @@
 //! closes the app's services (its storage file), returned so the host UI removes the frames, and
 //! also queued as `mounts:ended` / `store:changed` events in the session's outbox.
 
-use std::path::Path;
-use std::time::SystemTime;
-
 use serde::Serialize;
 
-use super::session::{Session, StoreLook};
+use super::session::Session;
+use super::store_stamp::StoreLook;
 use crate::foundation::error::{ErrorCode, HostResult};
-use crate::foundation::paths::DataDir;
 use crate::install::store::{ActiveApp, Store};
 
 /// Event kinds the watcher queues.
 pub const STORE_CHANGED: &str = "store:changed";
 pub const MOUNTS_ENDED: &str = "mounts:ended";
-
-/// What the store files looked like at one moment; equal stamps mean no commit in between.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct StoreStamp(Vec<Option<(u64, SystemTime)>>);
-
-impl StoreStamp {
-    pub fn of(data: &DataDir) -> StoreStamp {
-        let db = data.db_path();
-        let mut wal = db.clone().into_os_string();
-        wal.push("-wal");
-        StoreStamp(vec![file_stamp(&db), file_stamp(Path::new(&wal))])
-    }
-}
-
-fn file_stamp(path: &Path) -> Option<(u64, SystemTime)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
-}
 
 /// Why a mount ended without the user closing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -223,22 +202,5 @@ mod tests {
         assert_eq!(AppNow::from_lookup(&gone), AppNow::Missing);
         let busy: HostResult<ActiveApp> = Err(HostError::new(ErrorCode::StoreDb, "locked"));
         assert_eq!(AppNow::from_lookup(&busy), AppNow::Unknown);
-    }
-
-    #[test]
-    fn the_stamp_changes_with_a_commit() {
-        let root = std::env::temp_dir().join(format!("apphost-watch-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let data = DataDir::at(&root);
-        let empty = StoreStamp::of(&data);
-        assert_eq!(empty, StoreStamp::of(&data));
-        let store = crate::install::store::Store::open(&data).unwrap();
-        let opened = StoreStamp::of(&data);
-        assert_ne!(empty, opened);
-        assert_eq!(opened, StoreStamp::of(&data), "no commit, same stamp");
-        drop(store);
-        std::fs::write(data.db_path(), b"changed").unwrap();
-        assert_ne!(opened, StoreStamp::of(&data));
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }

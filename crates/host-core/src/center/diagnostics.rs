@@ -69,7 +69,7 @@ fn bundle_settings(store: &Store) -> HostResult<Value> {
             "maxCompressionRatio": l.max_compression_ratio,
         },
         "theme": super::settings::theme(store)?,
-        "modelConfigured": stored.contains_key(crate::hosting::model_settings::KEY_BASE_URL),
+        "modelConfigured": stored.contains_key(crate::foundation::setting_keys::MODEL_BASE_URL),
         "omittedSettings": omitted,
     }))
 }

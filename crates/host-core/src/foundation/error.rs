@@ -312,6 +312,12 @@ pub struct HostError {
     pub code: ErrorCode,
     pub message: String,
     pub details: Value,
+    /// Set when the error is SQLite refusing because another connection holds a lock
+    /// (`SQLITE_BUSY` / `SQLITE_LOCKED`, classified by result code): not reported, only asked
+    /// in-process by [`HostError::is_sqlite_busy`].
+    #[serde(skip)]
+    #[schemars(skip)]
+    sqlite_busy: bool,
 }
 
 impl HostError {
@@ -320,7 +326,22 @@ impl HostError {
             code,
             message: message.into(),
             details: Value::Object(Default::default()),
+            sqlite_busy: false,
         }
+    }
+
+    /// A `store.db` error for the SQLite error `e`, with `message`; remembers whether `e` was
+    /// SQLite's "busy" ([`runtime_core::sqlite::is_busy`]).
+    pub fn from_sqlite(e: &rusqlite::Error, message: impl Into<String>) -> Self {
+        let mut err = HostError::new(ErrorCode::StoreDb, message);
+        err.sqlite_busy = runtime_core::sqlite::is_busy(e);
+        err
+    }
+
+    /// Whether this error is SQLite's "busy" (another connection holds a lock): worth trying
+    /// again after a moment.
+    pub fn is_sqlite_busy(&self) -> bool {
+        self.sqlite_busy
     }
 
     /// Adds one detail field (details is always a JSON object).
@@ -351,7 +372,7 @@ impl std::error::Error for HostError {}
 
 impl From<rusqlite::Error> for HostError {
     fn from(e: rusqlite::Error) -> Self {
-        HostError::new(ErrorCode::StoreDb, format!("database error: {e}"))
+        HostError::from_sqlite(&e, format!("database error: {e}"))
     }
 }
 

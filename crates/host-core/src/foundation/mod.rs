@@ -7,5 +7,6 @@ pub mod limits;
 pub mod paths;
 pub mod profile;
 pub mod random;
+pub mod setting_keys;
 pub mod typescript;
 pub mod yaml;

@@ -5,7 +5,7 @@
 //! - the storage quota `files/` shares with `lime.storage`: `storage.quota` of the app's active
 //!   version (the same plan `lime.storage` opens with), else the default;
 //! - whether `artifact_write` needs the user's approval: the host setting
-//!   [`SETTING_KEY`] (`apphost config agent.artifactWriteApproval allow|ask`); default `ask`
+//!   [`ARTIFACT_WRITE_APPROVAL`] (`apphost config agent.artifactWriteApproval allow|ask`); default `ask`
 //!   (an artifact is a deliverable the user downloads and opens, and the model may be steered by
 //!   untrusted content; see `runtime_core::tools::policy`). Anything unreadable means `ask`;
 //! - the active version's package and manifest hashes for an artifact's provenance.
@@ -16,23 +16,8 @@ use runtime_core::tools::{PackageFacts, ToolPolicy};
 use runtime_core::AppId;
 
 use crate::foundation::paths::DataDir;
+use crate::foundation::setting_keys::{ALLOW, ARTIFACT_WRITE_APPROVAL};
 use crate::install::store::Store;
-
-/// The setting that decides whether `artifact_write` needs an approval per call.
-pub const SETTING_KEY: &str = "agent.artifactWriteApproval";
-/// Its values: `ask` (the default) or `allow`.
-pub const ASK: &str = "ask";
-pub const ALLOW: &str = "allow";
-
-/// Checks a value for [`SETTING_KEY`].
-pub fn check_setting(value: &str) -> Result<(), String> {
-    match value.trim() {
-        ASK | ALLOW => Ok(()),
-        other => Err(format!(
-            "{SETTING_KEY} must be \"ask\" or \"allow\", not {other:?}"
-        )),
-    }
-}
 
 /// The policy over one data directory's store (a fresh read-only connection per question:
 /// tool calls run on the runtime's own threads).
@@ -77,7 +62,7 @@ impl ToolPolicy for StoreToolPolicy {
             return true;
         };
         match store.settings() {
-            Ok(s) => s.get(SETTING_KEY).map(String::as_str) != Some(ALLOW),
+            Ok(s) => s.get(ARTIFACT_WRITE_APPROVAL).map(String::as_str) != Some(ALLOW),
             Err(_) => true,
         }
     }

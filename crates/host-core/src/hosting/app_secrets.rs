@@ -14,9 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
-use crate::foundation::paths::DataDir;
-use crate::hosting::secrets::{self, SecretRef, SecretValue, MAX_SECRET_BYTES};
 use crate::install::manifest::{Item, ItemText, Key, Manifest};
+use crate::install::secrets::{self, SecretRef, SecretValue, MAX_SECRET_BYTES};
 use crate::install::store::{SecretBinding, Store};
 
 /// Longest slot key (bytes); keys are `A-Z a-z 0-9 . _ -`.
@@ -132,7 +131,7 @@ pub fn set(store: &Store, app: &str, slot: &str, value: &SecretValue) -> HostRes
         }
     };
     if let Some(p) = previous {
-        for w in delete_values(&dir, std::slice::from_ref(&p)) {
+        for w in crate::install::store::delete_secret_values(&dir, std::slice::from_ref(&p)) {
             tracing::warn!(
                 "could not delete the previous value of {slot}: {}",
                 w.message
@@ -157,7 +156,10 @@ pub fn unset(store: &Store, app: &str, slot: &str) -> HostResult<bool> {
     }
     match store.unbind_secret(app, Some(&active.version), slot)? {
         Some(old) => {
-            for w in delete_values(store.data_dir(), std::slice::from_ref(&old)) {
+            for w in crate::install::store::delete_secret_values(
+                store.data_dir(),
+                std::slice::from_ref(&old),
+            ) {
                 tracing::warn!("could not delete the value of {slot}: {}", w.message);
             }
             Ok(true)
@@ -232,32 +234,6 @@ pub fn resolve(store: &Store, app: &str, handle: &str) -> HostResult<Option<Secr
         )
     })?;
     secrets::open_backend(store.data_dir(), r.backend)?.get(&r.name)
-}
-
-/// Deletes the values of `bindings` from their secret stores; each failure is returned as a
-/// warning (the bindings are gone already, so a leftover value is unreachable).
-pub fn delete_values(dir: &DataDir, bindings: &[SecretBinding]) -> Vec<HostError> {
-    let mut warnings = Vec::new();
-    for b in bindings {
-        let Some(r) = SecretRef::parse(&b.stored_as) else {
-            continue;
-        };
-        if let Err(e) = secrets::open_backend(dir, r.backend).and_then(|s| s.delete(&r.name)) {
-            warnings.push(
-                HostError::new(
-                    e.code,
-                    format!(
-                        "the value of secret slot {} could not be removed from the {}: {}",
-                        b.slot,
-                        r.backend.as_str(),
-                        e.message
-                    ),
-                )
-                .with("slot", b.slot.clone()),
-            );
-        }
-    }
-    warnings
 }
 
 #[cfg(test)]

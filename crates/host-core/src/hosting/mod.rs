@@ -7,5 +7,4 @@ pub mod app_secrets;
 pub mod bridge;
 pub mod capability;
 pub mod model_settings;
-pub mod secrets;
 pub mod surface;

@@ -1,6 +1,6 @@
 //! Model settings: the OpenAI-compatible endpoint and model the runtime talks to, and a ref to
 //! its API key. The URL and model name live in `host.db` (`settings`: `model.baseUrl`,
-//! `model.name`, `model.apiKeyRef`); the key itself only in the [secret store](crate::hosting::secrets).
+//! `model.name`, `model.apiKeyRef`); the key itself only in the [secret store](crate::install::secrets).
 //!
 //! A key is bound to the endpoint it was set for: changing the base URL without giving a key
 //! drops the old one, so a key is never sent to a server it was not meant for.
@@ -15,12 +15,13 @@ use runtime_core::provider::{
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
-use crate::hosting::secrets::{self, SecretRef, SecretValue};
+use crate::install::secrets::{self, SecretRef, SecretValue};
 use crate::install::store::Store;
 
-pub const KEY_BASE_URL: &str = "model.baseUrl";
-pub const KEY_MODEL: &str = "model.name";
-pub const KEY_API_KEY_REF: &str = "model.apiKeyRef";
+use crate::foundation::setting_keys::{
+    MODEL_API_KEY_REF as KEY_API_KEY_REF, MODEL_BASE_URL as KEY_BASE_URL, MODEL_NAME as KEY_MODEL,
+};
+
 /// The secret's name in the secret store.
 pub const API_KEY_SECRET: &str = "model.apiKey";
 

@@ -9,5 +9,6 @@ pub mod manifest;
 pub mod package;
 pub mod projection;
 pub mod readiness;
+pub mod secrets;
 pub mod signature;
 pub mod store;

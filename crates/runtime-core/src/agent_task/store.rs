@@ -71,8 +71,7 @@ fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
 
 impl TaskStore {
     pub fn open(path: &Path) -> rusqlite::Result<TaskStore> {
-        let conn = crate::private_fs::open_private_db(path)?;
-        crate::log::configure_connection(&conn)?;
+        let conn = crate::sqlite::SqliteOpen::private_durable().open(path)?;
         conn.execute_batch(SCHEMA)?;
         Ok(TaskStore {
             conn: Mutex::new(conn),
@@ -322,11 +321,7 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
     if !tasks_path.is_file() {
         return Ok(Purged::default());
     }
-    let tasks = Connection::open_with_flags(
-        &tasks_path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    tasks.busy_timeout(std::time::Duration::from_secs(5))?;
+    let tasks = crate::sqlite::SqliteOpen::existing().open(&tasks_path)?;
     let sessions: Vec<String> = {
         let mut stmt = tasks.prepare("SELECT DISTINCT session_id FROM tasks WHERE app_id = ?1")?;
         let rows = stmt.query_map([app], |r| r.get(0))?;
@@ -335,11 +330,7 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
     let mut purged = Purged::default();
     let events_path = runtime_dir.join("events.db");
     if !sessions.is_empty() && events_path.is_file() {
-        let mut log = Connection::open_with_flags(
-            &events_path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        log.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mut log = crate::sqlite::SqliteOpen::existing().open(&events_path)?;
         let tx = log.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for s in &sessions {
             purged.events += tx.execute("DELETE FROM events WHERE session_id = ?1", [s])?;

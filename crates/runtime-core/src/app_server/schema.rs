@@ -15,67 +15,17 @@ fn generator() -> schemars::SchemaGenerator {
     SchemaSettings::draft2020_12().into_generator()
 }
 
-fn sub<T: JsonSchema>(g: &mut schemars::SchemaGenerator) -> Value {
+pub(super) fn sub<T: JsonSchema>(g: &mut schemars::SchemaGenerator) -> Value {
     serde_json::to_value(g.subschema_for::<T>()).expect("schemas serialize")
 }
 
-/// `(method, params schema, result schema)`; `None` params = no params; `None` result = a
-/// notification.
+/// `(method, params schema, result schema)` from the method table; `None` params = no params;
+/// `None` result = a notification.
 fn methods(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, Option<Value>, Option<Value>)> {
-    let empty = json!({"type": "object"});
-    vec![
-        (
-            "initialize",
-            Some(sub::<InitializeParams>(g)),
-            Some(sub::<InitializeResult>(g)),
-        ),
-        ("initialized", None, None),
-        (
-            "capability/list",
-            Some(sub::<CapabilityListParams>(g)),
-            Some(sub::<CapabilityListResult>(g)),
-        ),
-        (
-            "artifact/read",
-            Some(sub::<ArtifactReadParams>(g)),
-            Some(sub::<ArtifactReadResult>(g)),
-        ),
-        (
-            "evidence/export",
-            Some(sub::<EvidenceExportParams>(g)),
-            Some(sub::<EvidenceExportResult>(g)),
-        ),
-        (
-            "agentSession/start",
-            Some(sub::<SessionStartParams>(g)),
-            Some(sub::<SessionStartResult>(g)),
-        ),
-        (
-            "agentSession/read",
-            Some(sub::<SessionRef>(g)),
-            Some(sub::<SessionReadResult>(g)),
-        ),
-        (
-            "agentSession/turn/start",
-            Some(sub::<TurnStartParams>(g)),
-            Some(sub::<TurnStartResult>(g)),
-        ),
-        (
-            "agentSession/turn/cancel",
-            Some(sub::<TurnCancelParams>(g)),
-            Some(empty.clone()),
-        ),
-        (
-            "agentSession/action/respond",
-            Some(sub::<ActionRespondParams>(g)),
-            Some(empty),
-        ),
-        (
-            "agentSession/thread/resume",
-            Some(sub::<SessionRef>(g)),
-            Some(sub::<ThreadResumeResult>(g)),
-        ),
-    ]
+    super::methods::TABLE
+        .iter()
+        .map(|m| (m.name, m.params.map(|f| f(g)), m.result.map(|f| f(g))))
+        .collect()
 }
 
 /// The App Server protocol bundle.

@@ -31,8 +31,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::app_area::{AppArea, Db};
+use crate::sqlite::{SqliteOpen, Synchronous};
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -184,14 +185,12 @@ impl AppStorage {
                 path: area.db_path(Db::Storage),
                 source,
             })?;
-        let mut conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-        )?;
-        harden(&conn)?;
+        // No `ATTACH`, no untrusted schema functions, defensive mode; extension loading is off
+        // (SQLite's default; rusqlite is built without `load_extension`). The authorizer and
+        // the deadline are installed by [`Guard::install`].
+        let mut conn = SqliteOpen::app_records()
+            .synchronous(Synchronous::Normal)
+            .open(&path)?;
         let quota = quota.clamp(MIN_QUOTA_BYTES, MAX_QUOTA_BYTES);
         let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
         let pages = quota / page_size.max(512) as u64;
@@ -413,22 +412,6 @@ fn used_bytes(conn: &Connection) -> Result<u64, StorageError> {
     let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
     let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
     Ok((pages.max(0) * size.max(0)) as u64)
-}
-
-/// No `ATTACH` (limit 0), no untrusted schema functions, defensive mode. Extension loading is
-/// off (SQLite's default; rusqlite is built without `load_extension`). The authorizer and the
-/// deadline are installed by [`Guard::install`].
-fn harden(conn: &Connection) -> Result<(), StorageError> {
-    conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA,
-        false,
-    )?;
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    Ok(())
 }
 
 fn check_key(key: &str) -> Result<(), StorageError> {

@@ -10,18 +10,22 @@
 //! diagnostics page; `executions` counts service executions, so tests can prove that spoofed
 //! messages executed nothing.
 
+mod calls;
 mod download;
 mod effects;
 mod outbox;
+mod outgoing;
+mod snapshot;
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
+pub use outgoing::{Answer, Diagnostics, Environment, Outgoing, RefusedMessage};
+use snapshot::{app_routes, declared_domains, is_http_url, route_matches};
 
 pub use download::MAX_PENDING_DOWNLOADS;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::message::{self, AppMessage, Call, FrameIdentity, Refusal, PROTOCOL, VERSION};
@@ -33,126 +37,20 @@ use super::wire::{
 use crate::foundation::error::HostResult;
 use crate::foundation::profile::HostProfile;
 use crate::hosting::capability::dispatch::{
-    confirmation_key, dispatch_with, prompt_refused, CallError, PermissionQuestion, SessionAnswers,
-    Verdict,
+    confirmation_key, dispatch_with, prompt_refused, CallError, SessionAnswers, Verdict,
 };
 use crate::hosting::capability::facts::FactsCache;
 use crate::hosting::capability::method::{Method, UiMethod};
 use crate::hosting::capability::registry;
 use crate::hosting::capability::services::{Reply, Services};
 use crate::hosting::surface::origin::OriginStyle;
+use crate::install::manifest::Entry;
 use crate::install::store::{ActiveApp, Store};
 
 /// How many refused messages are kept for diagnostics.
 pub const REFUSAL_LOG: usize = 200;
 /// Most prompts waiting for an answer at once; beyond it a call is refused as rate limited.
 pub const MAX_PENDING_PROMPTS: usize = 16;
-
-/// Host facts the snapshot carries (non-sensitive; set by the shell).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Environment {
-    pub theme_mode: String,
-    pub effective_theme_mode: String,
-    pub color_scheme_id: String,
-    /// Only `--lime-*` and `--app-*` variables are ever sent.
-    pub tokens: BTreeMap<String, String>,
-    pub locale: String,
-    pub timezone: String,
-    pub workspace_id: String,
-    pub tenant_id: String,
-}
-
-impl Default for Environment {
-    fn default() -> Self {
-        Environment {
-            theme_mode: "system".into(),
-            effective_theme_mode: "light".into(),
-            color_scheme_id: "lime-default".into(),
-            tokens: BTreeMap::new(),
-            locale: "en-US".into(),
-            timezone: "UTC".into(),
-            workspace_id: "local".into(),
-            tenant_id: "local".into(),
-        }
-    }
-}
-
-/// The user's answer to a permission prompt.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Answer {
-    AllowOnce,
-    AllowAlways,
-    Deny,
-    /// Closed without answering: not an allow.
-    Dismissed,
-}
-
-/// What the transport must do.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Outgoing {
-    /// Post `message` to the frame of `mount_id` (target origin: the mount's origin).
-    #[serde(rename_all = "camelCase")]
-    Post { mount_id: String, message: Value },
-    /// Show a permission prompt; answer with [`BridgeHost::answer`].
-    #[serde(rename_all = "camelCase")]
-    Prompt {
-        prompt_id: String,
-        mount_id: String,
-        question: PermissionQuestion,
-    },
-    #[serde(rename_all = "camelCase")]
-    Toast {
-        mount_id: String,
-        app_id: String,
-        message: String,
-        level: message::ToastLevel,
-    },
-    /// Ask the user to confirm opening an external URL; the app's declared domains are shown.
-    #[serde(rename_all = "camelCase")]
-    ConfirmExternal {
-        mount_id: String,
-        app_id: String,
-        url: String,
-        declared_domains: Vec<String>,
-    },
-    #[serde(rename_all = "camelCase")]
-    Navigate { mount_id: String, route: String },
-    /// Ask the user whether to save a file the app offers (`host:download`): the sanitized
-    /// file name, its size in bytes and its MIME type; answer with
-    /// [`BridgeHost::answer_download`].
-    #[serde(rename_all = "camelCase")]
-    ConfirmDownload {
-        download_id: String,
-        mount_id: String,
-        app_id: String,
-        file_name: String,
-        size: u64,
-        mime_type: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RefusedMessage {
-    pub mount_id: Option<String>,
-    pub app_id: Option<String>,
-    pub reason: &'static str,
-    pub message_type: Option<String>,
-    pub bytes: usize,
-}
-
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Diagnostics {
-    pub refused_by_reason: BTreeMap<&'static str, u64>,
-    pub recent_refusals: Vec<RefusedMessage>,
-    pub executions: u64,
-}
 
 struct PendingPrompt {
     mount_id: String,
@@ -466,217 +364,6 @@ impl BridgeHost {
         }
     }
 
-    /// Applies the user's answer to a pending prompt and finishes the waiting call.
-    pub fn answer(&mut self, store: &Store, prompt_id: &str, answer: Answer) -> Vec<Outgoing> {
-        let Some(p) = self.prompts.remove(prompt_id) else {
-            return Vec::new();
-        };
-        let Some(mount) = self.table.get(&p.mount_id).cloned() else {
-            return Vec::new();
-        };
-        if p.kind == PromptKind::RequestPermission {
-            return self.answer_request(store, &mount, p, answer);
-        }
-        let answers = self.answers.entry(mount.mount_id.clone()).or_default();
-        let refuse = |host: &mut Self| {
-            let e = prompt_refused(&p.call);
-            host.table.end_call(&mount.mount_id, &p.call.request_id);
-            vec![host.call_error(&mount, &p.call.request_id, &e)]
-        };
-        match (answer, &p.permission) {
-            (Answer::Deny, Some(perm)) => {
-                answers.denied.insert(perm.clone());
-                refuse(self)
-            }
-            (Answer::Deny | Answer::Dismissed, _) => refuse(self),
-            (Answer::AllowOnce, Some(perm)) => {
-                answers.allow_once.insert(perm.clone());
-                self.finish_call(store, &mount, p.call, &p.trace_id)
-            }
-            (Answer::AllowAlways, Some(perm)) => {
-                if let Err(e) = store.grant(&mount.app_id, perm) {
-                    tracing::warn!(error = %e.message, "cannot record a grant");
-                    return refuse(self);
-                }
-                self.finish_call(store, &mount, p.call, &p.trace_id)
-            }
-            (Answer::AllowOnce | Answer::AllowAlways, None) => {
-                // A policy confirmation is only ever asked for an implemented method.
-                if let Some(spec) = registry::lookup(&p.call.capability, &p.call.method) {
-                    answers.confirmed_once.insert(confirmation_key(spec.method));
-                }
-                self.finish_call(store, &mount, p.call, &p.trace_id)
-            }
-        }
-    }
-
-    fn invoke(&mut self, store: &Store, mount: &Mount, call: Call) -> Vec<Outgoing> {
-        match self.table.begin_call(&mount.mount_id, &call.request_id) {
-            Ok(()) => {}
-            Err(CallRefused::UnknownMount) => return Vec::new(),
-            Err(CallRefused::DuplicateRequest) => {
-                return vec![self.post_error(
-                    mount,
-                    Some(&call.request_id),
-                    &call.capability,
-                    &call.method,
-                    ErrorCode::DuplicateRequest,
-                    "a call with this requestId is already in flight",
-                    None,
-                )]
-            }
-            Err(CallRefused::RateLimited) => {
-                let mut e = error_for(
-                    &call,
-                    ErrorCode::RateLimited,
-                    "too many calls in flight for this frame",
-                );
-                e.retryable = true;
-                return vec![self.call_error(mount, &call.request_id, &e)];
-            }
-        }
-        let trace_id = self.new_id("trace");
-        self.finish_call(store, mount, call, &trace_id)
-    }
-
-    fn finish_call(
-        &mut self,
-        store: &Store,
-        mount: &Mount,
-        call: Call,
-        trace_id: &str,
-    ) -> Vec<Outgoing> {
-        let answers = self.answers.entry(mount.mount_id.clone()).or_default();
-        let verdict = dispatch_with(
-            &self.facts,
-            store,
-            &self.profile,
-            &mount.caller(),
-            &call,
-            trace_id,
-            answers,
-        );
-        match verdict {
-            Verdict::Allowed(proof) => {
-                self.executions += 1;
-                let result = match proof.method() {
-                    Method::Ui(m) => Ok(Reply::value(self.ui_call(store, mount, m))),
-                    _ => self.services.call_with(store, &proof, &call.args),
-                };
-                if let Ok(Reply {
-                    effect: Some(effect),
-                    ..
-                }) = result
-                {
-                    return self.apply_effect(mount, call, trace_id, effect);
-                }
-                self.table.end_call(&mount.mount_id, &call.request_id);
-                match result.map(|r| r.value) {
-                    Ok(value) => vec![self.post(
-                        mount,
-                        "host:response",
-                        Some(&call.request_id),
-                        json!({ "value": value, "traceId": trace_id }),
-                    )],
-                    Err(e) => vec![self.call_error(mount, &call.request_id, &e)],
-                }
-            }
-            Verdict::Denied(e) => {
-                self.table.end_call(&mount.mount_id, &call.request_id);
-                vec![self.call_error(mount, &call.request_id, &e)]
-            }
-            Verdict::Ask(question) => {
-                if self.prompts.len() >= MAX_PENDING_PROMPTS {
-                    self.table.end_call(&mount.mount_id, &call.request_id);
-                    let mut e = error_for(
-                        &call,
-                        ErrorCode::RateLimited,
-                        "too many permission prompts are waiting",
-                    );
-                    e.retryable = true;
-                    return vec![self.call_error(mount, &call.request_id, &e)];
-                }
-                let prompt_id = self.new_id("prompt");
-                self.prompts.insert(
-                    prompt_id.clone(),
-                    PendingPrompt {
-                        mount_id: mount.mount_id.clone(),
-                        permission: question.permission.clone(),
-                        call,
-                        trace_id: trace_id.to_owned(),
-                        kind: PromptKind::Call,
-                    },
-                );
-                vec![Outgoing::Prompt {
-                    prompt_id,
-                    mount_id: mount.mount_id.clone(),
-                    question,
-                }]
-            }
-        }
-    }
-
-    /// `lime.ui` methods, answered from the host's own state once the choke point allowed them.
-    fn ui_call(&self, store: &Store, mount: &Mount, method: UiMethod) -> Value {
-        match method {
-            UiMethod::GetSnapshot => self.snapshot(store, mount),
-            UiMethod::GetLocale => serde_json::to_value(LocaleInfo {
-                locale: self.env.locale.clone(),
-                timezone: self.env.timezone.clone(),
-            })
-            .unwrap_or(Value::Null),
-            UiMethod::GetTheme => self.theme_payload(),
-        }
-    }
-
-    /// The mount's app as the store has it now (cached until the store changes).
-    fn active_app(&self, store: &Store, mount: &Mount) -> Option<std::sync::Arc<ActiveApp>> {
-        self.facts.active_app(store, &mount.app_id).ok()
-    }
-
-    fn snapshot(&self, store: &Store, mount: &Mount) -> Value {
-        let app = self.active_app(store, mount);
-        let route = app_routes(app.as_deref(), mount)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| "/".to_owned());
-        let theme = self.theme();
-        let snapshot = HostSnapshot {
-            app_id: mount.app_id.clone(),
-            entry_key: mount.entry_key.clone(),
-            entry_kind: mount.entry_kind.clone(),
-            route,
-            origin: mount.origin.clone(),
-            locale: self.env.locale.clone(),
-            timezone: self.env.timezone.clone(),
-            workspace_id: self.env.workspace_id.clone(),
-            tenant_id: self.env.tenant_id.clone(),
-            theme_fields: theme.clone(),
-            theme,
-            capabilities: capability_summary(app.as_deref(), &self.profile),
-        };
-        serde_json::to_value(snapshot).unwrap_or(Value::Null)
-    }
-
-    fn theme(&self) -> ThemeSnapshot {
-        ThemeSnapshot {
-            theme_mode: self.env.theme_mode.clone(),
-            effective_theme_mode: self.env.effective_theme_mode.clone(),
-            color_scheme_id: self.env.color_scheme_id.clone(),
-            tokens: self
-                .env
-                .tokens
-                .iter()
-                .filter(|(k, _)| k.starts_with("--lime-") || k.starts_with("--app-"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        }
-    }
-
-    fn theme_payload(&self) -> Value {
-        serde_json::to_value(self.theme()).unwrap_or(Value::Null)
-    }
-
     fn post(
         &self,
         mount: &Mount,
@@ -792,97 +479,4 @@ fn peek_type(raw: &str) -> Option<String> {
         .as_str()
         .filter(|t| t.len() <= 64)
         .map(str::to_owned)
-}
-
-fn app_routes(app: Option<&ActiveApp>, mount: &Mount) -> Vec<String> {
-    let Some(app) = app else {
-        return Vec::new();
-    };
-    let own = app
-        .manifest
-        .array("entries")
-        .iter()
-        .find(|e| e.get("key").and_then(Value::as_str) == Some(&mount.entry_key))
-        .and_then(|e| e.get("route"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let mut routes: Vec<String> = own.into_iter().collect();
-    for e in app.manifest.array("entries") {
-        if let Some(r) = e.get("route").and_then(Value::as_str) {
-            if !routes.iter().any(|x| x == r) {
-                routes.push(r.to_owned());
-            }
-        }
-    }
-    routes
-}
-
-/// `route` is `declared` or below it (`/notes` matches `/notes` and `/notes/1`).
-fn route_matches(declared: &str, route: &str) -> bool {
-    let path = route.split(['?', '#']).next().unwrap_or(route);
-    path == declared
-        || (path.starts_with(declared)
-            && (declared.ends_with('/') || path.as_bytes().get(declared.len()) == Some(&b'/')))
-}
-
-fn is_http_url(url: &str) -> bool {
-    let lower = url.to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://"))
-        && url.len() > "https://".len()
-        && !url.chars().any(|c| c.is_control() || c.is_whitespace())
-}
-
-fn declared_domains(app: Option<&ActiveApp>) -> Vec<String> {
-    let Some(app) = app else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = Vec::new();
-    for p in app.manifest.array("permissions") {
-        for d in p
-            .get("domains")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            if !out.iter().any(|x| x == d) {
-                out.push(d.to_owned());
-            }
-        }
-    }
-    out
-}
-
-/// Capabilities the entry can use now, and the others it declares with the reason each is blocked.
-fn capability_summary(app: Option<&ActiveApp>, profile: &HostProfile) -> CapabilitySummary {
-    let Some(app) = app else {
-        return CapabilitySummary::default();
-    };
-    let mut declared: Vec<String> = Vec::new();
-    match app
-        .manifest
-        .object("requires")
-        .and_then(|r| r.get("capabilities"))
-    {
-        Some(Value::Array(a)) => {
-            declared.extend(a.iter().filter_map(Value::as_str).map(str::to_owned))
-        }
-        Some(Value::Object(m)) => declared.extend(m.keys().cloned()),
-        _ => {}
-    }
-    let mut summary = CapabilitySummary::default();
-    for c in declared {
-        let offered =
-            profile.capabilities.get(&c).is_some_and(|i| i.available) && registry::implements(&c);
-        if offered {
-            summary.available.push(c);
-        } else {
-            summary.blocked.push(BlockedCapability {
-                capability: c,
-                reason: "capability.not_available".into(),
-                code: ErrorCode::CapabilityNotAvailable,
-            });
-        }
-    }
-    summary
 }

@@ -2,42 +2,34 @@
 //! enabled, the entry exists, is a UI surface and is ready (or ready-degraded), and records the
 //! mount with everything later calls are decided from.
 
-use serde_json::Value;
-
 use super::mounts::{Mount, MountSpec, MountTable};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::profile::HostProfile;
 use crate::hosting::surface::csp::FrameOptions;
 use crate::hosting::surface::origin::OriginStyle;
 use crate::hosting::surface::serve::{ui_entry, ui_root};
+use crate::install::manifest::{Entry, EntryKind};
 use crate::install::readiness::Status;
 use crate::install::store::Store;
-
-/// Entry kinds that are UI surfaces (artifact viewers are `artifact` entries).
-pub const MOUNTABLE_KINDS: &[&str] = &["page", "panel", "settings", "artifact"];
 
 /// The entry to mount when none is named (`apphost open <app>`): the first entry, in manifest
 /// order, whose kind is a UI surface. `mount.not_a_surface` when the app has none.
 pub fn default_entry(store: &Store, app_id: &str) -> HostResult<String> {
     let app = store.active_app(app_id)?;
-    app.manifest
-        .array("entries")
-        .iter()
-        .filter_map(Value::as_object)
-        .find(|e| {
-            e.get("kind")
-                .and_then(Value::as_str)
-                .is_some_and(|k| MOUNTABLE_KINDS.contains(&k))
-        })
-        .and_then(|e| e.get("key").and_then(Value::as_str))
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            HostError::new(
-                ErrorCode::MountNotASurface,
-                format!("{app_id} has no entry that can be opened in a window"),
-            )
-            .with("app", app_id)
-        })
+    let first = app
+        .manifest
+        .view()
+        .entries()
+        .find(|e| e.kind().is_some_and(EntryKind::is_ui_surface))
+        .and_then(Entry::key)
+        .map(str::to_owned);
+    first.ok_or_else(|| {
+        HostError::new(
+            ErrorCode::MountNotASurface,
+            format!("{app_id} has no entry that can be opened in a window"),
+        )
+        .with("app", app_id)
+    })
 }
 
 pub fn mount_entry(
@@ -57,23 +49,14 @@ pub fn mount_entry(
     if !app.enabled {
         return refuse(ErrorCode::MountAppDisabled, format!("{app_id} is disabled"));
     }
-    let Some(entry) = app
-        .manifest
-        .array("entries")
-        .iter()
-        .filter_map(Value::as_object)
-        .find(|e| e.get("key").and_then(Value::as_str) == Some(entry_key))
-    else {
+    let Some(entry) = app.manifest.view().entry(entry_key) else {
         return refuse(
             ErrorCode::MountUnknownEntry,
             format!("{app_id} has no entry {entry_key}"),
         );
     };
-    let kind = entry
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if !MOUNTABLE_KINDS.contains(&kind) {
+    let kind = entry.kind().map(EntryKind::as_str).unwrap_or_default();
+    if !EntryKind::parse(kind).is_ui_surface() {
         return refuse(
             ErrorCode::MountNotASurface,
             format!("entry {entry_key} is a {kind} entry, not a UI surface"),

@@ -25,6 +25,7 @@ use super::facts::FactsCache;
 use super::method::{ArtifactsMethod, Capability, Method};
 use super::registry::{self, MethodSpec};
 use crate::foundation::profile::HostProfile;
+use crate::install::manifest::Permission;
 use crate::install::store::{ActiveApp, Store};
 
 /// The proof that one call was allowed. Its fields are private and it can only be made here.
@@ -279,7 +280,7 @@ pub fn dispatch_with(
             let reason = app
                 .as_ref()
                 .zip(permission.as_ref())
-                .and_then(|(a, p)| permission_field(a, p, "reason"));
+                .and_then(|(a, p)| permission_reason(a, p));
             Verdict::Ask(PermissionQuestion {
                 app_id: caller.app_id.clone(),
                 entry_key: caller.entry_key.clone(),
@@ -447,77 +448,45 @@ fn gather(
 
 /// `requires.capabilities` (list or map) or the entry's `requiredCapabilities`.
 fn declares_capability(app: &ActiveApp, entry_key: &str, capability: &str) -> bool {
-    let in_requires = match app
-        .manifest
-        .object("requires")
-        .and_then(|r| r.get("capabilities"))
-    {
-        Some(Value::Array(a)) => a.iter().any(|c| c.as_str() == Some(capability)),
-        Some(Value::Object(m)) => m.contains_key(capability),
-        _ => false,
-    };
+    let view = app.manifest.view();
     // A name only in the top-level `capabilities[]` is declared as optional (standard §7.2):
     // readiness degrades without it instead of blocking.
-    let optional = app
-        .manifest
-        .array("capabilities")
-        .iter()
-        .any(|c| c.as_str() == Some(capability));
-    in_requires
-        || optional
-        || entry(app, entry_key)
-            .and_then(|e| e.get("requiredCapabilities"))
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|c| c.as_str() == Some(capability)))
-}
-
-fn entry<'a>(app: &'a ActiveApp, key: &str) -> Option<&'a serde_json::Map<String, Value>> {
-    app.manifest
-        .array("entries")
-        .iter()
-        .filter_map(Value::as_object)
-        .find(|e| e.get("key").and_then(Value::as_str) == Some(key))
+    view.requires().has_capability(capability)
+        || view.declared_capabilities().any(|c| c == capability)
+        || view
+            .entry(entry_key)
+            .is_some_and(|e| e.required_capabilities().any(|c| c == capability))
 }
 
 /// The first declared permission with `scope` that applies to the entry (no `entries` list, or
 /// one naming it), preferring one the entry lists in its own `permissions`.
 fn covering_permission(app: &ActiveApp, entry_key: &str, scope: &str) -> Option<String> {
-    let listed: Vec<&str> = entry(app, entry_key)
-        .and_then(|e| e.get("permissions"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
+    let view = app.manifest.view();
+    let listed: Vec<&str> = view
+        .entry(entry_key)
+        .map(|e| e.permissions().collect())
         .unwrap_or_default();
-    let candidates: Vec<&serde_json::Map<String, Value>> = app
-        .manifest
-        .array("permissions")
-        .iter()
-        .filter_map(Value::as_object)
-        .filter(|p| p.get("scope").and_then(Value::as_str) == Some(scope))
-        .filter(|p| match p.get("entries").and_then(Value::as_array) {
+    let candidates: Vec<Permission> = view
+        .permissions()
+        .filter(|p| p.scope() == Some(scope))
+        .filter(|p| match p.entries() {
             None => true,
             Some(es) => es.iter().any(|e| e.as_str() == Some(entry_key)),
         })
         .collect();
-    let key = |p: &&serde_json::Map<String, Value>| {
-        p.get("key").and_then(Value::as_str).map(str::to_owned)
-    };
     candidates
         .iter()
-        .find(|p| {
-            p.get("key")
-                .and_then(Value::as_str)
-                .is_some_and(|k| listed.contains(&k))
-        })
+        .find(|p| p.key().is_some_and(|k| listed.contains(&k)))
         .or_else(|| candidates.first())
-        .and_then(key)
+        .and_then(|p| p.key())
+        .map(str::to_owned)
 }
 
-fn permission_field(app: &ActiveApp, key: &str, field: &str) -> Option<String> {
+/// The `reason` of the first permission declared with `key`.
+fn permission_reason(app: &ActiveApp, key: &str) -> Option<String> {
     app.manifest
-        .array("permissions")
-        .iter()
-        .find(|p| p.get("key").and_then(Value::as_str) == Some(key))
-        .and_then(|p| p.get(field))
-        .and_then(Value::as_str)
+        .view()
+        .permission(key)
+        .and_then(Permission::reason)
         .map(str::to_owned)
 }

@@ -149,4 +149,20 @@ mod tests {
             ]
         );
     }
+
+    /// The profile's list (foundation, below this registry) names exactly the capabilities
+    /// this registry serves, so `HostProfile::current()` says available exactly when
+    /// [`implements`] does.
+    #[test]
+    fn the_profile_lists_exactly_the_implemented_capabilities() {
+        use crate::foundation::profile::{HostProfile, IMPLEMENTED_CAPABILITIES};
+        let served: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(IMPLEMENTED_CAPABILITIES, served.as_slice());
+        for (name, info) in &HostProfile::current().capabilities {
+            assert_eq!(info.available, implements(name), "{name}");
+        }
+        for m in METHODS {
+            assert!(implements(m.capability().as_str()));
+        }
+    }
 }

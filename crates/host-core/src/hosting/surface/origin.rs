@@ -60,16 +60,36 @@ impl OriginStyle {
     }
 }
 
+/// Whether `label` is one [`app_host_label`] can produce: a plain label (a DNS label, not
+/// reserved, not starting with `h--`) or `h--` followed by exactly 32 lowercase base32
+/// characters. The one check for an app label arriving from outside (`apphost serve`'s `Host`
+/// header, lowercased first); anything else is not an app's.
+pub fn is_app_host_label(label: &str) -> bool {
+    match label.strip_prefix(ENCODED_PREFIX) {
+        Some(code) => {
+            code.len() == 32
+                && code
+                    .bytes()
+                    .all(|c| c.is_ascii_lowercase() || (b'2'..=b'7').contains(&c))
+        }
+        None => is_plain_label(label),
+    }
+}
+
+/// A name used as its own label: a DNS label that is not reserved and not in the encoded set.
 fn is_plain_label(name: &str) -> bool {
-    let b = name.as_bytes();
+    is_dns_label(name) && !name.starts_with(ENCODED_PREFIX) && !RESERVED_LABELS.contains(&name)
+}
+
+/// `[a-z0-9-]`, 1..=63 bytes, not starting or ending with `-`.
+fn is_dns_label(l: &str) -> bool {
+    let b = l.as_bytes();
     !b.is_empty()
         && b.len() <= 63
         && b.iter()
             .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
-        && !name.starts_with(ENCODED_PREFIX)
-        && !RESERVED_LABELS.contains(&name)
 }
 
 /// RFC 4648 base32 without padding, lowercase (valid in a host label).
@@ -96,15 +116,6 @@ fn base32_lower(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn is_valid_label(l: &str) -> bool {
-        !l.is_empty()
-            && l.len() <= 63
-            && l.bytes()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    }
-
     #[test]
     fn plain_names_are_their_own_label() {
         for name in ["hello-app", "a", "0app", "content-factory-app"] {
@@ -126,7 +137,8 @@ mod tests {
             "ipc",
         ] {
             let label = app_host_label(name);
-            assert!(is_valid_label(&label), "{name} -> {label}");
+            assert!(is_dns_label(&label), "{name} -> {label}");
+            assert!(is_app_host_label(&label), "{name} -> {label}");
             assert!(label.starts_with("h--"), "{name} -> {label}");
             assert_eq!(label.len(), 35);
             assert_eq!(app_host_label(name), label, "stable");
@@ -161,5 +173,39 @@ mod tests {
         assert_eq!(base32_lower(b"foob"), "mzxw6yq");
         assert_eq!(base32_lower(b"fooba"), "mzxw6ytb");
         assert_eq!(base32_lower(b"foobar"), "mzxw6ytboi");
+    }
+
+    #[test]
+    fn app_host_label_validation_edge_cases() {
+        let max = "a".repeat(63);
+        for ok in ["a", "0", "hello-app", "a--b", max.as_str()] {
+            assert!(is_app_host_label(ok), "{ok}");
+            assert_eq!(app_host_label(ok), ok);
+        }
+        let encoded = app_host_label("My_App");
+        assert!(is_app_host_label(&encoded));
+        let too_long = "a".repeat(64);
+        let short_code = format!("h--{}", &encoded[3..34]);
+        let long_code = format!("{encoded}a");
+        for bad in [
+            "",
+            too_long.as_str(),
+            "Hello",     // uppercase: the caller lowercases a Host header first
+            "a.b",       // dots separate labels
+            "x_y",       // not a DNS label character
+            "caf\u{e9}", // unicode
+            "-a",
+            "a-",
+            "-",
+            "localhost", // reserved: encoded even though valid
+            "tauri",
+            "h--x", // the encoded prefix with anything but 32 base32 characters
+            "h--",
+            short_code.as_str(),
+            long_code.as_str(),
+            "h--aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1", // 1 is not base32
+        ] {
+            assert!(!is_app_host_label(bad), "{bad:?}");
+        }
     }
 }

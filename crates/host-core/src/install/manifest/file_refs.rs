@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 
+use super::view::{ManifestView, PathKind};
 use super::Finding;
 use crate::foundation::error::ErrorCode;
 use crate::install::package::path;
@@ -44,105 +45,25 @@ const DOC: Rule = Rule {
     ..FILE
 };
 
-/// Lists of items whose `path` names a file or folder of the package.
-const ITEM_PATH_LISTS: &[&str] = &[
-    "skillRefs",
-    "knowledgeTemplates",
-    "toolRefs",
-    "artifactTypes",
-    "evals",
-    "overlayTemplates",
-    "workflows",
-];
-
 /// Checks every field that names a package file; adds one error finding per bad field.
 pub(super) fn check(m: &Map<String, Value>, f: &mut Vec<Finding>) {
-    let mut at = |pointer: String, v: Option<&Value>, rule: Rule| {
-        if let Some(Value::String(s)) = v {
-            if let Err(why) = check_value(s, rule) {
-                let field = pointer.replace('/', ".");
-                f.push(Finding::error(
-                    ErrorCode::ManifestInvalidPackagePath,
-                    format!("APP.md#/{pointer}"),
-                    format!("{field} {s:?} is not a file of the package: {why}"),
-                ));
-            }
-        }
-    };
-    let get = |v: &Value, ptr: &str| v.pointer(ptr).cloned();
-
-    if let Some(Value::Object(rp)) = m.get("runtimePackage") {
-        for (k, v) in rp {
-            for (field, rule) in [
-                ("path", FOLDER),
-                ("entry", FILE),
-                ("schema", FILE),
-                ("migrations", FOLDER),
-            ] {
-                at(format!("runtimePackage/{k}/{field}"), v.get(field), rule);
-            }
-        }
-        at("runtimePackage/lockfile".into(), rp.get("lockfile"), FILE);
-    }
-    if let Some(storage) = m.get("storage") {
-        at("storage/schema".into(), storage.get("schema"), FILE);
-        at(
-            "storage/migrations".into(),
-            storage.get("migrations"),
-            FOLDER,
-        );
-    }
-    for (i, e) in array(m, "entries").iter().enumerate() {
-        at(format!("entries/{i}/ui"), e.get("ui"), FOLDER);
-        at(format!("entries/{i}/path"), e.get("path"), FOLDER);
-    }
-    for (i, s) in array(m, "services").iter().enumerate() {
-        for field in ["path", "entry", "binary"] {
-            at(format!("services/{i}/{field}"), s.get(field), FILE);
+    for (pointer, v, kind) in ManifestView::new(m).package_path_fields() {
+        let Value::String(s) = v else { continue };
+        let rule = match kind {
+            PathKind::File => FILE,
+            PathKind::Folder => FOLDER,
+            PathKind::Image => IMAGE,
+            PathKind::Doc => DOC,
+        };
+        if let Err(why) = check_value(s, rule) {
+            let field = pointer.replace('/', ".");
+            f.push(Finding::error(
+                ErrorCode::ManifestInvalidPackagePath,
+                format!("APP.md#/{pointer}"),
+                format!("{field} {s:?} is not a file of the package: {why}"),
+            ));
         }
     }
-    for list in ITEM_PATH_LISTS {
-        for (i, item) in array(m, list).iter().enumerate() {
-            at(format!("{list}/{i}/path"), item.get("path"), FOLDER);
-        }
-    }
-    if let Some(bundled) = m
-        .get("skills")
-        .and_then(|s| s.get("bundled"))
-        .and_then(Value::as_array)
-    {
-        for (i, b) in bundled.iter().enumerate() {
-            at(format!("skills/bundled/{i}/path"), b.get("path"), FOLDER);
-        }
-    }
-    if let Some(p) = m.get("presentation") {
-        at("presentation/icon".into(), get(p, "/icon").as_ref(), IMAGE);
-    }
-    if let Some(i) = m.get("install") {
-        at(
-            "install/branding/icon".into(),
-            get(i, "/branding/icon").as_ref(),
-            IMAGE,
-        );
-    }
-    if let Some(Value::Object(t)) = m.get("i18n").and_then(|i| i.get("translations")) {
-        for (locale, file) in t {
-            at(format!("i18n/translations/{locale}"), Some(file), FILE);
-        }
-    }
-    for key in ["readme", "changelog"] {
-        at(key.into(), m.get(key), DOC);
-    }
-    if let Some(links) = m.get("links") {
-        at("links/changelog".into(), links.get("changelog"), DOC);
-    }
-}
-
-fn array<'a>(m: &'a Map<String, Value>, key: &str) -> &'a [Value] {
-    m.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
 }
 
 /// `Err` says why `raw` is not acceptable under `rule`.

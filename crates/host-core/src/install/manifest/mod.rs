@@ -23,7 +23,7 @@ use crate::foundation::yaml::{self, YamlError};
 pub use layered::reads as reads_file;
 pub use validate::{is_required, APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STATUSES};
 pub use view::{
-    AgentRuntime, Entry, EntryKind, EvalCheck, FrameFlag, Item, ItemText, Key, ManifestView,
+    AgentRuntime, Entry, EntryKind, EvalCheck, Event, FrameFlag, Item, ItemText, Key, ManifestView,
     Permission, Presentation, Requires, RuntimePackage, Service, Storage, Ui, Workflow, EVAL_TIERS,
     RUNTIME_PACKAGE_PATH_FIELDS, SKILL_FIELDS, TRIGGER_FIELDS,
 };
@@ -107,25 +107,11 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    pub fn str(&self, key: &str) -> Option<&str> {
-        self.data.get(key).and_then(Value::as_str)
-    }
     pub fn name(&self) -> &str {
-        self.str("name").unwrap_or_default()
+        self.view().name()
     }
     pub fn version(&self) -> &str {
-        self.str("version").unwrap_or_default()
-    }
-    /// An array field, or empty when absent or not an array.
-    pub fn array(&self, key: &str) -> &[Value] {
-        self.data
-            .get(key)
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    }
-    pub fn object(&self, key: &str) -> Option<&Map<String, Value>> {
-        self.data.get(key).and_then(Value::as_object)
+        self.view().version()
     }
     pub fn has_errors(&self) -> bool {
         self.findings.iter().any(|f| f.severity == Severity::Error)

@@ -68,7 +68,7 @@ fn layered_file_wins_and_the_conflict_is_a_warning() {
         &Limits::default(),
     )
     .unwrap();
-    let entries = m.array("entries");
+    let entries = m.view().list(Key::Entries);
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[0]["title"], "Start");
     assert_eq!(m.data["install"]["modes"][0], "in_lime");
@@ -279,15 +279,15 @@ fn long_package_controlled_lists_cost_linear_time() {
         &limits,
     )
     .unwrap();
-    assert_eq!(m.array("entries").len(), N / 2 + 1);
+    assert_eq!(m.view().list(Key::Entries).len(), N / 2 + 1);
     let conflicts = m
         .findings
         .iter()
         .filter(|f| f.code == "manifest.layered_conflict")
         .count();
     assert_eq!(conflicts, N);
-    assert_eq!(m.array("permissions").len(), N);
-    assert_eq!(m.array("permissions")[N - 1]["scope"], "storage");
+    assert_eq!(m.view().list(Key::Permissions).len(), N);
+    assert_eq!(m.view().list(Key::Permissions)[N - 1]["scope"], "storage");
     let report = crate::install::readiness::evaluate(
         &m,
         &files,

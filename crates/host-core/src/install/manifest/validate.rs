@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::view::{EntryKind, Item, Key, ManifestView};
 use super::{Finding, CURRENT_MANIFEST_VERSION, NEWEST_MANIFEST_MINOR, OLDEST_MANIFEST_MINOR};
 use crate::foundation::error::ErrorCode;
 
@@ -42,25 +43,25 @@ const PERMISSION_SCOPES: &[&str] = &[
 ];
 const PERMISSION_ACCESS: &[&str] = &["read", "write", "execute", "read-write", "admin"];
 /// Keyed arrays whose keys must be unique.
-const KEYED_ARRAYS: &[&str] = &[
-    "services",
-    "workflows",
-    "knowledgeTemplates",
-    "toolRefs",
-    "artifactTypes",
-    "evals",
-    "events",
-    "secrets",
-    "overlayTemplates",
-    "integrations",
-    "operations",
+const KEYED_ARRAYS: &[Key] = &[
+    Key::Services,
+    Key::Workflows,
+    Key::KnowledgeTemplates,
+    Key::ToolRefs,
+    Key::ArtifactTypes,
+    Key::Evals,
+    Key::Events,
+    Key::Secrets,
+    Key::OverlayTemplates,
+    Key::Integrations,
+    Key::Operations,
 ];
-const DATE_FIELDS: &[&str] = &[
-    "createdAt",
-    "updatedAt",
-    "releasedAt",
-    "deprecatedAt",
-    "endOfLifeAt",
+const DATE_FIELDS: &[Key] = &[
+    Key::CreatedAt,
+    Key::UpdatedAt,
+    Key::ReleasedAt,
+    Key::DeprecatedAt,
+    Key::EndOfLifeAt,
 ];
 
 fn p(ptr: &str) -> String {
@@ -68,22 +69,85 @@ fn p(ptr: &str) -> String {
 }
 
 pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> String {
+    version(m, f);
+    let v = ManifestView::new(m);
     required_string(
-        m,
-        "name",
+        v,
+        Key::Name,
         f,
         runtime_core::ids::is_valid_app_name,
         "must match ^[a-z0-9][a-z0-9-_.]*$ (1..64 characters)",
     );
     required_string(
-        m,
-        "description",
+        v,
+        Key::Description,
         f,
         |s| s.chars().count() <= 1024,
         "must be at most 1024 characters",
     );
-    // version: a string; a YAML number (version: 1.0) is kept as its text with a warning.
-    match m.get("version").cloned() {
+    enum_field(
+        v,
+        Key::Status,
+        STATUSES,
+        ErrorCode::ManifestUnknownStatus,
+        f,
+    );
+    enum_field(
+        v,
+        Key::AppType,
+        APP_TYPES,
+        ErrorCode::ManifestUnknownAppType,
+        f,
+    );
+    let mv = manifest_version(v, f);
+    entries(v, &mv, f);
+    permissions(v, f);
+    for key in KEYED_ARRAYS {
+        keyed_array(v, *key, f);
+    }
+    requires(v, f);
+    required_flags(v, f);
+    super::file_refs::check(m, f);
+    for key in DATE_FIELDS {
+        if let Some(date) = v.value(*key) {
+            if crate::install::compat::parse_date(date).is_none() {
+                let key = key.as_str();
+                f.push(Finding::error(
+                    ErrorCode::ManifestInvalidField,
+                    p(key),
+                    format!("{key} must be an ISO 8601 date or date-time"),
+                ));
+            }
+        }
+    }
+    if let Some(storage) = v.storage() {
+        if !storage.is_mapping() {
+            f.push(Finding::error(
+                ErrorCode::ManifestInvalidField,
+                p("storage"),
+                "storage must be a mapping",
+            ));
+        } else if storage.namespace().is_none() {
+            f.push(Finding::warning(
+                "manifest.storage_namespace_missing",
+                p("storage/namespace"),
+                "storage has no namespace; the app name is used",
+            ));
+        }
+    }
+    if v.publisher_verified_raw().is_some() {
+        f.push(Finding::warning(
+            "manifest.self_declared_verification",
+            p("publisher/verified"),
+            "publisher.verified is decided by AppHost (signatures), not by the package; it is ignored",
+        ));
+    }
+    mv
+}
+
+/// `version`: a string; a YAML number (version: 1.0) is kept as its text with a warning.
+fn version(m: &mut Map<String, Value>, f: &mut Vec<Finding>) {
+    match ManifestView::new(m).value(Key::Version).cloned() {
         None | Some(Value::Null) => f.push(missing("version")),
         Some(Value::String(s)) if s.is_empty() => f.push(missing("version")),
         Some(Value::String(s)) => {
@@ -101,7 +165,7 @@ pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> Stri
                 p("version"),
                 format!("version is the number {n}; quote it (\"{n}\")"),
             ));
-            m.insert("version".into(), Value::String(n.to_string()));
+            m.insert(Key::Version.as_str().into(), Value::String(n.to_string()));
         }
         Some(_) => f.push(Finding::error(
             ErrorCode::ManifestInvalidField,
@@ -109,72 +173,19 @@ pub(super) fn validate(m: &mut Map<String, Value>, f: &mut Vec<Finding>) -> Stri
             "version must be a string",
         )),
     }
-    enum_field(m, "status", STATUSES, ErrorCode::ManifestUnknownStatus, f);
-    enum_field(
-        m,
-        "appType",
-        APP_TYPES,
-        ErrorCode::ManifestUnknownAppType,
-        f,
-    );
-    let mv = manifest_version(m, f);
-    entries(m, &mv, f);
-    permissions(m, f);
-    for key in KEYED_ARRAYS {
-        keyed_array(m, key, f);
-    }
-    requires(m, f);
-    required_flags(m, f);
-    super::file_refs::check(m, f);
-    for key in DATE_FIELDS {
-        if let Some(v) = m.get(*key) {
-            if crate::install::compat::parse_date(v).is_none() {
-                f.push(Finding::error(
-                    ErrorCode::ManifestInvalidField,
-                    p(key),
-                    format!("{key} must be an ISO 8601 date or date-time"),
-                ));
-            }
-        }
-    }
-    if let Some(storage) = m.get("storage") {
-        match storage {
-            Value::Object(s) if !s.get("namespace").is_some_and(Value::is_string) => {
-                f.push(Finding::warning(
-                    "manifest.storage_namespace_missing",
-                    p("storage/namespace"),
-                    "storage has no namespace; the app name is used",
-                ))
-            }
-            Value::Object(_) => {}
-            _ => f.push(Finding::error(
-                ErrorCode::ManifestInvalidField,
-                p("storage"),
-                "storage must be a mapping",
-            )),
-        }
-    }
-    if m.get("publisher").and_then(|p| p.get("verified")).is_some() {
-        f.push(Finding::warning(
-            "manifest.self_declared_verification",
-            p("publisher/verified"),
-            "publisher.verified is decided by AppHost (signatures), not by the package; it is ignored",
-        ));
-    }
-    mv
 }
 
 /// Lists whose items may say `required: true|false` (the standard's schema types it boolean).
-const ITEMS_WITH_REQUIRED: &[&str] = &[
-    "permissions",
-    "knowledgeTemplates",
-    "skillRefs",
-    "toolRefs",
-    "artifactTypes",
-    "evals",
-    "secrets",
-    "overlayTemplates",
-    "integrations",
+const ITEMS_WITH_REQUIRED: &[Key] = &[
+    Key::Permissions,
+    Key::KnowledgeTemplates,
+    Key::SkillRefs,
+    Key::ToolRefs,
+    Key::ArtifactTypes,
+    Key::Evals,
+    Key::Secrets,
+    Key::OverlayTemplates,
+    Key::Integrations,
 ];
 
 /// Whether a declared item (a permission, secret, tool, ...) is required. The one rule that
@@ -182,17 +193,17 @@ const ITEMS_WITH_REQUIRED: &[&str] = &[
 /// (`"yes"`, `1`, `"true"`) is a `manifest.invalid_field` error found by validation, so an
 /// installed manifest never carries one.
 pub fn is_required(item: &Value) -> bool {
-    matches!(item.get("required"), Some(Value::Bool(true)))
+    Item::new(item).required()
 }
 
 /// `required` must be a boolean wherever the standard defines it.
-fn required_flags(m: &Map<String, Value>, f: &mut Vec<Finding>) {
+fn required_flags(v: ManifestView, f: &mut Vec<Finding>) {
     let lists = ITEMS_WITH_REQUIRED
         .iter()
-        .map(|k| (k.to_string(), m.get(*k)))
+        .map(|k| (k.as_str().to_owned(), v.value(*k)))
         .chain(std::iter::once((
             "skills/references".to_owned(),
-            m.get("skills").and_then(|s| s.get("references")),
+            v.skill_references_raw(),
         )));
     for (list, items) in lists {
         for (i, item) in items
@@ -201,7 +212,7 @@ fn required_flags(m: &Map<String, Value>, f: &mut Vec<Finding>) {
             .flatten()
             .enumerate()
         {
-            match item.get("required") {
+            match Item::new(item).required_raw() {
                 None | Some(Value::Bool(_)) => {}
                 Some(v) => f.push(Finding::error(
                     ErrorCode::ManifestInvalidField,
@@ -222,13 +233,14 @@ fn missing(key: &str) -> Finding {
 }
 
 fn required_string(
-    m: &Map<String, Value>,
-    key: &str,
+    v: ManifestView,
+    key: Key,
     f: &mut Vec<Finding>,
     ok: impl Fn(&str) -> bool,
     rule: &str,
 ) {
-    match m.get(key) {
+    let (value, key) = (v.value(key), key.as_str());
+    match value {
         None | Some(Value::Null) => f.push(missing(key)),
         Some(Value::String(s)) if s.is_empty() => f.push(missing(key)),
         Some(Value::String(s)) if !ok(s) => f.push(Finding::error(
@@ -245,14 +257,9 @@ fn required_string(
     }
 }
 
-fn enum_field(
-    m: &Map<String, Value>,
-    key: &str,
-    allowed: &[&str],
-    code: ErrorCode,
-    f: &mut Vec<Finding>,
-) {
-    match m.get(key) {
+fn enum_field(v: ManifestView, key: Key, allowed: &[&str], code: ErrorCode, f: &mut Vec<Finding>) {
+    let (value, key) = (v.value(key), key.as_str());
+    match value {
         None | Some(Value::Null) => f.push(missing(key)),
         Some(Value::String(s)) if s.is_empty() => f.push(missing(key)),
         Some(Value::String(s)) if allowed.contains(&s.as_str()) => {}
@@ -265,8 +272,8 @@ fn enum_field(
 }
 
 /// Returns the effective manifest version.
-fn manifest_version(m: &Map<String, Value>, f: &mut Vec<Finding>) -> String {
-    let raw = match m.get("manifestVersion") {
+fn manifest_version(v: ManifestView, f: &mut Vec<Finding>) -> String {
+    let raw = match v.value(Key::ManifestVersion) {
         None | Some(Value::Null) => {
             f.push(Finding::warning(
                 "manifest.version_assumed",
@@ -328,28 +335,30 @@ fn manifest_version(m: &Map<String, Value>, f: &mut Vec<Finding>) -> String {
     normalized
 }
 
-fn entries(m: &Map<String, Value>, mv: &str, f: &mut Vec<Finding>) {
-    let Some(list) = m.get("entries") else { return };
-    let Some(list) = list.as_array() else {
+fn entries(v: ManifestView, mv: &str, f: &mut Vec<Finding>) {
+    let Some(list) = v.value(Key::Entries) else {
+        return;
+    };
+    if !list.is_array() {
         f.push(Finding::error(
             ErrorCode::ManifestInvalidField,
             p("entries"),
             "entries must be a list",
         ));
         return;
-    };
+    }
     let mut keys = HashSet::new();
-    for (i, e) in list.iter().enumerate() {
+    for (i, entry) in v.entries().enumerate() {
         let at = |field: &str| p(&format!("entries/{i}{field}"));
-        let Some(obj) = e.as_object() else {
+        if !entry.is_object() {
             f.push(Finding::error(
                 ErrorCode::ManifestInvalidField,
                 at(""),
                 "each entry must be a mapping",
             ));
             continue;
-        };
-        match obj.get("key") {
+        }
+        match entry.key_raw() {
             None | Some(Value::Null) => f.push(Finding::error(
                 ErrorCode::ManifestMissingField,
                 at("/key"),
@@ -370,27 +379,16 @@ fn entries(m: &Map<String, Value>, mv: &str, f: &mut Vec<Finding>) {
                 format!("entry key {k} must match ^[a-zA-Z0-9_.:-]+$"),
             )),
         }
-        let label = obj
-            .get("key")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_owned();
-        match obj.get("kind").and_then(Value::as_str) {
+        let label = entry.key().unwrap_or("?");
+        match entry.kind().map(EntryKind::as_str) {
             None => f.push(Finding::error(
                 ErrorCode::ManifestMissingField,
                 at("/kind"),
                 format!("entry {label} has no kind"),
             )),
             Some(k) if ENTRY_KINDS.contains(&k) => {
-                let binding = match k {
-                    "page" => Some("route"),
-                    "panel" => Some("panel"),
-                    "command" => Some("command"),
-                    "workflow" => Some("workflow"),
-                    "expert-chat" => Some("persona"),
-                    _ => None,
-                };
-                if let Some(b) = binding.filter(|b| !obj.contains_key(*b)) {
+                let kind = EntryKind::parse(k);
+                if let Some(b) = kind.binding().filter(|_| !entry.has_binding(kind)) {
                     f.push(Finding::warning(
                         "entry.missing_binding",
                         at(""),
@@ -418,7 +416,7 @@ fn entries(m: &Map<String, Value>, mv: &str, f: &mut Vec<Finding>) {
                 ),
             )),
         }
-        if !obj.get("title").is_some_and(Value::is_string) {
+        if !entry.title_raw().is_some_and(Value::is_string) {
             f.push(Finding::warning(
                 "entry.missing_title",
                 at("/title"),
@@ -434,17 +432,11 @@ fn is_entry_key(k: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
 }
 
-fn permissions(m: &Map<String, Value>, f: &mut Vec<Finding>) {
-    keyed_array(m, "permissions", f);
-    for (i, perm) in m
-        .get("permissions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+fn permissions(v: ManifestView, f: &mut Vec<Finding>) {
+    keyed_array(v, Key::Permissions, f);
+    for (i, perm) in v.permissions().enumerate() {
         let at = |field: &str| p(&format!("permissions/{i}/{field}"));
-        if let Some(s) = perm.get("scope").and_then(Value::as_str) {
+        if let Some(s) = perm.scope() {
             if !PERMISSION_SCOPES.contains(&s) {
                 f.push(Finding::warning(
                     "permission.unknown_scope",
@@ -459,7 +451,7 @@ fn permissions(m: &Map<String, Value>, f: &mut Vec<Finding>) {
                 "permission has no scope",
             ));
         }
-        if let Some(a) = perm.get("access").and_then(Value::as_str) {
+        if let Some(a) = perm.access() {
             if !PERMISSION_ACCESS.contains(&a) {
                 f.push(Finding::warning(
                     "permission.unknown_access",
@@ -468,7 +460,7 @@ fn permissions(m: &Map<String, Value>, f: &mut Vec<Finding>) {
                 ));
             }
         }
-        if perm.get("bypassPermissions").is_some() {
+        if perm.bypass_permissions_raw().is_some() {
             f.push(Finding::error(
                 ErrorCode::ManifestInvalidField,
                 at("bypassPermissions"),
@@ -478,9 +470,10 @@ fn permissions(m: &Map<String, Value>, f: &mut Vec<Finding>) {
     }
 }
 
-fn keyed_array(m: &Map<String, Value>, key: &str, f: &mut Vec<Finding>) {
-    let Some(v) = m.get(key) else { return };
-    let Some(list) = v.as_array() else {
+fn keyed_array(v: ManifestView, key: Key, f: &mut Vec<Finding>) {
+    let Some(value) = v.value(key) else { return };
+    let key = key.as_str();
+    let Some(list) = value.as_array() else {
         f.push(Finding::error(
             ErrorCode::ManifestInvalidField,
             p(key),
@@ -490,19 +483,15 @@ fn keyed_array(m: &Map<String, Value>, key: &str, f: &mut Vec<Finding>) {
     };
     let mut seen = HashSet::new();
     for (i, item) in list.iter().enumerate() {
-        let Some(obj) = item.as_object() else {
+        if !item.is_object() {
             f.push(Finding::error(
                 ErrorCode::ManifestInvalidField,
                 p(&format!("{key}/{i}")),
                 format!("each item of {key} must be a mapping"),
             ));
             continue;
-        };
-        match obj
-            .get("key")
-            .or_else(|| obj.get("id"))
-            .and_then(Value::as_str)
-        {
+        }
+        match Item::new(item).key_or_id() {
             Some(k) => {
                 if !seen.insert(k.to_owned()) {
                     f.push(Finding::error(
@@ -521,17 +510,20 @@ fn keyed_array(m: &Map<String, Value>, key: &str, f: &mut Vec<Finding>) {
     }
 }
 
-fn requires(m: &Map<String, Value>, f: &mut Vec<Finding>) {
-    let Some(req) = m.get("requires") else { return };
-    let Some(req) = req.as_object() else {
+fn requires(v: ManifestView, f: &mut Vec<Finding>) {
+    let Some(raw) = v.value(Key::Requires) else {
+        return;
+    };
+    if !raw.is_object() {
         f.push(Finding::error(
             ErrorCode::ManifestInvalidField,
             p("requires"),
             "requires must be a mapping",
         ));
         return;
-    };
-    match req.get("capabilities") {
+    }
+    let req = v.requires();
+    match req.capabilities_raw() {
         None | Some(Value::Null) => {}
         Some(Value::Array(a)) if a.iter().all(Value::is_string) => {}
         Some(Value::Object(o)) if o.values().all(Value::is_string) => {}
@@ -541,7 +533,7 @@ fn requires(m: &Map<String, Value>, f: &mut Vec<Finding>) {
             "requires.capabilities must be a list of names or a map of name to version range",
         )),
     }
-    if let Some(lime) = req.get("lime") {
+    if let Some(lime) = req.lime_raw() {
         if !lime
             .as_object()
             .is_some_and(|o| o.values().all(Value::is_string))
@@ -553,7 +545,7 @@ fn requires(m: &Map<String, Value>, f: &mut Vec<Finding>) {
             ));
         }
     }
-    if let Some(sdk) = req.get("sdk") {
+    if let Some(sdk) = req.sdk_raw() {
         if !sdk.is_string() {
             f.push(Finding::error(
                 ErrorCode::ManifestInvalidField,

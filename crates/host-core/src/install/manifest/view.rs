@@ -12,7 +12,10 @@ use serde_json::{Map, Value};
 use super::Manifest;
 
 mod key;
+mod package_paths;
+mod raw;
 pub use key::Key;
+pub use package_paths::PathKind;
 
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -142,6 +145,21 @@ impl<'a> ManifestView<'a> {
     }
     pub fn workflows(self) -> impl Iterator<Item = Workflow<'a>> {
         self.list(Key::Workflows).iter().map(Workflow)
+    }
+    /// `events[]`: the topics the app publishes or subscribes to.
+    pub fn events(self) -> impl Iterator<Item = Event<'a>> {
+        self.list(Key::Events).iter().map(Event)
+    }
+    /// Every string `domains[]` item of every permission, first occurrence only, in manifest
+    /// order.
+    pub fn permission_domains(self) -> Vec<&'a str> {
+        let mut out: Vec<&str> = Vec::new();
+        for d in self.permissions().flat_map(Permission::domains) {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out
     }
     /// The items of a declared list (`secrets`, `knowledgeTemplates`, `toolRefs`, ...).
     pub fn items(self, list: Key) -> impl Iterator<Item = Item<'a>> {
@@ -320,6 +338,15 @@ impl<'a> AgentRuntime<'a> {
     pub fn raw(self) -> Option<&'a Value> {
         self.0
     }
+    /// `agentRuntime.sessionPolicy.modes` (strings only; empty when absent or not a list).
+    pub fn session_modes(self) -> Vec<&'a str> {
+        strings(
+            self.0
+                .and_then(|r| r.get("sessionPolicy"))
+                .and_then(|p| p.get("modes")),
+        )
+        .collect()
+    }
 }
 
 /// What an entry is (`entries[].kind`).
@@ -363,6 +390,16 @@ impl<'a> EntryKind<'a> {
             EntryKind::Settings => "settings",
             EntryKind::Other(s) => s,
         }
+    }
+
+    /// Whether an entry of this kind is a UI surface a window can mount (artifact viewers are
+    /// `artifact` entries). The one list of mountable kinds: the bridge's mounting refuses the
+    /// others and the store's app summary marks them.
+    pub fn is_ui_surface(self) -> bool {
+        matches!(
+            self,
+            EntryKind::Page | EntryKind::Panel | EntryKind::Settings | EntryKind::Artifact
+        )
     }
 }
 
@@ -481,6 +518,20 @@ impl<'a> Service<'a> {
     }
     pub fn key(self) -> Option<&'a str> {
         text(self.0, "key")
+    }
+}
+
+/// One `events[]` item: `{key, direction: publish | subscribe | both}`.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a>(&'a Value);
+
+impl<'a> Event<'a> {
+    pub fn key(self) -> Option<&'a str> {
+        text(self.0, "key")
+    }
+    /// `direction`, when a string.
+    pub fn direction(self) -> Option<&'a str> {
+        text(self.0, "direction")
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::staging_fs::{sync_dir, sync_parent};
 use super::{failpoint, io};
 use crate::foundation::error::HostResult;
 use crate::foundation::paths::DataDir;
@@ -115,7 +116,7 @@ impl Op {
 
     /// Retires the staging folder: the operation is over.
     pub fn finish(self) -> HostResult<()> {
-        super::recovery::retire(&self.dir)
+        super::staging_fs::retire(&self.dir)
     }
 }
 
@@ -124,14 +125,4 @@ pub fn read(dir: &Path) -> Option<Journal> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// fsyncs a directory: the files created, renamed or removed in it are durable.
-pub fn sync_dir(dir: &Path) -> HostResult<()> {
-    runtime_core::durable::sync_dir(dir).map_err(|e| io("cannot sync", dir, e))
-}
-
-/// fsyncs the directory holding `path`.
-pub fn sync_parent(path: &Path) -> HostResult<()> {
-    runtime_core::durable::sync_parent(path).map_err(|e| io("cannot sync the folder of", path, e))
-}
-
-pub use crate::foundation::random::random_id;
+use crate::foundation::random::random_id;

@@ -199,7 +199,7 @@ impl Store {
         // The bindings are gone with the commit; their values are unreachable now, and removed
         // here (a value that cannot be removed is a warning, as a leftover pack file is).
         let mut warnings = warnings;
-        warnings.extend(crate::hosting::app_secrets::delete_values(
+        warnings.extend(super::secret_bindings::delete_secret_values(
             &self.dir,
             &secret_values,
         ));

@@ -27,8 +27,12 @@ mod recovery;
 mod schema;
 mod secret_bindings;
 mod serving;
+mod settings;
+mod staging_fs;
 mod stamp;
 mod storage_plan;
+mod summary;
+mod trusted_keys;
 mod verify;
 
 use std::collections::BTreeSet;
@@ -51,7 +55,7 @@ pub use lifecycle::UninstallOutcome;
 pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};
 pub use schema::is_busy;
-pub use secret_bindings::SecretBinding;
+pub use secret_bindings::{delete_secret_values, SecretBinding};
 pub use serving::ActiveApp;
 pub use stamp::ChangeStamp;
 pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
@@ -59,9 +63,7 @@ pub use verify::{Problem, VerifyReport};
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
-use crate::foundation::profile::HostProfile;
 use crate::install::manifest::Manifest;
-use crate::install::readiness::{self, Grants, HostState, Report};
 use crate::install::signature::TrustedKey;
 use runtime_core::{AppDataStore, AppId};
 
@@ -124,7 +126,7 @@ pub struct EntrySummary {
     pub key: String,
     pub kind: String,
     pub title: Option<String>,
-    /// Whether the entry is a UI surface the window can mount (`bridge::mounting::MOUNTABLE_KINDS`).
+    /// Whether the entry is a UI surface the window can mount (`EntryKind::is_ui_surface`).
     pub mountable: bool,
 }
 
@@ -272,197 +274,6 @@ impl Store {
         }
     }
 
-    pub fn trusted_keys(&self) -> HostResult<Vec<TrustedKey>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT key_id, public_key, name FROM trusted_keys ORDER BY key_id, public_key",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(TrustedKey {
-                key_id: r.get(0)?,
-                public_key: r.get(1)?,
-                name: r.get(2)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Trusts a key. The key is identified by its full public key: the id is recomputed from
-    /// it (whatever `key.key_id` says), and adding a key again only renames it.
-    pub fn add_trusted_key(&self, key: &TrustedKey) -> HostResult<TrustedKey> {
-        self.require_lock()?;
-        let vk = crate::install::signature::parse_public_key(&key.public_key)?;
-        let key = TrustedKey {
-            key_id: crate::install::signature::key_id(&vk),
-            public_key: crate::install::signature::encode_public_key(&vk),
-            name: key.name.clone(),
-        };
-        let tx = self.conn.unchecked_transaction()?;
-        tx.execute(
-            "INSERT INTO trusted_keys (public_key, key_id, name, added_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (public_key) DO UPDATE SET name = excluded.name",
-            params![key.public_key, key.key_id, key.name, now_str()],
-        )?;
-        audit(
-            &tx,
-            "trust.add",
-            None,
-            None,
-            &serde_json::json!({"keyId": key.key_id, "publicKey": key.public_key, "name": key.name}),
-        )?;
-        tx.commit()?;
-        Ok(key)
-    }
-
-    /// Stops trusting a key, named by its full public key or by its key id (refused when
-    /// several trusted keys share that id).
-    pub fn remove_trusted_key(&self, key: &str) -> HostResult<TrustedKey> {
-        self.require_lock()?;
-        let full = crate::install::signature::parse_public_key(key)
-            .ok()
-            .map(|k| crate::install::signature::encode_public_key(&k));
-        let matching: Vec<TrustedKey> = self
-            .trusted_keys()?
-            .into_iter()
-            .filter(|k| match &full {
-                Some(pk) => k.public_key == *pk,
-                None => k.key_id == key,
-            })
-            .collect();
-        let found = match matching.as_slice() {
-            [] => {
-                return Err(
-                    HostError::new(ErrorCode::KeyNotFound, format!("no trusted key {key}"))
-                        .with("keyId", key),
-                )
-            }
-            [one] => one.clone(),
-            several => {
-                return Err(HostError::new(
-                    ErrorCode::KeyAmbiguous,
-                    format!(
-                        "{} trusted keys have the id {key}; name the one to remove by its full public key",
-                        several.len()
-                    ),
-                )
-                .with("keyId", key)
-                .with("keys", several))
-            }
-        };
-        let tx = self.conn.unchecked_transaction()?;
-        tx.execute(
-            "DELETE FROM trusted_keys WHERE public_key = ?1",
-            [&found.public_key],
-        )?;
-        audit(
-            &tx,
-            "trust.remove",
-            None,
-            None,
-            &serde_json::json!({"keyId": found.key_id, "publicKey": found.public_key}),
-        )?;
-        tx.commit()?;
-        Ok(found)
-    }
-
-    /// The publisher pinned for an app name (installed, or uninstalled with its data kept).
-    fn publisher_pin(&self, name: &str) -> HostResult<Option<Signer>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT key_id, public_key FROM publishers WHERE app = ?1",
-                [name],
-                |r| Ok(Signer::pinned(r.get(0)?, r.get(1)?)),
-            )
-            .optional()?)
-    }
-
-    /// Every stored setting, by key.
-    pub fn settings(&self) -> HostResult<std::collections::BTreeMap<String, String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT key, value FROM settings ORDER BY key")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// Stores a setting after checking it (`None` removes it).
-    pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
-        self.require_lock()?;
-        let check = |v: &str| {
-            if key == crate::hosting::agent_tool_policy::SETTING_KEY {
-                return crate::hosting::agent_tool_policy::check_setting(v)
-                    .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key));
-            }
-            crate::foundation::limits::Limits::default()
-                .apply_setting(key, v)
-                .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key))
-        };
-        let tx = self.conn.unchecked_transaction()?;
-        match value {
-            Some(v) => {
-                check(v)?;
-                tx.execute(
-                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    params![key, v.trim()],
-                )?;
-            }
-            None => {
-                check(if key == crate::hosting::agent_tool_policy::SETTING_KEY {
-                    crate::hosting::agent_tool_policy::ASK
-                } else {
-                    "1"
-                })?;
-                tx.execute("DELETE FROM settings WHERE key = ?1", [key])?;
-            }
-        }
-        audit(
-            &tx,
-            "setting",
-            None,
-            None,
-            &serde_json::json!({"key": key, "value": value}),
-        )?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Writes (or with `None` removes) host settings outside the `limits.*` family, which
-    /// their own module has checked (model settings), in one transaction with an audit entry.
-    pub fn write_settings(
-        &self,
-        values: &[(&str, Option<&str>)],
-        audit_action: &str,
-        audit_details: &Value,
-    ) -> HostResult<()> {
-        self.require_lock()?;
-        let tx = self.conn.unchecked_transaction()?;
-        for (key, value) in values {
-            match value {
-                Some(v) => tx.execute(
-                    "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    params![key, v],
-                )?,
-                None => tx.execute("DELETE FROM settings WHERE key = ?1", [key])?,
-            };
-        }
-        audit(&tx, audit_action, None, None, audit_details)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// The limits in effect: defaults overridden by stored settings.
-    pub fn limits(&self) -> HostResult<crate::foundation::limits::Limits> {
-        let mut limits = crate::foundation::limits::Limits::default();
-        for (k, v) in self.settings()? {
-            if k.starts_with("limits.") {
-                limits
-                    .apply_setting(&k, &v)
-                    .map_err(|m| HostError::new(ErrorCode::StoreCorrupt, m).with("key", k))?;
-            }
-        }
-        Ok(limits)
-    }
-
     pub fn app_names(&self) -> HostResult<Vec<String>> {
         let mut stmt = self.conn.prepare("SELECT name FROM apps ORDER BY name")?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
@@ -550,24 +361,6 @@ impl Store {
         stored_manifest(&row.manifest_json)
     }
 
-    /// Readiness of the active version of an installed app, now.
-    pub fn readiness(&self, name: &str, profile: &HostProfile) -> HostResult<Report> {
-        let app = self.app_row(name)?;
-        let manifest = self.manifest(name, &app.active)?;
-        let files = self.file_records(name, &app.active)?;
-        let mut state = HostState::preview(jiff::Timestamp::now());
-        state.disabled = !app.enabled;
-        state.grants = Grants::Granted(self.grants_of(name)?);
-        state.bound_secrets = self
-            .secret_bindings(name)?
-            .into_iter()
-            .map(|b| b.slot)
-            .collect();
-        state.storage_failure = self.storage_failure(name, &app.active)?;
-        state.model_configured = crate::hosting::model_settings::load(self)?.is_some();
-        Ok(readiness::evaluate(&manifest, &files, profile, &state))
-    }
-
     pub fn projection(&self, name: &str) -> HostResult<Value> {
         let app = self.app_row(name)?;
         let row = self.version_row(name, &app.active)?;
@@ -577,53 +370,6 @@ impl Store {
                 format!("stored projection of {name}: {e}"),
             )
         })
-    }
-
-    pub fn summary(&self, name: &str, profile: &HostProfile) -> HostResult<AppSummary> {
-        let app = self.app_row(name)?;
-        let row = self.version_row(name, &app.active)?;
-        let manifest = stored_manifest(&row.manifest_json)?;
-        let readiness = self.readiness(name, profile)?;
-        Ok(AppSummary {
-            name: name.to_owned(),
-            display_name: manifest.view().display_name().map(str::to_owned),
-            description: manifest.view().description().unwrap_or_default().to_owned(),
-            active_version: app.active.clone(),
-            previous_version: app.previous.clone(),
-            versions: self.versions_of(name)?,
-            enabled: app.enabled,
-            trust: row.trust,
-            sideloaded: row.sideloaded,
-            readiness: readiness.status.as_str().to_owned(),
-            package_hash: row.package_hash,
-            installed_at: app.installed_at,
-            updated_at: app.updated_at,
-            warnings: Vec::new(),
-            entries: entry_summaries(&manifest),
-            dev: self.is_dev(name)?,
-            publisher: manifest.view().publisher_name().map(str::to_owned),
-            icon: self.icon_data_url(name, &app.active, &manifest),
-            readiness_reasons: readiness_reasons(&readiness),
-            setup_actions: readiness.setup_actions,
-        })
-    }
-
-    /// Whether `name` is an `apphost dev` install (a `dev-app/<name>` settings row).
-    pub fn is_dev(&self, name: &str) -> HostResult<bool> {
-        Ok(self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM settings WHERE key = ?1)",
-            [format!("{DEV_PREFIX}{name}")],
-            |r| r.get(0),
-        )?)
-    }
-
-    /// Every installed app, by name.
-    pub fn list_apps(&self) -> HostResult<Vec<AppSummary>> {
-        let profile = HostProfile::current();
-        self.app_names()?
-            .iter()
-            .map(|n| self.summary(n, &profile))
-            .collect()
     }
 
     /// The audit log, newest first (optionally for one app).
@@ -641,45 +387,6 @@ impl Store {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
-}
-
-/// The messages of the checks that keep an app from being simply ready, each once.
-fn readiness_reasons(report: &crate::install::readiness::Report) -> Vec<String> {
-    use crate::install::readiness::Outcome;
-    let mut out: Vec<String> = Vec::new();
-    for c in &report.checks {
-        let counts = match c.outcome {
-            Outcome::Blocked | Outcome::NeedsSetup | Outcome::Degraded => true,
-            Outcome::Unknown => c.required,
-            Outcome::Pass | Outcome::Notice => false,
-        };
-        if counts && !out.contains(&c.message) {
-            out.push(c.message.clone());
-            if out.len() == MAX_READINESS_REASONS {
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// The entries of a manifest, in order; entries without a string `key` are skipped.
-fn entry_summaries(manifest: &Manifest) -> Vec<EntrySummary> {
-    manifest
-        .view()
-        .entries()
-        .filter(|e| e.is_object())
-        .filter_map(|e| {
-            let kind = e.kind().map(|k| k.as_str().to_owned()).unwrap_or_default();
-            Some(EntrySummary {
-                key: e.key()?.to_owned(),
-                mountable: crate::hosting::bridge::mounting::MOUNTABLE_KINDS
-                    .contains(&kind.as_str()),
-                kind,
-                title: e.title().map(str::to_owned),
-            })
-        })
-        .collect()
 }
 
 struct AppRow {

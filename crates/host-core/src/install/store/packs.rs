@@ -195,7 +195,7 @@ impl BlobSink for PackSink {
 
 /// A fresh pack id (random 128-bit): a new pack never has the name of another.
 pub fn new_id() -> HostResult<String> {
-    super::journal::random_id()
+    crate::foundation::random::random_id()
 }
 
 /// Seals the finished pack at `src` and moves it into `packs/` as `<id>.pack`, never replacing
@@ -205,7 +205,7 @@ pub fn place(src: &Path, packs_dir: &Path, id: &str) -> HostResult<PathBuf> {
     if !packs_dir.is_dir() {
         runtime_core::private_fs::create_private_dir(packs_dir)
             .map_err(|e| io("cannot create", packs_dir, e))?;
-        super::journal::sync_parent(packs_dir)?;
+        super::staging_fs::sync_parent(packs_dir)?;
     }
     let dest = pack_path(packs_dir, id);
     seal(src)?;
@@ -220,7 +220,7 @@ pub fn place(src: &Path, packs_dir: &Path, id: &str) -> HostResult<PathBuf> {
             io("cannot place pack", src, e)
         }
     })?;
-    super::journal::sync_dir(packs_dir)?;
+    super::staging_fs::sync_dir(packs_dir)?;
     Ok(dest)
 }
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::staging_fs::{self, remove_any, remove_file_if_present, retire, TRASH_SUFFIX};
 use super::{failpoint, journal, Store};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
@@ -36,8 +37,6 @@ pub struct Quarantined {
     pub path: String,
     pub reason: String,
 }
-
-pub const TRASH_SUFFIX: &str = ".trash";
 
 /// What a staging folder may hold besides data set aside (the journal, the staged pack).
 const OWN_FILES: [&str; 3] = ["journal.json", "journal.json.tmp", "pack"];
@@ -165,8 +164,8 @@ fn restore(
         };
         match parent_ok.and_then(|()| fs::rename(&m.to, &m.from).map_err(|e| e.to_string())) {
             Ok(()) => {
-                journal::sync_parent(&m.from)?;
-                journal::sync_parent(&m.to)?;
+                staging_fs::sync_parent(&m.from)?;
+                staging_fs::sync_parent(&m.to)?;
                 return Ok(());
             }
             Err(e) => Some(format!(
@@ -215,8 +214,8 @@ fn quarantine(data: &DataDir, op_id: &str, what: &Path) -> HostResult<PathBuf> {
     let dir = data.quarantine().join(op_id);
     runtime_core::private_fs::create_private_dir(&dir)
         .map_err(|e| super::io("cannot create", &dir, e))?;
-    journal::sync_parent(&dir)?;
-    journal::sync_parent(&data.quarantine())?;
+    staging_fs::sync_parent(&dir)?;
+    staging_fs::sync_parent(&data.quarantine())?;
     let base = what
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -228,8 +227,8 @@ fn quarantine(data: &DataDir, op_id: &str, what: &Path) -> HostResult<PathBuf> {
         dest = dir.join(format!("{base}-{n}"));
     }
     fs::rename(what, &dest).map_err(|e| super::io("cannot quarantine", what, e))?;
-    journal::sync_dir(&dir)?;
-    journal::sync_parent(what)?;
+    staging_fs::sync_dir(&dir)?;
+    staging_fs::sync_parent(what)?;
     failpoint::hit("recover.quarantined");
     Ok(dest)
 }
@@ -248,68 +247,6 @@ pub(super) fn quarantine_warnings(recovered: &[Recovered]) -> Vec<HostError> {
             .with("path", &q.path)
         })
         .collect()
-}
-
-/// Marks a staging folder as finished (one atomic rename), then deletes it.
-pub(super) fn retire(dir: &Path) -> HostResult<()> {
-    let mut trash = dir.as_os_str().to_owned();
-    trash.push(TRASH_SUFFIX);
-    let trash = std::path::PathBuf::from(trash);
-    fs::rename(dir, &trash).map_err(|e| super::io("cannot retire", dir, e))?;
-    failpoint::hit("op.retired");
-    remove_any(&trash)
-}
-
-fn remove_any(path: &Path) -> HostResult<()> {
-    let is_dir = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-    let remove = |p: &Path| {
-        if is_dir(p) {
-            fs::remove_dir_all(p)
-        } else {
-            fs::remove_file(p)
-        }
-    };
-    let mut result = remove(path);
-    if matches!(&result, Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied) {
-        // App data may hold folders without write or search permission: grant them to the
-        // owner (never following a link), then try again.
-        make_removable(path);
-        result = remove(path);
-    }
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(super::io("cannot remove", path, e))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Gives the owner full access to every folder under `root` (lstat: links are not followed).
-/// Best effort: `remove_any` reports whatever still fails.
-fn make_removable(root: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        match fs::symlink_metadata(&dir) {
-            Ok(m) if m.is_dir() => {}
-            _ => continue,
-        }
-        if fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).is_err() {
-            continue;
-        }
-        if let Ok(rd) = fs::read_dir(&dir) {
-            stack.extend(rd.flatten().map(|e| e.path()));
-        }
-    }
-}
-
-fn remove_file_if_present(path: &Path) -> HostResult<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(super::io("cannot remove", path, e))
-        }
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

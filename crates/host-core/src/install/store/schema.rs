@@ -1,6 +1,7 @@
 //! `host.db`: AppHost's own state. App data never lives here (invariant: host core state and
 //! app state never mix); each app's data is under `apps/<name>/`.
 
+use runtime_core::sqlite::SqliteOpen;
 use rusqlite::Connection;
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
@@ -91,11 +92,12 @@ CREATE TABLE ops (
 );
 "#;
 
-/// Whether `e` is SQLite's "database is locked" surfacing through a path where the connection's
-/// busy handler is not asked (a journal-mode switch or schema creation racing another process
-/// that opens the same new data directory).
+/// Whether `e` is SQLite's busy refusal (`SQLITE_BUSY` / `SQLITE_LOCKED` by result code, see
+/// [`runtime_core::sqlite::is_busy`]) surfacing through a path where the connection's busy
+/// handler is not asked (a journal-mode switch or schema creation racing another process that
+/// opens the same new data directory).
 pub fn is_busy(e: &HostError) -> bool {
-    e.code == ErrorCode::StoreDb && e.message.contains("database is locked")
+    e.code == ErrorCode::StoreDb && e.is_sqlite_busy()
 }
 
 /// Opens `host.db`, creating or migrating its schema. Two processes opening a brand-new data
@@ -114,16 +116,9 @@ pub fn open(path: &std::path::Path) -> HostResult<Connection> {
 }
 
 fn open_once(path: &std::path::Path) -> HostResult<Connection> {
-    let conn = runtime_core::private_fs::open_private_db(path).map_err(|e| {
-        HostError::new(
-            ErrorCode::StoreDb,
-            format!("cannot open {}: {e}", path.display()),
-        )
-    })?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
+    let conn = SqliteOpen::host_store()
+        .open(path)
+        .map_err(|e| HostError::from_sqlite(&e, format!("cannot open {}: {e}", path.display())))?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     match version {
         0..SCHEMA_VERSION => {
@@ -269,6 +264,28 @@ CREATE TABLE storage_failures (
 mod tests {
     use super::*;
     use rusqlite::params;
+
+    /// A busy refusal is recognised by SQLite's result code, through `From<rusqlite::Error>`;
+    /// a message that merely says "database is locked" is not.
+    #[test]
+    fn busy_is_recognised_by_result_code_not_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("host.db");
+        let holder = open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.busy_timeout(std::time::Duration::ZERO).unwrap();
+        let e: HostError = other
+            .execute("DELETE FROM ops", [])
+            .map(|_| ())
+            .unwrap_err()
+            .into();
+        assert!(is_busy(&e), "{e:?}");
+        let text = HostError::new(ErrorCode::StoreDb, "database is locked");
+        assert!(!is_busy(&text));
+        let syntax: HostError = other.execute_batch("NOT SQL").unwrap_err().into();
+        assert!(!is_busy(&syntax));
+    }
 
     /// A version-1 host.db opens, and its apps get their publisher pinned by full key: from the
     /// signature kept in the stored manifest, else from the trusted key with that id; a key that

@@ -1,6 +1,6 @@
 //! Which `lime.secrets` slots of an app are bound, as rows of the `settings` table keyed
 //! `app-secret/<app>/<slot>` (no schema change): the opaque ref the app sees and where the
-//! value is kept (a [`SecretRef`](crate::hosting::secrets::SecretRef)), never the value. Binding and
+//! value is kept (a [`SecretRef`](crate::install::secrets::SecretRef)), never the value. Binding and
 //! unbinding are audited like grants. `uninstall --delete-data` removes the rows in its own
 //! transaction (and the values after its commit); `--keep-data` keeps both.
 
@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{audit, Store};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::paths::DataDir;
+use crate::install::secrets::{self, SecretRef};
 
 const PREFIX: &str = "app-secret/";
 
@@ -132,4 +134,30 @@ pub(super) fn bindings_in(conn: &Connection, app: &str) -> HostResult<Vec<Secret
         out.push(b);
     }
     Ok(out)
+}
+
+/// Deletes the values of `bindings` from their secret stores; each failure is returned as a
+/// warning (the bindings are gone already, so a leftover value is unreachable).
+pub fn delete_secret_values(dir: &DataDir, bindings: &[SecretBinding]) -> Vec<HostError> {
+    let mut warnings = Vec::new();
+    for b in bindings {
+        let Some(r) = SecretRef::parse(&b.stored_as) else {
+            continue;
+        };
+        if let Err(e) = secrets::open_backend(dir, r.backend).and_then(|s| s.delete(&r.name)) {
+            warnings.push(
+                HostError::new(
+                    e.code,
+                    format!(
+                        "the value of secret slot {} could not be removed from the {}: {}",
+                        b.slot,
+                        r.backend.as_str(),
+                        e.message
+                    ),
+                )
+                .with("slot", b.slot.clone()),
+            );
+        }
+    }
+    warnings
 }

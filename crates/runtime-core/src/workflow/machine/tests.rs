@@ -170,7 +170,7 @@ fn errors_ask_the_user_and_a_non_retryable_error_is_never_retried() {
     let c = call(&m);
     m.apply(Fact::Failed {
         key: c.idempotency_key,
-        code: "APP_E403".into(),
+        code: "APP_E002".into(),
         message: "denied".into(),
         retryable: false,
     })
@@ -178,7 +178,7 @@ fn errors_ask_the_user_and_a_non_retryable_error_is_never_retried() {
     let Pending::Decision { key, code, .. } = pending(&m) else {
         panic!()
     };
-    assert_eq!(code, "APP_E403");
+    assert_eq!(code, "APP_E002");
     m.apply(Fact::Decided { key, retry: true }).unwrap();
     let c = call(&m);
     assert_eq!(c.idempotency_key, "wf:r4:draft:1:2");

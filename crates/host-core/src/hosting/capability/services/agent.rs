@@ -499,13 +499,7 @@ fn session_policy(a: &Allowed, p: Option<&Value>) -> Result<SessionPolicy, CallE
 
 /// The installed manifest's `agentRuntime.sessionPolicy.modes` (strings only).
 fn declared_modes(a: &Allowed) -> Vec<&str> {
-    a.manifest()
-        .object("agentRuntime")
-        .and_then(|r| r.get("sessionPolicy"))
-        .and_then(|p| p.get("modes"))
-        .and_then(Value::as_array)
-        .map(|m| m.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
+    a.manifest().view().agent_runtime().session_modes()
 }
 
 /// A JSON Schema shipped in the app's own package (its active, verified version).

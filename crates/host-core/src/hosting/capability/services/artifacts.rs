@@ -7,14 +7,13 @@
 //! Arguments are validated completely before the app's files are opened, so a refused call
 //! writes nothing.
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::path::Path;
 
 use base64::Engine as _;
 use runtime_core::app_artifacts::{
     AppArtifacts, ArtifactError, ArtifactLimits, ArtifactMeta, Provenance, MAX_LIST_LIMIT,
 };
+use runtime_core::app_handles::AppHandles;
 use serde_json::{json, Map, Value};
 
 use super::err;
@@ -31,12 +30,12 @@ pub const MAX_BRIDGE_READ_BYTES: u64 = 8 * 1024 * 1024;
 /// Open per-app artifact stores.
 #[derive(Default)]
 pub(super) struct ArtifactsService {
-    open: HashMap<String, AppArtifacts>,
+    open: AppHandles<AppArtifacts>,
 }
 
 impl ArtifactsService {
     pub(super) fn close_app(&mut self, app: &str) {
-        self.open.remove(app);
+        self.open.close(app);
     }
 
     /// The app's store, opened (and created) on first use.
@@ -45,12 +44,9 @@ impl ArtifactsService {
         apps_data: &Path,
         a: &Allowed,
     ) -> Result<&mut AppArtifacts, CallError> {
-        Ok(match self.open.entry(a.app().to_owned()) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => v.insert(
-                AppArtifacts::open(&apps_data.join(a.app()), ArtifactLimits::default())
-                    .map_err(|e| artifact_err(a, e))?,
-            ),
+        self.open.get_or_open(a.app(), || {
+            AppArtifacts::open(&apps_data.join(a.app()), ArtifactLimits::default())
+                .map_err(|e| artifact_err(a, e))
         })
     }
 
@@ -89,7 +85,7 @@ impl ArtifactsService {
         a: &Allowed,
     ) -> Result<Option<&AppArtifacts>, CallError> {
         let dir = apps_data.join(a.app());
-        let exists = self.open.contains_key(a.app())
+        let exists = self.open.is_open(a.app())
             || std::fs::symlink_metadata(dir.join(runtime_core::app_artifacts::ARTIFACTS_FILE))
                 .is_ok();
         if !exists {

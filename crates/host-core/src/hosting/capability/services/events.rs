@@ -61,9 +61,8 @@ pub(super) fn call(a: &Allowed, method: EventsMethod, args: &Value) -> Result<Re
 
 /// Whether the manifest's `events[]` has `{key: topic, direction: direction | both}`.
 fn declares(a: &Allowed, topic: &str, direction: &str) -> bool {
-    a.manifest().array("events").iter().any(|e| {
-        e.get("key").and_then(Value::as_str) == Some(topic)
-            && matches!(e.get("direction").and_then(Value::as_str), Some(d) if d == direction || d == "both")
+    a.manifest().view().events().any(|e| {
+        e.key() == Some(topic) && matches!(e.direction(), Some(d) if d == direction || d == "both")
     })
 }
 

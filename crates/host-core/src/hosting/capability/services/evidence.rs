@@ -2,14 +2,13 @@
 //! pack export. Records may point at the same app's artifacts (by id; resolved in the app's own
 //! artifact store, so another app's ids are unknown here).
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::path::Path;
 
 use runtime_core::app_artifacts::now_rfc3339;
 use runtime_core::app_evidence::{
     check_kind, AppEvidence, EvidenceError, EvidenceInput, EvidenceLimits, MAX_ARTIFACT_REFS,
 };
+use runtime_core::app_handles::AppHandles;
 use serde_json::{json, Value};
 
 use super::artifacts::{invalid, limit, object, opt_str, provenance, req_str, ArtifactsService};
@@ -20,21 +19,18 @@ use crate::hosting::capability::method::EvidenceMethod;
 
 #[derive(Default)]
 pub(super) struct EvidenceService {
-    open: HashMap<String, AppEvidence>,
+    open: AppHandles<AppEvidence>,
 }
 
 impl EvidenceService {
     pub(super) fn close_app(&mut self, app: &str) {
-        self.open.remove(app);
+        self.open.close(app);
     }
 
     fn store(&mut self, apps_data: &Path, a: &Allowed) -> Result<&mut AppEvidence, CallError> {
-        Ok(match self.open.entry(a.app().to_owned()) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => v.insert(
-                AppEvidence::open(&apps_data.join(a.app()), EvidenceLimits::default())
-                    .map_err(|e| evidence_err(a, e))?,
-            ),
+        self.open.get_or_open(a.app(), || {
+            AppEvidence::open(&apps_data.join(a.app()), EvidenceLimits::default())
+                .map_err(|e| evidence_err(a, e))
         })
     }
 

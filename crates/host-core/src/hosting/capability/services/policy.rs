@@ -11,7 +11,7 @@ use super::{err, Effect, Reply};
 use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{Allowed, CallError};
 use crate::hosting::capability::method::PolicyMethod;
-use crate::install::manifest::is_required;
+use crate::install::manifest::Permission;
 use crate::install::store::Store;
 
 pub(super) fn call(
@@ -49,11 +49,11 @@ fn request_permission(store: &Store, a: &Allowed, args: &Value) -> Result<Reply,
         out.retryable = true;
         out
     })?;
-    let declared: Vec<&Value> = app
+    let declared: Vec<Permission> = app
         .manifest
-        .array("permissions")
-        .iter()
-        .filter(|p| p.get("key").and_then(Value::as_str) == Some(permission))
+        .view()
+        .permissions()
+        .filter(|p| p.key() == Some(permission))
         .collect();
     if declared.is_empty() {
         return Err(err(
@@ -63,7 +63,7 @@ fn request_permission(store: &Store, a: &Allowed, args: &Value) -> Result<Reply,
             Some("permission.not_declared"),
         ));
     }
-    if declared.iter().any(|p| is_required(p)) {
+    if declared.iter().any(|p| p.required()) {
         return Err(err(
             a,
             ErrorCode::InvalidArgument,
@@ -73,12 +73,10 @@ fn request_permission(store: &Store, a: &Allowed, args: &Value) -> Result<Reply,
     }
     // A permission limited to some entries (`entries: [...]`) covers only those: another entry
     // may not make the user answer for it (the prompt would name a frame it does not serve).
-    let for_entry = declared
-        .iter()
-        .any(|p| match p.get("entries").and_then(Value::as_array) {
-            None => true,
-            Some(es) => es.iter().any(|e| e.as_str() == Some(a.entry())),
-        });
+    let for_entry = declared.iter().any(|p| match p.entries() {
+        None => true,
+        Some(es) => es.iter().any(|e| e.as_str() == Some(a.entry())),
+    });
     if !for_entry {
         return Err(err(
             a,
@@ -92,10 +90,7 @@ fn request_permission(store: &Store, a: &Allowed, args: &Value) -> Result<Reply,
             json!({ "granted": true, "persistence": "always" }),
         ));
     }
-    let reason = declared
-        .iter()
-        .find_map(|p| p.get("reason").and_then(Value::as_str))
-        .map(str::to_owned);
+    let reason = declared.iter().find_map(|p| p.reason()).map(str::to_owned);
     Ok(Reply {
         value: Value::Null,
         effect: Some(Effect::AskPermission {

@@ -8,9 +8,9 @@
 //! batch that fails is rolled back and recorded (`Store::record_storage_failure`): readiness
 //! then shows that version `blocked` with the reason, and the call answers `APP_E202`.
 
-use std::collections::HashMap;
 use std::path::Path;
 
+use runtime_core::app_handles::AppHandles;
 use runtime_core::app_storage::migrate::MAX_MIGRATION_BYTES;
 use runtime_core::app_storage::{
     AppStorage, Migration, MigrationFailure, Query, StorageError, TableDecl, MAX_LIST_LIMIT,
@@ -35,12 +35,12 @@ struct OpenApp {
 /// Open per-app storage files.
 #[derive(Default)]
 pub(super) struct StorageService {
-    open: HashMap<String, OpenApp>,
+    open: AppHandles<OpenApp>,
 }
 
 impl StorageService {
     pub(super) fn close_app(&mut self, app: &str) {
-        self.open.remove(app);
+        self.open.close(app);
     }
 
     /// Opens `a.app()`'s storage for `a.version()`, applying pending migrations first.
@@ -50,16 +50,11 @@ impl StorageService {
         apps_data: &Path,
         a: &Allowed,
     ) -> Result<&mut OpenApp, CallError> {
-        let fresh = self
-            .open
-            .get(a.app())
-            .is_none_or(|o| o.version != a.version());
-        if fresh {
-            self.open.remove(a.app());
-            let opened = open_version(store, apps_data, a)?;
-            self.open.insert(a.app().to_owned(), opened);
-        }
-        Ok(self.open.get_mut(a.app()).expect("inserted above"))
+        self.open.get_or_reopen(
+            a.app(),
+            |o| o.version == a.version(),
+            || open_version(store, apps_data, a),
+        )
     }
 
     pub(super) fn call(

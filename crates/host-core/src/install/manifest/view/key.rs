@@ -66,6 +66,9 @@ pub enum Key {
     Copyright,
     Errors,
     RuntimePackage,
+    ManifestVersion,
+    Links,
+    Readme,
 }
 
 impl Key {
@@ -135,6 +138,9 @@ impl Key {
             Key::Copyright => "copyright",
             Key::Errors => "errors",
             Key::RuntimePackage => "runtimePackage",
+            Key::ManifestVersion => "manifestVersion",
+            Key::Links => "links",
+            Key::Readme => "readme",
         }
     }
 }

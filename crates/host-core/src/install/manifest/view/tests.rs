@@ -165,3 +165,118 @@ fn items_label_and_integration_readiness() {
     assert_eq!(s.text(ItemText::Provider), Some("p"));
     assert_eq!(s.text(ItemText::Scope), Some("app"));
 }
+
+#[test]
+fn events_session_modes_and_permission_domains() {
+    let data = json!({
+        "events": [{"key": "note.saved", "direction": "publish"}, {"key": 1}, "x"],
+        "agentRuntime": {"sessionPolicy": {"modes": ["new", 3, "resume"]}},
+        "permissions": [
+            {"key": "a", "domains": ["a.example", "b.example", 5]},
+            {"key": "b", "domains": ["b.example", "c.example"]},
+            {"key": "c", "domains": "not a list"}
+        ]
+    });
+    let v = view_of(&data);
+    let e: Vec<Event> = v.events().collect();
+    assert_eq!(e.len(), 3);
+    assert_eq!(
+        (e[0].key(), e[0].direction()),
+        (Some("note.saved"), Some("publish"))
+    );
+    assert_eq!((e[1].key(), e[1].direction()), (None, None));
+    assert_eq!(v.agent_runtime().session_modes(), ["new", "resume"]);
+    assert_eq!(
+        v.permission_domains(),
+        ["a.example", "b.example", "c.example"]
+    );
+    let empty = json!({"agentRuntime": {"sessionPolicy": {"modes": "new"}}});
+    assert!(view_of(&empty).agent_runtime().session_modes().is_empty());
+    assert!(view_of(&empty).permission_domains().is_empty());
+}
+
+#[test]
+fn raw_fields_for_validation() {
+    let data = json!({
+        "publisher": {"verified": false},
+        "skills": {"references": [{"required": "yes"}]},
+        "requires": {"capabilities": 5, "lime": {"a": 1}, "sdk": true},
+        "storage": ["not a mapping"],
+        "entries": [{"key": "p", "kind": "page", "route": null}, {"key": "q", "kind": "panel"}],
+        "permissions": [{"key": "k", "access": "read", "bypassPermissions": false}]
+    });
+    let v = view_of(&data);
+    assert_eq!(v.publisher_verified_raw(), Some(&json!(false)));
+    assert!(v.skill_references_raw().is_some_and(Value::is_array));
+    let r = v.requires();
+    assert_eq!(r.capabilities_raw(), Some(&json!(5)));
+    assert_eq!(r.lime_raw(), Some(&json!({"a": 1})));
+    assert_eq!(r.sdk_raw(), Some(&json!(true)));
+    assert!(!v.storage().expect("declared").is_mapping());
+    let e: Vec<Entry> = v.entries().collect();
+    // A binding present with any value counts; a missing one does not.
+    assert!(e[0].has_binding(EntryKind::Page));
+    assert!(!e[1].has_binding(EntryKind::Panel));
+    assert!(e[1].has_binding(EntryKind::Settings));
+    assert_eq!(EntryKind::ExpertChat.binding(), Some("persona"));
+    assert_eq!(EntryKind::Artifact.binding(), None);
+    let p = v.permission("k").expect("declared");
+    assert_eq!(p.access(), Some("read"));
+    assert_eq!(p.bypass_permissions_raw(), Some(&json!(false)));
+    // `id` counts only when `key` is absent: a mistyped `key` is not replaced by `id`.
+    assert_eq!(Item::new(&json!({"id": "i"})).key_or_id(), Some("i"));
+    assert_eq!(Item::new(&json!({"key": 1, "id": "i"})).key_or_id(), None);
+    assert_eq!(
+        Item::new(&json!({"required": "yes"})).required_raw(),
+        Some(&json!("yes"))
+    );
+}
+
+#[test]
+fn package_path_fields_in_order_with_their_kind() {
+    let data = json!({
+        "runtimePackage": {"ui": {"path": "ui/", "entry": 3}, "lockfile": "app.lock"},
+        "entries": [{"ui": "a/"}, "x"],
+        "presentation": {"icon": "data:image/png;base64,AA"},
+        "install": {"branding": {"icon": "i.png"}},
+        "i18n": {"translations": {"fr": "i18n/fr.json"}},
+        "readme": "README.md",
+        "links": {"changelog": "https://example.com/c"}
+    });
+    let fields = view_of(&data).package_path_fields();
+    let got: Vec<(&str, &Value, PathKind)> = fields
+        .iter()
+        .map(|(p, v, k)| (p.as_str(), *v, *k))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("runtimePackage/ui/path", &json!("ui/"), PathKind::Folder),
+            // Present whatever its type: validation decides what to do with it.
+            ("runtimePackage/ui/entry", &json!(3), PathKind::File),
+            (
+                "runtimePackage/lockfile",
+                &json!("app.lock"),
+                PathKind::File
+            ),
+            ("entries/0/ui", &json!("a/"), PathKind::Folder),
+            (
+                "presentation/icon",
+                &json!("data:image/png;base64,AA"),
+                PathKind::Image
+            ),
+            ("install/branding/icon", &json!("i.png"), PathKind::Image),
+            (
+                "i18n/translations/fr",
+                &json!("i18n/fr.json"),
+                PathKind::File
+            ),
+            ("readme", &json!("README.md"), PathKind::Doc),
+            (
+                "links/changelog",
+                &json!("https://example.com/c"),
+                PathKind::Doc
+            ),
+        ]
+    );
+}

@@ -1,5 +1,8 @@
-//! Shared helpers for host-core integration tests.
+//! Shared helpers for host-core integration tests (`agent`: apps, sessions and a scripted model
+//! for the agent tests).
 #![allow(dead_code)]
+
+pub mod agent;
 
 use std::path::{Path, PathBuf};
 
@@ -107,4 +110,35 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), dest).unwrap();
         }
     }
+}
+
+/// hello-app copied to `<tmp>/pkg-<name>` and renamed `name`, with each `(from, to)` then
+/// replaced in its `APP.md`.
+pub fn hello_app_as(tmp: &Path, name: &str, app_md_edits: &[(&str, &str)]) -> PathBuf {
+    let pkg = tmp.join(format!("pkg-{name}"));
+    copy_dir(&fixture("good/hello-app"), &pkg);
+    let app_md = pkg.join("APP.md");
+    let mut text = std::fs::read_to_string(&app_md)
+        .unwrap()
+        .replace("hello-app", name);
+    for (from, to) in app_md_edits {
+        text = text.replace(from, to);
+    }
+    std::fs::write(&app_md, text).unwrap();
+    pkg
+}
+
+/// hello-app copied to `<tmp>/pkg` with its storage permission made optional: nothing is
+/// granted at install.
+pub fn optional_storage_app(tmp: &Path) -> PathBuf {
+    let pkg = tmp.join("pkg");
+    copy_dir(&fixture("good/hello-app"), &pkg);
+    let perms = pkg.join("app.permissions.yaml");
+    let text = std::fs::read_to_string(&perms).unwrap();
+    std::fs::write(
+        &perms,
+        text.replacen("required: true", "required: false", 1),
+    )
+    .unwrap();
+    pkg
 }

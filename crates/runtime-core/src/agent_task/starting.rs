@@ -1,0 +1,152 @@
+//! Starting a task: idempotency, the session policy (new, or resume by task or business ref),
+//! the caps, and the first run's turn.
+
+use super::store::TaskRow;
+use crate::event::format_timestamp;
+use crate::ids::*;
+use crate::runtime::RuntimeError;
+
+use super::*;
+
+impl AgentTasks {
+    /// Starts a task (or returns the app's task with the same idempotency key). Never waits
+    /// for the model: the run is submitted to the runtime's own executor.
+    pub fn start(&self, app: &AppId, req: StartTask) -> Result<TaskStarted, AgentTaskError> {
+        if req.input.len() > MAX_INPUT_BYTES {
+            return Err(AgentTaskError::Invalid(format!(
+                "input is over {MAX_INPUT_BYTES} bytes"
+            )));
+        }
+        if let Some(k) = &req.idempotency_key {
+            if k.is_empty()
+                || k.len() > MAX_IDEMPOTENCY_KEY_BYTES
+                || k.chars().any(char::is_control)
+            {
+                return Err(AgentTaskError::Invalid(format!(
+                    "idempotencyKey must be 1..={MAX_IDEMPOTENCY_KEY_BYTES} bytes without control characters"
+                )));
+            }
+        }
+        if let Some(s) = &req.output_schema {
+            if s.to_string().len() > MAX_SCHEMA_BYTES {
+                return Err(AgentTaskError::Invalid(format!(
+                    "the output schema is over {MAX_SCHEMA_BYTES} bytes"
+                )));
+            }
+            jsonschema::validator_for(s).map_err(|e| {
+                AgentTaskError::Invalid(format!(
+                    "the output schema is not a valid JSON Schema: {e}"
+                ))
+            })?;
+        }
+        match &req.session {
+            SessionPolicy::New => {}
+            SessionPolicy::ResumeTask(id) => {
+                if id.is_empty() || id.len() > 128 {
+                    return Err(AgentTaskError::NotFound);
+                }
+            }
+            SessionPolicy::ResumeRef(r) => {
+                if r.is_empty()
+                    || r.len() > MAX_BUSINESS_REF_BYTES
+                    || r.chars().any(char::is_control)
+                {
+                    return Err(AgentTaskError::Invalid(format!(
+                        "businessObjectRef must be 1..={MAX_BUSINESS_REF_BYTES} bytes without control characters"
+                    )));
+                }
+            }
+        }
+        if self.runtime.status() != "ready" {
+            return Err(AgentTaskError::NeedsSetup);
+        }
+        let _guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        // The same key names the same task, whatever its session is doing now.
+        if let Some(k) = &req.idempotency_key {
+            if let Some(row) = self.store.get_by_key(app.as_str(), k)? {
+                self.ensure_started(app, &row)?;
+                return Ok(TaskStarted {
+                    task_id: row.task_id,
+                    trace_id: row.trace_id,
+                    session_id: row.session_id,
+                    created: false,
+                });
+            }
+        }
+        let (session_id, joined, new_ref) = match &req.session {
+            SessionPolicy::New => (SessionId::random().into_string(), false, None),
+            SessionPolicy::ResumeTask(id) => (self.row(app, id)?.session_id, true, None),
+            SessionPolicy::ResumeRef(r) => match self.store.session_for_ref(app.as_str(), r)? {
+                Some(s) => (s, true, None),
+                None => (SessionId::random().into_string(), false, Some(r.as_str())),
+            },
+        };
+        if joined {
+            self.check_session_idle(&session_id)?;
+        }
+        self.check_room(app, !joined)?;
+        let row = TaskRow {
+            task_id: TaskId::random().into_string(),
+            app_id: app.as_str().to_owned(),
+            idempotency_key: req.idempotency_key.clone(),
+            session_id,
+            trace_id: TraceId::random().into_string(),
+            input: req.input,
+            output_schema: req.output_schema,
+            created_at: format_timestamp(self.runtime.log().clock().now()),
+            runs: vec![TurnId::random().into_string()],
+            joined,
+        };
+        let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
+        self.ensure_started(app, &row)?;
+        Ok(TaskStarted {
+            task_id: row.task_id,
+            trace_id: row.trace_id,
+            session_id: row.session_id,
+            created,
+        })
+    }
+
+    /// Makes sure the task's session exists and its latest run was submitted (both idempotent;
+    /// repairs a crash between recording a run and submitting it).
+    pub(super) fn ensure_started(&self, app: &AppId, row: &TaskRow) -> Result<(), AgentTaskError> {
+        let session = sid(&row.session_id)?;
+        if self.runtime.read(&session).is_err() {
+            match self
+                .runtime
+                .start_session(app.clone(), Some(session.clone()), None)
+            {
+                Ok(_) | Err(RuntimeError::SessionAlreadyExists(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let Some(last) = row.runs.last() else {
+            return Ok(());
+        };
+        let turn = TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
+        self.runtime.start_turn(
+            &session,
+            Some(turn),
+            row.input.clone(),
+            row.output_schema.clone(),
+            true,
+        )?;
+        Ok(())
+    }
+
+    /// `SessionBusy` unless every turn of the session has ended (a session that is not loaded
+    /// has no running turn).
+    pub(super) fn check_session_idle(&self, session: &str) -> Result<(), AgentTaskError> {
+        let Ok((_, _, model)) = self.runtime.read(&sid(session)?) else {
+            return Ok(());
+        };
+        let busy = model
+            .threads
+            .values()
+            .any(|th| th.turns.iter().any(|t| !t.status.is_terminal()));
+        if busy {
+            return Err(AgentTaskError::SessionBusy);
+        }
+        Ok(())
+    }
+}
