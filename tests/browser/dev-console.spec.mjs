@@ -89,7 +89,6 @@ test("each silent failure is one line on apphost dev --serve's output and one ov
     expect(consoleLines().filter((l) => re.test(l)), `${what}:\n${consoleLines().join("\n")}`).toHaveLength(1);
   }
   expect(consoleLines(), consoleLines().join("\n")).toHaveLength(Object.keys(EXPECTED).length);
-  console.log(consoleLines().join("\n"));
   const overlay = page.locator(`[data-testid="dev-console"][data-app-id="${APP}"]`);
   await expect(overlay).toBeVisible();
   const entries = overlay.getByTestId("dev-console-line");
