@@ -153,8 +153,13 @@ export const setVisibility = (mountId: string, visible: boolean): Promise<Outgoi
 export const answerDownload = (downloadId: string, save: boolean): Promise<Outgoing[]> =>
   call("answer_download", { downloadId, save });
 
+/** A dev install's frame reported an error, a CSP violation… (`api/dev_console.rs`). */
+export const devDiagnostic = (mountId: string, origin: string, data: string): Promise<unknown> =>
+  call("dev_diagnostic", { mountId, origin, data });
+
 export const relayTransport = {
   bridgeMessage,
+  devDiagnostic,
   bridgeRefused,
   answerPrompt,
   answerDownload,

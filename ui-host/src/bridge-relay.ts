@@ -80,6 +80,15 @@ export function encodeForRelay(data: unknown): Relay {
   return { action: "relay", text };
 }
 
+/**
+ * Whether a frame's message is a dev console report (posted by the host's dev-console script in
+ * dev installs' pages, `hosting/surface/dev_console.js`). It goes to `dev_diagnostic`, not to the
+ * bridge; Rust decides whether the frame may report at all (dev installs only).
+ */
+export function isDevReport(data: unknown): boolean {
+  return typeof data === "object" && data !== null && (data as { apphostDevConsole?: unknown }).apphostDevConsole === 1;
+}
+
 /** The permission prompt's wording. */
 export function promptText(q: PermissionQuestion, appName: string): { title: string; body: string } {
   const what = q.permission !== null ? `the permission “${q.permission}”` : `${q.capability}.${q.method}`;
@@ -126,6 +135,8 @@ export interface RelayTransport {
   answerDownload(downloadId: string, save: boolean): Promise<RelayAction[]>;
   unmount(mountId: string): Promise<boolean>;
   openExternal(url: string): Promise<void>;
+  /** A dev console report of a frame (`isDevReport`); Rust bounds it and refuses non-dev apps. */
+  devDiagnostic?(mountId: string, origin: string, data: string): Promise<unknown>;
 }
 
 interface Mounted {
@@ -215,6 +226,14 @@ export class BridgeRelay {
     const relay = encodeForRelay(event.data);
     if (relay.action === "refuse") {
       await this.report(mountId, relay.reason, relay.bytes);
+      return;
+    }
+    if (isDevReport(event.data)) {
+      try {
+        await this.transport.devDiagnostic?.(mountId, event.origin, relay.text);
+      } catch (error: unknown) {
+        console.warn("dev_diagnostic failed", error);
+      }
       return;
     }
     try {

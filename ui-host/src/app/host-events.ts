@@ -22,6 +22,8 @@ export interface HostEventHandlers {
   tasksChanged(): void;
   /** `tasks:changed` only: the approval badges are refreshed. */
   approvalsChanged(): void;
+  /** `dev:diagnostic`: one dev console line of a dev install (untrusted text). */
+  devDiagnostic?(payload: unknown): void;
 }
 
 /** Hands one event to its handler; kinds for newer views are ignored. */
@@ -45,6 +47,9 @@ export async function handleHostEvent(event: HostEvent, on: HostEventHandlers): 
     case "tasks:changed":
       on.tasksChanged();
       on.approvalsChanged();
+      break;
+    case "dev:diagnostic":
+      on.devDiagnostic?.(event.payload);
       break;
     default:
       break;

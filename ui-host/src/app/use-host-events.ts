@@ -9,6 +9,7 @@ import { tasksChanged } from "../tasks.js";
 import { launchFromPath } from "../transport.js";
 import type { LaunchTarget } from "../types.js";
 import { STORE_CHANGED } from "../views/dev-banner.js";
+import { recordDevDiagnostic } from "../views/dev-console.js";
 import { runEventLoop, type HostEventHandlers } from "./host-events.js";
 import { isMissingCommand } from "./shell-state.js";
 
@@ -75,6 +76,7 @@ export function useHostEvents(deps: HostEventDeps): void {
         outgoing: deps.outgoing,
         tasksChanged,
         approvalsChanged: () => void deps.refreshApprovals(),
+        devDiagnostic: recordDevDiagnostic,
       },
     );
     return () => {

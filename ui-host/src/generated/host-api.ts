@@ -264,6 +264,23 @@ export interface DevConsentArgs {
   consent: boolean;
 }
 
+/** `dev_diagnostic`'s answer: taken, or the stable reason it was not. */
+export interface DevDiagnosticAnswer {
+  accepted: boolean;
+  /**
+   * `dev_console.unknown_mount`, `dev_console.wrong_origin`, `dev_console.not_dev`,
+   * `dev_console.too_large`, `dev_console.bad_report` or `dev_console.rate_limited`.
+   */
+  refused: string | null;
+}
+
+export interface DevDiagnosticArgs {
+  mountId: string;
+  origin: string;
+  /** The frame's message as JSON text (what the relay would relay as a bridge message). */
+  data: string;
+}
+
 /** One problem found in the folder. */
 export interface DevFinding {
   severity: string;
@@ -1048,6 +1065,8 @@ export interface HostCommands {
   dev_consent: { args: DevConsentArgs; answer: DevStatus };
   /** Binds a declared secret slot (the value is write-only). */
   bind_secret: { args: BindSecretArgs; answer: SecretBound };
+  /** A dev install's frame reports an error, a rejection, a CSP violation or a refused form (dev installs only; bounded, rate-limited, text). */
+  dev_diagnostic: { args: DevDiagnosticArgs; answer: DevDiagnosticAnswer };
   /** The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s). */
   next_events: { args: NextEventsArgs; answer: Batch };
   /** Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open. */
@@ -1068,7 +1087,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "next_events", "open_external", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -13,3 +13,4 @@ export { DataTable, FilterBar, FilterSelect, FilterText, GrantBadge, GrantToggle
 export { PathInstall } from "../app/path-install.js";
 export { ShellHeader } from "../app/header.js";
 export { ApprovalPromptView, promptItems } from "../views/approval-prompt.js";
+export { appendBounded, asDevLine, devLineWhere, MAX_DEV_LINES } from "../views/dev-console.js";

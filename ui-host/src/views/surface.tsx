@@ -7,6 +7,7 @@ import { isPanel, tabKey, type Tab, type TabState } from "../tabs.js";
 import { approvalLabel } from "../tasks.js";
 import { ApprovalPrompt } from "./approval-prompt.js";
 import { Badge, Button } from "../ui/components.js";
+import { DevConsoleOverlay } from "./dev-console.js";
 
 /** A container whose children belong to someone else (the relay): rendered once, never diffed. */
 export class Island extends Component<{ id: string; class: string; label?: string }> {
@@ -133,6 +134,7 @@ export function Surface(props: SurfaceProps): JSX.Element {
       {promptedApps(active, panels).map((t) => (
         <ApprovalPrompt key={t.appId} appId={t.appId} appTitle={t.title} />
       ))}
+      {active !== null && <DevConsoleOverlay appId={active.appId} />}
       <div class="surface-body">
         <Island id="surface-frames" class="surface-frames" />
         <aside class="side-pane" aria-label="Panels" hidden={panels.length === 0}>

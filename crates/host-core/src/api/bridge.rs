@@ -48,10 +48,10 @@ pub(crate) struct Message {
 /// `bridge_message {mountId, origin, data}` → `Outgoing[]`.
 fn bridge_message(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Message = args("bridge_message", raw)?;
-    answer(
-        session
-            .with_bridge(|bridge, store| bridge.handle(store, &a.mount_id, &a.origin, &a.data))?,
-    )
+    let out = session
+        .with_bridge(|bridge, store| bridge.handle(store, &a.mount_id, &a.origin, &a.data))?;
+    super::dev_console::refused_calls(session, &a.mount_id, &out);
+    answer(out)
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]

@@ -11,6 +11,7 @@ pub mod agent;
 pub mod apps;
 pub mod bridge;
 pub mod center;
+pub mod dev_console;
 pub mod events;
 pub mod external;
 pub mod outbox;
@@ -41,6 +42,7 @@ const AREAS: &[&[Command]] = &[
     apps::COMMANDS,
     bridge::COMMANDS,
     center::COMMANDS,
+    dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
     tasks::COMMANDS,

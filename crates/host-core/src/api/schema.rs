@@ -119,6 +119,8 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("dev_status", NoArgs, Vec<DevStatus>, "The last result of every `apphost dev` app."),
         cmd!("dev_consent", center::DevConsent, DevStatus, "Installs the change a dev app holds if it is still the one shown."),
         cmd!("bind_secret", center::BindSecret, SecretBound, "Binds a declared secret slot (the value is write-only)."),
+        // dev_console.rs
+        cmd!("dev_diagnostic", super::dev_console::Report, super::dev_console::DevDiagnosticAnswer, "A dev install's frame reports an error, a rejection, a CSP violation or a refused form (dev installs only; bounded, rate-limited, text)."),
         // events.rs
         cmd!("next_events", events::NextEvents, Batch, "The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s)."),
         // external.rs

@@ -112,6 +112,8 @@ pub struct Session {
     pub outbox: Arc<Outbox>,
     /// The app center: uploads and install reviews awaiting consent (`api/center.rs`).
     pub center: Center,
+    /// The dev console's per-mount report rate (`api/dev_console.rs`).
+    pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
 }
 
 impl Session {
@@ -155,6 +157,7 @@ impl Session {
             foreign_seen: Mutex::new(None),
             outbox,
             center,
+            dev_console: Mutex::default(),
         }
     }
 

@@ -6,5 +6,6 @@
 //! through these functions.
 
 pub mod csp;
+pub mod dev_console;
 pub mod origin;
 pub mod serve;

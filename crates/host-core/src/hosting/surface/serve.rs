@@ -16,6 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::csp::{self, CspInput, FrameOptions};
+use super::dev_console;
 use super::origin::{app_host_label, OriginStyle};
 use crate::foundation::error::ErrorCode;
 use crate::install::store::{ActiveApp, ChangeStamp, Store};
@@ -79,13 +80,20 @@ pub struct ServedApp {
     pub root: Option<String>,
     /// The file a directory request gets (`index.html` unless the manifest says otherwise).
     pub entry: String,
+    /// An `apphost dev` install (a dev build with its `dev-app/<name>` row): its pages get the
+    /// dev console script (`dev_console.rs`); `ui.frame.forms` is told to that script.
+    pub dev: bool,
+    pub forms: bool,
 }
 
 /// The installed app behind `label`, with what serving it depends on (`None`: no such app).
 pub fn resolve(store: &Store, ctx: &ServeContext, label: &str) -> Option<ServedApp> {
     let name = find_app(store, label)?;
     let app = store.active_app(&name).ok()?;
+    let dev = is_dev_build(&app.version) && store.is_dev(&name).unwrap_or(false);
     Some(ServedApp {
+        dev,
+        forms: FrameOptions::from_manifest(&app.manifest.data).forms,
         csp: csp_for(&app, ctx),
         root: ui_root(&app),
         entry: ui_entry(&app),
@@ -93,6 +101,11 @@ pub fn resolve(store: &Store, ctx: &ServeContext, label: &str) -> Option<ServedA
         version: app.version,
         enabled: app.enabled,
     })
+}
+
+/// Whether a version is an `apphost dev` build (`<version>+dev.<ms>`).
+pub fn is_dev_build(version: &str) -> bool {
+    semver::Version::parse(version).is_ok_and(|v| v.build.as_str().starts_with("dev."))
 }
 
 fn unknown_app(path: &str) -> AppResponse {
@@ -118,18 +131,34 @@ pub fn serve_app(store: &Store, app: &ServedApp, path: &str) -> AppResponse {
     } else {
         rel
     };
+    if app.dev && rel == dev_console::SCRIPT_PATH {
+        return AppResponse {
+            status: 200,
+            headers: headers(mime_for(&rel), csp),
+            body: dev_console::script(app.forms),
+            refusal: None,
+        };
+    }
     let full = if root.is_empty() {
         rel.clone()
     } else {
         format!("{root}/{rel}")
     };
     match store.read_file(name, &app.version, &full) {
-        Ok(body) => AppResponse {
-            status: 200,
-            headers: headers(mime_for(&rel), csp),
-            body,
-            refusal: None,
-        },
+        Ok(body) => {
+            let mime = mime_for(&rel);
+            let body = if app.dev && mime.starts_with("text/html") {
+                dev_console::inject(body)
+            } else {
+                body
+            };
+            AppResponse {
+                status: 200,
+                headers: headers(mime, csp),
+                body,
+                refusal: None,
+            }
+        }
         Err(e) if e.code == ErrorCode::StoreCorrupt => {
             tracing::warn!(app = %name, path = %full, "refused to serve a file whose content no longer matches its hash");
             refuse(403, "serve.tampered", Some(name), path, Some(csp))
