@@ -15,6 +15,8 @@ mod events;
 mod evidence;
 mod policy;
 mod secrets;
+mod shapes;
+mod start_task_shape;
 mod storage;
 
 pub use agent::TaskEventSink;
