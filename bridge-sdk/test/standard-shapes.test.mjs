@@ -181,9 +181,28 @@ test("mock startTask: the standard's request; bindings it cannot honour, foreign
       (e) => e,
     );
     assert.deepEqual([e.code, e.causeCode], [code, cause], JSON.stringify(extra));
-    if (cause === "agent.binding_unsupported") assert.match(e.message, /binding "(knowledge|tools|files|secrets|expectedOutput\.materializer)"/);
+    if (cause === "agent.binding_unsupported") {
+      assert.match(e.message, /binding "(knowledge|tools|files|secrets|expectedOutput\.materializer)"/);
+      assert.equal(e.message.includes(JSON.stringify(e.details.binding)), true, "details.binding names the same binding");
+      assert.ok(["knowledge", "tools", "files", "secrets", "expectedOutput.materializer"].includes(e.details.binding));
+    } else assert.equal(e.details, undefined);
   }
   assert.equal((await lime.agent.listTasks()).items.length, 1, "no other task was started");
+});
+
+test("a host:error's details reach the LimeCapabilityError", async () => {
+  const h = fakeHost();
+  const lime = createLimeRuntime({ appId: "a", entryKey: "home", endpoint: h.endpoint });
+  const p = lime.agent.startTask({ input: "x", knowledge: [{ template: "kb" }] });
+  await Promise.resolve();
+  const sent = h.sent.at(-1);
+  assert.deepEqual(sent.payload.args.knowledge, [{ template: "kb" }], "the binding is sent as written");
+  h.reply("host:error", sent.requestId, {
+    code: "APP_E001", message: 'binding "knowledge" is not supported by this host yet', causeCode: "agent.binding_unsupported",
+    capability: "lime.agent", method: "startTask", retryable: false, details: { binding: "knowledge" },
+  });
+  const e = await p.then(() => assert.fail("accepted"), (e) => e);
+  assert.deepEqual([e.code, e.causeCode, e.details], ["APP_E001", "agent.binding_unsupported", { binding: "knowledge" }]);
 });
 
 test("createLimeHostBridgeCapabilityInvoker: sendReady, onHostSnapshot, invoke(input, options)", async () => {

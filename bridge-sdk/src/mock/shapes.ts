@@ -1,7 +1,7 @@
 // The Agent App standard's call shapes, mapped onto the mock's one internal form exactly as the
 // host maps them (crates/host-core/src/capability/services/{shapes,start_task_shape}.rs).
 import { ErrorCodes } from "../errors.js";
-import { invalid, isRecord, refuse, type Refusal } from "./common.js";
+import { invalid, isRecord, refuse, Refusal } from "./common.js";
 
 const hasAny = (a: Record<string, unknown>, keys: string[]) => keys.some((k) => k in a);
 const ambiguous = (cause: string, what: string) => invalid(`the arguments mix two call shapes (${what}); use one`, cause);
@@ -88,7 +88,7 @@ export const START_TASK_FIELDS = [
 const bindsSomething = (v: unknown) =>
   v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0) && !(isRecord(v) && Object.keys(v).length === 0);
 const unsupported = (binding: string) =>
-  refuse(ErrorCodes.CAPABILITY_NOT_AVAILABLE, `binding ${JSON.stringify(binding)} is not supported by this host yet`, "agent.binding_unsupported");
+  new Refusal(ErrorCodes.CAPABILITY_NOT_AVAILABLE, `binding ${JSON.stringify(binding)} is not supported by this host yet`, "agent.binding_unsupported", false, { binding });
 
 /** Checks the standard's `startTask` fields; returns the request's `expectedOutput` schema source. */
 export function checkStartTask(a: Record<string, unknown>, appId: string, entryKey: string): unknown {

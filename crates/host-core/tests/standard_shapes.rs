@@ -523,6 +523,7 @@ fn start_task_refuses_unhonoured_bindings_foreign_identity_and_unknown_fields() 
             .expect_err(&format!("accepted {args}"));
         assert_eq!(err["code"], code, "{args}: {err}");
         assert_eq!(err["causeCode"], cause, "{args}: {err}");
+        assert_eq!(err["details"]["binding"], json!(binding), "{args}: {err}");
         if let Some(b) = binding {
             assert!(
                 err["message"].as_str().unwrap().contains(&format!("{b:?}")),

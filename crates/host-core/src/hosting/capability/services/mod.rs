@@ -214,5 +214,6 @@ pub(crate) fn err(
         capability: a.capability().as_str().to_owned(),
         method: a.method().as_str().to_owned(),
         retryable: false,
+        details: None,
     }
 }

@@ -9,8 +9,9 @@
 //!   does not record them yet.
 //! - `knowledge`, `tools`, `files`, `secrets` and `expectedOutput.artifactKind` /
 //!   `expectedOutput.materializer`: bindings the host understands but cannot honour yet. A
-//!   non-empty one is refused `APP_E001` with `agent.binding_unsupported`, the message naming
-//!   the binding; an absent, `null` or empty one binds nothing and is accepted.
+//!   non-empty one is refused `APP_E001` with `agent.binding_unsupported` and
+//!   `details: {binding}` naming it (the message names it too); an absent, `null` or empty one
+//!   binds nothing and is accepted.
 //! - `expectedOutput.outputFormat: {type: "json_schema", schema | schemaRef,
 //!   maxValidationRetries?}` is the same as `expectedOutput.schema` / `schemaRef`; giving the
 //!   schema both ways is refused (`agent.invalid_argument`).
@@ -53,12 +54,14 @@ const MAX_TASK_KIND: usize = 128;
 
 /// `APP_E001` `agent.binding_unsupported` naming `binding`.
 pub(super) fn binding_unsupported(a: &Allowed, binding: &str) -> CallError {
-    err(
+    let mut e = err(
         a,
         ErrorCode::CapabilityNotAvailable,
         &format!("binding {binding:?} is not supported by this host yet"),
         Some("agent.binding_unsupported"),
-    )
+    );
+    e.details = Some(Box::new(serde_json::json!({ "binding": binding })));
+    e
 }
 
 fn binds_something(v: Option<&Value>) -> bool {
