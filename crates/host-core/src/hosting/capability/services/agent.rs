@@ -23,7 +23,7 @@ use runtime_core::ids::AppId;
 use runtime_core::runtime::{Runtime, RuntimeConfig};
 use serde_json::{json, Map, Value};
 
-use super::artifacts::{invalid, object, opt_str};
+use super::args::{invalid, object, opt_str};
 use super::start_task_shape::{
     check_standard_fields, expected_output, OutputSchema, START_TASK_FIELDS,
 };

@@ -11,7 +11,8 @@ use runtime_core::app_evidence::{
 use runtime_core::app_handles::AppHandles;
 use serde_json::{json, Value};
 
-use super::artifacts::{invalid, limit, object, opt_str, provenance, req_str, ArtifactsService};
+use super::args::{invalid, object, opt_str, req_str};
+use super::artifacts::{limit, provenance, ArtifactsService};
 use super::err;
 use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{Allowed, CallError};

@@ -10,6 +10,7 @@
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
 mod agent;
+mod args;
 mod artifacts;
 mod events;
 mod evidence;

@@ -16,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::artifacts::{invalid, object};
+use super::args::{invalid, object};
 use super::err;
 use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{Allowed, CallError};

@@ -20,7 +20,7 @@
 
 use serde_json::{Map, Value};
 
-use super::artifacts::invalid;
+use super::args::invalid;
 use super::err;
 use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{Allowed, CallError};
