@@ -37,6 +37,8 @@ pub mod code {
     pub const INVALID_IDEMPOTENCY_KEY: &str = "workflow.invalid_idempotency_key";
     pub const LOG_FAILED: &str = "workflow.log_failed";
     pub const REPLAY_FAILED: &str = "workflow.replay_failed";
+    /// Another process holds the runs' directory ([`WorkflowRuns::open_dir`]).
+    pub const RUNTIME_BUSY: &str = "runtime.busy";
 }
 
 /// The longest idempotency key a start accepts.
@@ -182,6 +184,8 @@ impl Entry {
 pub struct WorkflowRuns {
     log: EventLog,
     runs: Mutex<BTreeMap<RunId, Entry>>,
+    /// The directory lock ([`WorkflowRuns::open_dir`]), held while the service lives.
+    _lock: Option<std::fs::File>,
     #[cfg(test)]
     failpoint: Arc<std::sync::atomic::AtomicI64>,
 }
@@ -199,10 +203,29 @@ pub fn run_session(run: &RunId) -> SessionId {
 impl WorkflowRuns {
     /// Opens the service over `log`, replaying every run recorded there.
     pub fn open(log: EventLog) -> Result<WorkflowRuns, RunError> {
+        WorkflowRuns::open_locked(log, None)
+    }
+
+    /// Opens the runs of a directory (`<dir>/events.db`), holding its `runtime.lock`: one
+    /// process drives a directory's runs; another is refused with `runtime.busy`.
+    pub fn open_dir(dir: &std::path::Path) -> Result<WorkflowRuns, RunError> {
+        let lock = crate::runtime::dir_lock::lock_dir(dir).map_err(|e| match e {
+            crate::runtime::RuntimeError::Busy(d) => RunError::new(
+                code::RUNTIME_BUSY,
+                format!("another process drives the workflow runs in {d}"),
+            ),
+            other => RunError::new(code::LOG_FAILED, other.to_string()),
+        })?;
+        let log = EventLog::open(&dir.join("events.db"))?;
+        WorkflowRuns::open_locked(log, Some(lock))
+    }
+
+    fn open_locked(log: EventLog, lock: Option<std::fs::File>) -> Result<WorkflowRuns, RunError> {
         let runs = replay::replay_all(&log)?;
         Ok(WorkflowRuns {
             log,
             runs: Mutex::new(runs),
+            _lock: lock,
             #[cfg(test)]
             failpoint: Arc::new(std::sync::atomic::AtomicI64::new(-1)),
         })

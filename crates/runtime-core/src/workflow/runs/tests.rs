@@ -405,3 +405,15 @@ fn a_review_answered_by_the_app_is_refused_and_changes_nothing() {
     assert_eq!(err.code, code::NOT_WAITING);
     assert_eq!(event_count(&runs, &v.run_id), before);
 }
+
+#[test]
+fn a_second_process_on_the_same_directory_is_refused_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = WorkflowRuns::open_dir(dir.path()).unwrap();
+    let v = first.start(sample_start(None)).unwrap();
+    let err = WorkflowRuns::open_dir(dir.path()).err().unwrap();
+    assert_eq!(err.code, code::RUNTIME_BUSY);
+    drop(first);
+    let again = WorkflowRuns::open_dir(dir.path()).unwrap();
+    assert_eq!(again.show(&v.run_id).unwrap().run_id, v.run_id);
+}
