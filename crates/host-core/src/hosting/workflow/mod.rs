@@ -25,6 +25,7 @@ use runtime_core::workflow::runs::{
 };
 use serde_json::Value;
 
+use crate::foundation::error::{ErrorCode, HostError};
 use crate::foundation::paths::DataDir;
 use crate::hosting::capability::call::Caller;
 use crate::install::manifest::EntryKind;
@@ -123,4 +124,23 @@ pub fn respond_from_app(
     answer: Answer,
 ) -> Result<RunView, RunError> {
     runs.respond(run_id, answer, AnswerSource::App)
+}
+
+/// A refusal of the runs as a host error (the CLI's and the host API's codes, `docs/cli.md`).
+pub fn host_error(e: RunError) -> HostError {
+    use runtime_core::workflow::runs::code as run;
+    let code = match e.code {
+        code::APP_NOT_INSTALLED => ErrorCode::AppNotInstalled,
+        code::NOT_DECLARED => ErrorCode::WorkflowNotDeclared,
+        code::NO_ENTRY => ErrorCode::WorkflowNoEntry,
+        run::INVALID_DEFINITION => ErrorCode::WorkflowInvalidDefinition,
+        run::INVALID_IDEMPOTENCY_KEY => ErrorCode::WorkflowInvalidInput,
+        run::RUN_NOT_FOUND => ErrorCode::WorkflowRunNotFound,
+        run::RUN_FINISHED => ErrorCode::WorkflowRunFinished,
+        run::NOT_WAITING => ErrorCode::WorkflowNotWaiting,
+        run::ANSWER_NOT_BY_USER => ErrorCode::WorkflowAnswerNotByUser,
+        run::RUNTIME_BUSY => ErrorCode::RuntimeBusy,
+        _ => ErrorCode::WorkflowRunFailed,
+    };
+    HostError::new(code, e.message).with("cause", e.code)
 }
