@@ -219,6 +219,9 @@ fn cancel_ends_a_waiting_run_and_bad_input_is_a_usage_error() {
         "k1",
     ]);
     assert_eq!(again["runId"], run);
+    // Resuming a run that waits for the user changes nothing and calls no model again.
+    let resumed = host.ok(&["workflow", "resume", run]);
+    assert_eq!(resumed["state"], v["state"]);
     let c = host.ok(&["workflow", "cancel", run]);
     assert_eq!(c["state"]["status"]["status"], "cancelled");
     assert_eq!(c["finished"], true);

@@ -2,7 +2,8 @@
 //! (`host_core::hosting::workflow`). This process owns the runs while the command runs (the
 //! runs' `runtime.lock`; another process holding it is `runtime.busy`): `start` and `respond`
 //! drive the run until it waits for a person or a timer, or ends, then exit; the run stays
-//! durable and the next command replays it.
+//! durable and the next command replays it; `resume` drives it again (a due timer, a step a
+//! stopped process left unfinished).
 
 use clap::Subcommand;
 use serde_json::{json, Value};
@@ -36,6 +37,9 @@ pub enum WorkflowCommand {
     Show { run_id: String },
     /// Cancel a run that has not ended.
     Cancel { run_id: String },
+    /// Drive a run again: a step a stopped process left without its result is made again with
+    /// the same idempotency key; a timer that came due fires. Then it waits or ends as `start`.
+    Resume { run_id: String },
     /// Answer what a run waits for, as the user: a review (--approve / --reject, --input: the
     /// reviewer's data), an input (--input), or a retry decision (--approve: retry, --reject:
     /// fail); then drive the run on.
@@ -86,6 +90,11 @@ pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
         }
         WorkflowCommand::Show { run_id } => runs.show(&run_id).map_err(host_error)?,
         WorkflowCommand::Cancel { run_id } => runs.cancel(&run_id).map_err(host_error)?,
+        WorkflowCommand::Resume { run_id } => {
+            runs.show(&run_id).map_err(host_error)?;
+            let store = Store::open(dir)?;
+            drive(dir, &store, &runs, &run_id)?
+        }
         WorkflowCommand::Respond {
             run_id,
             approve,
