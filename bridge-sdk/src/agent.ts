@@ -62,8 +62,39 @@ export interface StartTaskArgs {
   input: unknown;
   /** Same key (per app, durable) => same task. 1-200 bytes. */
   idempotencyKey?: string;
-  /** A JSON Schema the answer must satisfy, inline or a path in the app's package. */
-  expectedOutput?: { schema: Record<string, unknown> } | { schemaRef: string };
+  /**
+   * A JSON Schema the answer must satisfy, inline or a path in the app's package; or the
+   * standard's `outputFormat: {type: "json_schema", schema | schemaRef, maxValidationRetries?}`.
+   * `artifactKind` / `materializer` are refused (`APP_E001`, `agent.binding_unsupported`).
+   */
+  expectedOutput?:
+    | { schema: Record<string, unknown> }
+    | { schemaRef: string }
+    | {
+        outputFormat: { type?: "json_schema"; maxValidationRetries?: number } & ({ schema: Record<string, unknown> } | { schemaRef: string });
+        artifactKind?: never;
+        materializer?: never;
+      };
+  /** The standard's identity fields: checked against the calling frame (else `APP_E002`,
+   * `agent.app_mismatch` / `agent.entry_mismatch`). */
+  appId?: string;
+  entry?: string;
+  entryKey?: string;
+  /** 1-128 characters; accepted, not recorded yet. */
+  taskKind?: string;
+  /** Business context: accepted, not recorded yet. */
+  context?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+  businessObjectRef?: string | Record<string, unknown>;
+  capabilityHints?: unknown[];
+  /**
+   * Declared bindings this host cannot honour yet: a non-empty one is refused with `APP_E001`
+   * and `agent.binding_unsupported` (the message names the binding); empty binds nothing.
+   */
+  knowledge?: unknown;
+  tools?: unknown;
+  files?: unknown;
+  secrets?: unknown;
   /**
    * Which conversation the task's run continues (standard §8.6; conversation history only,
    * never business state). Default `"new"`: a fresh session. `resume` starts a new task whose

@@ -31,6 +31,9 @@ export class LimeCapabilityError extends Error {
   readonly capability: string;
   readonly method: string;
   readonly retryable: boolean;
+  /** Structured facts about the refusal when the code has them (`{binding}` for
+   * `agent.binding_unsupported`); `undefined` otherwise. */
+  readonly details: unknown;
 
   constructor(p: LimeCapabilityErrorInit) {
     super(p.message);
@@ -40,5 +43,6 @@ export class LimeCapabilityError extends Error {
     this.capability = p.capability;
     this.method = p.method;
     this.retryable = p.retryable ?? false;
+    this.details = p.details;
   }
 }

@@ -92,20 +92,27 @@ export interface LimeStorageTable<R extends TableRow = TableRow> {
   readonly name: string;
   /** `lime.storage.tableQuery`. */
   query(args?: Args<TableQueryArgs>, opts?: CallOptions): Promise<{ rows: R[] }>;
-  /** `lime.storage.tableGet`: the row, or `null`. */
-  get(args: Args<{ id: RowId }>, opts?: CallOptions): Promise<R | null>;
+  /** `lime.storage.tableGet`: the row, or `null`. `get(id)` (the standard's form) or `get({ id })`. */
+  get(args: RowId | Args<{ id: RowId }>, opts?: CallOptions): Promise<R | null>;
   /** `lime.storage.tableInsert`: the new row's primary key. */
   insert(args: Args<{ row: Partial<R> }>, opts?: CallOptions): Promise<{ id: RowId }>;
   /** `lime.storage.tableUpdate`: whether the row existed. */
   update(args: Args<{ id: RowId; patch: Partial<R> }>, opts?: CallOptions): Promise<{ updated: boolean }>;
-  /** `lime.storage.tableDelete`: whether the row existed. */
-  delete(args: Args<{ id: RowId }>, opts?: CallOptions): Promise<{ deleted: boolean }>;
+  /** `lime.storage.tableDelete`: whether the row existed. `delete(id)` or `delete({ id })`. */
+  delete(args: RowId | Args<{ id: RowId }>, opts?: CallOptions): Promise<{ deleted: boolean }>;
 }
 
+/** A storage key: the key itself, or the standard's `{ key }` object. */
+export type StorageKeyArg = string | { key: string };
+
 export interface LimeStorage {
-  get<T = unknown>(key: string, opts?: CallOptions): Promise<T | null>;
+  /** `get(key)` or the standard's `get({ key })`: the value, or `null`. */
+  get<T = unknown>(key: StorageKeyArg, opts?: CallOptions): Promise<T | null>;
+  /** `set(key, value)` or the standard's `set({ key, value })`. */
   set(key: string, value: unknown, opts?: CallOptions): Promise<void>;
-  delete(key: string, opts?: CallOptions): Promise<{ deleted: boolean }>;
+  set(entry: { key: string; value: unknown }, opts?: CallOptions): Promise<void>;
+  /** `delete(key)` or `delete({ key })`. */
+  delete(key: StorageKeyArg, opts?: CallOptions): Promise<{ deleted: boolean }>;
   list<T = unknown>(query?: { prefix?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<StorageListPage<T>>;
   /** Table calls: `lime.storage.table<Query|Get|Insert|Update|Delete>` with `{ table: name, ...args }`. */
   table<R extends TableRow = TableRow>(name: string): LimeStorageTable<R>;
@@ -125,11 +132,16 @@ export interface Provenance {
  * `lime.artifacts.create` arguments (a closed object: the host refuses unknown fields). Content is
  * exactly one of `text` (stored as its UTF-8 bytes) or `base64` (standard alphabet, padded); at
  * most 1 MiB after decoding.
+ *
+ * The standard's forms are accepted too: `{kind, title?, content}` and `{type, data, title?}`
+ * (the name is the `title`, else the `kind` / `type`; a string content is stored as `text/plain`
+ * text, any other JSON value as `application/json`; `mimeType` overrides). Mixing two forms is
+ * refused (`artifacts.ambiguous_shape`).
  */
-export type ArtifactCreateArgs = { name: string; mimeType?: string } & (
-  | { text: string; base64?: never }
-  | { base64: string; text?: never }
-);
+export type ArtifactCreateArgs =
+  | ({ name: string; mimeType?: string } & ({ text: string; base64?: never } | { base64: string; text?: never }))
+  | { kind: string; content: unknown; title?: string; mimeType?: string }
+  | { type: string; data: unknown; title?: string; mimeType?: string };
 
 /** An artifact's metadata. */
 export interface ArtifactMetadata {
@@ -161,8 +173,8 @@ export interface LimeArtifacts {
   delete(args: { id: string }, opts?: CallOptions): Promise<{ deleted: boolean }>;
 }
 
-/** `lime.evidence.record` arguments (a closed object). */
-export interface EvidenceRecordArgs {
+/** `lime.evidence.record` arguments in the host's form (a closed object). */
+export interface EvidenceRecordHostArgs {
   /** 1–64 characters of `[A-Za-z0-9._:-]` (`model.call`, `tool.call`, `source`, `eval.result`, …). */
   kind: string;
   /** At most 2,000 bytes. */
@@ -172,6 +184,17 @@ export interface EvidenceRecordArgs {
   /** At most 64 ids of this app's artifacts. */
   artifactIds?: string[];
 }
+
+/**
+ * `lime.evidence.record` arguments: the host's form, or the standard's `{kind, message?, refs?}`
+ * (recorded as `{kind, summary: message, data: {refs}}`) or `{subject, sources?, kind?}`
+ * (recorded as `{kind: kind ?? "source", summary: subject (a string) or "", data: {subject,
+ * sources}}`). Mixing forms is refused (`evidence.ambiguous_shape`).
+ */
+export type EvidenceRecordArgs =
+  | EvidenceRecordHostArgs
+  | { kind: string; message?: string; refs?: unknown[] }
+  | { subject: unknown; sources?: unknown[]; kind?: string };
 
 /** A record's ref to one of the app's artifacts, with the SHA-256 it had at record time. */
 export interface EvidenceArtifactRef {
@@ -318,15 +341,22 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     invoke<T>(capability, method, args ?? {}, opts);
   const table = <R extends TableRow>(name: string): LimeStorageTable<R> => {
     const t = <T>(method: string) => (args?: object, opts?: CallOptions) => invoke<T>("lime.storage", method, { ...(args ?? {}), table: name }, opts);
+    // The standard's `get(id)` / `delete(id)`: a bare id is `{ id }`.
+    const byId = <T>(method: string) => (args: RowId | object, opts?: CallOptions) =>
+      t<T>(method)(typeof args === "object" && args !== null ? args : { id: args }, opts);
     return {
       name,
       query: t<{ rows: R[] }>("tableQuery"),
-      get: t<R | null>("tableGet"),
+      get: byId<R | null>("tableGet"),
       insert: t<{ id: RowId }>("tableInsert"),
       update: t<{ updated: boolean }>("tableUpdate"),
-      delete: t<{ deleted: boolean }>("tableDelete"),
+      delete: byId<{ deleted: boolean }>("tableDelete"),
     };
   };
+  // The standard's object forms (`get({ key })`, `set({ key, value })`) beside the positional ones.
+  const keyArgs = (key: StorageKeyArg) => (typeof key === "object" && key !== null ? { ...key } : { key });
+  const setArgs = (key: string | { key: string; value: unknown }, value: unknown, o?: CallOptions): [object, CallOptions | undefined] =>
+    typeof key === "object" && key !== null ? [{ ...key }, value as CallOptions | undefined] : [{ key, value }, o];
   return {
     hub,
     ui: {
@@ -336,9 +366,12 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       ...ui,
     },
     storage: {
-      get: <T>(key: string, o?: CallOptions) => invoke<T | null>("lime.storage", "get", { key }, o),
-      set: (key, value, o) => invoke<void>("lime.storage", "set", { key, value }, o),
-      delete: (key, o) => invoke<{ deleted: boolean }>("lime.storage", "delete", { key }, o),
+      get: <T>(key: StorageKeyArg, o?: CallOptions) => invoke<T | null>("lime.storage", "get", keyArgs(key), o),
+      set: ((key: string | { key: string; value: unknown }, value?: unknown, o?: CallOptions) => {
+        const [args, opts] = setArgs(key, value, o);
+        return invoke<void>("lime.storage", "set", args, opts);
+      }) as LimeStorage["set"],
+      delete: (key, o) => invoke<{ deleted: boolean }>("lime.storage", "delete", keyArgs(key), o),
       list: <T>(q: { prefix?: string; cursor?: string; limit?: number } = {}, o?: CallOptions) =>
         invoke<StorageListPage<T>>("lime.storage", "list", q, o),
       table,

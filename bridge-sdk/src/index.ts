@@ -4,6 +4,13 @@
 export * from "./protocol.js";
 export { ErrorCodes, LimeCapabilityError, type LimeCapabilityErrorInit } from "./errors.js";
 export { applyLimeHostTheme, type ThemeTarget } from "./theme.js";
+export {
+  createLimeHostBridgeCapabilityInvoker,
+  syncLimeHostTheme,
+  type LimeHostBridgeCapabilityInvoker,
+  type LimeInvokeOptions,
+  type ThemeSource,
+} from "./standard.js";
 export type {
   ArtifactContent,
   ArtifactCreateArgs,
@@ -17,6 +24,7 @@ export type {
   EvidencePackArtifact,
   EvidenceRecord,
   EvidenceRecordArgs,
+  EvidenceRecordHostArgs,
   Invoke,
   LimeAppEvent,
   LimeArtifacts,
@@ -33,6 +41,7 @@ export type {
   Provenance,
   RowId,
   SecretRef,
+  StorageKeyArg,
   StorageListPage,
   TableQueryArgs,
   TableRow,

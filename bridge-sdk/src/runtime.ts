@@ -185,6 +185,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
         capability: p?.capability ?? call.capability,
         method: p?.method ?? call.method,
         retryable: p?.retryable ?? false,
+        details: p?.details,
       }),
     );
   }

@@ -85,6 +85,9 @@ test("every capability row the page runs at load passes against the mock, in the
   assert.equal(results["storage.boot_count"].detail, "1");
   assert.equal(results["capability.not_available"].detail, "APP_E001");
   assert.equal(results["storage.other_apps"].detail, "0 note:* keys");
+  assert.equal(results["artifacts.standard_shapes"].detail, "kind type; mixed refused");
+  assert.equal(results["evidence.standard_shapes"].detail, "message subject; mixed refused");
+  assert.equal(results["storage.object_forms"].detail, "set get delete");
   assert.equal(results["ui.navigate"].detail, "own route ok, foreign APP_E002");
   assert.equal(results["secrets.unbound"].detail, "APP_E011 APP_E002");
   assert.equal(results["sdk.handshake"].detail, `agentapp://${APP} main [lime.ui,lime.storage,lime.artifacts,lime.evidence,lime.events,lime.secrets]`);
@@ -174,7 +177,8 @@ test("the page's table keeps every row in its place: capability rows among the r
     "spoof.invalid_request_id", "spoof.unknown_field", "spoof.invalid_payload", "spoof.missing_request_id",
     "spoof.nothing_written", "sdk.handshake", "raw.control", "ui.getSnapshot", "ui.getLocale", "ui.getTheme",
     "ui.navigate", "ui.toast", "capability.not_available", "artifacts.roundtrip", "evidence.record_export",
-    "events.publish", "secrets.unbound", "storage.roundtrip", "storage.boot_count", "storage.before_ready_not_written",
+    "artifacts.standard_shapes", "evidence.standard_shapes", "events.publish", "secrets.unbound", "storage.roundtrip",
+    "storage.object_forms", "storage.boot_count", "storage.before_ready_not_written",
     "storage.other_apps", "isolation.origin", "isolation.tauri_globals", "isolation.ipc_fetch",
     "isolation.parent_document", "isolation.top_navigation", "isolation.popup", "net.undeclared", "isolation.seed",
     "isolation.peer", "events.publish_count", "download.text", "prompt.scratch", "prompt.duplicate",

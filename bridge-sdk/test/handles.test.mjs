@@ -246,7 +246,7 @@ test("mock: artifacts have the host's shapes: text or base64 in, {id, name, mime
 test("mock: artifact arguments are refused as the host refuses them (closed args, artifacts.* causes)", async () => {
   const lime = createMockLimeRuntime();
   const refused = async (p, code, cause) => assert.rejects(p, (e) => e.code === code && e.causeCode === cause && e.capability === "lime.artifacts");
-  await refused(lime.artifacts.create({ name: "x", content: "hi" }), "APP_E900", "artifacts.invalid_argument"); // the old guessed shape
+  await refused(lime.artifacts.create({ name: "x", content: "hi" }), "APP_E900", "artifacts.ambiguous_shape"); // the host form mixed with the standard one
   await refused(lime.artifacts.create({ name: "x", text: "hi", encoding: "text" }), "APP_E900", "artifacts.invalid_argument");
   await refused(lime.artifacts.create({ name: "x" }), "APP_E900", "artifacts.invalid_argument");
   await refused(lime.artifacts.create({ name: "x", text: "a", base64: "YQ==" }), "APP_E900", "artifacts.invalid_argument");

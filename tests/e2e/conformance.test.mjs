@@ -128,6 +128,7 @@ test("every check passes in the frame; spoofed messages execute nothing; undecla
         "storage.before_ready_not_written", "storage.other_apps", "isolation.origin", "isolation.tauri_globals",
         "isolation.ipc_fetch", "isolation.parent_document", "isolation.top_navigation", "isolation.popup",
         "artifacts.roundtrip", "evidence.record_export", "events.publish", "secrets.unbound",
+        "artifacts.standard_shapes", "evidence.standard_shapes", "storage.object_forms",
       ];
       const failed = auto.filter((name) => all[name]?.result !== "pass").map((name) => [name, all[name]]);
       assert.deepEqual(failed, [], "automatic checks that did not pass");

@@ -108,6 +108,11 @@ export interface ErrorPayload {
   capability: string;
   method: string;
   retryable: boolean;
+  /**
+   * Structured facts about the refusal, when the code has them: `{"binding": "knowledge"}`
+   * for `agent.binding_unsupported`.
+   */
+  details?: unknown;
 }
 
 /**

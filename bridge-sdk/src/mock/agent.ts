@@ -5,6 +5,7 @@
 import { ErrorCodes } from "../errors.js";
 import type { AgentTaskEvent, AgentTaskEventType, AgentTaskStatus } from "../agent.js";
 import { bytes, invalid, randomHex, refuse, type MockContext, type Service } from "./common.js";
+import { checkStartTask } from "./shapes.js";
 
 interface MockTask {
   taskId: string;
@@ -166,9 +167,7 @@ export function createAgent(ctx: MockContext) {
 
   const service: Service = {
     startTask(a) {
-      if (!Object.keys(a).every((k) => ["input", "idempotencyKey", "expectedOutput", "sessionPolicy", "options"].includes(k))) {
-        throw invalid("unknown argument", "agent.invalid_argument");
-      }
+      const expectedOutput = checkStartTask(a, appId, ctx.entryKey);
       if (a["input"] === undefined || a["input"] === null) throw invalid("args.input is required", "agent.invalid_argument");
       const key = a["idempotencyKey"];
       if (key !== undefined && (typeof key !== "string" || key.length === 0 || bytes(key) > 200)) {
@@ -194,7 +193,7 @@ export function createAgent(ctx: MockContext) {
         idempotencyKey: typeof key === "string" ? key : null,
         createdAt: now(),
         input: a["input"],
-        expectedOutput: a["expectedOutput"] ?? null,
+        expectedOutput,
         seq: 0,
         events: [],
         runs: [],

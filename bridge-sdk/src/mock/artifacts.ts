@@ -22,6 +22,7 @@ import {
   type Service,
 } from "./common.js";
 import { decodeBase64, encodeBase64, sha256Hex } from "./encoding.js";
+import { artifactCreateArgs } from "./shapes.js";
 import type { MockArtifact } from "./types.js";
 
 const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
@@ -78,7 +79,8 @@ export function createArtifacts(ctx: MockContext) {
   const artifactSeqs = new Map<string, number>();
 
   const service: Service = {
-    create(a) {
+    create(args) {
+      const a = artifactCreateArgs(args);
       closed(a, ["name", "mimeType", "text", "base64"], "artifacts.invalid_argument");
       const name = optStr(a, "name", artBad);
       if (name === undefined) throw artBad("args.name is required");

@@ -38,6 +38,7 @@ export class Refusal {
     readonly message: string,
     readonly causeCode?: string,
     readonly retryable = false,
+    readonly details?: unknown,
   ) {}
 }
 export const refuse = (code: ErrorCode, message: string, cause?: string) => new Refusal(code, message, cause);

@@ -22,6 +22,7 @@ import {
   type MockContext,
   type Service,
 } from "./common.js";
+import { evidenceRecordArgs } from "./shapes.js";
 import type { MockArtifact } from "./types.js";
 
 const isKind = (k: string) => k.length > 0 && k.length <= MAX_KIND_BYTES && /^[A-Za-z0-9._:-]+$/.test(k);
@@ -46,7 +47,8 @@ export function createEvidence(ctx: MockContext, artifactStore: Map<string, Mock
   };
 
   const service: Service = {
-    record(a) {
+    record(args) {
+      const a = evidenceRecordArgs(args);
       closed(a, ["kind", "summary", "data", "artifactIds"], "evidence.invalid_argument");
       const kind = optStr(a, "kind", evBad);
       if (kind === undefined) throw evBad("args.kind is required");

@@ -8,8 +8,8 @@ import { invalid, isRecord, Refusal, type MockContext, type Service } from "./co
 import type { MockCall } from "./types.js";
 
 /** The host's error for one call. */
-export const fail = (code: ErrorCode, message: string, capability: string, method: string, causeCode?: string, retryable = false) =>
-  new LimeCapabilityError({ code, message, capability, method, retryable, causeCode });
+export const fail = (code: ErrorCode, message: string, capability: string, method: string, causeCode?: string, retryable = false, details?: unknown) =>
+  new LimeCapabilityError(details === undefined ? { code, message, capability, method, retryable, causeCode } : { code, message, capability, method, retryable, causeCode, details });
 
 /** Resolves after the mock's latency; rejects on the call's deadline or abort. */
 export type Wait = (capability: string, method: string, opts: CallOptions) => Promise<void>;
@@ -66,7 +66,7 @@ export function createInvoke({ ctx, services, notAnObject, calls, newTrace }: In
       // Arguments cross the bridge as JSON: the mock sees them as the host would.
       return fn(JSON.parse(JSON.stringify(a)) as Record<string, unknown>) as T;
     } catch (e) {
-      if (e instanceof Refusal) throw fail(e.code, e.message, capability, method, e.causeCode, e.retryable);
+      if (e instanceof Refusal) throw fail(e.code, e.message, capability, method, e.causeCode, e.retryable, e.details);
       throw e;
     }
   };

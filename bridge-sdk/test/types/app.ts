@@ -93,6 +93,24 @@ export async function app(lime: LimeRuntime): Promise<void> {
   // @ts-expect-error tableQuery answers {rows}, not an array
   const notRows: unknown[] = await notes.query();
   void notRows;
+  // The standard's call shapes (§7.4) type-check as written.
+  await lime.storage.set({ key: "draft", value: { title: "x" } });
+  const draft: { title: string } | null = await lime.storage.get<{ title: string }>({ key: "draft" });
+  void draft;
+  await lime.storage.delete({ key: "draft" });
+  await notes.get("note-1");
+  await lime.artifacts.create({ kind: "report", title: "Weekly", content: "# Week" });
+  await lime.artifacts.create({ type: "triage", data: { items: [1] } });
+  await lime.evidence.record({ kind: "model.call", message: "asked", refs: ["doc-1"] });
+  await lime.evidence.record({ subject: "claim", sources: [] });
+  await lime.agent.startTask({
+    entryKey: "main", taskKind: "triage", input: {}, idempotencyKey: "k",
+    expectedOutput: { outputFormat: { type: "json_schema", schemaRef: "schemas/out.json" } }, context: { c: 1 },
+  });
+  // @ts-expect-error set({key, value}) takes no separate value
+  await lime.storage.set({ key: "draft", value: 1 }, 2);
+  // @ts-expect-error the standard's kind form needs its content
+  await lime.artifacts.create({ kind: "report", title: "Weekly" });
   const resumed = await lime.agent.startTask({ input: "x", sessionPolicy: { mode: "resume", businessObjectRef: "doc-1" } });
   await lime.agent.startTask({ input: "y", sessionPolicy: { mode: "resume", taskId: resumed.taskId } });
   await lime.agent.startTask({ input: "z", sessionPolicy: "new" });

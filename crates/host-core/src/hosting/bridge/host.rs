@@ -404,6 +404,7 @@ impl BridgeHost {
             capability: capability.to_owned(),
             method: method.to_owned(),
             retryable: false,
+            details: None,
         };
         self.post(
             mount,
@@ -454,6 +455,7 @@ fn error_for(call: &Call, code: ErrorCode, message: &str) -> CallError {
         capability: call.capability.clone(),
         method: call.method.clone(),
         retryable: false,
+        details: None,
     }
 }
 

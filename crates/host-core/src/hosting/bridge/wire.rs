@@ -221,6 +221,10 @@ pub struct ErrorPayload {
     pub capability: String,
     pub method: String,
     pub retryable: bool,
+    /// Structured facts about the refusal, when the code has them: `{"binding": "knowledge"}`
+    /// for `agent.binding_unsupported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
 }
 
 /// Whether `payload` (absent or `null`: `{}`) deserializes as the wire type of the app → host

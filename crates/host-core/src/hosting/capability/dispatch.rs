@@ -100,6 +100,11 @@ pub struct CallError {
     pub capability: String,
     pub method: String,
     pub retryable: bool,
+    /// Structured facts about the refusal (`{"binding": "knowledge"}` for
+    /// `agent.binding_unsupported`); absent for most errors. (Boxed: a `CallError` is the `Err`
+    /// of every call, kept small.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Box<Value>>,
 }
 
 /// A question for the user, turned into a prompt by the shell.
@@ -353,6 +358,7 @@ fn error(
         capability: call.capability.clone(),
         method: call.method.clone(),
         retryable,
+        details: None,
     }
 }
 

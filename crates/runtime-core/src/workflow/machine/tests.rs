@@ -184,7 +184,7 @@ fn errors_ask_the_user_and_a_non_retryable_error_is_never_retried() {
     assert_eq!(c.idempotency_key, "wf:r4:draft:1:2");
     m.apply(Fact::Failed {
         key: c.idempotency_key,
-        code: "agent.backend_failed".into(),
+        code: "APP_E999".into(),
         message: "x".into(),
         retryable: true,
     })

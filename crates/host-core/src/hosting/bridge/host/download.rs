@@ -132,6 +132,7 @@ impl BridgeHost {
                         capability: "lime.ui".to_owned(),
                         method: "download".to_owned(),
                         retryable: false,
+                        details: None,
                     }),
                 }
             }
@@ -323,6 +324,7 @@ impl BridgeHost {
                 capability: "lime.artifacts".to_owned(),
                 method: "read".to_owned(),
                 retryable: false,
+                details: None,
             }),
         }
     }
@@ -335,6 +337,7 @@ impl BridgeHost {
             capability: "lime.ui".to_owned(),
             method: "download".to_owned(),
             retryable: true,
+            details: None,
         };
         e.retryable = true;
         self.call_error(mount, request_id, &e)
@@ -356,6 +359,7 @@ fn too_large_error(capability: &str, size: u64) -> CallError {
         capability: capability.to_owned(),
         method: "download".to_owned(),
         retryable: false,
+        details: None,
     }
 }
 
@@ -367,6 +371,7 @@ fn io_error(message: &str) -> CallError {
         capability: "lime.ui".to_owned(),
         method: "download".to_owned(),
         retryable: true,
+        details: None,
     }
 }
 

@@ -24,6 +24,9 @@ use runtime_core::runtime::{Runtime, RuntimeConfig};
 use serde_json::{json, Map, Value};
 
 use super::artifacts::{invalid, object, opt_str};
+use super::start_task_shape::{
+    check_standard_fields, expected_output, OutputSchema, START_TASK_FIELDS,
+};
 use super::{err, Effect, Reply};
 use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{Allowed, CallError};
@@ -151,17 +154,8 @@ impl AgentService {
         let app = AppId::new(a.app()).map_err(|_| host_failed(a, "the app id is not valid"))?;
         match method {
             AgentMethod::StartTask => {
-                let o = object(
-                    a,
-                    args,
-                    &[
-                        "input",
-                        "idempotencyKey",
-                        "expectedOutput",
-                        "sessionPolicy",
-                        "options",
-                    ],
-                )?;
+                let o = object(a, args, START_TASK_FIELDS)?;
+                check_standard_fields(a, o)?;
                 let req = start_request(store, a, o)?;
                 let h = self.host(store, a)?;
                 let started = h.tasks.start(&app, req).map_err(|e| task_err(a, e))?;
@@ -365,25 +359,10 @@ fn start_request(
     }
     let output_schema = match o.get("expectedOutput") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(e)) => {
-            if let Some(k) = e.keys().find(|k| *k != "schema" && *k != "schemaRef") {
-                let shown: String = k.chars().take(64).collect();
-                return Err(invalid(
-                    a,
-                    &format!("unknown expectedOutput field {shown:?}"),
-                ));
-            }
-            match (e.get("schema"), e.get("schemaRef")) {
-                (Some(s @ Value::Object(_)), None) => Some(s.clone()),
-                (None, Some(Value::String(r))) => Some(schema_ref(store, a, r)?),
-                _ => {
-                    return Err(invalid(
-                        a,
-                        "expectedOutput needs exactly one of schema (an object) or schemaRef (a package path)",
-                    ))
-                }
-            }
-        }
+        Some(Value::Object(e)) => match expected_output(a, e)? {
+            OutputSchema::Inline(s) => Some(s.clone()),
+            OutputSchema::Ref(r) => Some(schema_ref(store, a, r)?),
+        },
         Some(_) => return Err(invalid(a, "args.expectedOutput must be an object")),
     };
     Ok(StartTask {

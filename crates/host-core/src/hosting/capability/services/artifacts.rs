@@ -103,6 +103,7 @@ impl ArtifactsService {
     ) -> Result<Value, CallError> {
         match method {
             ArtifactsMethod::Create => {
+                let args = &super::shapes::artifact_create(a, args)?;
                 let o = object(a, args, &["name", "mimeType", "text", "base64"])?;
                 let name = req_str(a, o, "name")?;
                 let mime = opt_str(a, o, "mimeType")?;

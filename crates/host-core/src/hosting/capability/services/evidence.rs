@@ -44,6 +44,7 @@ impl EvidenceService {
     ) -> Result<Value, CallError> {
         match method {
             EvidenceMethod::Record => {
+                let args = &super::shapes::evidence_record(a, args)?;
                 let o = object(a, args, &["kind", "summary", "data", "artifactIds"])?;
                 let kind = req_str(a, o, "kind")?.to_owned();
                 // Checked before the app's files are opened (and again by the store).

@@ -15,6 +15,8 @@ mod events;
 mod evidence;
 mod policy;
 mod secrets;
+mod shapes;
+mod start_task_shape;
 mod storage;
 
 pub use agent::TaskEventSink;
@@ -212,5 +214,6 @@ pub(crate) fn err(
         capability: a.capability().as_str().to_owned(),
         method: a.method().as_str().to_owned(),
         retryable: false,
+        details: None,
     }
 }

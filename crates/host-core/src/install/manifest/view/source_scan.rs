@@ -58,6 +58,7 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("install/lockfile.rs", 7, "app.lock"),
     ("install/inspect.rs", 1, "the captured file map (APP.md)"),
     ("center/dev.rs", 1, "error details"),
+    ("api/dev_console.rs", 1, "a frame's diagnostic report"),
     ("center/review.rs", 7, "the stored projection"),
     ("install/package/catalog.rs", 2, "catalog documents"),
     (
