@@ -182,3 +182,111 @@ fn a_second_host_process_is_busy_and_unknown_workflows_are_refused() {
     assert_eq!(err.code, workflow::code::APP_NOT_INSTALLED);
     assert!(runs.list(None).is_empty());
 }
+
+/// The sample app with a ten-step workflow of storage writes instead.
+fn ten_step_app(tmp: &std::path::Path) -> std::path::PathBuf {
+    let pkg = tmp.join("pkg-ten");
+    support::copy_dir(&repo_root().join("fixtures/apps").join(APP), &pkg);
+    let md = pkg.join("APP.md");
+    let text = std::fs::read_to_string(&md).unwrap();
+    let start = text.find("workflows:\n").unwrap();
+    let end = text.find("---\n\n# Reply").unwrap();
+    let mut wf = String::from("workflows:\n  - key: draft-review-publish\n    recovery: {onError: retry, maxRetries: 2}\n    states:\n      - {key: start, kind: start, next: s1}\n");
+    for i in 1..=10 {
+        let next = if i == 10 {
+            "done".to_owned()
+        } else {
+            format!("s{}", i + 1)
+        };
+        wf.push_str(&format!(
+            "      - {{key: s{i}, kind: storage-write, storageKey: k{i}, value: \"'v{i}'\", output: o{i}, next: {next}}}\n"
+        ));
+    }
+    wf.push_str("      - {key: done, kind: end, result: \"'ok'\"}\n");
+    std::fs::write(&md, format!("{}{}{}", &text[..start], wf, &text[end..])).unwrap();
+    pkg
+}
+
+/// Panics right after the `n`-th step's call returned (its effect happened, its result is not
+/// recorded): a crash between the effect and its fact.
+struct CrashAfter<'a> {
+    inner: &'a HostSteps<'a>,
+    n: usize,
+    made: std::cell::Cell<usize>,
+}
+
+impl runtime_core::workflow::runs::StepExecutor for CrashAfter<'_> {
+    fn call(
+        &self,
+        step: &runtime_core::workflow::runs::StepCall<'_>,
+    ) -> Result<Value, runtime_core::workflow::runs::StepError> {
+        let r = self.inner.call(step);
+        self.made.set(self.made.get() + 1);
+        if self.made.get() == self.n {
+            panic!("crash after the effect of step {}", self.n);
+        }
+        r
+    }
+}
+
+fn storage_sets(store: &Store, run_id: &str) -> Vec<String> {
+    let mut keys: Vec<String> = store
+        .audit_log(Some(APP), 1000)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r["details"]["mountId"] == run_id && r["details"]["method"] == "set")
+        .map(|r| r["details"]["requestId"].as_str().unwrap().to_owned())
+        .collect();
+    keys.reverse();
+    keys
+}
+
+#[test]
+fn a_crash_after_any_steps_effect_reissues_that_step_once_with_its_key_and_ends_the_same() {
+    for n in [1, 4, 10] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::at(tmp.path().join("data"));
+        install(&dir, &ten_step_app(tmp.path()));
+        // The app requires lime.agent: without a model its entries need setup.
+        set_placeholder_model(&dir);
+        let store = Store::open(&dir).unwrap();
+        let mut services = Services::new(dir.apps_data());
+        let profile = HostProfile::current();
+        let run_id = {
+            let runs = workflow::open_runs(&dir).unwrap();
+            let v = workflow::start(&store, &runs, APP, WF, json!({}), None).unwrap();
+            let steps = HostSteps::new(&store, &profile, &mut services);
+            let crash = CrashAfter {
+                inner: &steps,
+                n,
+                made: std::cell::Cell::new(0),
+            };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runs.drive(&v.run_id, &crash)
+            }));
+            assert!(r.is_err(), "the failpoint fired");
+            v.run_id
+        };
+        let runs = workflow::open_runs(&dir).unwrap();
+        let steps = HostSteps::new(&store, &profile, &mut services);
+        let done = runs.drive(&run_id, &steps).unwrap();
+        assert_eq!(
+            done.state.status,
+            RunStatus::Succeeded {
+                result: json!("ok")
+            },
+            "crash after step {n}"
+        );
+        let sets = storage_sets(&store, &run_id);
+        // Ten steps; step n made twice, with the same idempotency key, and no other repeated.
+        assert_eq!(sets.len(), 11, "crash after step {n}: {sets:?}");
+        assert_eq!(sets[n - 1], sets[n], "crash after step {n}");
+        let distinct: std::collections::BTreeSet<&String> = sets.iter().collect();
+        assert_eq!(distinct.len(), 10);
+        assert!(
+            sets[n - 1].ends_with(&format!(":s{n}:1:1")),
+            "{}",
+            sets[n - 1]
+        );
+    }
+}
