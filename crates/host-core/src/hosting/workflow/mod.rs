@@ -134,7 +134,7 @@ pub fn host_error(e: RunError) -> HostError {
         code::NOT_DECLARED => ErrorCode::WorkflowNotDeclared,
         code::NO_ENTRY => ErrorCode::WorkflowNoEntry,
         run::INVALID_DEFINITION => ErrorCode::WorkflowInvalidDefinition,
-        run::INVALID_IDEMPOTENCY_KEY => ErrorCode::WorkflowInvalidInput,
+        run::INVALID_IDEMPOTENCY_KEY | run::INPUT_TOO_LARGE => ErrorCode::WorkflowInvalidInput,
         run::RUN_NOT_FOUND => ErrorCode::WorkflowRunNotFound,
         run::RUN_FINISHED => ErrorCode::WorkflowRunFinished,
         run::NOT_WAITING => ErrorCode::WorkflowNotWaiting,

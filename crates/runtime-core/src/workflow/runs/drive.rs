@@ -170,6 +170,16 @@ impl WorkflowRuns {
             call,
         });
         let fact = match result {
+            // An output past the bound is not recorded: the step fails instead.
+            Ok(output) if too_large(&output) => Fact::Failed {
+                key,
+                code: crate::workflow::machine::run_code::OUTPUT_TOO_LARGE.into(),
+                message: format!(
+                    "the step's output is over {} bytes",
+                    crate::workflow::limits::MAX_STEP_OUTPUT_BYTES
+                ),
+                retryable: false,
+            },
             Ok(output) => Fact::Succeeded { key, output },
             Err(se) if se.timed_out => Fact::TimedOut { key },
             Err(se) => Fact::Failed {
@@ -237,6 +247,12 @@ impl WorkflowRuns {
         }
         Ok(None)
     }
+}
+
+fn too_large(v: &serde_json::Value) -> bool {
+    serde_json::to_vec(v).map_or(true, |b| {
+        b.len() > crate::workflow::limits::MAX_STEP_OUTPUT_BYTES
+    })
 }
 
 fn add_ms(t: Timestamp, ms: u64) -> Timestamp {

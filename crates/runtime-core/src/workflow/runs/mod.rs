@@ -35,6 +35,8 @@ pub mod code {
     pub const ANSWER_NOT_BY_USER: &str = "workflow.answer_not_by_user";
     pub const INVALID_DEFINITION: &str = "workflow.invalid_definition";
     pub const INVALID_IDEMPOTENCY_KEY: &str = "workflow.invalid_idempotency_key";
+    /// The run's input is over `limits::MAX_RUN_INPUT_BYTES` (refused before it is recorded).
+    pub const INPUT_TOO_LARGE: &str = "workflow.input_too_large";
     pub const LOG_FAILED: &str = "workflow.log_failed";
     pub const REPLAY_FAILED: &str = "workflow.replay_failed";
     /// Another process holds the runs' directory ([`WorkflowRuns::open_dir`]).
@@ -241,6 +243,16 @@ impl WorkflowRuns {
                     format!("1 to {MAX_START_KEY_LEN} bytes"),
                 ));
             }
+        }
+        let size = serde_json::to_vec(&req.input).map_or(usize::MAX, |b| b.len());
+        if size > super::limits::MAX_RUN_INPUT_BYTES {
+            return Err(RunError::new(
+                code::INPUT_TOO_LARGE,
+                format!(
+                    "{size} bytes; at most {}",
+                    super::limits::MAX_RUN_INPUT_BYTES
+                ),
+            ));
         }
         let checked = super::check(&req.definition, &req.declared);
         let Some(def) = checked.definition else {

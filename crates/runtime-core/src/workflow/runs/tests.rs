@@ -70,6 +70,9 @@ impl StepExecutor for Effects {
             panic!("crash after the effect of call {n}");
         }
         Ok(match step.call.method.as_str() {
+            "startTask" if step.call.args["input"]["topic"] == "huge" => {
+                json!("x".repeat(crate::workflow::limits::MAX_STEP_OUTPUT_BYTES + 1))
+            }
             "startTask" => json!("Dear cats"),
             "create" => json!({"artifactId": "art_1"}),
             _ => json!({"ok": true, "key": key}),
@@ -416,4 +419,30 @@ fn a_second_process_on_the_same_directory_is_refused_busy() {
     drop(first);
     let again = WorkflowRuns::open_dir(dir.path()).unwrap();
     assert_eq!(again.show(&v.run_id).unwrap().run_id, v.run_id);
+}
+
+#[test]
+fn an_oversized_input_or_step_output_is_never_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = open(&dir.path().join("log.db"), clock(1_000));
+    let mut req = sample_start(None);
+    req.input = json!({"topic": "x".repeat(crate::workflow::limits::MAX_RUN_INPUT_BYTES)});
+    assert_eq!(runs.start(req).unwrap_err().code, code::INPUT_TOO_LARGE);
+    assert!(runs.log.sessions().unwrap().is_empty());
+    let mut req = sample_start(None);
+    req.input = json!({"topic": "huge"});
+    let v = runs.start(req).unwrap();
+    let fx = Effects::default();
+    let v = runs.drive(&v.run_id, &fx).unwrap();
+    // The sample asks the user after an error; the huge output is nowhere in the log.
+    let Some(Pending::Decision { code, .. }) = &v.waiting else {
+        panic!("{v:?}")
+    };
+    assert_eq!(code, crate::workflow::machine::run_code::OUTPUT_TOO_LARGE);
+    let evs = runs
+        .log
+        .read_all(&run_session(&RunId::new(&v.run_id).unwrap()))
+        .unwrap();
+    let bytes: usize = evs.iter().map(|e| e.to_json_string().len()).sum();
+    assert!(bytes < 64 * 1024, "{bytes}");
 }
