@@ -132,6 +132,9 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// Start, list, show, cancel and answer apps' durable workflow runs.
+    #[command(subcommand)]
+    Workflow(super::workflow::WorkflowCommand),
     /// List the artifacts an app keeps (lime.artifacts), read-only.
     Artifacts { app: String },
     /// List an app's evidence records (lime.evidence), or write its evidence pack to a file.

@@ -189,6 +189,25 @@ error_codes! {
     /// Another AppHost process (the desktop, or `apphost app-server`) has the data directory's
     /// agent runtime open: one process owns `runtime/` at a time.
     RuntimeBusy = "runtime.busy" => Conflict,
+    // --- workflow runs (docs/cli.md, "apphost workflow") ---------------------------------------
+    /// The app declares no workflow with that key.
+    WorkflowNotDeclared = "workflow.not_declared" => NotFound,
+    /// No `workflow` entry of the app runs that workflow (a run's steps are that entry's calls).
+    WorkflowNoEntry = "workflow.no_entry" => NotFound,
+    /// The workflow's definition has an error finding (see `apphost readiness`).
+    WorkflowInvalidDefinition = "workflow.invalid_definition" => Rejected,
+    /// `--input` is not JSON, or the idempotency key is empty or too long.
+    WorkflowInvalidInput = "workflow.invalid_input" => Usage,
+    /// No run with that id.
+    WorkflowRunNotFound = "workflow.run_not_found" => NotFound,
+    /// The run has ended (succeeded, failed or cancelled).
+    WorkflowRunFinished = "workflow.run_finished" => Conflict,
+    /// The run does not wait for this kind of answer (or no `--approve` / `--reject` was given).
+    WorkflowNotWaiting = "workflow.not_waiting_for_answer" => Conflict,
+    /// A review, input or retry decision answered by the app instead of the user.
+    WorkflowAnswerNotByUser = "workflow.answer_not_by_user" => Rejected,
+    /// The runs' event log could not be read or written.
+    WorkflowRunFailed = "workflow.run_failed" => Internal,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

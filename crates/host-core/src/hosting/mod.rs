@@ -8,3 +8,4 @@ pub mod bridge;
 pub mod capability;
 pub mod model_settings;
 pub mod surface;
+pub mod workflow;

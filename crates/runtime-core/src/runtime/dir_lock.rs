@@ -4,7 +4,7 @@ use super::RuntimeError;
 use crate::log::LogError;
 
 /// Takes the exclusive lock of a runtime directory (`runtime.lock`), creating both if needed.
-pub(super) fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, RuntimeError> {
+pub(crate) fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, RuntimeError> {
     let path = dir.join("runtime.lock");
     let io = |e: std::io::Error| {
         RuntimeError::Log(LogError::Io {

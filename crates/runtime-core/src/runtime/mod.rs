@@ -10,7 +10,7 @@
 //! spawn), `executor` (drives a turn machine's effects), `recovery` (what a restart closes and
 //! the queue it restores), `dir_lock` (one process per data directory).
 
-mod dir_lock;
+pub(crate) mod dir_lock;
 mod executor;
 mod recovery;
 mod sessions;

@@ -4,10 +4,11 @@
 //! - [`expr`]: the budgeted expression language (CEL) for guards and data mapping;
 //! - [`template`]: step settings whose strings are expressions;
 //! - [`validate`]: graph, recovery, capability and reference checks, with stable codes;
-//! - [`machine`]: the sans-IO run machine (definition + facts -> next effect).
+//! - [`machine`]: the sans-IO run machine (definition + facts -> next effect);
+//! - [`runs`]: durable runs: facts in the event log, replay on open, steps via a host executor.
 //!
-//! Durable storage of a run's facts and the capability calls themselves live elsewhere: this
-//! module reads no clock, file or network. The language is documented in
+//! Apart from [`runs`], this module reads no clock, file or network; capability calls are the
+//! host's (through [`runs::StepExecutor`]). The language is documented in
 //! `docs/package-format.md` ("Workflows").
 
 pub mod definition;
@@ -15,6 +16,7 @@ pub mod expr;
 pub mod finding;
 pub mod limits;
 pub mod machine;
+pub mod runs;
 pub mod template;
 pub mod validate;
 

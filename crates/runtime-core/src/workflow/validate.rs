@@ -29,7 +29,8 @@ pub const TOOL_CALL_METHODS: &[&str] = &[
 ///   else `lime.tools.invoke` with `uses` as the tool key;
 /// - `storage-write` -> `lime.storage.set`; `artifact-create` -> `lime.artifacts.create`;
 /// - `human-review`, `user-input` -> `lime.workflow.respond`: a host-drawn prompt (no app code
-///   runs), answered through `lime.workflow.respond` or the host UI.
+///   runs) that only the user answers (the host UI, `apphost workflow respond`); it needs no
+///   declared capability.
 pub fn step_call(s: &State) -> Option<(&'static str, &'static str)> {
     match &s.settings {
         Settings::AgentTask { .. } => Some(("lime.agent", "startTask")),
@@ -335,7 +336,13 @@ fn capabilities(def: &Definition, declared: &BTreeSet<String>, f: &mut Findings)
                 continue;
             }
         }
-        if let Some((cap, method)) = step_call(s) {
+        // A review or an input is a host-drawn prompt the user answers (the host UI, the CLI):
+        // the app calls nothing, so it declares nothing for it.
+        let host_prompt = matches!(
+            s.settings,
+            Settings::HumanReview { .. } | Settings::UserInput { .. }
+        );
+        if let Some((cap, method)) = step_call(s).filter(|_| !host_prompt) {
             if !declared.contains(cap) {
                 f.error(
                     code::UNDECLARED_CAPABILITY,

@@ -1,15 +1,16 @@
 //! Runtime checks: what the app declares that something must *run* (backend services,
 //! workflows) or *bind* (knowledge templates, tools), against what this host can run.
 //!
-//! [`HOST_RUNS`] is the table of what this AppHost can run, one row per declared kind. Today no
-//! row runs anything: a required item (or an entry that uses it) is `blocked` with the row's
-//! stable code and a message naming the item; an optional one is `ready-degraded`. When a
-//! runtime lands, its row flips from [`Runs::Unsupported`] to a real check.
+//! [`HOST_RUNS`] is the table of what this AppHost can run, one row per declared kind. An item
+//! of an unsupported kind (or an entry that uses it) is `blocked` with the row's stable code and
+//! a message naming the item when required, `ready-degraded` when optional. Workflows run
+//! ([`Runs::Supported`]: RuntimeCore's durable runs, `hosting/workflow/`).
 //!
 //! Workflows are validated first (`runtime_core::workflow::check` against the names under
 //! `requires.capabilities`): an invalid workflow blocks the `workflow` entry that runs it, and
 //! only that entry, with the validation findings (code, path, message) as the reason; warnings
-//! are notices. A valid workflow still cannot run until the workflow runtime exists.
+//! are notices. A valid workflow passes; a `workflow` entry naming no declared workflow is blocked
+//! with `workflow.not_declared`.
 
 use std::collections::BTreeSet;
 
@@ -23,6 +24,8 @@ use crate::install::manifest::{EntryKind, Key};
 pub(super) enum Runs {
     /// Nothing in this host runs it: every declared item is unsupported.
     Unsupported,
+    /// This host runs every valid item.
+    Supported,
     /// Runs only what the host has bound or connected (`HostState::bound_knowledge`,
     /// `available_tools`); anything else is unsupported.
     WhenBound,
@@ -49,9 +52,9 @@ pub(super) const HOST_RUNS: [Row; 4] = [
     },
     Row {
         kind: "workflow",
-        runs: Runs::Unsupported,
-        code: "workflow.runtime_unavailable",
-        why: "this AppHost has no workflow runtime yet",
+        runs: Runs::Supported,
+        code: "workflow.not_declared",
+        why: "the app declares no workflow with this key or path",
     },
     Row {
         kind: "knowledge",
@@ -246,6 +249,16 @@ fn workflow_check(cx: &mut Ctx, key: &str, checked: &Checked, required: bool, en
             code,
             format!("workflow {key} is invalid: {}{tail}", shown.join("; ")),
         )
+    } else if row("workflow").runs == Runs::Supported {
+        let c = cx.push(
+            "workflow",
+            key,
+            required,
+            Outcome::Pass,
+            format!("workflow {key} is ready"),
+        );
+        c.entry = entry;
+        return;
     } else {
         let r = row("workflow");
         (r.code, format!("workflow {key} cannot run: {}", r.why))

@@ -6,7 +6,7 @@
 //!
 //! Families: [`session`] (session, thread, submission, queue), [`turn`] (turn and task
 //! lifecycle, routing), [`model`] (model requests and streams), [`tool`] (tool calls, their
-//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes).
+//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes), [`workflow`] (durable workflow runs).
 
 mod action;
 mod model;
@@ -15,6 +15,7 @@ mod session;
 pub mod status;
 mod tool;
 mod turn;
+mod workflow;
 
 pub use action::*;
 pub use model::*;
@@ -23,6 +24,7 @@ pub use session::*;
 pub use status::*;
 pub use tool::*;
 pub use turn::*;
+pub use workflow::*;
 
 use super::{EventBody, EventDraft, Scope};
 

@@ -34,7 +34,7 @@ fn the_table_names_a_stable_code_for_every_kind() {
         codes,
         [
             ("service", "service.unsupported"),
-            ("workflow", "workflow.runtime_unavailable"),
+            ("workflow", "workflow.not_declared"),
             ("knowledge", "knowledge.unsupported"),
             ("tool", "tool.unsupported"),
         ]
@@ -79,17 +79,18 @@ fn an_entry_on_a_service_is_blocked_and_the_others_stay_ready() {
 }
 
 #[test]
-fn a_valid_workflow_blocks_only_its_entry_until_the_runtime_exists() {
+fn a_valid_workflow_makes_its_entry_ready() {
     let front = pages(&format!(
         "  - {{key: run, kind: workflow, title: Run, workflow: wf}}\nworkflows:\n  - {MINIMAL}\n"
     ));
     let r = run(&front, &[], &HostProfile::current(), &preview());
     let c = check(&r, "workflow", "wf");
-    assert_eq!(c.code, Some("workflow.runtime_unavailable"));
+    assert_eq!(c.code, None);
+    assert_eq!(c.outcome, Outcome::Pass);
     assert_eq!(c.entry.as_deref(), Some("run"));
-    assert_eq!(entry(&r, "run").status, Status::Blocked);
+    assert_eq!(entry(&r, "run").status, Status::Ready);
     assert_eq!(entry(&r, "home").status, Status::Ready);
-    assert_eq!(r.status, Status::ReadyDegraded);
+    assert_eq!(r.status, Status::Ready);
     assert!(r.ok);
 }
 
@@ -113,11 +114,9 @@ fn an_invalid_workflow_blocks_its_entry_with_the_findings() {
     );
     assert!(c.message.contains("nowhere"), "{}", c.message);
     assert_eq!(entry(&r, "run").status, Status::Blocked);
-    // The valid one is blocked only by the missing runtime, not by the other's findings.
-    assert_eq!(
-        check(&r, "workflow", "ok").code,
-        Some("workflow.runtime_unavailable")
-    );
+    // The valid one is ready: the other's findings block only their own entry.
+    assert_eq!(check(&r, "workflow", "ok").outcome, Outcome::Pass);
+    assert_eq!(entry(&r, "other").status, Status::Ready);
     assert_eq!(entry(&r, "home").status, Status::Ready);
     assert_eq!(r.status, Status::ReadyDegraded);
 }
@@ -138,10 +137,8 @@ fn a_workflow_is_checked_against_the_declared_capabilities() {
         pages(&body)
     );
     let r = run(&declared, &[], &HostProfile::current(), &preview());
-    assert_eq!(
-        check(&r, "workflow", "wf").code,
-        Some("workflow.runtime_unavailable")
-    );
+    assert_eq!(check(&r, "workflow", "wf").outcome, Outcome::Pass);
+    assert_eq!(entry(&r, "run").status, Status::Ready);
 }
 
 #[test]
@@ -158,11 +155,11 @@ fn workflow_warnings_are_notices_not_blockers() {
         .find(|c| c.kind == "workflow" && c.outcome == Outcome::Notice)
         .unwrap();
     assert_eq!(notice.code, Some("workflow.unknown_field"));
-    // Unreferenced and valid: only the missing runtime, as an optional gap.
+    // Unreferenced and valid: it passes, as an optional item.
     let c = check(&r, "workflow", "wf");
-    assert_eq!(c.code, Some("workflow.runtime_unavailable"));
+    assert_eq!(c.outcome, Outcome::Pass);
     assert!(!c.required);
-    assert_eq!(r.status, Status::ReadyDegraded);
+    assert_eq!(r.status, Status::Ready);
 }
 
 #[test]
@@ -170,7 +167,7 @@ fn a_workflow_entry_naming_no_declared_workflow_is_blocked() {
     let front = pages("  - {key: run, kind: workflow, title: Run, workflow: workflows/x.yaml}\n");
     let r = run(&front, &[], &HostProfile::current(), &preview());
     let c = check(&r, "workflow", "workflows/x.yaml");
-    assert_eq!(c.code, Some("workflow.runtime_unavailable"));
+    assert_eq!(c.code, Some("workflow.not_declared"));
     assert_eq!(entry(&r, "run").status, Status::Blocked);
     assert_eq!(entry(&r, "home").status, Status::Ready);
 }
@@ -196,7 +193,7 @@ fn a_hostile_workflow_blocks_its_entry_without_panicking() {
         let c = check(&r, "workflow", "wf");
         let code = c.code.unwrap();
         assert!(code.starts_with("workflow."), "{code}");
-        assert_ne!(code, "workflow.runtime_unavailable", "{}", c.message);
+        assert_ne!(code, "workflow.not_declared", "{}", c.message);
         assert!(c.message.len() < 4096, "{}", c.message.len());
         assert_eq!(entry(&r, "run").status, Status::Blocked);
         assert_eq!(entry(&r, "home").status, Status::Ready, "{code}");

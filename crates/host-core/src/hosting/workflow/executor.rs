@@ -1,0 +1,220 @@
+//! The host's [`StepExecutor`]: a workflow step is a capability call of the run's app and
+//! workflow entry through [`dispatch`], like a frame's call.
+//!
+//! The caller is rebuilt for every step from the store (the app's active version, package and
+//! manifest hashes, the entry that runs the workflow), never from the run's record; the run id
+//! is the caller's session in the audit record. A step that would need a permission prompt
+//! fails (`permission.not_granted`): a run has no frame to ask in; grant it first.
+//!
+//! An `agent-task` step starts a `lime.agent` task with the step's idempotency key (a
+//! re-issued step finds the same task) and waits for its result, reading it from the
+//! host's own task view (the start was the audited call), until the step's timeout.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use runtime_core::workflow::runs::{StepCall, StepError, StepExecutor};
+use serde_json::{json, Map, Value};
+
+use crate::foundation::profile::HostProfile;
+use crate::hosting::capability::call::{Call, Caller};
+use crate::hosting::capability::dispatch::{dispatch, SessionAnswers, Verdict};
+use crate::hosting::capability::services::Services;
+use crate::install::store::Store;
+
+/// How long an agent step waits for its task when the step sets no timeout.
+pub const DEFAULT_AGENT_WAIT_MS: u64 = 300_000;
+/// How often an agent step looks at its task.
+const AGENT_POLL: Duration = Duration::from_millis(20);
+
+/// Runs steps for one drive of the runs, over the host's store and services.
+pub struct HostSteps<'a> {
+    store: &'a Store,
+    profile: &'a HostProfile,
+    services: RefCell<&'a mut Services>,
+}
+
+impl<'a> HostSteps<'a> {
+    pub fn new(store: &'a Store, profile: &'a HostProfile, services: &'a mut Services) -> Self {
+        HostSteps {
+            store,
+            profile,
+            services: RefCell::new(services),
+        }
+    }
+
+    fn caller(&self, step: &StepCall<'_>) -> Result<Caller, StepError> {
+        let entry =
+            super::entry_of(self.store, step.app, step.workflow).map_err(|e| StepError {
+                code: e.code.to_owned(),
+                message: e.message,
+                retryable: false,
+                timed_out: false,
+            })?;
+        let active = self
+            .store
+            .active_app(step.app)
+            .map_err(|e| refused(super::code::APP_NOT_INSTALLED, e.message))?;
+        Ok(Caller {
+            app_id: active.name,
+            entry_key: entry,
+            version: active.version,
+            session_id: step.run_id.to_owned(),
+            package_hash: active.package_hash,
+            manifest_hash: active.manifest_hash,
+        })
+    }
+
+    /// One call through the choke point.
+    fn one_call(
+        &self,
+        caller: &Caller,
+        capability: &str,
+        method: &str,
+        args: Value,
+        key: &str,
+    ) -> Result<Value, StepError> {
+        let mut options = Map::new();
+        options.insert("idempotencyKey".into(), json!(key));
+        let call = Call {
+            request_id: key.to_owned(),
+            capability: capability.to_owned(),
+            method: method.to_owned(),
+            args,
+            options,
+        };
+        let trace = format!("trace_{}", caller.session_id);
+        let mut answers = SessionAnswers::default();
+        match dispatch(
+            self.store,
+            self.profile,
+            caller,
+            &call,
+            &trace,
+            &mut answers,
+        ) {
+            Verdict::Allowed(proof) => {
+                let mut services = self.services.borrow_mut();
+                match services.call_with(self.store, &proof, &call.args) {
+                    Ok(reply) => Ok(reply.value),
+                    Err(e) => Err(StepError {
+                        code: e.cause_code.unwrap_or(e.code.as_str()).to_owned(),
+                        message: e.message,
+                        retryable: e.retryable,
+                        timed_out: false,
+                    }),
+                }
+            }
+            Verdict::Denied(e) => Err(StepError {
+                code: e.cause_code.unwrap_or(e.code.as_str()).to_owned(),
+                message: e.message,
+                retryable: e.retryable,
+                timed_out: false,
+            }),
+            Verdict::Ask(q) => Err(refused(
+                "permission.not_granted",
+                format!(
+                    "{}.{} needs the user's permission {}: grant it, then retry the run",
+                    q.capability,
+                    q.method,
+                    q.permission.as_deref().unwrap_or("(a policy confirmation)")
+                ),
+            )),
+        }
+    }
+
+    fn agent_step(&self, caller: &Caller, step: &StepCall<'_>) -> Result<Value, StepError> {
+        let c = step.call;
+        let mut args = Map::new();
+        args.insert(
+            "input".into(),
+            c.args.get("input").cloned().unwrap_or(json!({})),
+        );
+        args.insert("idempotencyKey".into(), json!(c.idempotency_key));
+        if let Some(e) = c.args.get("expectedOutput").filter(|v| !v.is_null()) {
+            args.insert("expectedOutput".into(), e.clone());
+        }
+        let started = self.one_call(
+            caller,
+            "lime.agent",
+            "startTask",
+            Value::Object(args),
+            &c.idempotency_key,
+        )?;
+        let task_id = started["taskId"].as_str().unwrap_or_default().to_owned();
+        let app = runtime_core::ids::AppId::new(&caller.app_id)
+            .map_err(|_| refused("app.not_installed", "the app id is not valid".into()))?;
+        let wait = Duration::from_millis(c.timeout_ms.unwrap_or(DEFAULT_AGENT_WAIT_MS));
+        let deadline = Instant::now() + wait;
+        loop {
+            // The host's own view of the task the allowed call started (not audited per poll).
+            let task = {
+                let mut services = self.services.borrow_mut();
+                let tasks = services
+                    .agent_tasks(self.store)
+                    .map_err(|m| refused("agent.unavailable", m))?;
+                tasks
+                    .get(&app, &task_id)
+                    .map_err(|e| refused(e.code(), e.to_string()))?
+            };
+            let result = &task["result"];
+            if !result.is_null() {
+                if result["status"] == "succeeded" {
+                    let structured = &result["structuredOutput"];
+                    return Ok(if structured.is_null() {
+                        result["text"].clone()
+                    } else {
+                        structured.clone()
+                    });
+                }
+                return Err(StepError {
+                    code: result["errorCode"]
+                        .as_str()
+                        .unwrap_or("agent.task_failed")
+                        .to_owned(),
+                    message: result["errorMessage"]
+                        .as_str()
+                        .unwrap_or("the agent task did not succeed")
+                        .to_owned(),
+                    retryable: false,
+                    timed_out: false,
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(StepError {
+                    code: "workflow.step_timed_out".into(),
+                    message: "the agent task did not finish in time".into(),
+                    retryable: true,
+                    timed_out: true,
+                });
+            }
+            std::thread::sleep(AGENT_POLL);
+        }
+    }
+}
+
+fn refused(code: &str, message: String) -> StepError {
+    StepError {
+        code: code.to_owned(),
+        message,
+        retryable: false,
+        timed_out: false,
+    }
+}
+
+impl StepExecutor for HostSteps<'_> {
+    fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError> {
+        let caller = self.caller(step)?;
+        let c = step.call;
+        if c.capability == "lime.agent" && c.method == "startTask" {
+            return self.agent_step(&caller, step);
+        }
+        self.one_call(
+            &caller,
+            &c.capability,
+            &c.method,
+            super::step_args::adapt(&c.capability, &c.method, &c.args),
+            &c.idempotency_key,
+        )
+    }
+}

@@ -1,0 +1,262 @@
+//! Driving a run: make its effects happen, record each fact, apply it, until the run waits
+//! for a person or a timer, or ends.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::*;
+use crate::event::facts::PersonWait;
+use crate::workflow::machine::{Fact, Wake};
+
+impl WorkflowRuns {
+    /// Drives `run_id` until it waits for a person or a timer not yet due, or ends.
+    pub fn drive(&self, run_id: &str, exec: &dyn StepExecutor) -> Result<RunView, RunError> {
+        let mut runs = lock(&self.runs);
+        let e = find_mut(&mut runs, run_id)?;
+        self.drive_entry(e, exec)?;
+        Ok(e.view())
+    }
+
+    /// Drives every running run whose timer or deadline is due; returns the runs it moved.
+    pub fn drive_due(&self, exec: &dyn StepExecutor) -> Result<Vec<RunView>, RunError> {
+        let now = self.log.clock().now();
+        let due: Vec<RunId> = lock(&self.runs)
+            .values()
+            .filter(|e| match e.machine.next_effect() {
+                Effect::Wait(p) => e
+                    .marks
+                    .get(p.key())
+                    .and_then(|m| m.due_at)
+                    .is_some_and(|d| d <= now),
+                Effect::Done(_) => false,
+            })
+            .map(|e| e.run_id.clone())
+            .collect();
+        due.iter().map(|id| self.drive(id.as_str(), exec)).collect()
+    }
+
+    /// Records a person's answer to what the run waits for and applies it (then drive the run
+    /// to make the next steps happen). Only the user answers: an answer from the app is
+    /// refused with `workflow.answer_not_by_user` and changes nothing.
+    pub fn respond(
+        &self,
+        run_id: &str,
+        answer: Answer,
+        source: AnswerSource,
+    ) -> Result<RunView, RunError> {
+        if source != AnswerSource::User {
+            return Err(RunError::new(
+                code::ANSWER_NOT_BY_USER,
+                "a review, input or retry decision is answered by the user, not by the app",
+            ));
+        }
+        let mut runs = lock(&self.runs);
+        let e = find_mut(&mut runs, run_id)?;
+        let pending = match e.machine.next_effect() {
+            Effect::Wait(p) => p,
+            Effect::Done(_) => return Err(RunError::new(code::RUN_FINISHED, run_id.to_string())),
+        };
+        let key = pending.key().to_string();
+        let (what, fact) = match (&pending, answer) {
+            (Pending::Review { .. }, Answer::Review { approved, data }) => (
+                PersonWait::Review,
+                Fact::Reviewed {
+                    key,
+                    approved,
+                    data,
+                },
+            ),
+            (Pending::Input { .. }, Answer::Input { data }) => {
+                (PersonWait::Input, Fact::InputGiven { key, data })
+            }
+            (Pending::Decision { .. }, Answer::Decision { retry }) => {
+                (PersonWait::Decision, Fact::Decided { key, retry })
+            }
+            _ => {
+                return Err(RunError::new(
+                    code::NOT_WAITING,
+                    "the run does not wait for this kind of answer",
+                ))
+            }
+        };
+        // Check the fact against a copy first: a refused answer records nothing.
+        let mut probe = e.machine.clone();
+        probe
+            .apply(fact.clone())
+            .map_err(|err| RunError::new(code::NOT_WAITING, err.to_string()))?;
+        self.append(
+            &e.session,
+            facts::workflow_person_answered(&e.run_id, what, &fact),
+        )?;
+        e.machine = probe;
+        Ok(e.view())
+    }
+
+    fn drive_entry(&self, e: &mut Entry, exec: &dyn StepExecutor) -> Result<(), RunError> {
+        loop {
+            let pending = match e.machine.next_effect() {
+                Effect::Done(status) => {
+                    if !e.closed {
+                        if !matches!(status, RunStatus::Cancelled { .. }) {
+                            self.append(&e.session, facts::workflow_ended(&e.run_id, &status))?;
+                        }
+                        e.closed = true;
+                    }
+                    return Ok(());
+                }
+                Effect::Wait(p) => p,
+            };
+            let fact = match &pending {
+                Pending::Call(call) => self.run_call(e, call, exec)?,
+                Pending::Timer { key, wake, .. } | Pending::Backoff { key, wake, .. } => {
+                    let retry = matches!(pending, Pending::Backoff { .. });
+                    let due = self.arm_timer(e, key, wake, retry)?;
+                    if due > self.log.clock().now() {
+                        return Ok(());
+                    }
+                    let f = Fact::TimerFired { key: key.clone() };
+                    self.append(&e.session, facts::workflow_timer_fired(&e.run_id, &f))?;
+                    f
+                }
+                Pending::Review {
+                    key, timeout_ms, ..
+                }
+                | Pending::Input {
+                    key, timeout_ms, ..
+                } => {
+                    let what = match pending {
+                        Pending::Review { .. } => PersonWait::Review,
+                        _ => PersonWait::Input,
+                    };
+                    match self.ask_person(e, key, what, *timeout_ms)? {
+                        Some(f) => f,
+                        None => return Ok(()),
+                    }
+                }
+                Pending::Decision { key, .. } => {
+                    self.ask_person(e, key, PersonWait::Decision, None)?;
+                    return Ok(());
+                }
+            };
+            if let Err(err) = e.machine.apply(fact) {
+                return Err(RunError::new(code::REPLAY_FAILED, err.to_string()));
+            }
+        }
+    }
+
+    /// Records `step_started` once, makes the call (again, with the same key, when a crash
+    /// lost its result), records the result.
+    fn run_call(
+        &self,
+        e: &mut Entry,
+        call: &Call,
+        exec: &dyn StepExecutor,
+    ) -> Result<Fact, RunError> {
+        let key = call.idempotency_key.clone();
+        if !e.marks.contains_key(&key) {
+            let d = facts::workflow_step_started(
+                &e.run_id,
+                &key,
+                &call.state,
+                &call.capability,
+                &call.method,
+            );
+            self.append(&e.session, d)?;
+            e.marks.insert(key.clone(), Mark::default());
+        }
+        let result = exec.call(&StepCall {
+            run_id: e.run_id.as_str(),
+            app: &e.app,
+            workflow: &e.workflow,
+            call,
+        });
+        let fact = match result {
+            // An output past the bound is not recorded: the step fails instead.
+            Ok(output) if too_large(&output) => Fact::Failed {
+                key,
+                code: crate::workflow::machine::run_code::OUTPUT_TOO_LARGE.into(),
+                message: format!(
+                    "the step's output is over {} bytes",
+                    crate::workflow::limits::MAX_STEP_OUTPUT_BYTES
+                ),
+                retryable: false,
+            },
+            Ok(output) => Fact::Succeeded { key, output },
+            Err(se) if se.timed_out => Fact::TimedOut { key },
+            Err(se) => Fact::Failed {
+                key,
+                code: se.code,
+                message: se.message,
+                retryable: se.retryable,
+            },
+        };
+        self.append(&e.session, facts::workflow_step_result(&e.run_id, &fact))?;
+        Ok(fact)
+    }
+
+    /// The timer's due time: recorded once (`wait_scheduled` / `retry_scheduled`), then read.
+    fn arm_timer(
+        &self,
+        e: &mut Entry,
+        key: &str,
+        wake: &Wake,
+        retry: bool,
+    ) -> Result<Timestamp, RunError> {
+        if let Some(d) = e.marks.get(key).and_then(|m| m.due_at) {
+            return Ok(d);
+        }
+        let now = self.log.clock().now();
+        let due = match wake {
+            Wake::AfterMs(ms) => add_ms(now, *ms),
+            Wake::At(s) => s.parse::<Timestamp>().unwrap_or(now),
+        };
+        let at = crate::event::format_timestamp(due);
+        self.append(
+            &e.session,
+            facts::workflow_timer_scheduled(&e.run_id, key, retry, &at),
+        )?;
+        e.marks.insert(key.to_string(), Mark { due_at: Some(due) });
+        Ok(due)
+    }
+
+    /// Records that the run waits for a person (once, with its deadline); `Some(TimedOut)`
+    /// when the deadline has passed.
+    fn ask_person(
+        &self,
+        e: &mut Entry,
+        key: &str,
+        what: PersonWait,
+        timeout_ms: Option<u64>,
+    ) -> Result<Option<Fact>, RunError> {
+        let now = self.log.clock().now();
+        if !e.marks.contains_key(key) {
+            let due = timeout_ms.map(|ms| add_ms(now, ms));
+            let at = due.map(crate::event::format_timestamp);
+            self.append(
+                &e.session,
+                facts::workflow_person_requested(&e.run_id, what, key, at.as_deref()),
+            )?;
+            e.marks.insert(key.to_string(), Mark { due_at: due });
+        }
+        let due = e.marks.get(key).and_then(|m| m.due_at);
+        if due.is_some_and(|d| d <= now) {
+            let f = Fact::TimedOut {
+                key: key.to_string(),
+            };
+            self.append(&e.session, facts::workflow_step_result(&e.run_id, &f))?;
+            return Ok(Some(f));
+        }
+        Ok(None)
+    }
+}
+
+fn too_large(v: &serde_json::Value) -> bool {
+    serde_json::to_vec(v).map_or(true, |b| {
+        b.len() > crate::workflow::limits::MAX_STEP_OUTPUT_BYTES
+    })
+}
+
+fn add_ms(t: Timestamp, ms: u64) -> Timestamp {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    t.checked_add(SignedDuration::from_millis(ms))
+        .unwrap_or(Timestamp::MAX)
+}

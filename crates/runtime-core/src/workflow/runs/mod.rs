@@ -1,0 +1,404 @@
+//! Durable workflow runs: a [`WorkflowRuns`] service records each run's facts in RuntimeCore's
+//! event log (one log session per run, built by `event::facts::workflow_*`), drives the
+//! sans-IO [`RunMachine`] and, on open, replays every run's facts into a fresh machine.
+//!
+//! - A step's call is recorded (`step_started`) before it is made and its result after; a step
+//!   with a result is never made again. A step started without a result (a crash between the
+//!   call and its fact) is re-issued with the SAME idempotency key, so the capability layer
+//!   can deduplicate it.
+//! - Timers (`wait`, retry backoff, review/input deadlines) are facts with a due time read from
+//!   the log's [`Clock`](crate::clock::Clock); a reopened service re-arms them from the log.
+//! - A run waiting for a person or a timer holds no thread: it is data until
+//!   [`WorkflowRuns::respond`] or [`WorkflowRuns::drive_due`].
+//! - Steps run through a [`StepExecutor`] the host implements: runtime-core knows no
+//!   capability.
+
+mod drive;
+mod replay;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::machine::{Call, Effect, Pending, RunMachine, RunState, RunStatus};
+use crate::event::facts::{self, RunStart};
+use crate::ids::{RunId, SessionId};
+use crate::log::EventLog;
+
+/// Stable refusal codes of the run service.
+pub mod code {
+    pub const RUN_NOT_FOUND: &str = "workflow.run_not_found";
+    pub const RUN_FINISHED: &str = "workflow.run_finished";
+    pub const NOT_WAITING: &str = "workflow.not_waiting_for_answer";
+    pub const ANSWER_NOT_BY_USER: &str = "workflow.answer_not_by_user";
+    pub const INVALID_DEFINITION: &str = "workflow.invalid_definition";
+    pub const INVALID_IDEMPOTENCY_KEY: &str = "workflow.invalid_idempotency_key";
+    /// The run's input is over `limits::MAX_RUN_INPUT_BYTES` (refused before it is recorded).
+    pub const INPUT_TOO_LARGE: &str = "workflow.input_too_large";
+    pub const LOG_FAILED: &str = "workflow.log_failed";
+    pub const REPLAY_FAILED: &str = "workflow.replay_failed";
+    /// Another process holds the runs' directory ([`WorkflowRuns::open_dir`]).
+    pub const RUNTIME_BUSY: &str = "runtime.busy";
+}
+
+/// The longest idempotency key a start accepts.
+pub const MAX_START_KEY_LEN: usize = 200;
+
+/// A refusal: a stable code and a message. A refused call changed nothing.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct RunError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl RunError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> RunError {
+        RunError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<crate::log::LogError> for RunError {
+    fn from(e: crate::log::LogError) -> RunError {
+        RunError::new(code::LOG_FAILED, e.to_string())
+    }
+}
+
+/// One step's capability call, as the host's executor receives it.
+#[derive(Debug)]
+pub struct StepCall<'a> {
+    pub run_id: &'a str,
+    pub app: &'a str,
+    /// The workflow key (the app's workflow entry).
+    pub workflow: &'a str,
+    pub call: &'a Call,
+}
+
+/// A step's failure: the capability's own stable code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepError {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    /// The step ran out of time (recovery's `onTimeout` applies).
+    pub timed_out: bool,
+}
+
+/// Makes a step's capability call. The host implements it through its one choke point.
+pub trait StepExecutor {
+    fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError>;
+}
+
+/// Who answers a review, an input request or a retry decision. Only the user may: an app
+/// answering its own review would approve itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerSource {
+    User,
+    App,
+}
+
+/// A person's answer to what a run waits for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    Review { approved: bool, data: Option<Value> },
+    Input { data: Value },
+    Decision { retry: bool },
+}
+
+/// What starting a run needs. The definition is checked against `declared` (the app's
+/// declared capabilities) and pinned in the run's record.
+#[derive(Clone, Debug)]
+pub struct StartRun {
+    pub app: String,
+    pub workflow: String,
+    pub definition: Value,
+    pub declared: BTreeSet<String>,
+    pub input: Value,
+    /// A second start with the same app, workflow and key returns the first run.
+    pub idempotency_key: Option<String>,
+}
+
+/// A run as clients see it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    pub run_id: String,
+    pub app: String,
+    pub workflow: String,
+    pub idempotency_key: Option<String>,
+    pub state: RunState,
+    /// What a running run waits for.
+    pub waiting: Option<Pending>,
+    /// When its timer or deadline is due (RFC 3339).
+    pub due_at: Option<String>,
+    pub finished: bool,
+}
+
+/// What replay and the driver know about one pending key beyond the machine's state.
+#[derive(Clone, Debug, Default)]
+struct Mark {
+    due_at: Option<jiff::Timestamp>,
+}
+
+struct Entry {
+    run_id: RunId,
+    session: SessionId,
+    app: String,
+    workflow: String,
+    idempotency_key: Option<String>,
+    machine: RunMachine,
+    /// Keys whose request (`step_started`, `*_requested`, `*_scheduled`) is recorded.
+    marks: BTreeMap<String, Mark>,
+    /// The run's end (`ended` or `cancelled`) is recorded.
+    closed: bool,
+}
+
+impl Entry {
+    fn view(&self) -> RunView {
+        let (waiting, finished) = match self.machine.next_effect() {
+            Effect::Wait(p) => (Some(p), false),
+            Effect::Done(_) => (None, true),
+        };
+        let due_at = waiting
+            .as_ref()
+            .and_then(|p| self.marks.get(p.key()))
+            .and_then(|m| m.due_at)
+            .map(crate::event::format_timestamp);
+        RunView {
+            run_id: self.run_id.to_string(),
+            app: self.app.clone(),
+            workflow: self.workflow.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            state: self.machine.state().clone(),
+            waiting,
+            due_at,
+            finished,
+        }
+    }
+}
+
+/// The durable run service over one event log.
+pub struct WorkflowRuns {
+    log: EventLog,
+    runs: Mutex<BTreeMap<RunId, Entry>>,
+    /// The directory lock ([`WorkflowRuns::open_dir`]), held while the service lives.
+    _lock: Option<std::fs::File>,
+    #[cfg(test)]
+    failpoint: Arc<std::sync::atomic::AtomicI64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The log session holding a run's facts.
+pub fn run_session(run: &RunId) -> SessionId {
+    SessionId::new(format!("sess_wf_{}", run.as_str()))
+        .unwrap_or_else(|_| SessionId::derived("wf", 0))
+}
+
+impl WorkflowRuns {
+    /// Opens the service over `log`, replaying every run recorded there.
+    pub fn open(log: EventLog) -> Result<WorkflowRuns, RunError> {
+        WorkflowRuns::open_locked(log, None)
+    }
+
+    /// Opens the runs of a directory (`<dir>/events.db`), holding its `runtime.lock`: one
+    /// process drives a directory's runs; another is refused with `runtime.busy`.
+    pub fn open_dir(dir: &std::path::Path) -> Result<WorkflowRuns, RunError> {
+        let lock = crate::runtime::dir_lock::lock_dir(dir).map_err(|e| match e {
+            crate::runtime::RuntimeError::Busy(d) => RunError::new(
+                code::RUNTIME_BUSY,
+                format!("another process drives the workflow runs in {d}"),
+            ),
+            other => RunError::new(code::LOG_FAILED, other.to_string()),
+        })?;
+        let log = EventLog::open(&dir.join("events.db"))?;
+        WorkflowRuns::open_locked(log, Some(lock))
+    }
+
+    fn open_locked(log: EventLog, lock: Option<std::fs::File>) -> Result<WorkflowRuns, RunError> {
+        let runs = replay::replay_all(&log)?;
+        Ok(WorkflowRuns {
+            log,
+            runs: Mutex::new(runs),
+            _lock: lock,
+            #[cfg(test)]
+            failpoint: Arc::new(std::sync::atomic::AtomicI64::new(-1)),
+        })
+    }
+
+    /// Starts a run (or returns the run an earlier start with the same idempotency key made).
+    /// The run is recorded but not driven: call [`WorkflowRuns::drive`].
+    pub fn start(&self, req: StartRun) -> Result<RunView, RunError> {
+        if let Some(k) = &req.idempotency_key {
+            if k.is_empty() || k.len() > MAX_START_KEY_LEN {
+                return Err(RunError::new(
+                    code::INVALID_IDEMPOTENCY_KEY,
+                    format!("1 to {MAX_START_KEY_LEN} bytes"),
+                ));
+            }
+        }
+        let size = serde_json::to_vec(&req.input).map_or(usize::MAX, |b| b.len());
+        if size > super::limits::MAX_RUN_INPUT_BYTES {
+            return Err(RunError::new(
+                code::INPUT_TOO_LARGE,
+                format!(
+                    "{size} bytes; at most {}",
+                    super::limits::MAX_RUN_INPUT_BYTES
+                ),
+            ));
+        }
+        let checked = super::check(&req.definition, &req.declared);
+        let Some(def) = checked.definition else {
+            let first = checked
+                .findings
+                .iter()
+                .find(|f| f.severity == super::Severity::Error)
+                .map(|f| format!("{}: {}", f.code, f.message))
+                .unwrap_or_default();
+            return Err(RunError::new(code::INVALID_DEFINITION, first));
+        };
+        let mut runs = lock(&self.runs);
+        if let Some(k) = &req.idempotency_key {
+            if let Some(e) = runs.values().find(|e| {
+                e.app == req.app
+                    && e.workflow == req.workflow
+                    && e.idempotency_key.as_deref() == Some(k)
+            }) {
+                return Ok(e.view());
+            }
+        }
+        let run_id = RunId::random();
+        let session = run_session(&run_id);
+        let started = facts::workflow_run_started(
+            &run_id,
+            RunStart {
+                app: &req.app,
+                workflow: &req.workflow,
+                definition: &req.definition,
+                input: &req.input,
+                idempotency_key: req.idempotency_key.as_deref(),
+            },
+        );
+        self.append(&session, started)?;
+        let machine = RunMachine::start(Arc::new(def), run_id.as_str(), req.input);
+        let entry = Entry {
+            run_id: run_id.clone(),
+            session,
+            app: req.app,
+            workflow: req.workflow,
+            idempotency_key: req.idempotency_key,
+            machine,
+            marks: BTreeMap::new(),
+            closed: false,
+        };
+        let view = entry.view();
+        runs.insert(run_id, entry);
+        Ok(view)
+    }
+
+    pub fn show(&self, run_id: &str) -> Result<RunView, RunError> {
+        let runs = lock(&self.runs);
+        find(&runs, run_id).map(Entry::view)
+    }
+
+    /// Every run (of `app` when given), oldest id first.
+    pub fn list(&self, app: Option<&str>) -> Vec<RunView> {
+        lock(&self.runs)
+            .values()
+            .filter(|e| app.is_none_or(|a| a == e.app))
+            .map(Entry::view)
+            .collect()
+    }
+
+    /// Cancels a running run. A finished run is refused with `workflow.run_finished`.
+    pub fn cancel(&self, run_id: &str) -> Result<RunView, RunError> {
+        let mut runs = lock(&self.runs);
+        let e = find_mut(&mut runs, run_id)?;
+        if matches!(e.machine.next_effect(), Effect::Done(_)) {
+            return Err(RunError::new(code::RUN_FINISHED, run_id.to_string()));
+        }
+        let d = facts::workflow_cancelled(&e.run_id);
+        self.append(&e.session, d)?;
+        let _ = e.machine.apply(super::machine::Fact::Cancelled);
+        e.closed = true;
+        Ok(e.view())
+    }
+
+    /// The earliest due time of a running run's timer or deadline (a host sleeps until then
+    /// and calls [`WorkflowRuns::drive_due`]).
+    pub fn next_due(&self) -> Option<jiff::Timestamp> {
+        lock(&self.runs)
+            .values()
+            .filter_map(|e| match e.machine.next_effect() {
+                Effect::Wait(p) => e.marks.get(p.key()).and_then(|m| m.due_at),
+                Effect::Done(_) => None,
+            })
+            .min()
+    }
+
+    fn append(&self, session: &SessionId, d: crate::event::EventDraft) -> Result<(), RunError> {
+        self.log.append(session, vec![d])?;
+        #[cfg(test)]
+        self.hit_failpoint();
+        Ok(())
+    }
+
+    /// Test failpoint: panic right after the `n`-th append from now (a crash between a fact
+    /// and the next effect).
+    #[cfg(test)]
+    fn crash_after_appends(&self, n: i64) {
+        self.failpoint.store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    #[cfg(test)]
+    fn hit_failpoint(&self) {
+        let left = self
+            .failpoint
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        if left == 1 {
+            panic!("failpoint: crash after append");
+        }
+    }
+}
+
+fn find<'a>(runs: &'a BTreeMap<RunId, Entry>, run_id: &str) -> Result<&'a Entry, RunError> {
+    RunId::new(run_id)
+        .ok()
+        .and_then(|id| runs.get(&id))
+        .ok_or_else(|| {
+            RunError::new(
+                code::RUN_NOT_FOUND,
+                run_id.chars().take(128).collect::<String>(),
+            )
+        })
+}
+
+fn find_mut<'a>(
+    runs: &'a mut BTreeMap<RunId, Entry>,
+    run_id: &str,
+) -> Result<&'a mut Entry, RunError> {
+    RunId::new(run_id)
+        .ok()
+        .and_then(|id| runs.get_mut(&id))
+        .ok_or_else(|| {
+            RunError::new(
+                code::RUN_NOT_FOUND,
+                run_id.chars().take(128).collect::<String>(),
+            )
+        })
+}
+
+/// The run's final status, when it has one.
+pub fn final_status(view: &RunView) -> Option<&RunStatus> {
+    view.finished.then_some(&view.state.status)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,213 @@
+//! `apphost workflow start|list|show|cancel|respond`: durable workflow runs
+//! (`host_core::hosting::workflow`). This process owns the runs while the command runs (the
+//! runs' `runtime.lock`; another process holding it is `runtime.busy`): `start` and `respond`
+//! drive the run until it waits for a person or a timer, or ends, then exit; the run stays
+//! durable and the next command replays it; `resume` drives it again (a due timer, a step a
+//! stopped process left unfinished).
+
+use clap::Subcommand;
+use serde_json::{json, Value};
+
+use super::output;
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::workflow::{self, executor::HostSteps, host_error};
+use host_core::install::store::Store;
+use runtime_core::workflow::machine::{Pending, RunStatus};
+use runtime_core::workflow::runs::{Answer, RunView, WorkflowRuns};
+
+#[derive(Debug, Subcommand)]
+pub enum WorkflowCommand {
+    /// Start a workflow the app declares and drive it until it waits or ends.
+    Start {
+        app: String,
+        workflow: String,
+        /// The run's input, as JSON.
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
+        /// A second start with the same key returns the first run.
+        #[arg(long, value_name = "KEY")]
+        idempotency_key: Option<String>,
+    },
+    /// List runs (of one app).
+    List { app: Option<String> },
+    /// Show one run: its status, what it waits for, its outputs.
+    Show { run_id: String },
+    /// Cancel a run that has not ended.
+    Cancel { run_id: String },
+    /// Drive a run again: a step a stopped process left without its result is made again with
+    /// the same idempotency key; a timer that came due fires. Then it waits or ends as `start`.
+    Resume { run_id: String },
+    /// Answer what a run waits for, as the user: a review (--approve / --reject, --input: the
+    /// reviewer's data), an input (--input), or a retry decision (--approve: retry, --reject:
+    /// fail); then drive the run on.
+    Respond {
+        run_id: String,
+        #[arg(long, conflicts_with = "reject")]
+        approve: bool,
+        #[arg(long)]
+        reject: bool,
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
+    },
+}
+
+pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
+    let runs = workflow::open_runs(dir).map_err(host_error)?;
+    let view = match cmd {
+        WorkflowCommand::Start {
+            app,
+            workflow: wf,
+            input,
+            idempotency_key,
+        } => {
+            let input = parse_input(input.as_deref())?.unwrap_or(json!({}));
+            let store = Store::open(dir)?;
+            let v = workflow::start(&store, &runs, &app, &wf, input, idempotency_key)
+                .map_err(host_error)?;
+            drive(dir, &store, &runs, &v.run_id)?
+        }
+        WorkflowCommand::List { app } => {
+            let all = runs.list(app.as_deref());
+            if json {
+                output::print_json(&all);
+            } else if all.is_empty() {
+                out_line!("no workflow runs");
+            } else {
+                for v in &all {
+                    out_line!(
+                        "{:<38} {:<16} {:<24} {}",
+                        v.run_id,
+                        v.app,
+                        v.workflow,
+                        status(v)
+                    );
+                }
+            }
+            return Ok(0);
+        }
+        WorkflowCommand::Show { run_id } => runs.show(&run_id).map_err(host_error)?,
+        WorkflowCommand::Cancel { run_id } => runs.cancel(&run_id).map_err(host_error)?,
+        WorkflowCommand::Resume { run_id } => {
+            runs.show(&run_id).map_err(host_error)?;
+            let store = Store::open(dir)?;
+            drive(dir, &store, &runs, &run_id)?
+        }
+        WorkflowCommand::Respond {
+            run_id,
+            approve,
+            reject,
+            input,
+        } => {
+            let data = parse_input(input.as_deref())?;
+            let current = runs.show(&run_id).map_err(host_error)?;
+            let answer = answer_for(&current, approve, reject, data)?;
+            workflow::respond(&runs, &run_id, answer).map_err(host_error)?;
+            let store = Store::open(dir)?;
+            drive(dir, &store, &runs, &run_id)?
+        }
+    };
+    if json {
+        output::print_json(&view);
+    } else {
+        describe(&view);
+    }
+    Ok(0)
+}
+
+fn drive(dir: &DataDir, store: &Store, runs: &WorkflowRuns, run_id: &str) -> HostResult<RunView> {
+    let profile = HostProfile::current();
+    let mut services = Services::new(dir.apps_data());
+    let steps = HostSteps::new(store, &profile, &mut services);
+    runs.drive(run_id, &steps).map_err(host_error)
+}
+
+fn parse_input(text: Option<&str>) -> HostResult<Option<Value>> {
+    text.map(|t| {
+        serde_json::from_str(t).map_err(|e| {
+            HostError::new(
+                ErrorCode::WorkflowInvalidInput,
+                format!("--input is not JSON: {e}"),
+            )
+        })
+    })
+    .transpose()
+}
+
+fn answer_for(v: &RunView, approve: bool, reject: bool, data: Option<Value>) -> HostResult<Answer> {
+    let need = |what: &str| {
+        HostError::new(
+            ErrorCode::WorkflowNotWaiting,
+            format!("the run waits for {what}"),
+        )
+        .with("runId", &v.run_id)
+    };
+    match &v.waiting {
+        Some(Pending::Review { .. }) if approve || reject => Ok(Answer::Review {
+            approved: approve,
+            data,
+        }),
+        Some(Pending::Review { .. }) => Err(need("a review: --approve or --reject")),
+        Some(Pending::Input { .. }) => match data {
+            Some(data) => Ok(Answer::Input { data }),
+            None => Err(need("an input: --input JSON")),
+        },
+        Some(Pending::Decision { .. }) if approve || reject => {
+            Ok(Answer::Decision { retry: approve })
+        }
+        Some(Pending::Decision { .. }) => {
+            Err(need("a retry decision: --approve (retry) or --reject"))
+        }
+        Some(_) => Err(need("a timer or a step, not an answer")),
+        None => Err(HostError::new(
+            ErrorCode::WorkflowRunFinished,
+            format!("run {} has ended", v.run_id),
+        )),
+    }
+}
+
+fn status(v: &RunView) -> String {
+    match (&v.state.status, &v.waiting) {
+        (RunStatus::Running(_), Some(p)) => match p {
+            Pending::Call(c) => format!("running {}", c.state),
+            Pending::Review { state, .. } => format!("waiting for review ({state})"),
+            Pending::Input { state, .. } => format!("waiting for input ({state})"),
+            Pending::Decision { state, code, .. } => {
+                format!("waiting for a retry decision ({state}: {code})")
+            }
+            Pending::Timer { state, .. } | Pending::Backoff { state, .. } => format!(
+                "waiting until {} ({state})",
+                v.due_at.as_deref().unwrap_or("?")
+            ),
+        },
+        (RunStatus::Succeeded { .. }, _) => "succeeded".into(),
+        (RunStatus::Failed { code, .. }, _) => format!("failed: {code}"),
+        (RunStatus::Cancelled { .. }, _) => "cancelled".into(),
+        (RunStatus::Running(_), None) => "running".into(),
+    }
+}
+
+fn describe(v: &RunView) {
+    out_line!(
+        "run {} of {} {}: {}",
+        v.run_id,
+        v.app,
+        v.workflow,
+        status(v)
+    );
+    if let Some(Pending::Review { prompt, show, .. }) = &v.waiting {
+        out_line!("  {prompt}");
+        out_line!("  {show}");
+        out_line!(
+            "  answer: apphost workflow respond {} --approve | --reject",
+            v.run_id
+        );
+    }
+    match &v.state.status {
+        RunStatus::Succeeded { result } => out_line!("  result: {result}"),
+        RunStatus::Failed { message, .. } => out_line!("  {message}"),
+        _ => {}
+    }
+}
