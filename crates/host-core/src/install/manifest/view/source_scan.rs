@@ -59,10 +59,26 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("install/inspect.rs", 1, "the captured file map (APP.md)"),
     ("center/dev.rs", 1, "error details"),
     ("api/dev_console.rs", 1, "a frame's diagnostic report"),
-    ("hosting/capability/services/shapes.rs", 3, "call arguments (the standard's shapes)"),
-    ("hosting/capability/services/start_task_shape.rs", 7, "call arguments (startTask)"),
-    ("hosting/workflow/executor.rs", 2, "a workflow step's call arguments"),
-    ("hosting/workflow/step_args.rs", 1, "a workflow step's call arguments"),
+    (
+        "hosting/capability/services/shapes.rs",
+        3,
+        "call arguments (the standard's shapes)",
+    ),
+    (
+        "hosting/capability/services/start_task_shape.rs",
+        7,
+        "call arguments (startTask)",
+    ),
+    (
+        "hosting/workflow/executor.rs",
+        2,
+        "a workflow step's call arguments",
+    ),
+    (
+        "hosting/workflow/step_args.rs",
+        1,
+        "a workflow step's call arguments",
+    ),
     ("center/review.rs", 7, "the stored projection"),
     ("install/package/catalog.rs", 2, "catalog documents"),
     (
