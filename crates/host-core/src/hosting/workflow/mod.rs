@@ -17,7 +17,6 @@
 pub mod executor;
 mod step_args;
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use runtime_core::workflow::runs::{
@@ -93,12 +92,7 @@ pub fn start(
             )
         })?;
     entry_of(store, app, workflow)?;
-    let declared: BTreeSet<String> = v
-        .requires()
-        .capabilities()
-        .into_iter()
-        .map(|(name, _)| name.to_owned())
-        .collect();
+    let declared = v.requires().capability_names();
     runs.start(StartRun {
         app: app.to_owned(),
         workflow: workflow.to_owned(),

@@ -213,6 +213,14 @@ impl<'a> Requires<'a> {
             _ => Vec::new(),
         }
     }
+    /// The names under `requires.capabilities` (list items or map keys), as the workflow
+    /// validator takes them.
+    pub fn capability_names(self) -> std::collections::BTreeSet<String> {
+        self.capabilities()
+            .into_iter()
+            .map(|(name, _)| name.to_owned())
+            .collect()
+    }
     /// Whether `requires.capabilities` names `name` (as a list item or a map key).
     pub fn has_capability(self, name: &str) -> bool {
         match self.0.and_then(|r| r.get("capabilities")) {

@@ -12,8 +12,6 @@
 //! are notices. A valid workflow passes; a `workflow` entry naming no declared workflow is blocked
 //! with `workflow.not_declared`.
 
-use std::collections::BTreeSet;
-
 use runtime_core::workflow::{self, Checked, Severity};
 
 use super::{Ctx, Outcome};
@@ -154,12 +152,7 @@ fn services(cx: &mut Ctx) {
 /// `workflows[]` and `workflow` entries.
 fn workflows(cx: &mut Ctx) {
     let v = cx.m.view();
-    let declared: BTreeSet<String> = v
-        .requires()
-        .capabilities()
-        .into_iter()
-        .map(|(name, _)| name.to_owned())
-        .collect();
+    let declared = v.requires().capability_names();
     let items: Vec<_> = v.workflows().collect();
     // One expression thread for every workflow of the app (`check` would start one each).
     let checked: Vec<Checked> = workflow::expr::on_expr_stack(|| {

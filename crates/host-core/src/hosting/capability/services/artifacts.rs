@@ -251,18 +251,12 @@ fn content(a: &Allowed, o: &Map<String, Value>) -> Result<Vec<u8>, CallError> {
 }
 
 pub(super) fn artifact_err(a: &Allowed, e: ArtifactError) -> CallError {
-    let message = if e.is_host_failure() {
-        // Never leak host paths to the app.
-        "the app's artifact store failed".to_owned()
-    } else {
-        e.to_string()
-    };
-    let mut out = err(
+    super::store_err(
         a,
-        ErrorCode::of_runtime(e.app_code()),
-        &message,
-        Some(e.cause_code()),
-    );
-    out.retryable = e.is_host_failure();
-    out
+        "artifact",
+        e.is_host_failure(),
+        e.app_code(),
+        e.cause_code(),
+        || e.to_string(),
+    )
 }

@@ -152,18 +152,12 @@ fn withhold_artifacts(mut pack: Value) -> Value {
 }
 
 fn evidence_err(a: &Allowed, e: EvidenceError) -> CallError {
-    let message = if e.is_host_failure() {
-        // Never leak host paths to the app.
-        "the app's evidence store failed".to_owned()
-    } else {
-        e.to_string()
-    };
-    let mut out = err(
+    super::store_err(
         a,
-        ErrorCode::of_runtime(e.app_code()),
-        &message,
-        Some(e.cause_code()),
-    );
-    out.retryable = e.is_host_failure();
-    out
+        "evidence",
+        e.is_host_failure(),
+        e.app_code(),
+        e.cause_code(),
+        || e.to_string(),
+    )
 }

@@ -218,3 +218,24 @@ pub(crate) fn err(
         details: None,
     }
 }
+
+/// The `host:error` for a failure of one of the app's own stores (artifacts, evidence): the
+/// store's own codes, retryable when the host failed, and a host failure's text never shown to
+/// the app (it may name host paths).
+pub(crate) fn store_err(
+    a: &Allowed,
+    store: &str,
+    host_failure: bool,
+    app_code: &'static str,
+    cause: &'static str,
+    text: impl FnOnce() -> String,
+) -> CallError {
+    let message = if host_failure {
+        format!("the app's {store} store failed")
+    } else {
+        text()
+    };
+    let mut out = err(a, ErrorCode::of_runtime(app_code), &message, Some(cause));
+    out.retryable = host_failure;
+    out
+}
