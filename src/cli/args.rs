@@ -66,8 +66,9 @@ pub struct InstallArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct OpenArgs {
-    /// An installed app to open in the window.
-    #[arg(value_name = "APP_ID")]
+    /// An installed app to open in the window, or a package file (`.agentapp`, `.zip`, or any
+    /// path with a `/`) to open the install review sheet for.
+    #[arg(value_name = "APP_ID|FILE")]
     pub app: Option<String>,
     /// The entry to open (default: the app's first UI entry).
     #[arg(long, value_name = "KEY", requires = "app")]

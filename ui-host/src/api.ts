@@ -87,6 +87,8 @@ export async function openExternal(url: string): Promise<void> {
   }
 }
 export const launchTarget = (): Promise<LaunchTarget | null> => call("launch_target");
+/** The package file the window was started to review (`apphost open <file>`, a file manager), once. */
+export const launchPackage = (): Promise<{ path: string } | null> => call("launch_package");
 export const events = (after: number, timeoutMs: number): Promise<EventsPage> => nextEvents(after, timeoutMs);
 
 // App center.

@@ -44,6 +44,7 @@ export function App(): JSX.Element {
     reload,
     refreshApprovals,
     open: (appId, entryKey) => controller.mount(appId, entryKey, true),
+    reviewPath: review.reviewPath,
     progress: (done, total) => review.setProgress({ done, total }),
     mountsEnded: (ended) => controller.ended(ended),
     outgoing: async (actions) => {

@@ -35,14 +35,22 @@ pub fn run() -> i32 {
             return 1;
         }
     };
-    let session = Arc::new(Session::new(
-        data,
-        SessionConfig {
-            serve: scheme::context(),
-            links: LinkOpener::Program(Box::new(external::open)),
-            launch: LaunchRequest::from_env(|key| std::env::var(key).ok()),
-        },
-    ));
+    // A package file to review: the desktop entry's `Exec=apphost-desktop %f`, or
+    // `apphost open <file>` (docs/shipping.md).
+    let package = host_core::api::launch_package::from_launch(std::env::args_os().nth(1), |key| {
+        std::env::var(key).ok()
+    });
+    let session = Arc::new(
+        Session::new(
+            data,
+            SessionConfig {
+                serve: scheme::context(),
+                links: LinkOpener::Program(Box::new(external::open)),
+                launch: LaunchRequest::from_env(|key| std::env::var(key).ok()),
+            },
+        )
+        .with_launch_package(package),
+    );
 
     let builder = tauri::Builder::default()
         .manage(Arc::clone(&session))

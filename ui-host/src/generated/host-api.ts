@@ -460,6 +460,12 @@ export type KeyOutcome =
   /** Dropped because the base URL changed. */
   | "dropped-for-new-url";
 
+/** The answer of `launch_package`. */
+export interface LaunchPackage {
+  /** Absolute path of the package file. */
+  path: string;
+}
+
 /** The entry the host UI mounts at start. */
 export interface LaunchTarget {
   appId: string;
@@ -1071,6 +1077,8 @@ export interface HostCommands {
   next_events: { args: NextEventsArgs; answer: Batch };
   /** Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open. */
   open_external: { args: OpenExternalArgs; answer: OpenedUrl | null };
+  /** The package file the window was started to review (answered once), or null. */
+  launch_package: { args: NoArgs; answer: LaunchPackage | null };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1087,7 +1095,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "launch_package", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;
