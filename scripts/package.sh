@@ -5,9 +5,11 @@
 #   bash scripts/package.sh [--debug | --release] [--bundles deb,rpm]
 #
 # --release (the default) builds optimised binaries and refuses to run without the update
-#           signing key: TAURI_SIGNING_PRIVATE_KEY (the key itself or a path to it) and, when
-#           the key has one, TAURI_SIGNING_PRIVATE_KEY_PASSWORD. It signs every package
-#           (<file>.sig, minisign) and writes latest.json, the update feed (docs/shipping.md).
+#           signing key TAURI_SIGNING_PRIVATE_KEY (and TAURI_SIGNING_PRIVATE_KEY_PASSWORD when
+#           it has one), its public key APPHOST_UPDATE_PUBKEY (compiled in: the only key the
+#           update check accepts) and the feed URL APPHOST_UPDATE_ENDPOINT. It signs every
+#           package (<file>.sig, minisign), writes latest.json (the update feed) and signs it
+#           (latest.json.sig) (docs/shipping.md).
 # --debug   reuses the shared debug build (what the install test packages); unsigned.
 #
 # Each package carries both binaries side by side in /usr/bin (`apphost`, the command on the
@@ -21,8 +23,8 @@
 # them (docs/shipping.md, "AppImage").
 #
 # Environment: CARGO_TARGET_DIR (default ~/.cache/apphost-target), PACKAGE_OUT (default
-# dist/packages), APPHOST_UPDATE_ENDPOINT (the update feed URL compiled into the window; see
-# docs/shipping.md), APPHOST_DOWNLOAD_BASE (the URL prefix latest.json gives for each package).
+# dist/packages), APPHOST_DOWNLOAD_BASE (release: the URL prefix latest.json gives for each
+# package and as the download page; default: the feed URL's folder).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,16 +35,23 @@ while [ $# -gt 0 ]; do
     --debug) PROFILE=debug ;;
     --release) PROFILE=release ;;
     --bundles) BUNDLES="$2"; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "package: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
-if [ "$PROFILE" = release ] && [ -z "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
-  echo "package: a release needs the update signing key: set TAURI_SIGNING_PRIVATE_KEY" \
-       "(and TAURI_SIGNING_PRIVATE_KEY_PASSWORD); see docs/shipping.md. Use --debug for an unsigned test build." >&2
-  exit 3
+if [ "$PROFILE" = release ]; then
+  # A release signs its packages and its update feed, and carries the key that checks the feed
+  # and the feed's URL: without any of them it is refused (docs/shipping.md, "Updates").
+  for var in TAURI_SIGNING_PRIVATE_KEY APPHOST_UPDATE_PUBKEY APPHOST_UPDATE_ENDPOINT; do
+    if [ -z "${!var:-}" ]; then
+      echo "package: a release needs $var (the update signing key, its public key compiled into" \
+           "the window, the update feed URL; see docs/shipping.md). Use --debug for an unsigned test build." >&2
+      exit 3
+    fi
+  done
+  export APPHOST_UPDATE_PUBKEY APPHOST_UPDATE_ENDPOINT
 fi
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/apphost-target}"
@@ -96,7 +105,7 @@ rm -rf "$STAGE"
 
 if [ "$PROFILE" = release ]; then
   VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
-  BASE="${APPHOST_DOWNLOAD_BASE:-https://example.invalid/apphost/$VERSION}"
+  BASE="${APPHOST_DOWNLOAD_BASE:-${APPHOST_UPDATE_ENDPOINT%/*}}"
   for f in "$OUT"/*.deb "$OUT"/*.rpm; do
     "$TAURI" signer sign "$f" >/dev/null
   done

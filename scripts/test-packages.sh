@@ -55,6 +55,10 @@ if dpkg -s apphost >/dev/null 2>&1 || [ -e /usr/bin/apphost ]; then
   exit 1
 fi
 
+# A release is refused before anything is built when the update signing key is missing.
+check "package.sh --release without the signing key is refused (exit 3)" \
+  sh -c "env -u TAURI_SIGNING_PRIVATE_KEY bash '$REPO/scripts/package.sh' --release; [ \$? -eq 3 ]"
+
 if [ -z "$PKG_DIR" ]; then
   PKG_DIR="$WORK/packages"
   PACKAGE_OUT="$PKG_DIR" bash "$REPO/scripts/package.sh" --debug || { bad "package.sh --debug"; finish; }

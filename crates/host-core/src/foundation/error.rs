@@ -254,6 +254,18 @@ error_codes! {
     AuthorWriteFailed = "author.write_failed" => Internal,
     /// This `apphost` was built before the SDK (`bridge-sdk/dist`, or its `npm pack` tarball).
     AuthorSdkMissing = "author.sdk_missing" => Internal,
+    // --- the host's own update check (center/host_update.rs, docs/shipping.md) ---------------
+    /// The update feed's signature does not verify with the key built into this AppHost (the
+    /// feed or its signature was changed, or the signature is not one).
+    UpdateBadSignature = "update.bad_signature" => Rejected,
+    /// The update feed is signed by another key than the one built into this AppHost.
+    UpdateWrongKey = "update.wrong_key" => Rejected,
+    /// The signed update feed names an older version than the running one (a replayed feed).
+    UpdateDowngrade = "update.downgrade" => Rejected,
+    /// The update feed is not one: over 64 KiB, not JSON, no valid version, no download link.
+    UpdateBadFeed = "update.bad_feed" => Rejected,
+    /// The update feed could not be fetched: network, HTTP status, timeout, not https.
+    UpdateUnreachable = "update.unreachable" => Input,
     Internal = "internal" => Internal,
 }
 
