@@ -6,6 +6,7 @@
 //! Every command goes through [`guard::host_ui_only`], which refuses calls from any page that is
 //! not the host UI itself.
 
+mod bench;
 mod external;
 mod guard;
 mod host_call;
@@ -52,7 +53,11 @@ pub fn run() -> i32 {
         .with_launch_package(package),
     );
 
-    let builder = tauri::Builder::default()
+    let mut builder = tauri::Builder::default();
+    if bench::enabled() {
+        builder = builder.plugin(bench::plugin());
+    }
+    let builder = builder
         .manage(Arc::clone(&session))
         .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, scheme::handle)
         .invoke_handler(guard::host_ui_only(host_call::handler(session)));

@@ -1,0 +1,25 @@
+// Start-up probe (scripts/bench-window.sh), injected only when APPHOST_BENCH_PAINT is set.
+// "center": two animation frames after the host UI marked body[data-state] (the app list is on
+// screen). "app": two animation frames after the first message from an app frame (its script
+// ran: the bridge handshake). Each is reported once through the `bench_painted` command.
+(function () {
+  if (window.top !== window) return;
+  const sent = new Set();
+  const report = (what) => {
+    if (sent.has(what)) return;
+    sent.add(what);
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      window.__TAURI_INTERNALS__.invoke("bench_painted", { what });
+    }));
+  };
+  const watchState = () => {
+    const check = () => { if (document.body && document.body.dataset.state) report("center"); };
+    new MutationObserver(check).observe(document.documentElement, { attributes: true, subtree: true, attributeFilter: ["data-state"] });
+    check();
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchState);
+  else watchState();
+  window.addEventListener("message", (e) => {
+    if (e.source && e.source !== window) report("app");
+  });
+})();
