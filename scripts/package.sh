@@ -52,6 +52,11 @@ if [ "$PROFILE" = release ]; then
     fi
   done
   export APPHOST_UPDATE_PUBKEY APPHOST_UPDATE_ENDPOINT
+  # The key itself or a path to it (tauri signer sign takes the content).
+  if [ -f "$TAURI_SIGNING_PRIVATE_KEY" ]; then
+    TAURI_SIGNING_PRIVATE_KEY="$(cat "$TAURI_SIGNING_PRIVATE_KEY")"
+  fi
+  export TAURI_SIGNING_PRIVATE_KEY TAURI_SIGNING_PRIVATE_KEY_PASSWORD="${TAURI_SIGNING_PRIVATE_KEY_PASSWORD:-}"
 fi
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/apphost-target}"

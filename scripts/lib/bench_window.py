@@ -13,6 +13,7 @@ network processes). Each process tree is killed after its run. Prints one JSON o
 """
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -59,17 +60,25 @@ def run_once(case, measure_idle):
     env = dict(os.environ, **case.get("env", {}))
     t0 = time.time_ns()
     child = subprocess.Popen(case["command"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             start_new_session=True, text=True, env=env)
+                             start_new_session=True, bufsize=0, env=env)
     deadline = time.monotonic() + 60
     painted, mem = None, None
     try:
-        for line in child.stdout:
-            parts = line.split()
-            if parts[:2] == ["apphost-bench:", case["event"]]:
-                painted = int(parts[2])
+        pending = b""
+        while painted is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([child.stdout], [], [], left)[0]:
                 break
-            if time.monotonic() > deadline:
+            chunk = os.read(child.stdout.fileno(), 4096)
+            if not chunk:
                 break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                parts = line.decode(errors="replace").split()
+                if parts[:2] == ["apphost-bench:", case["event"]]:
+                    painted = int(parts[2])
+                    break
         if painted is None:
             sys.exit(f"bench_window: {case['name']}: no '{case['event']}' line")
         if measure_idle > 0:

@@ -1,6 +1,6 @@
 // Start-up probe (scripts/bench-window.sh), injected only when APPHOST_BENCH_PAINT is set.
-// "center": two animation frames after the host UI marked body[data-state] (the app list is on
-// screen). "app": two animation frames after the first message from an app frame (its script
+// "center": two animation frames after the host UI moved body[data-state] off "loading" (the
+// app list is on screen). "app": two animation frames after the first message from an app frame (its script
 // ran: the bridge handshake). Each is reported once through the `bench_painted` command.
 (function () {
   if (window.top !== window) return;
@@ -13,7 +13,11 @@
     }));
   };
   const watchState = () => {
-    const check = () => { if (document.body && document.body.dataset.state) report("center"); };
+    // "loading" is the static page's own state: the list is on screen once it moves on.
+    const check = () => {
+      const state = document.body && document.body.dataset.state;
+      if (state && state !== "loading") report("center");
+    };
     new MutationObserver(check).observe(document.documentElement, { attributes: true, subtree: true, attributeFilter: ["data-state"] });
     check();
   };
