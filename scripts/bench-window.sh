@@ -7,6 +7,8 @@
 #
 # Cases, interleaved round by round after one warm-up each, under Xvfb:
 #   min-window   process start -> its static page's first paint
+#   shell        apphost-desktop: process start -> the host UI's first render (its script ran,
+#                the list still loading)
 #   center       apphost-desktop: process start -> the app center's first paint (the app list,
 #                two apps installed, on screen)
 #   deep-link    apphost-desktop with APPHOST_OPEN_APP=notes (what `apphost open notes` execs):
@@ -68,6 +70,7 @@ b, runs = sys.argv[1], int(sys.argv[2])
 probe = {"APPHOST_BENCH_PAINT": "1"}
 print(json.dumps({"runs": runs, "idle": 6, "cases": [
     {"name": "min-window", "event": "center", "command": [f"{b}/min-window"]},
+    {"name": "shell", "event": "shell", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "center", "event": "center", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "deep-link", "event": "app", "command": [f"{b}/apphost-desktop"],
      "env": dict(probe, APPHOST_OPEN_APP="notes")},

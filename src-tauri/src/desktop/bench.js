@@ -1,6 +1,7 @@
 // Start-up probe (scripts/bench-window.sh), injected only when APPHOST_BENCH_PAINT is set.
-// "center": two animation frames after the host UI moved body[data-state] off "loading" (the
-// app list is on screen). "app": two animation frames after the first message from an app frame (its script
+// "shell": two animation frames after the host UI first rendered into #root (its script ran;
+// the list is still loading). "center": the same after body[data-state] moved off "loading"
+// (the app list is on screen). "app": two animation frames after the first message from an app frame (its script
 // ran: the bridge handshake). Each is reported once through the `bench_painted` command.
 (function () {
   if (window.top !== window) return;
@@ -15,10 +16,12 @@
   const watchState = () => {
     // "loading" is the static page's own state: the list is on screen once it moves on.
     const check = () => {
+      const root = document.getElementById("root");
+      if (root && root.childElementCount > 0) report("shell");
       const state = document.body && document.body.dataset.state;
       if (state && state !== "loading") report("center");
     };
-    new MutationObserver(check).observe(document.documentElement, { attributes: true, subtree: true, attributeFilter: ["data-state"] });
+    new MutationObserver(check).observe(document.documentElement, { attributes: true, childList: true, subtree: true, attributeFilter: ["data-state"] });
     check();
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchState);

@@ -27,12 +27,12 @@ struct Painted {
     what: String,
 }
 
-/// Prints the event line (`what` is `center` or `app`; anything else is ignored).
+/// Prints the event line (`what` is `shell`, `center` or `app`; anything else is ignored).
 pub fn painted(args: &serde_json::Value) {
     let Ok(Painted { what }) = serde_json::from_value(args.clone()) else {
         return;
     };
-    if what != "center" && what != "app" {
+    if !matches!(what.as_str(), "shell" | "center" | "app") {
         return;
     }
     let ns = std::time::SystemTime::now()
