@@ -136,6 +136,16 @@ impl BridgeHost {
         self.services.agent_tasks(store)
     }
 
+    /// The data directory's workflow runs, driven by this host session (opened on first use;
+    /// the host UI acts on them as the user). `Err` is a message (`runtime.busy`: another
+    /// process drives them).
+    pub fn workflow_runs(
+        &mut self,
+        store: &Store,
+    ) -> Result<&crate::hosting::workflow::driver::HostRuns, String> {
+        self.services.workflow_runs(store)
+    }
+
     /// Everything asynchronous queued so far (task events), oldest first.
     pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
         self.outbox.take()

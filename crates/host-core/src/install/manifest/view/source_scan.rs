@@ -28,7 +28,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "call arguments and the pack's artifact records",
     ),
     ("hosting/capability/services/policy.rs", 1, "call arguments"),
-    ("hosting/capability/services/workflow.rs", 3, "call arguments"),
+    (
+        "hosting/capability/services/workflow.rs",
+        3,
+        "call arguments",
+    ),
     (
         "hosting/capability/services/secrets.rs",
         1,
