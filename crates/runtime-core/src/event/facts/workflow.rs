@@ -128,14 +128,21 @@ pub fn workflow_person_requested(
     )
 }
 
-/// `job.progress` (`review_answered` / `input_answered` / `decision_answered`), `by` the user.
-pub fn workflow_person_answered(run: &RunId, what: PersonWait, fact: &Fact) -> EventDraft {
+/// `job.progress` (`review_answered` / `input_answered` / `decision_answered`), `by` the user,
+/// or (an input only) by the app's own frame (`"app"`).
+pub fn workflow_person_answered(
+    run: &RunId,
+    what: PersonWait,
+    fact: &Fact,
+    by_app: bool,
+) -> EventDraft {
+    let by = if by_app { "app" } else { "user" };
     with_fact(
         run,
         EventType::JobProgress,
         what.answered(),
         fact,
-        json!({"by": "user"}),
+        json!({ "by": by }),
     )
 }
 

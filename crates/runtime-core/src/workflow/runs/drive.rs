@@ -135,7 +135,7 @@ impl WorkflowRuns {
             .map_err(|err| RunError::new(code::NOT_WAITING, err.to_string()))?;
         self.append(
             &e.session,
-            facts::workflow_person_answered(&e.run_id, what, &fact),
+            facts::workflow_person_answered(&e.run_id, what, &fact, source != AnswerSource::User),
         )?;
         e.machine = probe;
         Ok(e.view())
