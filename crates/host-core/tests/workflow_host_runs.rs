@@ -53,7 +53,7 @@ fn services_for(dir: &DataDir, backend: &ScriptedBackend) -> Services {
     services
 }
 
-fn runs<'a>(h: &'a mut Host) -> &'a HostRuns {
+fn runs(h: &mut Host) -> &HostRuns {
     h.services.workflow_runs(&h.store).unwrap()
 }
 

@@ -98,13 +98,16 @@ impl HostRuns {
             .enable_all()
             .build()
             .map_err(|e| RunError::new("workflow.host_failed", e.to_string()))?;
-        let mut signal = Signal::default();
-        signal.dirty = runs
-            .list(None)
-            .into_iter()
-            .filter(|v| !v.finished)
-            .map(|v| v.run_id)
-            .collect();
+        // Every unfinished run replayed at open continues.
+        let signal = Signal {
+            dirty: runs
+                .list(None)
+                .into_iter()
+                .filter(|v| !v.finished)
+                .map(|v| v.run_id)
+                .collect(),
+            ..Signal::default()
+        };
         let shared = Arc::new(Shared {
             runs,
             signal: Mutex::new(signal),
@@ -339,9 +342,10 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
             let ms = due.as_millisecond().saturating_sub(now.as_millisecond());
             Duration::from_millis(u64::try_from(ms).unwrap_or(0)).max(MIN_SLEEP)
         });
-        let _woken = match sleep {
+        // Sleeps until a wake-up (start, answer, cancel, close, stop) or the earliest due time.
+        match sleep {
             Some(d) => drop(shared.wake.wait_timeout(s, d)),
             None => drop(shared.wake.wait(s)),
-        };
+        }
     }
 }
