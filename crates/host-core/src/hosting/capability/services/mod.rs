@@ -128,6 +128,24 @@ impl Services {
         }
     }
 
+    /// Opens the data directory's workflow runs now when it has any (a host session's start:
+    /// runs replayed at open continue, due timers fire, with no app calling first). `Err` is a
+    /// message (another process drives them).
+    pub fn resume_workflow_runs(
+        &mut self,
+        data: &crate::foundation::paths::DataDir,
+    ) -> Result<(), String> {
+        let log = crate::hosting::workflow::runs_dir(data).join("events.db");
+        if self.driver_side || self.workflow.is_some() || !log.exists() {
+            return Ok(());
+        }
+        let driver = Box::new(self.for_workflow_driver());
+        let runs =
+            HostRuns::open(data, driver).map_err(|e| format!("{}: {}", e.code, e.message))?;
+        self.workflow = Some(runs);
+        Ok(())
+    }
+
     /// The data directory's workflow runs, driven by this process (opened, replayed and their
     /// driver started on first use). `Err` is a message: the runs could not be opened (another
     /// process drives them: `runtime.busy`).
