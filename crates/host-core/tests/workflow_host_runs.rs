@@ -376,3 +376,44 @@ fn a_new_host_session_resumes_the_runs_without_any_call() {
     s.resume_workflow_runs(&other).unwrap();
     assert!(host_core::hosting::workflow::open_runs(&other).is_ok());
 }
+
+#[test]
+fn a_slow_agent_step_of_one_run_does_not_hold_up_another_run() {
+    let mut h = host_with(None);
+    h.backend.push(vec![
+        ScriptStep::Sleep(Duration::from_secs(60)),
+        ScriptStep::Emit(BackendEvent::Finished {
+            reason: "stop".into(),
+        }),
+    ]);
+    h.backend.push_text(&["Dear quick"]);
+    let store = Store::open(&h.dir).unwrap();
+    let tasks = h.services.agent_tasks(&h.store).unwrap();
+    let app = runtime_core::ids::AppId::new(APP).unwrap();
+    let runs = h.services.workflow_runs(&h.store).unwrap();
+    let slow = runs
+        .start(&store, APP, WF, json!({"topic": "slow"}), None, None)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tasks.recent(Some(&app), 10).unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the slow step never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let quick = runs
+        .start(&store, APP, WF, json!({"topic": "quick"}), None, None)
+        .unwrap();
+    let t = Instant::now();
+    let v = wait_for(
+        runs,
+        &quick.run_id,
+        "the quick run's review",
+        waits_for_review,
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let Some(Pending::Review { show, .. }) = &v.waiting else {
+        unreachable!()
+    };
+    assert_eq!(show["draft"], "Dear quick");
+    assert!(!runs.get(&slow.run_id).unwrap().finished);
+    runs.cancel(&slow.run_id).unwrap();
+}
