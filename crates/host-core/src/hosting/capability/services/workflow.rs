@@ -47,8 +47,19 @@ pub(super) fn call(
 ) -> Result<Reply, CallError> {
     match method {
         WorkflowMethod::Start => {
-            let o = object(a, args, &["workflow", "input", "idempotencyKey"])?;
-            let workflow = req_str(a, o, "workflow")?;
+            let o = object(a, args, &["workflow", "key", "input", "idempotencyKey"])?;
+            // The standard's shape names the workflow `key` (`lime.workflow.start({key, input})`).
+            let workflow = match (opt_str(a, o, "workflow")?, opt_str(a, o, "key")?) {
+                (Some(w), None) | (None, Some(w)) => w,
+                (Some(w), Some(k)) if w == k => w,
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        a,
+                        "args.workflow and args.key name different workflows",
+                    ))
+                }
+                (None, None) => return Err(invalid(a, "args.workflow is required")),
+            };
             if workflow.is_empty() || workflow.len() > MAX_ID_LEN {
                 return Err(run_err(
                     a,
@@ -222,9 +233,8 @@ fn run_err(a: &Allowed, e: RunError) -> CallError {
         run::RUN_NOT_FOUND | host_code::NOT_DECLARED | host_code::NO_ENTRY => ErrorCode::NotFound,
         run::ANSWER_NOT_BY_USER => ErrorCode::PermissionDenied,
         TOO_MANY_RUNS => ErrorCode::RateLimited,
-        run::RUN_FINISHED
-        | run::NOT_WAITING
-        | run::INPUT_INVALID
+        run::RUN_FINISHED | run::NOT_WAITING => ErrorCode::WorkflowInvalidState,
+        run::INPUT_INVALID
         | run::INPUT_TOO_LARGE
         | run::INVALID_IDEMPOTENCY_KEY
         | run::IDEMPOTENCY_CONFLICT
