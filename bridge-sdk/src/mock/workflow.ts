@@ -29,6 +29,7 @@ interface MockRun {
   inputJson: string;
   input: unknown;
   startedBy: string;
+  startedAt: string;
   outputs: Record<string, unknown>;
   visits: Record<string, number>;
   steps: number;
@@ -69,6 +70,7 @@ export function createWorkflow(ctx: MockContext) {
     workflow: r.workflow,
     idempotencyKey: r.idempotencyKey,
     startedBy: r.startedBy,
+    startedAt: r.startedAt,
     status: r.status.status,
     state: { runId: r.runId, input: r.input, outputs: { ...r.outputs }, visits: { ...r.visits }, steps: r.steps, status: { ...r.status } },
     waiting: r.waiting,
@@ -213,6 +215,7 @@ export function createWorkflow(ctx: MockContext) {
         inputJson,
         input: JSON.parse(inputJson),
         startedBy: ctx.entryKey,
+        startedAt: ctx.now(),
         outputs: {},
         visits: {},
         steps: 0,

@@ -415,10 +415,14 @@ fn input_answers_are_checked_against_the_schema_and_bounded() {
         ("HOST_E_RATE_LIMITED", "workflow.too_many_runs")
     );
     let listed = w.call(&f, "list", json!({"status": "running"})).unwrap();
-    assert_eq!(
-        listed["runs"].as_array().unwrap().len(),
-        MAX_UNFINISHED_RUNS_PER_APP
-    );
+    let listed = listed["runs"].as_array().unwrap();
+    assert_eq!(listed.len(), MAX_UNFINISHED_RUNS_PER_APP);
+    // Newest first.
+    let starts: Vec<&str> = listed
+        .iter()
+        .map(|r| r["startedAt"].as_str().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|p| p[0] >= p[1]), "{starts:?}");
 
     // A valid answer from the app's frame finishes the run with it.
     w.call(&f, "respond", json!({"runId": run_id, "input": {"n": 4}}))

@@ -97,10 +97,11 @@ pub(super) fn call(
                     ));
                 }
             }
-            let listed: Vec<Value> = runs
-                .list(Some(a.app()))
+            let mut mine = runs.list(Some(a.app()));
+            // Newest first (run ids are random: by start time, then id).
+            mine.sort_by(|x, y| (&y.started_at, &y.run_id).cmp(&(&x.started_at, &x.run_id)));
+            let listed: Vec<Value> = mine
                 .iter()
-                .rev()
                 .filter(|v| status.is_none_or(|s| s == status_name(v)))
                 .take(MAX_LISTED_RUNS)
                 .map(view_json)
