@@ -9,3 +9,4 @@ pub mod capability;
 pub mod model_settings;
 pub mod surface;
 pub mod workflow;
+pub mod tools;
