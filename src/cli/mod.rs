@@ -31,6 +31,7 @@ mod output;
 mod prompt;
 mod records;
 mod secrets;
+mod tools;
 mod store_open;
 mod workflow;
 
