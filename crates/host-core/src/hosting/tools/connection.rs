@@ -19,6 +19,8 @@ use crate::install::secrets::SecretValue;
 
 /// How long `initialize` + `tools/list` may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a timed-out call waits for its cancel notification to be written.
+const CANCEL_GRACE: Duration = Duration::from_millis(100);
 /// Most tools kept from one server.
 pub const MAX_TOOLS: usize = 512;
 /// Variables a stdio server inherits from the host (everything else is cleared).
@@ -178,7 +180,11 @@ impl Connection {
         match tokio::time::timeout(timeout, self.service.peer().call_tool(params)).await {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(self.classify(server, e)),
-            Err(_) => Err(HostError::new(
+            Err(_) => {
+                // The dropped request future has queued `notifications/cancelled`: a moment
+                // for it to reach the server before the supervisor ends a stuck session.
+                tokio::time::sleep(CANCEL_GRACE).await;
+                Err(HostError::new(
                 ErrorCode::ToolsTimeout,
                 format!(
                     "{server}/{tool} did not answer within {} ms; the call was cancelled",
@@ -186,7 +192,8 @@ impl Connection {
                 ),
             )
             .with("server", server)
-            .with("timeoutMs", timeout.as_millis() as u64)),
+            .with("timeoutMs", timeout.as_millis() as u64))
+            }
         }
     }
 
@@ -223,6 +230,18 @@ impl Connection {
         match child.as_mut() {
             Some(c) => matches!(c.try_wait(), Ok(None)),
             None => true,
+        }
+    }
+
+    /// Kills the child's whole process group now (a call still waiting on it fails at once);
+    /// [`Connection::close`] reaps it.
+    pub fn kill(&self) {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = child.as_mut() {
+            if let Some(pid) = c.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            let _ = c.start_kill();
         }
     }
 

@@ -156,36 +156,42 @@ impl Supervisor {
             .rt
             .block_on(async { conn.call(server, tool, arguments, timeout).await });
         if let Err(e) = &result {
-            if matches!(
-                e.code,
-                ErrorCode::ToolsTimeout | ErrorCode::ToolsServerUnavailable | ErrorCode::ToolsBadResponse
-            ) && (e.code != ErrorCode::ToolsBadResponse || conn.violation().is_some())
-            {
-                self.fail(server, &conn, e);
+            let broken = match e.code {
+                ErrorCode::ToolsTimeout | ErrorCode::ToolsServerUnavailable => true,
+                ErrorCode::ToolsBadResponse => conn.violation().is_some(),
+                _ => false,
+            };
+            if broken {
+                self.fail(server, conn, e);
             }
         }
         result
     }
 
-    fn fail(&self, server: &str, conn: &Arc<Connection>, e: &HostError) {
+    /// Ends `conn`'s session after a broken call: killed now, reaped when no call holds it,
+    /// and the backoff armed.
+    fn fail(&self, server: &str, conn: Arc<Connection>, e: &HostError) {
+        conn.kill();
         let mut slots = self.slots();
         let Some(slot) = slots.get_mut(server) else {
             return;
         };
-        if slot.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
-            let dead = slot.conn.take().expect("some");
+        if slot.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn)) {
+            slot.conn = None;
             slot.failures += 1;
             slot.retry_at = Some(Instant::now() + backoff(slot.failures));
             slot.last_error = Some(e.message.clone());
-            self.stop_conn(dead);
+            drop(slots);
+            self.stop_conn(conn);
         }
     }
 
     fn stop_conn(&self, conn: Arc<Connection>) {
-        match Arc::try_unwrap(conn) {
-            Ok(c) => self.rt.block_on(c.close()),
-            // Still in use by another call: it ends when that call returns (kill_on_drop).
-            Err(_) => {}
+        conn.kill();
+        // Reaped here when no other call holds it; else when the last holder drops it (tokio
+        // reaps a killed child it no longer owns).
+        if let Ok(c) = Arc::try_unwrap(conn) {
+            self.rt.block_on(c.close());
         }
     }
 
