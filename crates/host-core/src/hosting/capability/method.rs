@@ -35,6 +35,7 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Tools,
 }
 
 impl Capability {
@@ -47,6 +48,7 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Tools,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -60,6 +62,7 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Tools => "lime.tools",
         }
     }
 
@@ -147,6 +150,11 @@ methods! {
     }
 }
 
+methods! {
+    /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
+    ToolsMethod { List = "list", Invoke = "invoke", }
+}
+
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -158,6 +166,7 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Tools(ToolsMethod),
 }
 
 impl Method {
@@ -171,6 +180,7 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Tools(_) => Capability::Tools,
         }
     }
 
@@ -185,6 +195,7 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Tools(m) => m.as_str(),
         }
     }
 
@@ -198,6 +209,7 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -205,6 +217,7 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(tools)
     }
 }
 

@@ -6,7 +6,7 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, UiMethod as Ui,
+    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, ToolsMethod as To, UiMethod as Ui,
 };
 
 /// One method an app may call.
@@ -95,6 +95,11 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Agent(Ag::RespondAction), None, Allow),
     m(M::Agent(Ag::GetTaskEvents), None, Allow),
     m(M::Agent(Ag::WatchTask), None, Allow),
+    // lime.tools: the capability declaration is enough here; the broker (`hosting/tools/`)
+    // checks per tool: declared in toolRefs[], granted by the user, allowed by the admin
+    // policy, and a destructive one approved by the user in the host's prompt.
+    m(M::Tools(To::List), None, Allow),
+    m(M::Tools(To::Invoke), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

@@ -19,6 +19,7 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod tools;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
@@ -57,6 +58,12 @@ pub enum Effect {
         /// The call's value (`host:response`).
         value: Value,
     },
+    /// `lime.tools.invoke` of a destructive tool: ask the user in the host's prompt; only
+    /// "allow" runs it ([`Services::invoke_tool_approved`]), anything else is `tools.denied`.
+    AskToolApproval {
+        tool: String,
+        arguments_sha256: String,
+    },
 }
 
 /// A service's answer: the value for `host:response`, and possibly an [`Effect`].
@@ -82,6 +89,7 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    tools: tools::ToolsService,
 }
 
 impl Services {
@@ -92,6 +100,7 @@ impl Services {
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
+            tools: tools::ToolsService::new(&apps_data),
             apps_data,
         }
     }
@@ -152,10 +161,32 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Tools(m) => self.tools.call(store, allowed, m, args),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
         }
+    }
+
+    /// A `lime.tools.invoke` the user allowed in the host's prompt ([`Effect::AskToolApproval`]),
+    /// on a fresh proof of the same call.
+    pub fn invoke_tool_approved(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.tools.invoke_approved(store, allowed, args)
+    }
+
+    /// The user refused a destructive `lime.tools.invoke`: audited, `tools.denied`.
+    pub fn tool_refused(&mut self, store: &Store, allowed: &Allowed, args: &Value) -> CallError {
+        self.tools.refused(store, allowed, args)
+    }
+
+    /// Stops every MCP server this host process started (host exit).
+    pub fn shutdown_tools(&mut self) {
+        self.tools.close();
     }
 
     /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
@@ -191,7 +222,8 @@ impl Services {
             | Method::Secrets(_)
             | Method::Events(_)
             | Method::Policy(_)
-            | Method::Agent(_) => Err(err(
+            | Method::Agent(_)
+            | Method::Tools(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",
