@@ -174,11 +174,13 @@ impl ToolsService {
     /// The user refused (or dismissed) a destructive call: audited, nothing sent.
     pub(super) fn refused(&mut self, store: &Store, a: &Allowed, args: &Value) -> CallError {
         let tool = args.get("tool").and_then(Value::as_str).unwrap_or("");
+        let (server, tool) = tool.split_once('/').unwrap_or(("", tool));
         let _ = store.record_audit(
             "tools.call",
             Some(a.app()),
             Some(a.version()),
             &json!({
+                "server": server,
                 "tool": tool,
                 "argumentsSha256": crate::hosting::tools::broker::arguments_sha256(
                     args.get("arguments").unwrap_or(&Value::Null)
