@@ -35,6 +35,7 @@ export type {
   LimeSecrets,
   LimeStorage,
   LimeStorageTable,
+  LimeTools,
   LimeUi,
   Page,
   PermissionResult,
@@ -45,6 +46,8 @@ export type {
   StorageListPage,
   TableQueryArgs,
   TableRow,
+  ToolDescriptor,
+  ToolResult,
 } from "./handles.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
@@ -83,6 +86,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";

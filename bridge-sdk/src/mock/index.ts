@@ -17,6 +17,7 @@ import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
+import { createTools } from "./tools.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
 import { createUi } from "./ui.js";
 
@@ -32,6 +33,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
 } from "./types.js";
 
 /**
@@ -71,6 +73,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const agent = createAgent(ctx);
+  const tools = createTools(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
 
@@ -83,6 +86,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
+    "lime.tools": tools.service,
   };
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
@@ -92,6 +96,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
+    "lime.tools": tools.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -118,6 +123,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifactStore: artifacts.artifactStore,
     evidenceRecords: evidence.evidenceRecords,
     permissionPrompts: policy.permissionPrompts,
+    toolPrompts: tools.toolPrompts,
     toasts: ui.toasts,
     navigations: ui.navigations,
     downloads: ui.downloads,
@@ -134,6 +140,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    tools: handles.tools,
     setSecretBound: secrets.setBound,
     setTheme: ui.setTheme,
     close: () => {
