@@ -2,7 +2,7 @@
 //! an exponential backoff (200 ms doubling to 30 s; a call during the backoff is
 //! `tools.server_unavailable` with `retryAfterMs`), restarted when its definition changes, and
 //! stopped (process group killed and reaped) by [`Supervisor::shutdown`] or on drop. The
-//! sessions live on the supervisor's own small tokio runtime; callers block on it.
+//! sessions live on the supervisor's own current-thread tokio runtime; callers block on it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -51,9 +51,10 @@ pub struct Supervisor {
 
 impl Supervisor {
     pub fn new() -> HostResult<Supervisor> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("apphost-tools")
+        // A current-thread runtime: the sessions' tasks run on whichever caller is blocked on a
+        // call (no cross-thread wake-up per message); between calls they wait, which a server
+        // sees only as back-pressure on its pipes.
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| unavailable("*", e))?;
