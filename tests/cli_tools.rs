@@ -37,7 +37,11 @@ impl Host {
             .unwrap();
         let _ = child.stdin.take().unwrap().write_all(stdin);
         let out = child.wait_with_output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(!text.contains(CANARY), "the secret was printed: {text}");
         out
     }
@@ -55,8 +59,12 @@ impl Host {
     fn err(&self, args: &[&str]) -> (i32, String) {
         let out = self.run(args);
         assert!(!out.status.success(), "{}", describe(&out));
-        let v: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|_| panic!("{}", describe(&out)));
-        (out.status.code().unwrap(), v["error"]["code"].as_str().unwrap().to_owned())
+        let v: Value =
+            serde_json::from_slice(&out.stderr).unwrap_or_else(|_| panic!("{}", describe(&out)));
+        (
+            out.status.code().unwrap(),
+            v["error"]["code"].as_str().unwrap().to_owned(),
+        )
     }
 }
 
@@ -75,44 +83,106 @@ fn tools_add_grant_call_revoke_and_a_secret_that_is_never_shown() {
     assert!(out.status.success(), "{}", describe(&out));
 
     // The secret first, from stdin; then a server that needs it.
-    let out = h.run_with(&["tools", "secret", "set", "token"], format!("{CANARY}\n").as_bytes());
+    let out = h.run_with(
+        &["tools", "secret", "set", "token"],
+        format!("{CANARY}\n").as_bytes(),
+    );
     assert!(out.status.success(), "{}", describe(&out));
     let s = server();
-    let added = h.ok(&["tools", "add", "t", "--secret-env", "TOOL_TOKEN=token", "--", "/usr/bin/python3", &s]);
-    let names: Vec<&str> = added["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"echo") && names.contains(&"delete_note"), "{added}");
-    assert_eq!(h.err(&["tools", "add", "t", "--", "/usr/bin/python3", &s]), (6, "tools.server_exists".into()));
-    assert_eq!(h.err(&["tools", "add", "u", "--url", "https://example.com/mcp"]), (2, "tools.invalid".into()));
+    let added = h.ok(&[
+        "tools",
+        "add",
+        "t",
+        "--secret-env",
+        "TOOL_TOKEN=token",
+        "--",
+        "/usr/bin/python3",
+        &s,
+    ]);
+    let names: Vec<&str> = added["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"delete_note"),
+        "{added}"
+    );
+    assert_eq!(
+        h.err(&["tools", "add", "t", "--", "/usr/bin/python3", &s]),
+        (6, "tools.server_exists".into())
+    );
+    assert_eq!(
+        h.err(&["tools", "add", "u", "--url", "https://example.com/mcp"]),
+        (2, "tools.invalid".into())
+    );
 
     let listed = h.ok(&["tools", "list"]);
     let t = &listed["servers"][0];
     assert_eq!(t["server"], "t");
     assert_eq!(t["definition"]["secrets"]["TOOL_TOKEN"], "token");
-    let del = t["tools"].as_array().unwrap().iter().find(|x| x["name"] == "delete_note").unwrap();
+    let del = t["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "delete_note")
+        .unwrap();
     assert_eq!(del["destructiveHint"], true);
 
-    assert_eq!(h.err(&["tools", "call", "notes", "t/echo", r#"{"text":"x"}"#]), (4, "tools.not_granted".into()));
+    assert_eq!(
+        h.err(&["tools", "call", "notes", "t/echo", r#"{"text":"x"}"#]),
+        (4, "tools.not_granted".into())
+    );
     h.ok(&["tools", "grant", "notes", "t/echo"]);
     h.ok(&["tools", "grant", "notes", "t/delete_note"]);
     h.ok(&["tools", "grant", "notes", "t/secret_digest"]);
-    let v = h.ok(&["tools", "call", "notes", "t/echo", r#"{"text":"through the CLI"}"#]);
+    let v = h.ok(&[
+        "tools",
+        "call",
+        "notes",
+        "t/echo",
+        r#"{"text":"through the CLI"}"#,
+    ]);
     assert_eq!(v["content"][0]["text"], "through the CLI");
-    assert_eq!(h.err(&["tools", "call", "notes", "t/delete_note", r#"{"id":"1"}"#]), (5, "tools.denied".into()));
-    let v = h.ok(&["tools", "call", "notes", "t/delete_note", r#"{"id":"1"}"#, "--yes"]);
+    assert_eq!(
+        h.err(&["tools", "call", "notes", "t/delete_note", r#"{"id":"1"}"#]),
+        (5, "tools.denied".into())
+    );
+    let v = h.ok(&[
+        "tools",
+        "call",
+        "notes",
+        "t/delete_note",
+        r#"{"id":"1"}"#,
+        "--yes",
+    ]);
     assert_eq!(v["content"][0]["text"], "deleted 1");
-    assert_eq!(h.err(&["tools", "call", "notes", "t/echo", "[1]"]), (2, "tools.invalid".into()));
+    assert_eq!(
+        h.err(&["tools", "call", "notes", "t/echo", "[1]"]),
+        (2, "tools.invalid".into())
+    );
     let v = h.ok(&["tools", "call", "notes", "t/secret_digest"]);
     use sha2::Digest;
-    assert_eq!(v["content"][0]["text"], hex::encode(sha2::Sha256::digest(CANARY.as_bytes())));
+    assert_eq!(
+        v["content"][0]["text"],
+        hex::encode(sha2::Sha256::digest(CANARY.as_bytes()))
+    );
 
     h.ok(&["tools", "revoke", "notes", "t/echo"]);
-    assert_eq!(h.err(&["tools", "call", "notes", "t/echo", "{}"]), (4, "tools.not_granted".into()));
+    assert_eq!(
+        h.err(&["tools", "call", "notes", "t/echo", "{}"]),
+        (4, "tools.not_granted".into())
+    );
     let audit = h.ok(&["audit", "notes"]);
     assert!(audit.to_string().contains("tools.call"), "{audit}");
     h.ok(&["tools", "list", "--verbose", "--refresh"]);
     h.ok(&["tools", "remove", "t"]);
     assert_eq!(h.ok(&["tools", "list"])["servers"], serde_json::json!([]));
     for (name, bytes) in files_under(&h.data) {
-        assert!(!String::from_utf8_lossy(&bytes).contains(CANARY), "{name} holds the secret");
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(CANARY),
+            "{name} holds the secret"
+        );
     }
 }

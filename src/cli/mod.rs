@@ -31,8 +31,8 @@ mod output;
 mod prompt;
 mod records;
 mod secrets;
-mod tools;
 mod store_open;
+mod tools;
 mod workflow;
 
 use std::ffi::OsString;

@@ -84,7 +84,10 @@ fn pairs(list: &[String], what: &str) -> HostResult<BTreeMap<String, String>> {
             p.split_once('=')
                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .ok_or_else(|| {
-                    HostError::new(ErrorCode::ToolsInvalid, format!("{what} {p:?} is not NAME=VALUE"))
+                    HostError::new(
+                        ErrorCode::ToolsInvalid,
+                        format!("{what} {p:?} is not NAME=VALUE"),
+                    )
                 })
         })
         .collect()
@@ -135,7 +138,10 @@ pub fn run(dir: &DataDir, cmd: ToolsCommand, json: bool) -> HostResult<i32> {
             let tools = match &listed {
                 Ok(t) => json!(t),
                 Err(e) => {
-                    output::note(json, &format!("added, but not reachable yet: [{}] {}", e.code, e.message));
+                    output::note(
+                        json,
+                        &format!("added, but not reachable yet: [{}] {}", e.code, e.message),
+                    );
                     Value::Null
                 }
             };
@@ -158,33 +164,58 @@ pub fn run(dir: &DataDir, cmd: ToolsCommand, json: bool) -> HostResult<i32> {
             let store = open_locked(dir, json)?;
             let broker = Broker::new(dir)?;
             registry::remove(&store, &broker.policy(), &name)?;
-            output::done(json, &format!("removed MCP server {name}"), &json!({"server": name, "removed": true}));
+            output::done(
+                json,
+                &format!("removed MCP server {name}"),
+                &json!({"server": name, "removed": true}),
+            );
             Ok(0)
         }
         ToolsCommand::Grant { app, tool } => {
             let r = ToolRef::parse(&tool)?;
             let store = open_locked(dir, json)?;
             registry::grant(&store, &Broker::new(dir)?.policy(), &app, &r)?;
-            output::done(json, &format!("granted {r} to {app}"), &json!({"app": app, "tool": r.to_string(), "granted": true}));
+            output::done(
+                json,
+                &format!("granted {r} to {app}"),
+                &json!({"app": app, "tool": r.to_string(), "granted": true}),
+            );
             Ok(0)
         }
         ToolsCommand::Revoke { app, tool } => {
             let r = ToolRef::parse(&tool)?;
             let store = open_locked(dir, json)?;
             registry::revoke(&store, &app, &r)?;
-            output::done(json, &format!("revoked {r} from {app}"), &json!({"app": app, "tool": r.to_string(), "granted": false}));
+            output::done(
+                json,
+                &format!("revoked {r} from {app}"),
+                &json!({"app": app, "tool": r.to_string(), "granted": false}),
+            );
             Ok(0)
         }
-        ToolsCommand::Call { app, tool, arguments, yes } => {
+        ToolsCommand::Call {
+            app,
+            tool,
+            arguments,
+            yes,
+        } => {
             let r = ToolRef::parse(&tool)?;
             let arguments: Value = match arguments {
                 Some(text) => serde_json::from_str(&text).map_err(|e| {
-                    HostError::new(ErrorCode::ToolsInvalid, format!("the arguments are not JSON: {e}"))
+                    HostError::new(
+                        ErrorCode::ToolsInvalid,
+                        format!("the arguments are not JSON: {e}"),
+                    )
                 })?,
                 None => json!({}),
             };
             let store = Store::open(dir)?;
-            let version = store.summary(&app, &host_core::foundation::profile::HostProfile::current())?.active_version;
+            let version = store
+                .summary(
+                    &app,
+                    &host_core::foundation::profile::HostProfile::current(),
+                )?
+                .active_version;
             let broker = Broker::new(dir)?;
             let value = broker.invoke(
                 &store,
@@ -194,7 +225,11 @@ pub fn run(dir: &DataDir, cmd: ToolsCommand, json: bool) -> HostResult<i32> {
                     tool: &r,
                     arguments: &arguments,
                     caller: Caller::Host,
-                    approval: if yes { Approval::ByUser } else { Approval::NotAsked },
+                    approval: if yes {
+                        Approval::ByUser
+                    } else {
+                        Approval::NotAsked
+                    },
                     declared: None,
                 },
             )?;
@@ -208,7 +243,11 @@ pub fn run(dir: &DataDir, cmd: ToolsCommand, json: bool) -> HostResult<i32> {
                     }
                 }
             }
-            Ok(if value["isError"] == Value::Bool(true) { 1 } else { 0 })
+            Ok(if value["isError"] == Value::Bool(true) {
+                1
+            } else {
+                0
+            })
         }
         ToolsCommand::Secret(SecretCommand::Set { name }) => {
             let store_name = secret_store_name(&name);
@@ -216,15 +255,25 @@ pub fn run(dir: &DataDir, cmd: ToolsCommand, json: bool) -> HostResult<i32> {
             let value = super::secrets::read_value(&name)?;
             let secrets = host_core::install::secrets::open_default(dir)?;
             secrets.set(&store_name, &value)?;
-            output::done(json, &format!("set secret {name} (kept in the {})", secrets.backend().as_str()),
-                &json!({"secret": name, "set": true}));
+            output::done(
+                json,
+                &format!(
+                    "set secret {name} (kept in the {})",
+                    secrets.backend().as_str()
+                ),
+                &json!({"secret": name, "set": true}),
+            );
             Ok(0)
         }
         ToolsCommand::Secret(SecretCommand::Unset { name }) => {
             let store_name = secret_store_name(&name);
             host_core::install::secrets::check_name(&store_name)?;
             let was = host_core::install::secrets::open_default(dir)?.delete(&store_name)?;
-            output::done(json, &format!("unset secret {name}"), &json!({"secret": name, "unset": was}));
+            output::done(
+                json,
+                &format!("unset secret {name}"),
+                &json!({"secret": name, "unset": was}),
+            );
             Ok(0)
         }
     }
@@ -258,7 +307,10 @@ fn list(dir: &DataDir, refresh: bool, verbose: bool, json: bool) -> HostResult<i
         rows.push(row);
     }
     if let Some(why) = &policy.broken {
-        output::note(json, &format!("the tools policy file cannot be used; every tool is denied: {why}"));
+        output::note(
+            json,
+            &format!("the tools policy file cannot be used; every tool is denied: {why}"),
+        );
     }
     if json {
         output::print_json(&json!({ "servers": rows }));
@@ -273,7 +325,9 @@ fn list(dir: &DataDir, refresh: bool, verbose: bool, json: bool) -> HostResult<i
             row["server"].as_str().unwrap_or(""),
             row["source"].as_str().unwrap_or(""),
             row["status"].as_str().unwrap_or(""),
-            row.get("error").map(|e| format!(" error: {}", e["code"].as_str().unwrap_or(""))).unwrap_or_default()
+            row.get("error")
+                .map(|e| format!(" error: {}", e["code"].as_str().unwrap_or("")))
+                .unwrap_or_default()
         );
         for t in row["tools"].as_array().into_iter().flatten() {
             let mut marks = Vec::new();
@@ -287,7 +341,11 @@ fn list(dir: &DataDir, refresh: bool, verbose: bool, json: bool) -> HostResult<i
                 "  {:<24} {}{}",
                 t["name"].as_str().unwrap_or(""),
                 t["description"].as_str().unwrap_or(""),
-                if marks.is_empty() { String::new() } else { format!(" [{}]", marks.join(", ")) }
+                if marks.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", marks.join(", "))
+                }
             );
         }
         if verbose {

@@ -75,7 +75,10 @@ fn main() -> Res<()> {
     let tmp = tempfile::tempdir()?;
     let dir = DataDir::at(tmp.path().join("data"));
     install(&dir, &repo().join("fixtures/apps/notes"))?;
-    let server = repo().join("fixtures/mcp/test_server.py").display().to_string();
+    let server = repo()
+        .join("fixtures/mcp/test_server.py")
+        .display()
+        .to_string();
     let spec = ServerSpec {
         transport: Transport::Stdio {
             command: "/usr/bin/python3".into(),
@@ -89,7 +92,12 @@ fn main() -> Res<()> {
         let (store, _) = Store::open_locked(&dir)?;
         let broker = Broker::new(&dir)?;
         registry::add(&store, &broker.policy(), "bench", &spec)?;
-        registry::grant(&store, &broker.policy(), "notes", &ToolRef::parse("bench/echo")?)?;
+        registry::grant(
+            &store,
+            &broker.policy(),
+            "notes",
+            &ToolRef::parse("bench/echo")?,
+        )?;
     }
     let store = Store::open_for_calls(&dir)?;
     let broker = Broker::new(&dir)?;
@@ -105,7 +113,9 @@ fn main() -> Res<()> {
         declared: None,
     };
 
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let direct = rt.block_on(async {
         let mut cmd = tokio::process::Command::new("/usr/bin/python3");
         cmd.arg(&server);
@@ -115,7 +125,8 @@ fn main() -> Res<()> {
         Ok::<_, Box<dyn Error>>(().serve(t).await?)
     })?;
     let params = || {
-        CallToolRequestParams::new("echo").with_arguments(args.as_object().cloned().unwrap_or_default())
+        CallToolRequestParams::new("echo")
+            .with_arguments(args.as_object().cloned().unwrap_or_default())
     };
     // Warm both (server start, first listing).
     for _ in 0..20 {
@@ -150,7 +161,9 @@ fn main() -> Res<()> {
     let (_, bp50, bp95, _) = stats(all_b);
     let (_, dp50, dp95, _) = stats(all_d);
     let (rmin, rmed, _, rmax) = stats(ratios);
-    println!("all: broker p50 {bp50:.0} µs p95 {bp95:.0} µs; direct p50 {dp50:.0} µs p95 {dp95:.0} µs");
+    println!(
+        "all: broker p50 {bp50:.0} µs p95 {bp95:.0} µs; direct p50 {dp50:.0} µs p95 {dp95:.0} µs"
+    );
     println!(
         "broker / direct (p50 per repetition): min {rmin:.2} median {rmed:.2} max {rmax:.2} (target <= 1.30: {})",
         if rmed <= 1.3 { "met" } else { "missed" }

@@ -154,7 +154,10 @@ fn a_granted_call_works_and_is_audited_by_the_arguments_hash() {
     assert_eq!(audits.len(), 1);
     let d = &audits[0]["details"];
     assert_eq!(audits[0]["app"], "alpha");
-    assert_eq!((d["server"].as_str(), d["tool"].as_str()), (Some("t"), Some("echo")));
+    assert_eq!(
+        (d["server"].as_str(), d["tool"].as_str()),
+        (Some("t"), Some("echo"))
+    );
     assert_eq!(d["outcome"], "ok");
     assert_eq!(d["caller"], "ui");
     assert_eq!(
@@ -162,21 +165,38 @@ fn a_granted_call_works_and_is_audited_by_the_arguments_hash() {
         host_core::hosting::tools::broker::arguments_sha256(&json!({"text": "hello broker"}))
     );
     assert!(d["durationMs"].is_u64());
-    assert!(!audits[0].to_string().contains("hello broker"), "the arguments themselves are not audited");
+    assert!(
+        !audits[0].to_string().contains("hello broker"),
+        "the arguments themselves are not audited"
+    );
 }
 
 #[test]
 fn a_tool_not_granted_or_granted_to_another_app_is_refused_before_any_server_starts() {
     let f = fixture(server_spec(&[], 10_000), &[]);
     f.grant("beta", "t/echo");
-    assert_eq!(f.code("t/echo", json!({"text": "x"})), ErrorCode::ToolsNotGranted);
-    assert_eq!(f.broker.status("t").starts, 0, "nothing was started for a refused call");
+    assert_eq!(
+        f.code("t/echo", json!({"text": "x"})),
+        ErrorCode::ToolsNotGranted
+    );
+    assert_eq!(
+        f.broker.status("t").starts,
+        0,
+        "nothing was started for a refused call"
+    );
     f.grant("alpha", "t/add");
     f.grant("alpha", "t/echo");
     registry::revoke(&f.store, "alpha", &ToolRef::parse("t/echo").unwrap()).unwrap();
     assert_eq!(f.code("t/echo", json!({})), ErrorCode::ToolsNotGranted);
-    assert_eq!(text_of(&f.call("t/add", json!({"a": 2, "b": 3})).unwrap()), "5");
-    let refused = f.tool_audits().into_iter().filter(|a| a["details"]["code"] == "tools.not_granted").count();
+    assert_eq!(
+        text_of(&f.call("t/add", json!({"a": 2, "b": 3})).unwrap()),
+        "5"
+    );
+    let refused = f
+        .tool_audits()
+        .into_iter()
+        .filter(|a| a["details"]["code"] == "tools.not_granted")
+        .count();
     assert_eq!(refused, 2, "refusals are audited too");
 }
 
@@ -186,12 +206,24 @@ fn an_undeclared_tool_and_bad_arguments_are_refused_and_send_nothing() {
     f.grant("alpha", "t/echo");
     let declared: BTreeSet<String> = ["t/add".to_owned()].into();
     let e = f
-        .call_as("alpha", "t/echo", json!({}), Approval::NotAsked, Some(&declared))
+        .call_as(
+            "alpha",
+            "t/echo",
+            json!({}),
+            Approval::NotAsked,
+            Some(&declared),
+        )
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolsNotDeclared);
-    assert_eq!(f.code("t/echo", json!(["not", "an", "object"])), ErrorCode::ToolsInvalid);
+    assert_eq!(
+        f.code("t/echo", json!(["not", "an", "object"])),
+        ErrorCode::ToolsInvalid
+    );
     let big = "x".repeat(300 * 1024);
-    assert_eq!(f.code("t/echo", json!({"text": big})), ErrorCode::ToolsInvalid);
+    assert_eq!(
+        f.code("t/echo", json!({"text": big})),
+        ErrorCode::ToolsInvalid
+    );
     assert_eq!(f.broker.status("t").starts, 0);
 }
 
@@ -202,13 +234,27 @@ fn a_destructive_tool_needs_the_users_answer_and_the_app_cannot_give_it() {
     let e = f.call("t/delete_note", json!({"id": "n1"})).unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolsDenied);
     assert_eq!(e.details["needsApproval"], true);
-    assert!(!f.stderr().contains("call delete_note"), "nothing reached the server");
+    assert!(
+        !f.stderr().contains("call delete_note"),
+        "nothing reached the server"
+    );
     let v = f
-        .call_as("alpha", "t/delete_note", json!({"id": "n1"}), Approval::ByUser, None)
+        .call_as(
+            "alpha",
+            "t/delete_note",
+            json!({"id": "n1"}),
+            Approval::ByUser,
+            None,
+        )
         .unwrap();
     assert_eq!(text_of(&v), "deleted n1");
     assert!(f.stderr().contains("call delete_note"));
-    let approvals: Vec<_> = f.tool_audits().iter().rev().map(|a| a["details"]["approval"].clone()).collect();
+    let approvals: Vec<_> = f
+        .tool_audits()
+        .iter()
+        .rev()
+        .map(|a| a["details"]["approval"].clone())
+        .collect();
     assert_eq!(approvals, [json!("none"), json!("user")]);
 }
 
@@ -224,13 +270,27 @@ fn the_admin_policy_denies_tools_and_marks_others_destructive() {
         r#"{"deny": ["t/add"], "destructive": ["t/echo"]}"#,
     )
     .unwrap();
-    assert_eq!(f.code("t/add", json!({"a": 1, "b": 1})), ErrorCode::ToolsDenied);
-    assert_eq!(f.code("t/echo", json!({"text": "x"})), ErrorCode::ToolsDenied);
+    assert_eq!(
+        f.code("t/add", json!({"a": 1, "b": 1})),
+        ErrorCode::ToolsDenied
+    );
+    assert_eq!(
+        f.code("t/echo", json!({"text": "x"})),
+        ErrorCode::ToolsDenied
+    );
     assert!(!f.stderr().contains("call "), "{}", f.stderr());
     // A policy file that does not parse denies everything rather than being ignored.
     std::fs::write(policy_dir.join("tools.json"), "{not json").unwrap();
     assert_eq!(
-        f.call_as("alpha", "t/echo", json!({"text": "x"}), Approval::ByUser, None).unwrap_err().code,
+        f.call_as(
+            "alpha",
+            "t/echo",
+            json!({"text": "x"}),
+            Approval::ByUser,
+            None
+        )
+        .unwrap_err()
+        .code,
         ErrorCode::ToolsDenied
     );
 }
@@ -247,7 +307,11 @@ fn a_hanging_server_times_out_is_cancelled_and_its_process_group_is_killed() {
     let e = f.call("t/hang", json!({})).unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolsTimeout);
     assert_eq!(e.details["timeoutMs"], 700);
-    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(!alive(pid), "the stuck server was killed and reaped");
     assert!(
         f.stderr().contains("cancelled"),
@@ -262,8 +326,15 @@ fn malformed_json_is_a_bad_response_at_once_not_a_timeout() {
     let f = fixture(server_spec(&[], 20_000), &[]);
     f.grant("alpha", "t/malformed");
     let started = Instant::now();
-    assert_eq!(f.code("t/malformed", json!({})), ErrorCode::ToolsBadResponse);
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(
+        f.code("t/malformed", json!({})),
+        ErrorCode::ToolsBadResponse
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -279,7 +350,11 @@ fn floods_are_bounded_stdout_refused_and_stderr_kept_as_a_tail() {
     assert_eq!(text_of(&v), "spewed");
     let status = f.broker.status("t");
     assert!(status.stderr_tail.len() <= host_core::hosting::tools::stdio_pipes::STDERR_BYTES);
-    assert!(status.stderr_dropped > 4 * 1024 * 1024, "{}", status.stderr_dropped);
+    assert!(
+        status.stderr_dropped > 4 * 1024 * 1024,
+        "{}",
+        status.stderr_dropped
+    );
 }
 
 #[test]
@@ -287,12 +362,20 @@ fn a_server_that_dies_mid_call_is_unavailable_then_restarted_after_a_backoff() {
     let f = fixture(server_spec(&[], 10_000), &[]);
     f.grant("alpha", "t/die");
     f.grant("alpha", "t/echo");
-    assert_eq!(f.code("t/die", json!({})), ErrorCode::ToolsServerUnavailable);
+    assert_eq!(
+        f.code("t/die", json!({})),
+        ErrorCode::ToolsServerUnavailable
+    );
     let e = f.call("t/echo", json!({"text": "again"})).unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolsServerUnavailable);
     assert!(e.details["retryAfterMs"].is_u64(), "{e:?}");
-    std::thread::sleep(Duration::from_millis(e.details["retryAfterMs"].as_u64().unwrap() + 50));
-    assert_eq!(text_of(&f.call("t/echo", json!({"text": "again"})).unwrap()), "again");
+    std::thread::sleep(Duration::from_millis(
+        e.details["retryAfterMs"].as_u64().unwrap() + 50,
+    ));
+    assert_eq!(
+        text_of(&f.call("t/echo", json!({"text": "again"})).unwrap()),
+        "again"
+    );
     assert_eq!(f.broker.status("t").starts, 2);
 }
 
@@ -300,7 +383,10 @@ fn a_server_that_dies_mid_call_is_unavailable_then_restarted_after_a_backoff() {
 fn a_server_that_exits_at_once_is_unavailable() {
     let f = fixture(server_spec(&["--exit-at-once"], 5_000), &[]);
     f.grant("alpha", "t/echo");
-    assert_eq!(f.code("t/echo", json!({})), ErrorCode::ToolsServerUnavailable);
+    assert_eq!(
+        f.code("t/echo", json!({})),
+        ErrorCode::ToolsServerUnavailable
+    );
     let e = f.call("t/echo", json!({})).unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolsServerUnavailable);
     assert!(e.details["retryAfterMs"].is_u64(), "backing off: {e:?}");
@@ -318,8 +404,16 @@ fn a_secret_reaches_the_servers_environment_and_nothing_else() {
     f.grant("alpha", "t/secret_digest");
     let v = f.call("t/secret_digest", json!({})).unwrap();
     use sha2::Digest;
-    assert_eq!(text_of(&v), hex::encode(sha2::Sha256::digest(CANARY.as_bytes())));
-    let listing = serde_json::to_string(&registry::servers(&f.store.settings().unwrap(), &f.broker.policy())["t"].spec.describe()).unwrap();
+    assert_eq!(
+        text_of(&v),
+        hex::encode(sha2::Sha256::digest(CANARY.as_bytes()))
+    );
+    let listing = serde_json::to_string(
+        &registry::servers(&f.store.settings().unwrap(), &f.broker.policy())["t"]
+            .spec
+            .describe(),
+    )
+    .unwrap();
     assert!(listing.contains("canary") && !listing.contains(CANARY));
     for (name, bytes) in support_files(f.dir.root()) {
         assert!(
@@ -339,7 +433,10 @@ fn support_files(root: &Path) -> Vec<(String, Vec<u8>)> {
             if e.file_type().unwrap().is_dir() {
                 stack.push(e.path());
             } else {
-                out.push((e.path().display().to_string(), std::fs::read(e.path()).unwrap()));
+                out.push((
+                    e.path().display().to_string(),
+                    std::fs::read(e.path()).unwrap(),
+                ));
             }
         }
     }
@@ -358,7 +455,11 @@ fn readiness_of_a_tool_ref_follows_the_grant_and_the_servers_listing() {
     };
     let r = status();
     assert_eq!(r.status, Status::NeedsSetup);
-    let action = r.setup_actions.iter().find(|a| a.kind == "grant-tool").expect("Grant tool");
+    let action = r
+        .setup_actions
+        .iter()
+        .find(|a| a.kind == "grant-tool")
+        .expect("Grant tool");
     assert_eq!(action.target.as_deref(), Some("t/echo"));
     f.grant("alpha", "t/echo");
     // registry::add listed nothing yet (no server started): not ready until listed.
@@ -366,7 +467,11 @@ fn readiness_of_a_tool_ref_follows_the_grant_and_the_servers_listing() {
     f.broker.list_server(&f.store, "t").unwrap();
     let r = status();
     let check = r.checks.iter().find(|c| c.kind == "tool").unwrap();
-    assert_eq!(check.outcome, host_core::install::readiness::Outcome::Pass, "{r:#?}");
+    assert_eq!(
+        check.outcome,
+        host_core::install::readiness::Outcome::Pass,
+        "{r:#?}"
+    );
     registry::revoke(&f.store, "alpha", &ToolRef::parse("t/echo").unwrap()).unwrap();
     assert_eq!(status().status, Status::NeedsSetup);
 }
@@ -377,7 +482,12 @@ fn removing_a_server_drops_its_grants_and_stopping_the_host_kills_every_server()
     f.grant("alpha", "t/echo");
     f.call("t/echo", json!({"text": "x"})).unwrap();
     let pid = f.broker.status("t").pid.unwrap();
-    let Fixture { _tmp, dir, store, broker } = f;
+    let Fixture {
+        _tmp,
+        dir,
+        store,
+        broker,
+    } = f;
     drop(broker);
     assert!(!alive(pid), "host exit kills and reaps the server");
     let broker = Broker::new(&dir).unwrap();
@@ -399,5 +509,9 @@ fn removing_a_server_drops_its_grants_and_stopping_the_host_kills_every_server()
             },
         )
         .unwrap_err();
-    assert_eq!(e.code, ErrorCode::ToolsNotGranted, "a re-added server starts with no grants");
+    assert_eq!(
+        e.code,
+        ErrorCode::ToolsNotGranted,
+        "a re-added server starts with no grants"
+    );
 }

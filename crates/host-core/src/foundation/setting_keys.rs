@@ -83,16 +83,15 @@ pub fn check_tools_setting(key: &str, value: &str) -> Result<bool, String> {
         check_tool_server_name(rest)?;
     }
     if value.len() > MAX_TOOLS_SETTING_BYTES {
-        return Err(format!(
-            "{key} is over {MAX_TOOLS_SETTING_BYTES} bytes"
-        ));
+        return Err(format!("{key} is over {MAX_TOOLS_SETTING_BYTES} bytes"));
     }
     let parsed: serde_json::Value =
         serde_json::from_str(value).map_err(|e| format!("{key} is not JSON: {e}"))?;
     let shape_ok = match family {
-        "grants" => parsed
-            .as_array()
-            .is_some_and(|a| a.iter().all(|v| v.as_str().is_some_and(|s| s.contains('/')))),
+        "grants" => parsed.as_array().is_some_and(|a| {
+            a.iter()
+                .all(|v| v.as_str().is_some_and(|s| s.contains('/')))
+        }),
         _ => parsed.is_object(),
     };
     if shape_ok {

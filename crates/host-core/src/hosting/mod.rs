@@ -8,5 +8,5 @@ pub mod bridge;
 pub mod capability;
 pub mod model_settings;
 pub mod surface;
-pub mod workflow;
 pub mod tools;
+pub mod workflow;

@@ -6,7 +6,8 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, ToolsMethod as To, UiMethod as Ui,
+    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, ToolsMethod as To,
+    UiMethod as Ui,
 };
 
 /// One method an app may call.

@@ -189,13 +189,19 @@ impl Broker {
 
     /// Everything before the call: `Ok` with the tool's listing and whether it needs the
     /// user's approval. Starts the server if needed (to know its tools).
-    pub fn prepare(&self, store: &Store, inv: &Invocation) -> HostResult<(ServerSpec, ToolInfo, bool)> {
+    pub fn prepare(
+        &self,
+        store: &Store,
+        inv: &Invocation,
+    ) -> HostResult<(ServerSpec, ToolInfo, bool)> {
         let r = inv.tool;
         let size = inv.arguments.to_string().len();
         if !inv.arguments.is_object() || size > MAX_ARGUMENT_BYTES {
             return Err(HostError::new(
                 ErrorCode::ToolsInvalid,
-                format!("the arguments must be a JSON object of at most {MAX_ARGUMENT_BYTES} bytes"),
+                format!(
+                    "the arguments must be a JSON object of at most {MAX_ARGUMENT_BYTES} bytes"
+                ),
             ));
         }
         if let Some(declared) = inv.declared {
@@ -211,7 +217,10 @@ impl Broker {
         if !registry::grants(&settings, inv.app).contains(r) {
             return Err(HostError::new(
                 ErrorCode::ToolsNotGranted,
-                format!("{r} is not granted to {} (apphost tools grant {} {r})", inv.app, inv.app),
+                format!(
+                    "{r} is not granted to {} (apphost tools grant {} {r})",
+                    inv.app, inv.app
+                ),
             )
             .with("tool", r.to_string()));
         }
@@ -221,13 +230,17 @@ impl Broker {
         let tools = self
             .supervisor
             .tools(&r.server, &spec, || self.secrets_of(&spec))?;
-        let info = tools.iter().find(|t| t.name == r.tool).cloned().ok_or_else(|| {
-            HostError::new(
-                ErrorCode::ToolsNotFound,
-                format!("MCP server {:?} lists no tool {:?}", r.server, r.tool),
-            )
-            .with("tool", r.to_string())
-        })?;
+        let info = tools
+            .iter()
+            .find(|t| t.name == r.tool)
+            .cloned()
+            .ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::ToolsNotFound,
+                    format!("MCP server {:?} lists no tool {:?}", r.server, r.tool),
+                )
+                .with("tool", r.to_string())
+            })?;
         let needs = policy.needs_approval(r, &info);
         Ok((spec, info, needs))
     }
@@ -283,13 +296,15 @@ impl Broker {
             arguments,
             spec.timeout(),
         )?;
-        let value = serde_json::to_value(&result).map_err(|e| {
-            HostError::new(ErrorCode::ToolsBadResponse, e.to_string())
-        })?;
+        let value = serde_json::to_value(&result)
+            .map_err(|e| HostError::new(ErrorCode::ToolsBadResponse, e.to_string()))?;
         if value.to_string().len() > MAX_RESULT_BYTES {
             return Err(HostError::new(
                 ErrorCode::ToolsBadResponse,
-                format!("the result of {} is over {MAX_RESULT_BYTES} bytes", inv.tool),
+                format!(
+                    "the result of {} is over {MAX_RESULT_BYTES} bytes",
+                    inv.tool
+                ),
             )
             .with("limit", MAX_RESULT_BYTES));
         }

@@ -25,7 +25,15 @@ const CANCEL_GRACE: Duration = Duration::from_millis(100);
 pub const MAX_TOOLS: usize = 512;
 /// Variables a stdio server inherits from the host (everything else is cleared).
 const INHERITED_ENV: [&str; 10] = [
-    "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "USER", "LOGNAME", "PYENV_ROOT",
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "PYENV_ROOT",
     "XDG_RUNTIME_DIR",
 ];
 
@@ -89,7 +97,11 @@ impl Connection {
                 };
                 tokio::spawn(stdio_pipes::pump_stderr(err, stderr));
                 let (to_rmcp, from_guard) = tokio::io::duplex(256 * 1024);
-                tokio::spawn(stdio_pipes::guard_stdout(stdout, to_rmcp, violation.clone()));
+                tokio::spawn(stdio_pipes::guard_stdout(
+                    stdout,
+                    to_rmcp,
+                    violation.clone(),
+                ));
                 let transport = AsyncRwTransport::new_client(from_guard, stdin)
                     .with_max_line_length(MAX_MESSAGE_BYTES);
                 let service = tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport)).await;
@@ -149,7 +161,8 @@ impl Connection {
             tools: Vec::new(),
             violation,
         };
-        let listed = tokio::time::timeout(CONNECT_TIMEOUT, conn.service.peer().list_all_tools()).await;
+        let listed =
+            tokio::time::timeout(CONNECT_TIMEOUT, conn.service.peer().list_all_tools()).await;
         let listed = match listed {
             Ok(Ok(t)) => t,
             Ok(Err(e)) => {
@@ -185,14 +198,14 @@ impl Connection {
                 // for it to reach the server before the supervisor ends a stuck session.
                 tokio::time::sleep(CANCEL_GRACE).await;
                 Err(HostError::new(
-                ErrorCode::ToolsTimeout,
-                format!(
-                    "{server}/{tool} did not answer within {} ms; the call was cancelled",
-                    timeout.as_millis()
-                ),
-            )
-            .with("server", server)
-            .with("timeoutMs", timeout.as_millis() as u64))
+                    ErrorCode::ToolsTimeout,
+                    format!(
+                        "{server}/{tool} did not answer within {} ms; the call was cancelled",
+                        timeout.as_millis()
+                    ),
+                )
+                .with("server", server)
+                .with("timeoutMs", timeout.as_millis() as u64))
             }
         }
     }
@@ -238,7 +251,10 @@ impl Connection {
     pub fn kill(&self) {
         let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = child.as_mut() {
-            if let Some(pid) = c.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            if let Some(pid) = c
+                .id()
+                .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+            {
                 let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
             }
             let _ = c.start_kill();
@@ -257,7 +273,10 @@ impl Connection {
 
 /// SIGKILL to the child's process group, then wait for the child (bounded).
 async fn kill_group(child: &mut tokio::process::Child) {
-    if let Some(pid) = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+    if let Some(pid) = child
+        .id()
+        .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+    {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     let _ = child.start_kill();

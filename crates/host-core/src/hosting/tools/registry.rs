@@ -98,7 +98,8 @@ pub fn add(store: &Store, policy: &AdminPolicy, name: &str, spec: &ServerSpec) -
         )
         .with("server", name));
     }
-    let value = serde_json::to_string(spec).map_err(|e| HostError::new(ErrorCode::ToolsInvalid, e.to_string()))?;
+    let value = serde_json::to_string(spec)
+        .map_err(|e| HostError::new(ErrorCode::ToolsInvalid, e.to_string()))?;
     store.set_setting(&format!("{TOOLS_SERVER_PREFIX}{name}"), Some(&value))
 }
 
@@ -135,7 +136,8 @@ fn write_grants(store: &Store, app: &str, grants: &[String]) -> HostResult<()> {
     if grants.is_empty() {
         return store.set_setting(&key, None);
     }
-    let value = serde_json::to_string(grants).map_err(|e| HostError::new(ErrorCode::ToolsInvalid, e.to_string()))?;
+    let value = serde_json::to_string(grants)
+        .map_err(|e| HostError::new(ErrorCode::ToolsInvalid, e.to_string()))?;
     store.set_setting(&key, Some(&value))
 }
 

@@ -94,7 +94,9 @@ impl ServerSpec {
                 }
                 check_text("the command", command)?;
                 if args.len() > MAX_LIST || env.len() > MAX_LIST {
-                    return Err(invalid(format!("at most {MAX_LIST} arguments and variables")));
+                    return Err(invalid(format!(
+                        "at most {MAX_LIST} arguments and variables"
+                    )));
                 }
                 for a in args {
                     check_text("an argument", a)?;
@@ -228,7 +230,9 @@ mod tests {
         assert!(check_url("http://localhost/mcp", false).is_ok());
         assert!(check_url("http://[::1]/mcp", false).is_ok());
         assert_eq!(
-            check_url("https://example.com/mcp", false).unwrap_err().code,
+            check_url("https://example.com/mcp", false)
+                .unwrap_err()
+                .code,
             ErrorCode::ToolsInvalid
         );
         assert!(check_url("https://example.com/mcp", true).is_ok());
@@ -240,7 +244,14 @@ mod tests {
     fn tool_refs_are_server_slash_tool() {
         let r = ToolRef::parse("notes/echo").unwrap();
         assert_eq!((r.server.as_str(), r.tool.as_str()), ("notes", "echo"));
-        for bad in ["echo", "/echo", "notes/", "Notes/echo", "notes/e cho", "a/b/c"] {
+        for bad in [
+            "echo",
+            "/echo",
+            "notes/",
+            "Notes/echo",
+            "notes/e cho",
+            "a/b/c",
+        ] {
             assert!(ToolRef::parse(bad).is_err(), "{bad}");
         }
     }

@@ -110,10 +110,8 @@ impl Supervisor {
             slot.starts += 1;
             slot.stderr.clone()
         };
-        let opened = secrets().and_then(|s| {
-            self.rt
-                .block_on(Connection::open(server, spec, s, stderr))
-        });
+        let opened =
+            secrets().and_then(|s| self.rt.block_on(Connection::open(server, spec, s, stderr)));
         let mut slots = self.slots();
         let slot = slots.entry(server.to_owned()).or_default();
         match opened {
@@ -200,11 +198,7 @@ impl Supervisor {
         let slots = self.slots();
         let empty = Slot::default();
         let slot = slots.get(server).unwrap_or(&empty);
-        let (tail, dropped) = slot
-            .stderr
-            .lock()
-            .map(|r| r.tail())
-            .unwrap_or_default();
+        let (tail, dropped) = slot.stderr.lock().map(|r| r.tail()).unwrap_or_default();
         let state = if slot.conn.is_some() {
             "running"
         } else if slot.retry_at.is_some_and(|t| t > Instant::now()) {

@@ -23,9 +23,7 @@ impl Store {
             match crate::foundation::setting_keys::check_tools_setting(key, v) {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
-                Err(m) => {
-                    return Err(HostError::new(ErrorCode::SettingInvalid, m).with("key", key))
-                }
+                Err(m) => return Err(HostError::new(ErrorCode::SettingInvalid, m).with("key", key)),
             }
             if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
                 return crate::foundation::setting_keys::check_artifact_write_approval(v)

@@ -43,7 +43,9 @@ fn bridge_error(a: &Allowed, e: &HostError) -> CallError {
         }
         HostCode::ToolsInvalid => (ErrorCode::InvalidArgument, false),
         HostCode::ToolsNotFound => (ErrorCode::NotFound, false),
-        HostCode::ToolsServerUnavailable | HostCode::ToolsTimeout => (ErrorCode::UnknownError, true),
+        HostCode::ToolsServerUnavailable | HostCode::ToolsTimeout => {
+            (ErrorCode::UnknownError, true)
+        }
         _ => (ErrorCode::UnknownError, false),
     };
     let cause = if e.code.as_str().starts_with("tools.") {
@@ -121,21 +123,18 @@ impl ToolsService {
                     declared: Some(&declared),
                 };
                 let broker = self.broker(a)?;
-                match broker.prepare(store, &inv) {
-                    Ok((_, _, true)) => {
-                        return Ok(Reply {
-                            value: Value::Null,
-                            effect: Some(Effect::AskToolApproval {
-                                tool: r.to_string(),
-                                arguments_sha256: crate::hosting::tools::broker::arguments_sha256(
-                                    &arguments,
-                                ),
-                            }),
-                        })
-                    }
-                    Ok(_) => {}
-                    // Refusals before the call are audited by `invoke` too: run it for that.
-                    Err(_) => {}
+                // Refusals before the call are audited by `invoke` too, so only the approval
+                // question returns early.
+                if let Ok((_, _, true)) = broker.prepare(store, &inv) {
+                    return Ok(Reply {
+                        value: Value::Null,
+                        effect: Some(Effect::AskToolApproval {
+                            tool: r.to_string(),
+                            arguments_sha256: crate::hosting::tools::broker::arguments_sha256(
+                                &arguments,
+                            ),
+                        }),
+                    });
                 }
                 broker
                     .invoke(store, &inv)

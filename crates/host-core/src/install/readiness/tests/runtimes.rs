@@ -237,7 +237,11 @@ fn tool_refs_need_a_granted_tool_a_server_lists() {
     assert_eq!(action.kind, "grant-tool");
     assert_eq!(action.target.as_deref(), Some("toolhub/parser"));
     assert!(
-        action.description.as_deref().unwrap_or("").contains("apphost tools grant"),
+        action
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .contains("apphost tools grant"),
         "{action:?}"
     );
     let optional = front.replace("required: true", "required: false");
