@@ -6,6 +6,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
 /** Per-call options. */
@@ -327,6 +328,7 @@ export interface LimeHandles {
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
   readonly tools: LimeTools;
+  readonly workflow: LimeWorkflow;
 }
 
 /** Listeners of app events, per topic. */
@@ -346,9 +348,11 @@ export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal" | "d
 export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();
   const agent = buildAgent(invoke);
+  const workflow = buildWorkflow(invoke);
   const hub: EventHub = {
     deliver(payload) {
       if (agent.hub.deliver(payload)) return true;
+      if (workflow.hub.deliver(payload)) return true;
       if (!isAppEvent(payload)) return false;
       const set = listeners.get(payload.topic);
       if (!set) return true;
@@ -367,6 +371,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     clear: () => {
       listeners.clear();
       agent.hub.clear();
+      workflow.hub.clear();
     },
   };
   const call = <T = unknown>(capability: string, method: string) => (args?: unknown, opts?: CallOptions) =>
@@ -449,5 +454,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       list: (o) => invoke<{ tools: ToolDescriptor[] }>("lime.tools", "list", {}, o),
       invoke: call<ToolResult>("lime.tools", "invoke"),
     },
+    workflow: workflow.workflow,
   };
 }

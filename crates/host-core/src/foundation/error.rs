@@ -228,6 +228,10 @@ error_codes! {
     ToolsServerExists = "tools.server_exists" => Conflict,
     /// A server definition, a `<server>/<tool>` reference or call arguments are malformed.
     ToolsInvalid = "tools.invalid" => Usage,
+    /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
+    WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
+    /// A start reused an idempotency key with another input.
+    WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

@@ -3,8 +3,7 @@
 //! point everything matches on [`Capability`] and [`Method`] exhaustively, so a new method is a
 //! compile error in every place that must handle it.
 //!
-//! The standard names more namespaces than this host implements (`lime.files`,
-//! `lime.workflow`, …): [`Namespace::parse`] keeps them visible as
+//! The standard names more namespaces than this host implements (`lime.files`, …): [`Namespace::parse`] keeps them visible as
 //! [`Namespace::NotImplementedHere`], so manifests, the host profile and readiness still list
 //! them (as unavailable, `capability.not_implemented`) while no call can reach a service.
 
@@ -36,6 +35,7 @@ pub enum Capability {
     Evidence,
     Agent,
     Tools,
+    Workflow,
 }
 
 impl Capability {
@@ -49,6 +49,7 @@ impl Capability {
         Capability::Evidence,
         Capability::Agent,
         Capability::Tools,
+        Capability::Workflow,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -63,6 +64,7 @@ impl Capability {
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
             Capability::Tools => "lime.tools",
+            Capability::Workflow => "lime.workflow",
         }
     }
 
@@ -154,6 +156,13 @@ methods! {
     /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
     ToolsMethod { List = "list", Invoke = "invoke", }
 }
+methods! {
+    /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
+    WorkflowMethod {
+        Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
+        Watch = "watch",
+    }
+}
 
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -167,6 +176,7 @@ pub enum Method {
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
     Tools(ToolsMethod),
+    Workflow(WorkflowMethod),
 }
 
 impl Method {
@@ -181,6 +191,7 @@ impl Method {
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
             Method::Tools(_) => Capability::Tools,
+            Method::Workflow(_) => Capability::Workflow,
         }
     }
 
@@ -196,6 +207,7 @@ impl Method {
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
             Method::Tools(m) => m.as_str(),
+            Method::Workflow(m) => m.as_str(),
         }
     }
 
@@ -210,6 +222,7 @@ impl Method {
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
         let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
+        let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -218,6 +231,7 @@ impl Method {
             .chain(evidence)
             .chain(agent)
             .chain(tools)
+            .chain(workflow)
     }
 }
 

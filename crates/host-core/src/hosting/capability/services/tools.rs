@@ -100,7 +100,13 @@ impl ToolsService {
         a: &Allowed,
         method: ToolsMethod,
         args: &Value,
+        can_ask: bool,
     ) -> Result<Reply, CallError> {
+        let caller = if can_ask {
+            Caller::Ui
+        } else {
+            Caller::Workflow
+        };
         match method {
             ToolsMethod::List => {
                 let declared = declared(a);
@@ -118,7 +124,7 @@ impl ToolsService {
                     version: Some(a.version()),
                     tool: &r,
                     arguments: &arguments,
-                    caller: Caller::Ui,
+                    caller,
                     approval: Approval::NotAsked,
                     declared: Some(&declared),
                 };
@@ -126,6 +132,13 @@ impl ToolsService {
                 // Refusals before the call are audited by `invoke` too, so only the approval
                 // question returns early.
                 if let Ok((_, _, true)) = broker.prepare(store, &inv) {
+                    if !can_ask {
+                        // `invoke` refuses it (no user answer) and audits the refusal.
+                        return broker
+                            .invoke(store, &inv)
+                            .map(Reply::value)
+                            .map_err(|e| bridge_error(a, &e));
+                    }
                     return Ok(Reply {
                         value: Value::Null,
                         effect: Some(Effect::AskToolApproval {
