@@ -35,6 +35,7 @@ export type {
   LimeSecrets,
   LimeStorage,
   LimeStorageTable,
+  LimeTools,
   LimeUi,
   Page,
   PermissionResult,
@@ -45,6 +46,8 @@ export type {
   StorageListPage,
   TableQueryArgs,
   TableRow,
+  ToolDescriptor,
+  ToolResult,
 } from "./handles.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
@@ -94,6 +97,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockWorkflow,
   type MockWorkflowState,
   type MockWorkflowUser,

@@ -133,6 +133,9 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// MCP servers for lime.tools: add, list, remove, grant and revoke tools, call one.
+    #[command(subcommand)]
+    Tools(super::tools::ToolsCommand),
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),

@@ -32,6 +32,7 @@ mod prompt;
 mod records;
 mod secrets;
 mod store_open;
+mod tools;
 mod workflow;
 
 use std::ffi::OsString;

@@ -18,6 +18,7 @@ import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
+import { createTools } from "./tools.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
 import { createUi } from "./ui.js";
 import { createWorkflow } from "./workflow.js";
@@ -34,6 +35,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockWorkflow,
   type MockWorkflowState,
   type MockWorkflowUser,
@@ -76,6 +78,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const agent = createAgent(ctx);
+  const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
@@ -89,6 +92,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
+    "lime.tools": tools.service,
     "lime.workflow": workflow.service,
   };
   const notAnObject: Record<string, Refusal> = {
@@ -99,6 +103,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
+    "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
   };
   const calls: MockCall[] = [];
@@ -126,6 +131,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifactStore: artifacts.artifactStore,
     evidenceRecords: evidence.evidenceRecords,
     permissionPrompts: policy.permissionPrompts,
+    toolPrompts: tools.toolPrompts,
     toasts: ui.toasts,
     navigations: ui.navigations,
     downloads: ui.downloads,
@@ -142,6 +148,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    tools: handles.tools,
     workflow: handles.workflow,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,

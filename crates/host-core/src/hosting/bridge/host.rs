@@ -67,6 +67,9 @@ enum PromptKind {
     Call,
     /// `lime.policy.requestPermission`: the answer is the call's value.
     RequestPermission,
+    /// `lime.tools.invoke` of a destructive tool: only "allow" runs it (once; never
+    /// remembered), anything else is `tools.denied`.
+    ToolApproval,
 }
 
 pub struct BridgeHost {

@@ -34,6 +34,7 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Tools,
     Workflow,
 }
 
@@ -47,6 +48,7 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Tools,
         Capability::Workflow,
     ];
 
@@ -61,6 +63,7 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
         }
     }
@@ -150,6 +153,10 @@ methods! {
 }
 
 methods! {
+    /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
+    ToolsMethod { List = "list", Invoke = "invoke", }
+}
+methods! {
     /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
     WorkflowMethod {
         Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
@@ -168,6 +175,7 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Tools(ToolsMethod),
     Workflow(WorkflowMethod),
 }
 
@@ -182,6 +190,7 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
         }
     }
@@ -197,6 +206,7 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
         }
     }
@@ -211,6 +221,7 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         ui.chain(storage)
             .chain(secrets)
@@ -219,6 +230,7 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(tools)
             .chain(workflow)
     }
 }

@@ -19,6 +19,7 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod tools;
 mod workflow;
 
 pub use agent::TaskEventSink;
@@ -60,6 +61,12 @@ pub enum Effect {
         /// The call's value (`host:response`).
         value: Value,
     },
+    /// `lime.tools.invoke` of a destructive tool: ask the user in the host's prompt; only
+    /// "allow" runs it ([`Services::invoke_tool_approved`]), anything else is `tools.denied`.
+    AskToolApproval {
+        tool: String,
+        arguments_sha256: String,
+    },
     /// `lime.workflow.start` / `watch`: forward the run's events after `after` to the calling
     /// frame as asynchronous `host:event`s ([`Services::watch_workflow_run`]).
     WatchRun {
@@ -93,6 +100,7 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    tools: tools::ToolsService,
     /// The host process's workflow runs and their driver, opened on first use
     /// ([`Services::workflow_runs`]); `None` in the driver's own services.
     workflow: Option<HostRuns>,
@@ -108,6 +116,7 @@ impl Services {
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
+            tools: tools::ToolsService::new(&apps_data),
             apps_data,
             workflow: None,
             driver_side: false,
@@ -125,6 +134,7 @@ impl Services {
                 artifacts: artifacts::ArtifactsService::default(),
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
+                tools: tools::ToolsService::new(&apps_data),
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
@@ -242,6 +252,9 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            // A workflow step's tool call cannot wait for a prompt: a destructive tool is
+            // refused there (`tools.denied`), never run.
+            Method::Tools(m) => self.tools.call(store, allowed, m, args, !self.driver_side),
             Method::Workflow(m) => {
                 if self.driver_side {
                     return Err(err(
@@ -260,6 +273,27 @@ impl Services {
                 self.call(store, allowed, args).map(Reply::value)
             }
         }
+    }
+
+    /// A `lime.tools.invoke` the user allowed in the host's prompt ([`Effect::AskToolApproval`]),
+    /// on a fresh proof of the same call.
+    pub fn invoke_tool_approved(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.tools.invoke_approved(store, allowed, args)
+    }
+
+    /// The user refused a destructive `lime.tools.invoke`: audited, `tools.denied`.
+    pub fn tool_refused(&mut self, store: &Store, allowed: &Allowed, args: &Value) -> CallError {
+        self.tools.refused(store, allowed, args)
+    }
+
+    /// Stops every MCP server this host process started (host exit).
+    pub fn shutdown_tools(&mut self) {
+        self.tools.close();
     }
 
     /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
@@ -296,6 +330,7 @@ impl Services {
             | Method::Events(_)
             | Method::Policy(_)
             | Method::Agent(_)
+            | Method::Tools(_)
             | Method::Workflow(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
