@@ -21,6 +21,8 @@ pub mod store_stamp;
 pub mod tasks;
 pub mod uploads;
 pub mod watch;
+pub mod workflow;
+pub mod workflow_host;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -46,6 +48,7 @@ const AREAS: &[&[Command]] = &[
     events::COMMANDS,
     external::COMMANDS,
     tasks::COMMANDS,
+    workflow::COMMANDS,
 ];
 
 /// Longest command name echoed back in an error.

@@ -114,6 +114,8 @@ pub struct Session {
     pub center: Center,
     /// The dev console's per-mount report rate (`api/dev_console.rs`).
     pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
+    /// The data directory's workflow runs, opened on first use (`api/workflow_host.rs`).
+    pub(crate) workflows: super::workflow_host::WorkflowHost,
 }
 
 impl Session {
@@ -158,6 +160,7 @@ impl Session {
             outbox,
             center,
             dev_console: Mutex::default(),
+            workflows: Default::default(),
         }
     }
 

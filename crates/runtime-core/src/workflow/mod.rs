@@ -14,6 +14,7 @@
 pub mod definition;
 pub mod expr;
 pub mod finding;
+pub mod input_schema;
 pub mod limits;
 pub mod machine;
 pub mod runs;

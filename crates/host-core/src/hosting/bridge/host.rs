@@ -136,6 +136,12 @@ impl BridgeHost {
         self.services.agent_tasks(store)
     }
 
+    /// The services and the profile the bridge's calls use (a workflow run's steps are driven
+    /// over them, `api/workflow_host.rs`).
+    pub fn services_and_profile(&mut self) -> (&mut Services, &HostProfile) {
+        (&mut self.services, &self.profile)
+    }
+
     /// Everything asynchronous queued so far (task events), oldest first.
     pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
         self.outbox.take()

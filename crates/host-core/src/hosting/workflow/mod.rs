@@ -15,6 +15,9 @@
 //!   the CLI); [`respond_from_app`] is what an app's own caller gets: `workflow.answer_not_by_user`.
 
 pub mod executor;
+pub mod run_evidence;
+pub mod schedule;
+pub mod timeline;
 mod step_args;
 
 use std::path::PathBuf;

@@ -14,6 +14,7 @@
 //!   capability.
 
 mod drive;
+pub mod history;
 mod replay;
 
 use std::collections::{BTreeMap, BTreeSet};
