@@ -66,7 +66,8 @@ pub fn parse(schedule: &Value) -> Result<SignedDuration, (&'static str, String)>
         .get("every")
         .and_then(Value::as_str)
         .ok_or_else(|| bad("schedule.every must be a string like \"15m\""))?;
-    let (num, unit) = every.split_at(every.len().saturating_sub(1));
+    let cut = every.char_indices().last().map_or(0, |(i, _)| i);
+    let (num, unit) = every.split_at(cut);
     let n: i64 = (!num.is_empty() && num.len() <= 6 && num.bytes().all(|b| b.is_ascii_digit()))
         .then(|| num.parse().ok())
         .flatten()
