@@ -480,7 +480,7 @@ export interface ListTasksArgs {
 }
 
 /** Slots that passed while no host ran, reported when the host next looked. */
-export interface Missed {
+export interface MissedSlots {
   app: string;
   entry: string;
   missed: number;
@@ -695,20 +695,6 @@ export interface Quarantined {
   reason: string;
 }
 
-/** The durable record of one schedule. */
-export interface Record {
-  app: string;
-  entry: string;
-  workflow: string;
-  everySecs: number;
-  /** RFC 3339. */
-  nextDue: string;
-  lastStarted: string | null;
-  /** Slots missed while no host ran, in all. */
-  missedTotal: number;
-  lastMissed: Missed | null;
-}
-
 export interface Recovered {
   opId: string;
   kind: string;
@@ -844,6 +830,20 @@ export interface RunSummary {
   finished: boolean;
   steps: number;
   startedAt: string | null;
+}
+
+/** The durable record of one schedule. */
+export interface ScheduleRecord {
+  app: string;
+  entry: string;
+  workflow: string;
+  everySecs: number;
+  /** RFC 3339. */
+  nextDue: string;
+  lastStarted: string | null;
+  /** Slots missed while no host ran, in all. */
+  missedTotal: number;
+  lastMissed: MissedSlots | null;
 }
 
 export interface ScopeArgs {
@@ -1242,7 +1242,7 @@ export interface HostCommands {
   /** Cancels a run as the host's user. */
   workflow_cancel: { args: WorkflowRunArgs; answer: RunSummary };
   /** The scheduled starts: next due time, last start, missed slots. */
-  workflow_schedules: { args: NoArgs; answer: Array<Record> };
+  workflow_schedules: { args: NoArgs; answer: Array<ScheduleRecord> };
 }
 
 /** A host command's name. */

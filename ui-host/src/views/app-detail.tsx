@@ -220,9 +220,37 @@ function Entries(props: { app: AppSummary; detail: AppDetail | null }): JSX.Elem
               Open
             </Button>
           )}
+          {e.kind === "workflow" && <RunWorkflow app={props.app} entryKey={e.key} />}
         </li>
       ))}
     </ul>
+  );
+}
+
+/** The Run action of a `workflow` entry: starts it (Rust reads the workflow from the store) and
+ * opens the Tasks page, where the run and its review are. */
+function RunWorkflow(props: { app: AppSummary; entryKey: string }): JSX.Element {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      await api.workflowStart(props.app.name, props.entryKey);
+      setError(null);
+      window.location.hash = "#/tasks";
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Button class="run-workflow" data-testid="run-workflow" data-entry-key={props.entryKey} disabled={!props.app.enabled || busy} onClick={() => void run()}>
+        Run
+      </Button>
+      {error !== null && <ErrorBox error={error} testid="run-workflow-error" />}
+    </>
   );
 }
 
