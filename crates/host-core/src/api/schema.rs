@@ -137,7 +137,7 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("workflow_start", workflow::StartArgs, workflow::RunSummary, "Runs a `workflow` entry (the Run action) until it waits or ends."),
         cmd!("workflow_respond", workflow::RespondArgs, workflow::RunSummary, "Answers a run's review, input or retry decision as the host's user."),
         cmd!("workflow_cancel", workflow::RunArgs, workflow::RunSummary, "Cancels a run as the host's user."),
-        cmd!("workflow_schedules", NoArgs, Vec<crate::hosting::workflow::schedule::Record>, "The scheduled starts: next due time, last start, missed slots."),
+        cmd!("workflow_schedules", NoArgs, Vec<crate::hosting::workflow::schedule::ScheduleRecord>, "The scheduled starts: next due time, last start, missed slots."),
     ]
 }
 

@@ -450,5 +450,5 @@ fn workflow_cancel(session: &Session, raw: Value) -> HostResult<Value> {
 fn workflow_schedules(session: &Session, raw: Value) -> HostResult<Value> {
     let _: super::NoArgs = args("workflow_schedules", raw)?;
     let records = schedule::load(&schedule::records_path(&session.data));
-    answer(records.into_values().collect::<Vec<schedule::Record>>())
+    answer(records.into_values().collect::<Vec<schedule::ScheduleRecord>>())
 }

@@ -131,7 +131,7 @@ pub fn of_manifest(
 /// The durable record of one schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Record {
+pub struct ScheduleRecord {
     pub app: String,
     pub entry: String,
     pub workflow: String,
@@ -141,13 +141,13 @@ pub struct Record {
     pub last_started: Option<String>,
     /// Slots missed while no host ran, in all.
     pub missed_total: u64,
-    pub last_missed: Option<Missed>,
+    pub last_missed: Option<MissedSlots>,
 }
 
 /// Slots that passed while no host ran, reported when the host next looked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Missed {
+pub struct MissedSlots {
     pub app: String,
     pub entry: String,
     pub missed: u64,
@@ -170,7 +170,7 @@ pub struct Start {
 #[derive(Debug, Default, PartialEq)]
 pub struct Due {
     pub start: Vec<Start>,
-    pub missed: Vec<Missed>,
+    pub missed: Vec<MissedSlots>,
 }
 
 fn id(app: &str, entry: &str) -> String {
@@ -196,13 +196,13 @@ fn first_after(next: Timestamp, every: SignedDuration, now: Timestamp) -> (Times
 
 /// Decides, from the declared schedules and their records, what starts now and what was missed;
 /// updates `records` (drops those no longer declared).
-pub fn plan(declared: &[Declared], records: &mut BTreeMap<String, Record>, now: Timestamp) -> Due {
+pub fn plan(declared: &[Declared], records: &mut BTreeMap<String, ScheduleRecord>, now: Timestamp) -> Due {
     let mut due = Due::default();
     let mut keep = BTreeMap::new();
     for d in declared.iter().take(MAX_SCHEDULES) {
         let key = id(&d.app, &d.entry);
         let every = d.every.as_secs();
-        let fresh = || Record {
+        let fresh = || ScheduleRecord {
             app: d.app.clone(),
             entry: d.entry.clone(),
             workflow: d.workflow.clone(),
@@ -214,7 +214,7 @@ pub fn plan(declared: &[Declared], records: &mut BTreeMap<String, Record>, now: 
         };
         let mut r = match records.remove(&key) {
             Some(r) if r.every_secs == every && r.workflow == d.workflow => r,
-            Some(old) => Record {
+            Some(old) => ScheduleRecord {
                 missed_total: old.missed_total,
                 last_missed: old.last_missed,
                 ..fresh()
@@ -226,7 +226,7 @@ pub fn plan(declared: &[Declared], records: &mut BTreeMap<String, Record>, now: 
             let late = now.duration_since(next);
             let (after, k) = first_after(next, d.every, now);
             if late > GRACE {
-                let m = Missed {
+                let m = MissedSlots {
                     app: d.app.clone(),
                     entry: d.entry.clone(),
                     missed: k,
@@ -264,7 +264,7 @@ pub fn records_path(data: &DataDir) -> PathBuf {
 
 /// The records on disk (none when the file is absent; an unreadable file counts as empty and
 /// is replaced on the next save).
-pub fn load(path: &Path) -> BTreeMap<String, Record> {
+pub fn load(path: &Path) -> BTreeMap<String, ScheduleRecord> {
     std::fs::read(path)
         .ok()
         .filter(|b| b.len() <= 4 << 20)
@@ -273,7 +273,7 @@ pub fn load(path: &Path) -> BTreeMap<String, Record> {
 }
 
 /// Writes the records durably (temporary file, fsync, rename, directory fsync).
-pub fn save(path: &Path, records: &BTreeMap<String, Record>) -> std::io::Result<()> {
+pub fn save(path: &Path, records: &BTreeMap<String, ScheduleRecord>) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     runtime_core::private_fs::create_private_dir(dir)?;
     let tmp = dir.join("schedules.json.tmp");
