@@ -71,6 +71,37 @@ fn detail(h: &Host, run: &str) -> Value {
     call(&h.s, "workflow_run", json!({"runId": run}))
 }
 
+/// Polls the run's detail until `done` holds (the host's driver moves runs on its own thread).
+fn wait_for(h: &Host, run: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let d = detail(h, run);
+        if done(&d) {
+            return d;
+        }
+        assert!(std::time::Instant::now() < deadline, "never {what}: {d}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
+    move |d| d["run"]["status"] == status
+}
+
+/// Waits until the run ended and its evidence is recorded.
+fn ended(h: &Host, run: &str, status: &'static str) -> Value {
+    wait_for(h, run, status, move |d| {
+        d["run"]["status"] == status && !d["evidence"].is_null()
+    })
+}
+
+/// Starts a run and waits for its review.
+fn started(h: &Host, topic: &str) -> String {
+    let id = start(h, topic)["runId"].as_str().unwrap().to_owned();
+    wait_for(h, &id, "review", |d| d["pending"]["kind"] == "review");
+    id
+}
+
 fn audit_actions(dir: &DataDir) -> Vec<(String, Value)> {
     let conn = rusqlite::Connection::open(dir.db_path()).unwrap();
     let mut stmt = conn
@@ -119,11 +150,11 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
     let h = host();
     assert_eq!(call(&h.s, "workflow_runs", json!({})), json!([]));
     let run = start(&h, "cats");
-    assert_eq!(run["status"], "waiting");
-    assert_eq!(run["waiting"], "review");
+    assert!(!run["finished"].as_bool().unwrap(), "{run}");
     let id = run["runId"].as_str().unwrap().to_owned();
 
-    let d = detail(&h, &id);
+    let d = wait_for(&h, &id, "review", status_is("waiting"));
+    assert_eq!(d["run"]["waiting"], "review");
     let p = &d["pending"];
     assert_eq!(p["kind"], "review");
     assert_eq!(p["prompt"], "Approve this reply?");
@@ -141,13 +172,12 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
     assert_eq!(listed[0]["runId"], id.as_str());
     assert_eq!(call(&h.s, "workflow_runs", json!({"appId": "other"})), json!([]));
 
-    let done = call(
+    call(
         &h.s,
         "workflow_respond",
         json!({"runId": id, "decision": "approve"}),
     );
-    assert_eq!(done["status"], "succeeded", "{done}");
-    let d = detail(&h, &id);
+    let d = ended(&h, &id, "succeeded");
     assert!(d["result"].as_str().unwrap().contains("\"approved\":true"), "{d}");
     let states: Vec<&str> = d["timeline"]["steps"]
         .as_array()
@@ -194,14 +224,13 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
 fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
     let h = host();
     // Reject without notes: the run ends on `discarded`, nothing saved or published.
-    let id = start(&h, "dogs")["runId"].as_str().unwrap().to_owned();
-    let done = call(
+    let id = started(&h, "dogs");
+    call(
         &h.s,
         "workflow_respond",
         json!({"runId": id, "decision": "reject"}),
     );
-    assert_eq!(done["status"], "succeeded");
-    let d = detail(&h, &id);
+    let d = ended(&h, &id, "succeeded");
     assert!(d["result"].as_str().unwrap().contains("\"approved\":false"), "{d}");
     let states: Vec<&str> = d["timeline"]["steps"]
         .as_array()
@@ -209,12 +238,12 @@ fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
         .iter()
         .map(|s| s["state"].as_str().unwrap())
         .collect();
-    assert_eq!(states, ["draft", "review"]);
+    assert_eq!(states, ["draft", "review"], "{d:#}");
     assert_eq!(d["timeline"]["steps"][1]["status"], "rejected");
     assert_eq!(evidence_of(&h.dir, &id).len(), 1);
 
     // Edit: approved with the reviewer's data, which becomes the review's output.
-    let id = start(&h, "owls")["runId"].as_str().unwrap().to_owned();
+    let id = started(&h, "owls");
     assert_eq!(
         code(&h.s, "workflow_respond", json!({"runId": id, "decision": "edit"})),
         ErrorCode::ApiBadArguments
@@ -228,13 +257,12 @@ fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
         ErrorCode::ApiBadArguments
     );
     assert_eq!(detail(&h, &id)["run"]["status"], "waiting");
-    let done = call(
+    call(
         &h.s,
         "workflow_respond",
         json!({"runId": id, "decision": "edit", "data": {"draft": "Dear owls, edited"}}),
     );
-    assert_eq!(done["status"], "succeeded");
-    let d = detail(&h, &id);
+    let d = ended(&h, &id, "succeeded");
     let review = d["outputs"]["review"].as_str().unwrap();
     assert!(review.contains("Dear owls, edited"), "{review}");
     assert_eq!(d["timeline"]["steps"][1]["status"], "approved");
@@ -255,9 +283,10 @@ fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
 #[test]
 fn cancel_ends_the_run_with_its_evidence_and_bad_requests_get_their_codes() {
     let h = host();
-    let id = start(&h, "bees")["runId"].as_str().unwrap().to_owned();
+    let id = started(&h, "bees");
     let c = call(&h.s, "workflow_cancel", json!({"runId": id}));
     assert_eq!(c["status"], "cancelled");
+    ended(&h, &id, "cancelled");
     let ev = evidence_of(&h.dir, &id);
     assert_eq!(ev.len(), 1);
     assert_eq!(ev[0]["data"]["status"], "cancelled");
@@ -283,7 +312,7 @@ fn cancel_ends_the_run_with_its_evidence_and_bad_requests_get_their_codes() {
 #[test]
 fn the_apps_own_frame_cannot_answer_its_review() {
     let h = host();
-    let id = start(&h, "frogs")["runId"].as_str().unwrap().to_owned();
+    let id = started(&h, "frogs");
     let before = detail(&h, &id);
     let out = h
         .s

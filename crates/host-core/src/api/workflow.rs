@@ -9,7 +9,7 @@
 
 use runtime_core::workflow::limits::MAX_RUN_INPUT_BYTES;
 use runtime_core::workflow::machine::{Pending, RunStatus};
-use runtime_core::workflow::runs::{Answer, RunView, WorkflowRuns};
+use runtime_core::workflow::runs::{Answer, AnswerSource, RunView};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -17,6 +17,7 @@ use super::workflow_host::{self as host, any_runs, with_runs};
 use super::{answer, args, Command, Session};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::hosting::workflow::timeline::{self, preview, StepFailure, Timeline};
+use crate::hosting::workflow::driver::HostRuns;
 use crate::hosting::workflow::{self, run_evidence, schedule};
 use crate::install::manifest::EntryKind;
 
@@ -144,8 +145,9 @@ fn waiting_of(p: &Pending) -> &'static str {
     }
 }
 
-fn summary(runs: &WorkflowRuns, v: &RunView) -> RunSummary {
+fn summary(runs: &HostRuns, v: &RunView) -> RunSummary {
     let started_at = runs
+        .runs()
         .history(&v.run_id, 1)
         .ok()
         .and_then(|e| e.first().map(|e| e.timestamp.clone()));
@@ -217,7 +219,7 @@ fn workflow_runs(session: &Session, raw: Value) -> HostResult<Value> {
     if !any_runs(session) {
         return answer(Vec::<RunSummary>::new());
     }
-    with_runs(session, |runs| {
+    with_runs(session, |runs, _| {
         let mut items: Vec<RunSummary> = runs
             .list(a.app_id.as_deref())
             .iter()
@@ -236,8 +238,9 @@ pub(crate) struct RunArgs {
     run_id: String,
 }
 
-fn detail(session: &Session, runs: &WorkflowRuns, v: &RunView) -> HostResult<RunDetail> {
+fn detail(session: &Session, runs: &HostRuns, v: &RunView) -> HostResult<RunDetail> {
     let events = runs
+        .runs()
         .history(&v.run_id, runtime_core::workflow::runs::history::MAX_HISTORY)
         .map_err(workflow::host_error)?;
     let (result, error) = match &v.state.status {
@@ -290,8 +293,8 @@ fn workflow_run(session: &Session, raw: Value) -> HostResult<Value> {
     if !any_runs(session) {
         return Err(not_found(id));
     }
-    with_runs(session, |runs| {
-        let v = runs.show(id).map_err(workflow::host_error)?;
+    with_runs(session, |runs, _| {
+        let v = runs.get(id).map_err(workflow::host_error)?;
         answer(detail(session, runs, &v)?)
     })
 }
@@ -331,20 +334,21 @@ fn workflow_start(session: &Session, raw: Value) -> HostResult<Value> {
             .with("entryKey", a.entry_key.chars().take(64).collect::<String>())),
         }
     })??;
-    with_runs(session, |runs| {
-        let v = session
-            .with_bridge(|_, store| workflow::start(store, runs, &a.app_id, &wf, input, None))?
+    let (v, s) = with_runs(session, |runs, store| {
+        let v = runs
+            .start(store, &a.app_id, &wf, input, None, None)
             .map_err(workflow::host_error)?;
-        host::audit(
-            session,
-            "workflow.start",
-            &a.app_id,
-            json!({"runId": v.run_id, "workflow": wf, "entryKey": a.entry_key, "by": "host-user"}),
-        );
-        host::changed(session, &v, "workflow.start");
-        let v = host::drive(session, runs, &v.run_id)?;
-        answer(summary(runs, &v))
-    })
+        host::follow(session, runs, &v);
+        Ok((v.clone(), summary(runs, &v)))
+    })?;
+    host::audit(
+        session,
+        "workflow.start",
+        &a.app_id,
+        json!({"runId": v.run_id, "workflow": wf, "entryKey": a.entry_key, "by": "host-user"}),
+    );
+    host::changed(session, &v, "workflow.start");
+    answer(s)
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -358,8 +362,8 @@ pub(crate) struct RespondArgs {
     data: Option<Value>,
 }
 
-/// The answer the decision makes, its data checked against what the run waits for.
-fn answer_of(a: &RespondArgs, pending: Option<&Pending>) -> HostResult<Answer> {
+/// The answer the decision makes (an input's data is checked against its schema by the runs).
+fn answer_of(a: &RespondArgs) -> HostResult<Answer> {
     let bad = |r: &str| bad("workflow_respond", r);
     if let Some(d) = &a.data {
         if d.to_string().len() > MAX_RUN_INPUT_BYTES {
@@ -381,17 +385,7 @@ fn answer_of(a: &RespondArgs, pending: Option<&Pending>) -> HostResult<Answer> {
             approved: false,
             data: d,
         },
-        ("input", Some(d)) => {
-            if let Some(Pending::Input {
-                schema: Some(s), ..
-            }) = pending
-            {
-                runtime_core::workflow::input_schema::check(s, &d).map_err(|m| {
-                    HostError::new(ErrorCode::WorkflowInvalidInput, m).with("reason", "schema")
-                })?;
-            }
-            Answer::Input { data: d }
-        }
+        ("input", Some(d)) => Answer::Input { data: d },
         ("input", None) => return Err(bad("input needs data")),
         ("retry", None) => Answer::Decision { retry: true },
         ("stop", None) => Answer::Decision { retry: false },
@@ -412,20 +406,22 @@ fn workflow_respond(session: &Session, raw: Value) -> HostResult<Value> {
     if !any_runs(session) {
         return Err(not_found(&id));
     }
-    with_runs(session, |runs| {
-        let before = runs.show(&id).map_err(workflow::host_error)?;
-        let ans = answer_of(&a, before.waiting.as_ref())?;
-        let v = workflow::respond(runs, &id, ans).map_err(workflow::host_error)?;
-        host::audit(
-            session,
-            "workflow.respond",
-            &v.app,
-            json!({"runId": id, "decision": a.decision, "edited": a.data.is_some(), "by": "host-user"}),
-        );
-        host::changed(session, &v, "workflow.respond");
-        let v = host::drive(session, runs, &id)?;
-        answer(summary(runs, &v))
-    })
+    let ans = answer_of(&a)?;
+    let (v, s) = with_runs(session, |runs, _| {
+        let v = runs
+            .respond(&id, ans, AnswerSource::User)
+            .map_err(workflow::host_error)?;
+        host::follow(session, runs, &v);
+        Ok((v.clone(), summary(runs, &v)))
+    })?;
+    host::audit(
+        session,
+        "workflow.respond",
+        &v.app,
+        json!({"runId": id, "decision": a.decision, "edited": a.data.is_some(), "by": "host-user"}),
+    );
+    host::changed(session, &v, "workflow.respond");
+    answer(s)
 }
 
 fn workflow_cancel(session: &Session, raw: Value) -> HostResult<Value> {
@@ -434,17 +430,18 @@ fn workflow_cancel(session: &Session, raw: Value) -> HostResult<Value> {
     if !any_runs(session) {
         return Err(not_found(id));
     }
-    with_runs(session, |runs| {
+    let (v, s) = with_runs(session, |runs, _| {
         let v = runs.cancel(id).map_err(workflow::host_error)?;
-        host::audit(
-            session,
-            "workflow.cancel",
-            &v.app,
-            json!({"runId": id, "by": "host-user"}),
-        );
-        host::ended(session, runs, &v);
-        answer(summary(runs, &v))
-    })
+        Ok((v.clone(), summary(runs, &v)))
+    })?;
+    host::audit(
+        session,
+        "workflow.cancel",
+        &v.app,
+        json!({"runId": id, "by": "host-user"}),
+    );
+    host::changed(session, &v, "workflow.cancel");
+    answer(s)
 }
 
 fn workflow_schedules(session: &Session, raw: Value) -> HostResult<Value> {

@@ -1,32 +1,42 @@
-//! The host process's workflow runs as the host UI's commands see them: the data directory's
-//! [`WorkflowRuns`] opened once per session (its `runtime.lock`: while a window or `apphost
-//! serve` has them, the CLI gets `runtime.busy`), driven over the bridge's own services and
-//! store (a step is a call through the one choke point, like a frame's), the evidence of each
-//! ended run recorded once, and the timers and schedules fired by [`tick`].
-//!
-//! Lock order: the runs first, then the bridge (`Session::with_bridge`); nothing takes them the
-//! other way round.
+//! The host process's workflow runs as the host UI's commands see them: the session's one
+//! [`HostRuns`] (owned by the bridge's services, `BridgeHost::workflow_runs`: its driver thread
+//! moves the runs, records each ended run's evidence, and holds the runs' `runtime.lock`, so
+//! the CLI gets `runtime.busy` while a window or `apphost serve` runs), the run events of what
+//! the UI started or answered turned into `workflow:changed`, and the scheduled starts fired by
+//! [`tick`].
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use runtime_core::workflow::runs::{RunView, WorkflowRuns};
-use serde_json::json;
+use runtime_core::workflow::runs::RunView;
+use serde_json::{json, Value};
 
 use super::Session;
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
-use crate::hosting::workflow::{self, executor::HostSteps, run_evidence, schedule};
+use crate::hosting::workflow::driver::{HostRuns, RunEventSink};
+use crate::hosting::workflow::{self, schedule};
+use crate::install::store::Store;
 
 /// The outbox event telling the UI a run changed (`{appId, runId, reason}`).
 pub const WORKFLOW_CHANGED: &str = "workflow:changed";
-/// How often [`tick`] looks for due timers and schedules.
+/// How often [`tick`] looks for due schedules.
 pub const TICK_EVERY: Duration = Duration::from_secs(1);
+/// Most runs whose events the session follows for the UI at once (older follows end first).
+pub const MAX_FOLLOWED: usize = 64;
 
-/// The session's runs (opened on first use) and when [`tick`] last looked.
+/// When [`tick`] last looked, and the runs the UI follows.
 #[derive(Default)]
 pub struct WorkflowHost {
-    runs: Mutex<Option<WorkflowRuns>>,
     ticked: Mutex<Option<Instant>>,
+    followed: Mutex<Vec<(String, tokio::task::AbortHandle)>>,
+}
+
+impl Drop for WorkflowHost {
+    fn drop(&mut self) {
+        for (_, h) in lock(&self.followed).drain(..) {
+            h.abort();
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -34,56 +44,69 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Whether this data directory has any run (its log exists): without one, listing is empty and
-/// nothing is created.
+/// nothing is opened or created.
 pub fn any_runs(session: &Session) -> bool {
-    workflow::runs_dir(&session.data).join("events.db").is_file()
+    workflow::runs_dir(&session.data)
+        .join("events.db")
+        .is_file()
 }
 
-/// Runs `f` with the session's runs, opening (and replaying) them on first use; on open, the
-/// evidence of runs that ended without it (a crash) is recorded.
+/// Runs `f` with the session's runs (opened, with their driver, on first use) and its store.
 pub fn with_runs<T>(
     session: &Session,
-    f: impl FnOnce(&WorkflowRuns) -> HostResult<T>,
+    f: impl FnOnce(&HostRuns, &Store) -> HostResult<T>,
 ) -> HostResult<T> {
-    let mut guard = lock(&session.workflows.runs);
-    if guard.is_none() {
-        let runs = workflow::open_runs(&session.data).map_err(workflow::host_error)?;
-        let apps = session.data.apps_data();
-        session.with_bridge(|_, store| run_evidence::record_missing(&apps, store, &runs))?;
-        *guard = Some(runs);
-    }
-    match guard.as_ref() {
-        Some(runs) => f(runs),
-        None => Err(HostError::new(ErrorCode::Internal, "workflow runs not open")),
-    }
+    session.with_bridge(|host, store| {
+        let runs = host.workflow_runs(store).map_err(|m| {
+            let code = if m.starts_with("runtime.busy") {
+                ErrorCode::RuntimeBusy
+            } else {
+                ErrorCode::WorkflowRunFailed
+            };
+            HostError::new(code, m)
+        })?;
+        f(runs, store)
+    })?
 }
 
-/// Drives `run_id` until it waits or ends, over the bridge's services; records its evidence
-/// when it ended; tells the UI.
-pub fn drive(session: &Session, runs: &WorkflowRuns, run_id: &str) -> HostResult<RunView> {
-    let view = session
-        .with_bridge(|host, store| {
-            let (services, profile) = host.services_and_profile();
-            let steps = HostSteps::new(store, profile, services);
-            runs.drive(run_id, &steps)
-        })?
-        .map_err(workflow::host_error)?;
-    ended(session, runs, &view);
-    Ok(view)
-}
-
-/// Records an ended run's evidence (once) and tells the UI it changed.
-pub fn ended(session: &Session, runs: &WorkflowRuns, view: &RunView) {
+/// Follows `view`'s run for the UI: each of its facts from now on is a `workflow:changed`
+/// event, until the run ends (bounded: [`MAX_FOLLOWED`] runs at once).
+pub fn follow(session: &Session, runs: &HostRuns, view: &RunView) {
     if view.finished {
-        let apps = session.data.apps_data();
-        let recorded = runs.session_of(&view.run_id).map(|sess| {
-            session.with_bridge(|_, store| run_evidence::record_once(&apps, store, view, &sess))
-        });
-        if let Ok(Ok(Err(e))) = recorded {
-            tracing::warn!(run = %view.run_id, error = %e, "cannot record a run's evidence");
-        }
+        return;
     }
-    changed(session, view, "driven");
+    let mut followed = lock(&session.workflows.followed);
+    followed.retain(|(_, h)| !h.is_finished());
+    if followed.iter().any(|(id, _)| id == &view.run_id) {
+        return;
+    }
+    let after = runs
+        .runs()
+        .history(&view.run_id, runtime_core::workflow::runs::history::MAX_HISTORY)
+        .ok()
+        .and_then(|e| e.last().map(|e| e.sequence))
+        .unwrap_or(0);
+    let outbox = session.outbox.clone();
+    let app = view.app.clone();
+    let run = view.run_id.clone();
+    let sink: RunEventSink = std::sync::Arc::new(move |e: Value| {
+        let fact = e["event"]["payload"]["workflowFact"].clone();
+        outbox.push(
+            WORKFLOW_CHANGED,
+            json!({"appId": app, "runId": run, "reason": "driven", "fact": fact}),
+        );
+        Ok(())
+    });
+    match runs.subscribe(&view.run_id, after, sink) {
+        Ok(h) => {
+            if followed.len() >= MAX_FOLLOWED {
+                let (_, old) = followed.remove(0);
+                old.abort();
+            }
+            followed.push((view.run_id.clone(), h));
+        }
+        Err(e) => tracing::debug!(run = %view.run_id, "cannot follow a run: {e}"),
+    }
 }
 
 /// Tells the UI a run changed.
@@ -94,9 +117,9 @@ pub fn changed(session: &Session, view: &RunView, reason: &str) {
     );
 }
 
-/// Called by the event loop: at most every [`TICK_EVERY`], drives the runs whose timer is due
-/// and starts the scheduled workflows that are due (`hosting::workflow::schedule`). Errors are
-/// logged: a tick never fails a caller.
+/// Called by the event loop: at most every [`TICK_EVERY`], starts the scheduled workflows that
+/// are due and reports slots missed while no host ran (`hosting::workflow::schedule`). Timers
+/// of runs are the driver's. Errors are logged: a tick never fails a caller.
 pub fn tick(session: &Session) {
     {
         let mut t = lock(&session.workflows.ticked);
@@ -112,57 +135,47 @@ pub fn tick(session: &Session) {
         Ok(d) => d,
         Err(e) => {
             tracing::debug!(error = %e, "workflow schedules not readable now");
-            schedule::Due::default()
+            return;
         }
     };
-    if due.missed.is_empty() && due.start.is_empty() && !any_runs(session) {
-        return;
-    }
     for m in &due.missed {
-        session.outbox.push(WORKFLOW_CHANGED, json!({"appId": m.app, "entryKey": m.entry, "reason": "schedule_missed", "missed": m.missed}));
+        session.outbox.push(
+            WORKFLOW_CHANGED,
+            json!({"appId": m.app, "entryKey": m.entry, "reason": "schedule_missed", "missed": m.missed}),
+        );
     }
-    let result = with_runs(session, |runs| {
-        for s in &due.start {
-            let started = session
-                .with_bridge(|_, store| {
-                    workflow::start(
-                        store,
-                        runs,
-                        &s.app,
-                        &s.workflow,
-                        json!({"scheduledAt": s.slot}),
-                        Some(format!("schedule:{}:{}", s.entry, s.slot)),
-                    )
-                })?
-                .map_err(workflow::host_error);
-            match started {
-                Ok(v) => {
-                    audit(session, "workflow.scheduled_start", &s.app, json!({"runId": v.run_id, "entryKey": s.entry, "slot": s.slot}));
-                    drive(session, runs, &v.run_id)?;
-                }
-                Err(e) => tracing::warn!(app = %s.app, error = %e.message, "a scheduled start was refused"),
+    for s in &due.start {
+        let started = with_runs(session, |runs, store| {
+            runs.start(
+                store,
+                &s.app,
+                &s.workflow,
+                json!({"scheduledAt": s.slot}),
+                Some(format!("schedule:{}:{}", s.entry, s.slot)),
+                None,
+            )
+            .map_err(workflow::host_error)
+        });
+        match started {
+            Ok(v) => {
+                audit(
+                    session,
+                    "workflow.scheduled_start",
+                    &s.app,
+                    json!({"runId": v.run_id, "entryKey": s.entry, "slot": s.slot}),
+                );
+                changed(session, &v, "workflow.scheduled_start");
+            }
+            Err(e) => {
+                tracing::warn!(app = %s.app, error = %e.message, "a scheduled start was refused")
             }
         }
-        let moved = session
-            .with_bridge(|host, store| {
-                let (services, profile) = host.services_and_profile();
-                let steps = HostSteps::new(store, profile, services);
-                runs.drive_due(&steps)
-            })?
-            .map_err(workflow::host_error)?;
-        for v in &moved {
-            ended(session, runs, v);
-        }
-        Ok(())
-    });
-    if let Err(e) = result {
-        tracing::debug!(code = e.code.as_str(), "workflow tick: {}", e.message);
     }
 }
 
 /// Audits a host action on a run (durably, like `task.*`). The action is done by then: a failed
 /// audit is logged, not answered.
-pub fn audit(session: &Session, action: &str, app: &str, details: serde_json::Value) {
+pub fn audit(session: &Session, action: &str, app: &str, details: Value) {
     let audited = session
         .with_bridge(|_, store| store.record_audit_durably(action, Some(app), None, &details));
     if let Err(e) | Ok(Err(e)) = audited {

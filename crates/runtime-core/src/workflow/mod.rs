@@ -14,7 +14,6 @@
 pub mod definition;
 pub mod expr;
 pub mod finding;
-pub mod input_schema;
 pub mod limits;
 pub mod machine;
 pub mod runs;

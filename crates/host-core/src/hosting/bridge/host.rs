@@ -136,10 +136,14 @@ impl BridgeHost {
         self.services.agent_tasks(store)
     }
 
-    /// The services and the profile the bridge's calls use (a workflow run's steps are driven
-    /// over them, `api/workflow_host.rs`).
-    pub fn services_and_profile(&mut self) -> (&mut Services, &HostProfile) {
-        (&mut self.services, &self.profile)
+    /// The data directory's workflow runs, driven by this host session (opened on first use;
+    /// the host UI acts on them as the user). `Err` is a message (`runtime.busy`: another
+    /// process drives them).
+    pub fn workflow_runs(
+        &mut self,
+        store: &Store,
+    ) -> Result<&crate::hosting::workflow::driver::HostRuns, String> {
+        self.services.workflow_runs(store)
     }
 
     /// Everything asynchronous queued so far (task events), oldest first.

@@ -144,6 +144,20 @@ pub fn record_once(
         .map_err(|e| e.to_string())
 }
 
+/// After the driver moved a run: records its evidence when it ended (once; failures logged).
+pub fn after_drive(apps_data: &Path, store: &Store, runs: &WorkflowRuns, view: &RunView) {
+    if !view.finished {
+        return;
+    }
+    let recorded = runs
+        .session_of(&view.run_id)
+        .map_err(|e| e.message)
+        .and_then(|session| record_once(apps_data, store, view, &session));
+    if let Err(e) = recorded {
+        tracing::warn!(run = %view.run_id, error = %e, "cannot record a run's evidence");
+    }
+}
+
 /// Records the evidence of every finished run that has none yet (after a crash between a run's
 /// end and its record). Returns how many it recorded; failures are logged and skipped.
 pub fn record_missing(apps_data: &Path, store: &Store, runs: &WorkflowRuns) -> usize {

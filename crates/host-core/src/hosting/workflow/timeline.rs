@@ -166,12 +166,45 @@ pub fn fold(run_id: &str, events: &[Event]) -> Timeline {
             });
             continue;
         }
+        let Some(f) = fact else { continue };
+        let tag = f.get("fact").and_then(Value::as_str).unwrap_or("");
+        if !t.steps.iter().any(|r| r.key == key) {
+            // An answer recorded before its request (the user answered what the run's state
+            // showed before the driver recorded the request): the row starts with the answer.
+            if t.steps.len() >= MAX_ROWS {
+                continue;
+            }
+            let what = match tag {
+                "reviewed" => "review",
+                "inputGiven" => "input",
+                "decided" => "decision",
+                "timerFired" => "wait",
+                _ => "step",
+            };
+            t.steps.push(StepRow {
+                key: key.to_owned(),
+                state: state.to_owned(),
+                kind: kinds
+                    .get(state)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                what: what.to_owned(),
+                capability: None,
+                method: None,
+                visit,
+                attempt,
+                started_at: ev.timestamp.clone(),
+                ended_at: None,
+                status: String::new(),
+                error: None,
+                output: None,
+            });
+        }
         let Some(row) = t.steps.iter_mut().rev().find(|r| r.key == key) else {
             continue;
         };
-        let Some(f) = fact else { continue };
         row.ended_at = Some(ev.timestamp.clone());
-        let tag = f.get("fact").and_then(Value::as_str).unwrap_or("");
         row.status = match tag {
             "succeeded" => "succeeded",
             "failed" => "failed",
