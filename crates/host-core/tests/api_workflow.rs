@@ -84,8 +84,13 @@ fn wait_for(h: &Host, run: &str, what: &str, done: impl Fn(&Value) -> bool) -> V
     }
 }
 
-fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
-    move |d| d["run"]["status"] == status
+/// The run waits for its review and the driver has recorded the request (the run's state
+/// shows the review a moment before its fact is in the log).
+fn review_requested(d: &Value) -> bool {
+    d["pending"]["kind"] == "review"
+        && d["timeline"]["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|r| r["what"] == "review"))
 }
 
 /// Waits until the run ended and its evidence is recorded.
@@ -98,7 +103,7 @@ fn ended(h: &Host, run: &str, status: &'static str) -> Value {
 /// Starts a run and waits for its review.
 fn started(h: &Host, topic: &str) -> String {
     let id = start(h, topic)["runId"].as_str().unwrap().to_owned();
-    wait_for(h, &id, "review", |d| d["pending"]["kind"] == "review");
+    wait_for(h, &id, "review", review_requested);
     id
 }
 
@@ -153,7 +158,7 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
     assert!(!run["finished"].as_bool().unwrap(), "{run}");
     let id = run["runId"].as_str().unwrap().to_owned();
 
-    let d = wait_for(&h, &id, "review", status_is("waiting"));
+    let d = wait_for(&h, &id, "review", review_requested);
     assert_eq!(d["run"]["waiting"], "review");
     let p = &d["pending"];
     assert_eq!(p["kind"], "review");
@@ -170,7 +175,10 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
     assert!(d["evidence"].is_null());
     let listed = call(&h.s, "workflow_runs", json!({"appId": APP}));
     assert_eq!(listed[0]["runId"], id.as_str());
-    assert_eq!(call(&h.s, "workflow_runs", json!({"appId": "other"})), json!([]));
+    assert_eq!(
+        call(&h.s, "workflow_runs", json!({"appId": "other"})),
+        json!([])
+    );
 
     call(
         &h.s,
@@ -178,7 +186,10 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
         json!({"runId": id, "decision": "approve"}),
     );
     let d = ended(&h, &id, "succeeded");
-    assert!(d["result"].as_str().unwrap().contains("\"approved\":true"), "{d}");
+    assert!(
+        d["result"].as_str().unwrap().contains("\"approved\":true"),
+        "{d}"
+    );
     let states: Vec<&str> = d["timeline"]["steps"]
         .as_array()
         .unwrap()
@@ -199,8 +210,14 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
         .as_str()
         .unwrap()
         .starts_with("sha256:"));
-    assert_eq!(rec["provenance"]["manifestHash"], rec["data"]["package"]["manifestHash"]);
-    assert_eq!(rec["data"]["runtimeCorrelation"]["traceId"], format!("trace_{id}"));
+    assert_eq!(
+        rec["provenance"]["manifestHash"],
+        rec["data"]["package"]["manifestHash"]
+    );
+    assert_eq!(
+        rec["data"]["runtimeCorrelation"]["traceId"],
+        format!("trace_{id}")
+    );
     assert!(rec["data"]["runtimeCorrelation"]["sessionId"]
         .as_str()
         .unwrap()
@@ -210,7 +227,13 @@ fn run_from_the_host_waits_at_review_and_approve_runs_it_to_the_end_with_one_evi
     // A restart (a new session over the same data) records nothing again.
     drop(h.s);
     let s2 = session(&h.dir);
-    assert_eq!(call(&s2, "workflow_runs", json!({})).as_array().unwrap().len(), 1);
+    assert_eq!(
+        call(&s2, "workflow_runs", json!({}))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(evidence_of(&h.dir, &id).len(), 1);
 
     let audited = audit_actions(&h.dir);
@@ -231,7 +254,10 @@ fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
         json!({"runId": id, "decision": "reject"}),
     );
     let d = ended(&h, &id, "succeeded");
-    assert!(d["result"].as_str().unwrap().contains("\"approved\":false"), "{d}");
+    assert!(
+        d["result"].as_str().unwrap().contains("\"approved\":false"),
+        "{d}"
+    );
     let states: Vec<&str> = d["timeline"]["steps"]
         .as_array()
         .unwrap()
@@ -245,7 +271,11 @@ fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
     // Edit: approved with the reviewer's data, which becomes the review's output.
     let id = started(&h, "owls");
     assert_eq!(
-        code(&h.s, "workflow_respond", json!({"runId": id, "decision": "edit"})),
+        code(
+            &h.s,
+            "workflow_respond",
+            json!({"runId": id, "decision": "edit"})
+        ),
         ErrorCode::ApiBadArguments
     );
     assert_eq!(
@@ -268,14 +298,21 @@ fn reject_takes_the_other_branch_and_edit_passes_the_edited_data() {
     assert_eq!(d["timeline"]["steps"][1]["status"], "approved");
     // A finished run takes no answer and no cancel.
     assert_eq!(
-        code(&h.s, "workflow_respond", json!({"runId": id, "decision": "approve"})),
+        code(
+            &h.s,
+            "workflow_respond",
+            json!({"runId": id, "decision": "approve"})
+        ),
         ErrorCode::WorkflowRunFinished
     );
     assert_eq!(
         code(&h.s, "workflow_cancel", json!({"runId": id})),
         ErrorCode::WorkflowRunFinished
     );
-    let reasons: Vec<Value> = changed(&h.s).into_iter().map(|p| p["reason"].clone()).collect();
+    let reasons: Vec<Value> = changed(&h.s)
+        .into_iter()
+        .map(|p| p["reason"].clone())
+        .collect();
     assert!(reasons.contains(&json!("workflow.start")));
     assert!(reasons.contains(&json!("workflow.respond")));
 }
@@ -292,21 +329,62 @@ fn cancel_ends_the_run_with_its_evidence_and_bad_requests_get_their_codes() {
     assert_eq!(ev[0]["data"]["status"], "cancelled");
 
     for (cmd, args, want) in [
-        ("workflow_run", json!({"runId": "run_nope"}), ErrorCode::WorkflowRunNotFound),
-        ("workflow_run", json!({"runId": "x".repeat(5000)}), ErrorCode::WorkflowRunNotFound),
-        ("workflow_cancel", json!({"runId": ""}), ErrorCode::WorkflowRunNotFound),
-        ("workflow_start", json!({"appId": APP, "entryKey": "home"}), ErrorCode::WorkflowNoEntry),
-        ("workflow_start", json!({"appId": "nope", "entryKey": "reply"}), ErrorCode::AppNotInstalled),
-        ("workflow_start", json!({"appId": APP}), ErrorCode::ApiBadArguments),
-        ("workflow_respond", json!({"runId": id, "decision": "maybe"}), ErrorCode::ApiBadArguments),
-        ("workflow_runs", json!({"extra": 1}), ErrorCode::ApiBadArguments),
+        (
+            "workflow_run",
+            json!({"runId": "run_nope"}),
+            ErrorCode::WorkflowRunNotFound,
+        ),
+        (
+            "workflow_run",
+            json!({"runId": "x".repeat(5000)}),
+            ErrorCode::WorkflowRunNotFound,
+        ),
+        (
+            "workflow_cancel",
+            json!({"runId": ""}),
+            ErrorCode::WorkflowRunNotFound,
+        ),
+        (
+            "workflow_start",
+            json!({"appId": APP, "entryKey": "home"}),
+            ErrorCode::WorkflowNoEntry,
+        ),
+        (
+            "workflow_start",
+            json!({"appId": "nope", "entryKey": "reply"}),
+            ErrorCode::AppNotInstalled,
+        ),
+        (
+            "workflow_start",
+            json!({"appId": APP}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "workflow_respond",
+            json!({"runId": id, "decision": "maybe"}),
+            ErrorCode::ApiBadArguments,
+        ),
+        (
+            "workflow_runs",
+            json!({"extra": 1}),
+            ErrorCode::ApiBadArguments,
+        ),
     ] {
         assert_eq!(code(&h.s, cmd, args.clone()), want, "{cmd} {args}");
     }
     let big = json!({"appId": APP, "entryKey": "reply", "input": {"t": "x".repeat(300 * 1024)}});
-    assert_eq!(code(&h.s, "workflow_start", big), ErrorCode::WorkflowInvalidInput);
+    assert_eq!(
+        code(&h.s, "workflow_start", big),
+        ErrorCode::WorkflowInvalidInput
+    );
     // Refusals left no run behind.
-    assert_eq!(call(&h.s, "workflow_runs", json!({})).as_array().unwrap().len(), 1);
+    assert_eq!(
+        call(&h.s, "workflow_runs", json!({}))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -314,25 +392,22 @@ fn the_apps_own_frame_cannot_answer_its_review() {
     let h = host();
     let id = started(&h, "frogs");
     let before = detail(&h, &id);
-    let out = h
-        .s
-        .with_bridge(|host, store| {
+    let out =
+        h.s.with_bridge(|host, store| {
             let m = host.mount(store, APP, "home").unwrap();
             let send = |host: &mut host_core::hosting::bridge::host::BridgeHost,
                         rid: &str,
                         kind: &str,
                         p: Value| {
-                let raw = json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": rid,
+                let raw =
+                    json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": rid,
                                  "appId": APP, "entryKey": "home", "payload": p})
-                .to_string();
+                    .to_string();
                 serde_json::to_value(host.handle(store, &m.mount_id, &m.origin, &raw)).unwrap()
             };
             send(host, "r0", "app:ready", json!({}));
             let mut outs = Vec::new();
-            for (cap, method) in [
-                ("lime.workflow", "respond"),
-                ("host", "workflow_respond"),
-            ] {
+            for (cap, method) in [("lime.workflow", "respond"), ("host", "workflow_respond")] {
                 outs.push(send(
                     host,
                     &format!("r-{cap}-{method}"),
@@ -349,12 +424,17 @@ fn the_apps_own_frame_cannot_answer_its_review() {
     assert!(out[0].to_string().contains("host:error"), "{}", out[0]);
     for o in &out {
         let text = o.to_string();
-        assert!(!text.contains("host:response"), "a frame's answer was accepted: {text}");
+        assert!(
+            !text.contains("host:response"),
+            "a frame's answer was accepted: {text}"
+        );
     }
     let after = detail(&h, &id);
     assert_eq!(after["run"]["status"], "waiting");
     assert_eq!(after["timeline"], before["timeline"]);
-    assert!(audit_actions(&h.dir).iter().all(|(a, _)| a != "workflow.respond"));
+    assert!(audit_actions(&h.dir)
+        .iter()
+        .all(|(a, _)| a != "workflow.respond"));
 }
 
 fn scheduled(pkg: &std::path::Path) {
@@ -400,12 +480,24 @@ fn a_schedule_starts_once_per_slot_and_reports_slots_missed_while_no_host_ran() 
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(runs[0]["workflow"], "draft-review-publish");
     tick(&h.s);
-    assert_eq!(call(&h.s, "workflow_runs", json!({})).as_array().unwrap().len(), 1);
+    assert_eq!(
+        call(&h.s, "workflow_runs", json!({}))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 
     // Due hours ago (no host ran): reported, no start, never caught up.
     set_next_due(&h.dir, jiff::SignedDuration::from_secs(2 * 3600 - 60));
     tick(&h.s);
-    assert_eq!(call(&h.s, "workflow_runs", json!({})).as_array().unwrap().len(), 1);
+    assert_eq!(
+        call(&h.s, "workflow_runs", json!({}))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let recs = call(&h.s, "workflow_schedules", json!({}));
     assert_eq!(recs[0]["missedTotal"], 8, "{recs}");
     assert_eq!(recs[0]["lastMissed"]["missed"], 8);
@@ -414,7 +506,76 @@ fn a_schedule_starts_once_per_slot_and_reports_slots_missed_while_no_host_ran() 
         .any(|p| p["reason"] == "schedule_missed" && p["missed"] == 8));
     let audited = audit_actions(&h.dir);
     assert_eq!(
-        audited.iter().filter(|(a, _)| a == "workflow.scheduled_start").count(),
+        audited
+            .iter()
+            .filter(|(a, _)| a == "workflow.scheduled_start")
+            .count(),
         1
     );
+}
+
+fn schedule_readiness(dir: &DataDir) -> host_core::install::readiness::Report {
+    host_core::install::store::Store::open(dir)
+        .unwrap()
+        .readiness(
+            APP,
+            &host_core::foundation::profile::HostProfile::all_available(),
+        )
+        .unwrap()
+}
+
+#[test]
+fn readiness_passes_a_valid_schedule_and_blocks_only_the_entry_of_an_invalid_one() {
+    let h = host_with(scheduled);
+    let r = schedule_readiness(&h.dir);
+    let c = r.checks.iter().find(|c| c.kind == "schedule").unwrap();
+    assert_eq!(
+        c.outcome,
+        host_core::install::readiness::Outcome::Pass,
+        "{c:?}"
+    );
+    assert_eq!(c.entry.as_deref(), Some("every-quarter"));
+
+    for (every, code) in [
+        ("{every: \"5s\"}", "schedule.invalid"),
+        ("{cron: \"* * * * *\"}", "schedule.invalid"),
+        (
+            "{every: \"15m\"}\n    workflow: nope",
+            "schedule.no_workflow",
+        ),
+    ] {
+        let h = host_with(|pkg| {
+            scheduled(pkg);
+            let md = pkg.join("APP.md");
+            let text = std::fs::read_to_string(&md).unwrap();
+            let text = text.replacen(
+                "    workflow: draft-review-publish\n    schedule: {every: \"15m\"}",
+                &format!("    schedule: {every}"),
+                1,
+            );
+            std::fs::write(md, text).unwrap();
+        });
+        let r = schedule_readiness(&h.dir);
+        let c = r.checks.iter().find(|c| c.kind == "schedule").unwrap();
+        assert_eq!(c.code, Some(code), "{every}: {c:?}");
+        assert_eq!(c.outcome, host_core::install::readiness::Outcome::Blocked);
+        let status = |k: &str| r.entries.iter().find(|e| e.entry_key == k).unwrap().status;
+        assert_eq!(
+            status("every-quarter"),
+            host_core::install::readiness::Status::Blocked,
+            "{every}"
+        );
+        assert_ne!(
+            status("reply"),
+            host_core::install::readiness::Status::Blocked,
+            "{every}"
+        );
+        // The host never starts it.
+        call(&h.s, "next_events", json!({"after": 0}));
+        assert_eq!(
+            call(&h.s, "workflow_schedules", json!({})),
+            json!([]),
+            "{every}"
+        );
+    }
 }

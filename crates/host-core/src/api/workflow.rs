@@ -16,8 +16,8 @@ use serde_json::{json, Map, Value};
 use super::workflow_host::{self as host, any_runs, with_runs};
 use super::{answer, args, Command, Session};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
-use crate::hosting::workflow::timeline::{self, preview, StepFailure, Timeline};
 use crate::hosting::workflow::driver::HostRuns;
+use crate::hosting::workflow::timeline::{self, preview, StepFailure, Timeline};
 use crate::hosting::workflow::{self, run_evidence, schedule};
 use crate::install::manifest::EntryKind;
 
@@ -109,8 +109,11 @@ fn bad(command: &str, reason: &str) -> HostError {
 }
 
 fn not_found(run: &str) -> HostError {
-    HostError::new(ErrorCode::WorkflowRunNotFound, "no workflow run with this id")
-        .with("runId", run.chars().take(MAX_ID_BYTES).collect::<String>())
+    HostError::new(
+        ErrorCode::WorkflowRunNotFound,
+        "no workflow run with this id",
+    )
+    .with("runId", run.chars().take(MAX_ID_BYTES).collect::<String>())
 }
 
 fn checked_run(run: &str) -> HostResult<&str> {
@@ -241,7 +244,10 @@ pub(crate) struct RunArgs {
 fn detail(session: &Session, runs: &HostRuns, v: &RunView) -> HostResult<RunDetail> {
     let events = runs
         .runs()
-        .history(&v.run_id, runtime_core::workflow::runs::history::MAX_HISTORY)
+        .history(
+            &v.run_id,
+            runtime_core::workflow::runs::history::MAX_HISTORY,
+        )
         .map_err(workflow::host_error)?;
     let (result, error) = match &v.state.status {
         RunStatus::Succeeded { result } => (Some(preview(result)), None),
@@ -390,7 +396,9 @@ fn answer_of(a: &RespondArgs) -> HostResult<Answer> {
         ("retry", None) => Answer::Decision { retry: true },
         ("stop", None) => Answer::Decision { retry: false },
         ("approve" | "retry" | "stop", Some(_)) => {
-            return Err(bad("approve, retry and stop take no data (edit carries data)"))
+            return Err(bad(
+                "approve, retry and stop take no data (edit carries data)",
+            ))
         }
         _ => {
             return Err(bad(
@@ -447,5 +455,9 @@ fn workflow_cancel(session: &Session, raw: Value) -> HostResult<Value> {
 fn workflow_schedules(session: &Session, raw: Value) -> HostResult<Value> {
     let _: super::NoArgs = args("workflow_schedules", raw)?;
     let records = schedule::load(&schedule::records_path(&session.data));
-    answer(records.into_values().collect::<Vec<schedule::ScheduleRecord>>())
+    answer(
+        records
+            .into_values()
+            .collect::<Vec<schedule::ScheduleRecord>>(),
+    )
 }

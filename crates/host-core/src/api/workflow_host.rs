@@ -82,7 +82,10 @@ pub fn follow(session: &Session, runs: &HostRuns, view: &RunView) {
     }
     let after = runs
         .runs()
-        .history(&view.run_id, runtime_core::workflow::runs::history::MAX_HISTORY)
+        .history(
+            &view.run_id,
+            runtime_core::workflow::runs::history::MAX_HISTORY,
+        )
         .ok()
         .and_then(|e| e.last().map(|e| e.sequence))
         .unwrap_or(0);

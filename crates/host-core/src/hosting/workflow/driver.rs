@@ -319,9 +319,8 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
         {
             let steps =
                 HostSteps::new(&store, &profile, &mut *services).interrupted_by(interrupt.clone());
-            let ended = |v: &RunView| {
-                super::run_evidence::after_drive(&apps_data, &store, &shared.runs, v)
-            };
+            let ended =
+                |v: &RunView| super::run_evidence::after_drive(&apps_data, &store, &shared.runs, v);
             for id in &dirty {
                 match shared.runs.drive(id, &steps) {
                     Ok(v) => ended(&v),

@@ -21,8 +21,8 @@ pub mod driver;
 pub mod executor;
 pub mod run_evidence;
 pub mod schedule;
-pub mod timeline;
 mod step_args;
+pub mod timeline;
 
 use std::path::PathBuf;
 

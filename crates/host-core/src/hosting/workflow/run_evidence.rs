@@ -173,7 +173,9 @@ pub fn record_missing(apps_data: &Path, store: &Store, runs: &WorkflowRuns) -> u
         match record_once(apps_data, store, &view, &session) {
             Ok(Some(_)) => n += 1,
             Ok(None) => {}
-            Err(e) => tracing::warn!(run = %view.run_id, error = %e, "cannot record a run's evidence"),
+            Err(e) => {
+                tracing::warn!(run = %view.run_id, error = %e, "cannot record a run's evidence")
+            }
         }
     }
     n

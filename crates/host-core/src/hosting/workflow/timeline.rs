@@ -3,8 +3,8 @@
 //! `:decision` keys of retries): its state and kind, attempt, start and end times, status,
 //! error, and its output summarized (at most [`MAX_OUTPUT_PREVIEW`] bytes of JSON).
 
-use runtime_core::event::{Event, EventBody};
 use runtime_core::event::facts::WORKFLOW_FACT;
+use runtime_core::event::{Event, EventBody};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -81,7 +81,10 @@ fn payload(ev: &Event) -> Option<&Map<String, Value>> {
 
 /// `(state, visit, attempt, suffix)` of a step key of `run`.
 fn parse_key<'a>(run: &str, key: &'a str) -> Option<(&'a str, u32, u32, &'a str)> {
-    let rest = key.strip_prefix("wf:")?.strip_prefix(run)?.strip_prefix(':')?;
+    let rest = key
+        .strip_prefix("wf:")?
+        .strip_prefix(run)?
+        .strip_prefix(':')?;
     let (rest, suffix) = match rest.rsplit_once(':') {
         Some((r, s @ ("backoff" | "decision"))) => (r, s),
         _ => (rest, ""),

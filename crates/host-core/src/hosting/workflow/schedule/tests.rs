@@ -16,9 +16,18 @@ fn every_15m() -> Vec<Declared> {
 
 #[test]
 fn periods_parse_within_bounds_and_everything_else_has_a_stable_code() {
-    assert_eq!(parse(&json!({"every": "15m"})), Ok(SignedDuration::from_mins(15)));
-    assert_eq!(parse(&json!({"every": "2h"})), Ok(SignedDuration::from_hours(2)));
-    assert_eq!(parse(&json!({"every": "1d"})), Ok(SignedDuration::from_hours(24)));
+    assert_eq!(
+        parse(&json!({"every": "15m"})),
+        Ok(SignedDuration::from_mins(15))
+    );
+    assert_eq!(
+        parse(&json!({"every": "2h"})),
+        Ok(SignedDuration::from_hours(2))
+    );
+    assert_eq!(
+        parse(&json!({"every": "1d"})),
+        Ok(SignedDuration::from_hours(24))
+    );
     for bad in [
         json!("15m"),
         json!({}),

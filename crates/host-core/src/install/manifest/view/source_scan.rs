@@ -64,8 +64,16 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("install/inspect.rs", 1, "the captured file map (APP.md)"),
     ("center/dev.rs", 1, "error details"),
     ("api/dev_console.rs", 1, "a frame's diagnostic report"),
-    ("hosting/workflow/timeline.rs", 11, "a run's recorded facts (payloads, the pinned definition's state kinds)"),
-    ("hosting/workflow/schedule.rs", 1, "the entry's `schedule` value the view hands over (`every`)"),
+    (
+        "hosting/workflow/timeline.rs",
+        11,
+        "a run's recorded facts (payloads, the pinned definition's state kinds)",
+    ),
+    (
+        "install/schedules.rs",
+        1,
+        "the entry's `schedule` value the view hands over (`every`)",
+    ),
     (
         "hosting/capability/services/shapes.rs",
         3,
