@@ -314,7 +314,12 @@ export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element
       }),
     [loadList, loadDetail],
   );
-  const live = (runs ?? []).some((r) => r.status === "running");
+  // The driver records an ended run's evidence just after its end: look again a few times.
+  const evidencePolls = useRef(0);
+  const awaitingEvidence = detail !== null && detail.run.finished && detail.evidence === null && evidencePolls.current < 10;
+  if (detail !== null && detail.run.finished && awaitingEvidence) evidencePolls.current += 1;
+  if (detail === null || !detail.run.finished) evidencePolls.current = 0;
+  const live = (runs ?? []).some((r) => r.status === "running") || awaitingEvidence;
   useEffect(() => {
     if (!live) return;
     const timer = setInterval(() => {
