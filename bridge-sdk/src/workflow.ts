@@ -27,6 +27,8 @@ export interface WorkflowRunView {
   idempotencyKey: string | null;
   /** The app entry whose frame started the run (absent: the user, the CLI). */
   startedBy?: string;
+  /** When the run started (RFC 3339). */
+  startedAt: string;
   status: WorkflowRunStatus;
   /** The run machine's state: the start input, each state's output, visits, its status. */
   state: {

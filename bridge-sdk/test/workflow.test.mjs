@@ -159,6 +159,10 @@ test("cancel ends a waiting run and its events end with job.cancelled", async ()
   const types = [];
   for await (const e of run.events()) types.push(e.type);
   assert.equal(types.at(-1), "job.cancelled");
-  assert.equal((await refusal(run.cancel())).causeCode, "workflow.run_finished");
+  const r = await refusal(run.cancel());
+  assert.deepEqual([r.code, r.causeCode], [ErrorCodes.WORKFLOW_INVALID_STATE, "workflow.run_finished"]);
+  // The standard's shape: the workflow named `key`.
+  const byKey = await lime.workflow.start({ key: "ask" });
+  assert.equal((await byKey.get()).workflow, "ask");
   lime.close();
 });

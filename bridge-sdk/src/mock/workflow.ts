@@ -29,6 +29,7 @@ interface MockRun {
   inputJson: string;
   input: unknown;
   startedBy: string;
+  startedAt: string;
   outputs: Record<string, unknown>;
   visits: Record<string, number>;
   steps: number;
@@ -69,6 +70,7 @@ export function createWorkflow(ctx: MockContext) {
     workflow: r.workflow,
     idempotencyKey: r.idempotencyKey,
     startedBy: r.startedBy,
+    startedAt: r.startedAt,
     status: r.status.status,
     state: { runId: r.runId, input: r.input, outputs: { ...r.outputs }, visits: { ...r.visits }, steps: r.steps, status: { ...r.status } },
     waiting: r.waiting,
@@ -183,8 +185,12 @@ export function createWorkflow(ctx: MockContext) {
 
   const service: Service = {
     start(a) {
-      closed(a, ["workflow", "input", "idempotencyKey"], "workflow.invalid_argument");
-      const name = optStr(a, "workflow", bad);
+      closed(a, ["workflow", "key", "input", "idempotencyKey"], "workflow.invalid_argument");
+      // The standard's shape names the workflow `key`.
+      const w = optStr(a, "workflow", bad);
+      const k = optStr(a, "key", bad);
+      if (w !== undefined && k !== undefined && w !== k) throw bad("args.workflow and args.key name different workflows");
+      const name = w ?? k;
       if (name === undefined) throw bad("args.workflow is required");
       const def = Object.hasOwn(declared, name) ? declared[name] : undefined;
       if (!def) throw refuse(ErrorCodes.NOT_FOUND, `${ctx.appId} declares no workflow ${name.slice(0, 128)}`, "workflow.not_declared");
@@ -209,6 +215,7 @@ export function createWorkflow(ctx: MockContext) {
         inputJson,
         input: JSON.parse(inputJson),
         startedBy: ctx.entryKey,
+        startedAt: ctx.now(),
         outputs: {},
         visits: {},
         steps: 0,
@@ -241,7 +248,7 @@ export function createWorkflow(ctx: MockContext) {
     cancel(a) {
       closed(a, ["runId"], "workflow.invalid_argument");
       const r = own(a);
-      if (ENDED.has(r.status.status)) throw invalid(r.runId, "workflow.run_finished");
+      if (ENDED.has(r.status.status)) throw refuse(ErrorCodes.WORKFLOW_INVALID_STATE, `run ${r.runId} has ended`, "workflow.run_finished");
       r.status = { status: "cancelled", inFlight: r.waiting?.type === "call" ? r.waiting.idempotencyKey : null };
       r.waiting = null;
       emit(r, "job.cancelled", "cancelled");
@@ -252,11 +259,11 @@ export function createWorkflow(ctx: MockContext) {
       closed(a, ["runId", "input", "decision"], "workflow.invalid_argument");
       const r = own(a);
       const w = r.waiting;
-      if (ENDED.has(r.status.status)) throw invalid("the run has ended", "workflow.run_finished");
+      if (ENDED.has(r.status.status)) throw refuse(ErrorCodes.WORKFLOW_INVALID_STATE, "the run has ended", "workflow.run_finished");
       if (w?.type === "review" || w?.type === "decision") {
         throw new Refusal(ErrorCodes.PERMISSION_DENIED, "a review or retry decision is answered by the user in AppHost, not by the app", "workflow.answer_not_by_user", false, { answerIn: ANSWER_IN });
       }
-      if (w?.type !== "input") throw invalid("the run waits for a step or a timer, not an answer", "workflow.not_waiting_for_answer");
+      if (w?.type !== "input") throw refuse(ErrorCodes.WORKFLOW_INVALID_STATE, "the run waits for a step or a timer, not an answer", "workflow.not_waiting_for_answer");
       const data = a["input"];
       if (data === undefined || data === null) throw bad("args.input is required");
       if (bytes(json(data)) > MAX_INPUT_BYTES) throw invalid(`the answer is over ${MAX_INPUT_BYTES} bytes`, "workflow.input_too_large");

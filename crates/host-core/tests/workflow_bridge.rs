@@ -317,6 +317,17 @@ fn workflows_and_runs_of_other_apps_are_out_of_reach_and_nothing_changes() {
     // The owner may cancel it.
     let c = w.call(&a, "cancel", json!({"runId": run_id})).unwrap();
     assert_eq!(c["run"]["status"], "cancelled");
+    for (method, args) in [
+        ("cancel", json!({"runId": run_id})),
+        ("respond", json!({"runId": run_id, "input": {}})),
+    ] {
+        let err = w.call(&a, method, args).unwrap_err();
+        assert_eq!(
+            cause(&err),
+            ("APP_E301", "workflow.run_finished"),
+            "{method}"
+        );
+    }
 }
 
 #[test]
@@ -373,6 +384,19 @@ fn input_answers_are_checked_against_the_schema_and_bounded() {
         )
         .unwrap();
     assert_eq!(same["runId"], run_id.as_str());
+    // The standard's shape names the workflow `key`.
+    let same = w
+        .call(
+            &f,
+            "start",
+            json!({"key": WF, "input": {}, "idempotencyKey": "k"}),
+        )
+        .unwrap();
+    assert_eq!(same["runId"], run_id.as_str());
+    let err = w
+        .call(&f, "start", json!({"key": WF, "workflow": "other"}))
+        .unwrap_err();
+    assert_eq!(cause(&err), ("APP_E900", "workflow.invalid_argument"));
 
     // A flood of starts stops at the per-app cap of unfinished runs (they all wait for input).
     for i in 1..MAX_UNFINISHED_RUNS_PER_APP {
@@ -391,10 +415,14 @@ fn input_answers_are_checked_against_the_schema_and_bounded() {
         ("HOST_E_RATE_LIMITED", "workflow.too_many_runs")
     );
     let listed = w.call(&f, "list", json!({"status": "running"})).unwrap();
-    assert_eq!(
-        listed["runs"].as_array().unwrap().len(),
-        MAX_UNFINISHED_RUNS_PER_APP
-    );
+    let listed = listed["runs"].as_array().unwrap();
+    assert_eq!(listed.len(), MAX_UNFINISHED_RUNS_PER_APP);
+    // Newest first.
+    let starts: Vec<&str> = listed
+        .iter()
+        .map(|r| r["startedAt"].as_str().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|p| p[0] >= p[1]), "{starts:?}");
 
     // A valid answer from the app's frame finishes the run with it.
     w.call(&f, "respond", json!({"runId": run_id, "input": {"n": 4}}))

@@ -53,7 +53,7 @@ fn services_for(dir: &DataDir, backend: &ScriptedBackend) -> Services {
     services
 }
 
-fn runs<'a>(h: &'a mut Host) -> &'a HostRuns {
+fn runs(h: &mut Host) -> &HostRuns {
     h.services.workflow_runs(&h.store).unwrap()
 }
 
@@ -155,10 +155,10 @@ fn a_wait_of_200_ms_fires_by_itself_and_the_driver_sleeps_meanwhile() {
     let runs = runs(&mut h);
     let started = Instant::now();
     let v = runs.start(&store, APP, WF, json!({}), None, None).unwrap();
-    let waiting = wait_for(runs, &v.run_id, "the timer", |v| {
-        matches!(v.waiting, Some(Pending::Timer { .. }))
+    // The driver arms the timer by itself (its due time recorded), then fires it.
+    wait_for(runs, &v.run_id, "the armed timer", |v| {
+        matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
     });
-    assert!(waiting.due_at.is_some());
     let done = wait_for(runs, &v.run_id, "the end", |v| v.finished);
     let took = started.elapsed();
     assert_eq!(
@@ -180,8 +180,8 @@ fn a_reopened_host_replays_a_waiting_run_and_continues_it() {
     let run_id = {
         let runs = runs(&mut h);
         let v = runs.start(&store, APP, WF, json!({}), None, None).unwrap();
-        wait_for(runs, &v.run_id, "the timer", |v| {
-            matches!(v.waiting, Some(Pending::Timer { .. }))
+        wait_for(runs, &v.run_id, "the armed timer", |v| {
+            matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
         })
         .run_id
     };
@@ -338,4 +338,82 @@ fn starts_are_bounded_per_app_and_a_reused_key_with_another_input_conflicts() {
         )
         .unwrap();
     assert_eq!(same.run_id, first.run_id);
+}
+
+#[test]
+fn a_new_host_session_resumes_the_runs_without_any_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let states = WAIT_200MS.replace("duration: 200ms", "duration: 300ms");
+    let mut h = host_with(Some(app_with_states(tmp.path(), "wait-app", &states)));
+    let store = Store::open(&h.dir).unwrap();
+    let run_id = {
+        let runs = runs(&mut h);
+        let v = runs.start(&store, APP, WF, json!({}), None, None).unwrap();
+        wait_for(runs, &v.run_id, "the armed timer", |v| {
+            matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
+        })
+        .run_id
+    };
+    drop(std::mem::replace(
+        &mut h.services,
+        Services::new(h.dir.apps_data()),
+    ));
+    // A fresh session with no workflow calls: resumed at start, the timer fires by itself.
+    let mut fresh = services_for(&h.dir, &h.backend);
+    fresh.resume_workflow_runs(&h.dir).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // Only now look (the runs were already open: this does not open them): it has ended.
+    let runs = fresh.workflow_runs(&h.store).unwrap();
+    let v = runs.get(&run_id).unwrap();
+    assert!(
+        matches!(v.state.status, RunStatus::Succeeded { .. }),
+        "{v:#?}"
+    );
+    // A data directory without runs opens nothing (no thread, no lock).
+    let empty = tempfile::tempdir().unwrap();
+    let other = DataDir::at(empty.path().join("data"));
+    let mut s = Services::new(other.apps_data());
+    s.resume_workflow_runs(&other).unwrap();
+    assert!(host_core::hosting::workflow::open_runs(&other).is_ok());
+}
+
+#[test]
+fn a_slow_agent_step_of_one_run_does_not_hold_up_another_run() {
+    let mut h = host_with(None);
+    h.backend.push(vec![
+        ScriptStep::Sleep(Duration::from_secs(60)),
+        ScriptStep::Emit(BackendEvent::Finished {
+            reason: "stop".into(),
+        }),
+    ]);
+    h.backend.push_text(&["Dear quick"]);
+    let store = Store::open(&h.dir).unwrap();
+    let tasks = h.services.agent_tasks(&h.store).unwrap();
+    let app = runtime_core::ids::AppId::new(APP).unwrap();
+    let runs = h.services.workflow_runs(&h.store).unwrap();
+    let slow = runs
+        .start(&store, APP, WF, json!({"topic": "slow"}), None, None)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tasks.recent(Some(&app), 10).unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the slow step never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let quick = runs
+        .start(&store, APP, WF, json!({"topic": "quick"}), None, None)
+        .unwrap();
+    let t = Instant::now();
+    let v = wait_for(
+        runs,
+        &quick.run_id,
+        "the quick run's review",
+        waits_for_review,
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let Some(Pending::Review { show, .. }) = &v.waiting else {
+        unreachable!()
+    };
+    assert_eq!(show["draft"], "Dear quick");
+    assert!(!runs.get(&slow.run_id).unwrap().finished);
+    runs.cancel(&slow.run_id).unwrap();
 }

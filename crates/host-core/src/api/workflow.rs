@@ -148,12 +148,7 @@ fn waiting_of(p: &Pending) -> &'static str {
     }
 }
 
-fn summary(runs: &HostRuns, v: &RunView) -> RunSummary {
-    let started_at = runs
-        .runs()
-        .history(&v.run_id, 1)
-        .ok()
-        .and_then(|e| e.first().map(|e| e.timestamp.clone()));
+fn summary(v: &RunView) -> RunSummary {
     RunSummary {
         run_id: v.run_id.clone(),
         app_id: v.app.clone(),
@@ -163,7 +158,7 @@ fn summary(runs: &HostRuns, v: &RunView) -> RunSummary {
         due_at: v.due_at.clone(),
         finished: v.finished,
         steps: v.state.steps,
-        started_at,
+        started_at: Some(v.started_at.clone()),
     }
 }
 
@@ -223,11 +218,8 @@ fn workflow_runs(session: &Session, raw: Value) -> HostResult<Value> {
         return answer(Vec::<RunSummary>::new());
     }
     with_runs(session, |runs, _| {
-        let mut items: Vec<RunSummary> = runs
-            .list(a.app_id.as_deref())
-            .iter()
-            .map(|v| summary(runs, v))
-            .collect();
+        let mut items: Vec<RunSummary> =
+            runs.list(a.app_id.as_deref()).iter().map(summary).collect();
         items.sort_by(|x, y| y.started_at.cmp(&x.started_at));
         items.truncate(limit);
         answer(items)
@@ -276,7 +268,7 @@ fn detail(session: &Session, runs: &HostRuns, v: &RunView) -> HostResult<RunDeta
         None
     };
     Ok(RunDetail {
-        run: summary(runs, v),
+        run: summary(v),
         input: preview(&v.state.input),
         outputs: v
             .state
@@ -345,7 +337,7 @@ fn workflow_start(session: &Session, raw: Value) -> HostResult<Value> {
             .start(store, &a.app_id, &wf, input, None, None)
             .map_err(workflow::host_error)?;
         host::follow(session, runs, &v);
-        Ok((v.clone(), summary(runs, &v)))
+        Ok((v.clone(), summary(&v)))
     })?;
     host::audit(
         session,
@@ -420,7 +412,7 @@ fn workflow_respond(session: &Session, raw: Value) -> HostResult<Value> {
             .respond(&id, ans, AnswerSource::User)
             .map_err(workflow::host_error)?;
         host::follow(session, runs, &v);
-        Ok((v.clone(), summary(runs, &v)))
+        Ok((v.clone(), summary(&v)))
     })?;
     host::audit(
         session,
@@ -440,7 +432,7 @@ fn workflow_cancel(session: &Session, raw: Value) -> HostResult<Value> {
     }
     let (v, s) = with_runs(session, |runs, _| {
         let v = runs.cancel(id).map_err(workflow::host_error)?;
-        Ok((v.clone(), summary(runs, &v)))
+        Ok((v.clone(), summary(&v)))
     })?;
     host::audit(
         session,

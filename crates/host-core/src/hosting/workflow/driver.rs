@@ -1,14 +1,16 @@
 //! The host process's workflow driver: [`HostRuns`], owned (lazily) by the host session's
 //! `Services` (the window, `apphost serve`), holds the data directory's [`WorkflowRuns`] (their
 //! `runtime.lock`: while it lives, `apphost workflow start|respond|cancel` get `runtime.busy`)
-//! and one background thread, `apphost-workflow`, that drives them:
+//! and a few background threads, `apphost-workflow-<n>`, that drive them:
 //!
 //! - every unfinished run is driven until it waits for a person or a timer, or ends: the runs
 //!   replayed at open first, then each run that is started, answered or cancelled (a wake-up);
-//! - between wake-ups the thread sleeps until the earliest due timer (`wait`, retry backoff,
-//!   review/input deadlines) and uses no CPU otherwise;
-//! - steps are made by [`HostSteps`] over the thread's OWN `Store` connection and its own
-//!   [`StepServices`] (the session's services share their one agent runtime with it: the
+//!   a thread takes one run at a time, so a long step (an agent task) holds up only its own run
+//!   while fewer than [`DRIVER_THREADS`] such steps are in flight;
+//! - between wake-ups the threads sleep until the earliest due timer (`wait`, retry backoff,
+//!   review/input deadlines) and use no CPU otherwise;
+//! - steps are made by [`HostSteps`] over each thread's OWN `Store` connection and its own
+//!   [`StepServices`] (the session's services share their one agent runtime with them: the
 //!   runtime has a per-directory lock, there is never a second one), so a step never re-enters
 //!   the session's `Services`;
 //! - a step's call is made without the runs' lock (`WorkflowRuns::drive`), so reading,
@@ -18,7 +20,7 @@
 //! Who may do what is not decided here: `lime.workflow` (`capability::services::workflow`)
 //! checks the caller's app against each run; the host UI and the CLI act as the user.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -38,6 +40,12 @@ pub const MAX_UNFINISHED_RUNS_PER_APP: usize = 16;
 /// The code of a start refused by [`MAX_UNFINISHED_RUNS_PER_APP`].
 pub const TOO_MANY_RUNS: &str = "workflow.too_many_runs";
 
+/// How many threads drive runs (each takes one run at a time).
+pub const DRIVER_THREADS: usize = 4;
+
+/// Makes one driver thread's own services (sharing the session's agent runtime).
+pub type MakeStepServices = Arc<dyn Fn() -> Box<dyn StepServices + Send> + Send + Sync>;
+
 /// Forwards one run event to a frame; `Err(event)` when the frame's outbox is full (the
 /// forwarder waits and tries again: nothing is dropped).
 pub type RunEventSink = Arc<dyn Fn(Value) -> Result<(), Value> + Send + Sync>;
@@ -49,13 +57,13 @@ const STORE_RETRY: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct Signal {
-    /// Runs to drive on the next pass.
+    /// Runs to drive (each taken by one thread).
     dirty: BTreeSet<String>,
-    /// Runs cancelled since the pass began (their in-flight step stops).
-    cancelled: BTreeSet<String>,
-    /// Apps closing (disable, update, uninstall): their in-flight steps stop, their open
-    /// per-app handles in the driver's services close.
-    closing: BTreeSet<String>,
+    /// Apps closing (disable, update, uninstall), with their closing's number and how many
+    /// threads have yet to close their handles of it: their in-flight steps stop meanwhile.
+    closing: BTreeMap<String, (u64, usize)>,
+    /// Numbers the closings.
+    closings: u64,
     stop: bool,
 }
 
@@ -80,17 +88,14 @@ impl Shared {
 pub struct HostRuns {
     shared: Arc<Shared>,
     events: Option<tokio::runtime::Runtime>,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl HostRuns {
-    /// Opens (replaying) the data directory's runs and starts the driver thread, which makes
-    /// steps through `services` (its own; sharing the session's agent runtime).
+    /// Opens (replaying) the data directory's runs and starts the driver threads, each making
+    /// steps through its own services from `services` (sharing the session's agent runtime).
     /// `runtime.busy` when another process drives them.
-    pub fn open(
-        data: &DataDir,
-        services: Box<dyn StepServices + Send>,
-    ) -> Result<HostRuns, RunError> {
+    pub fn open(data: &DataDir, services: MakeStepServices) -> Result<HostRuns, RunError> {
         let runs = super::open_runs(data)?;
         let events = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -98,29 +103,37 @@ impl HostRuns {
             .enable_all()
             .build()
             .map_err(|e| RunError::new("workflow.host_failed", e.to_string()))?;
-        let mut signal = Signal::default();
-        signal.dirty = runs
-            .list(None)
-            .into_iter()
-            .filter(|v| !v.finished)
-            .map(|v| v.run_id)
-            .collect();
+        // Every unfinished run replayed at open continues.
+        let signal = Signal {
+            dirty: runs
+                .list(None)
+                .into_iter()
+                .filter(|v| !v.finished)
+                .map(|v| v.run_id)
+                .collect(),
+            ..Signal::default()
+        };
         let shared = Arc::new(Shared {
             runs,
             signal: Mutex::new(signal),
             wake: Condvar::new(),
         });
-        let for_thread = shared.clone();
-        let data = data.clone();
-        let thread = std::thread::Builder::new()
-            .name("apphost-workflow".into())
-            .spawn(move || drive_loop(&for_thread, &data, services))
-            .map_err(|e| RunError::new("workflow.host_failed", e.to_string()))?;
-        Ok(HostRuns {
+        let mut out = HostRuns {
             shared,
             events: Some(events),
-            thread: Some(thread),
-        })
+            threads: Vec::new(),
+        };
+        for n in 0..DRIVER_THREADS {
+            let shared = out.shared.clone();
+            let data = data.clone();
+            let own = services();
+            let t = std::thread::Builder::new()
+                .name(format!("apphost-workflow-{n}"))
+                .spawn(move || drive_loop(&shared, &data, own))
+                .map_err(|e| RunError::new("workflow.host_failed", e.to_string()))?;
+            out.threads.push(t);
+        }
+        Ok(out)
     }
 
     /// Starts `workflow` of `app` (read from the store's active manifest, never from the
@@ -184,13 +197,9 @@ impl HostRuns {
     /// Cancels a run: its end is recorded now, and a step in flight stops (an agent step
     /// cancels its task); the step's result is not recorded.
     pub fn cancel(&self, run_id: &str) -> Result<RunView, RunError> {
-        self.shared.runs.show(run_id)?;
-        let id = run_id.to_owned();
-        self.shared.poke(|s| {
-            s.cancelled.insert(id);
-        });
         let view = self.shared.runs.cancel(run_id)?;
-        // Driven once more: the driver records the ended run's evidence.
+        // An in-flight step of the run sees it has ended (its interrupt) and stops; driven once
+        // more, the run's end gets its evidence (`run_evidence::after_drive`).
         let id = run_id.to_owned();
         self.shared.poke(|s| {
             s.dirty.insert(id);
@@ -263,7 +272,8 @@ impl HostRuns {
     pub fn close_app(&self, app: &str) {
         let app = app.to_owned();
         self.shared.poke(|s| {
-            s.closing.insert(app);
+            s.closings += 1;
+            s.closing.insert(app, (s.closings, DRIVER_THREADS));
         });
     }
 }
@@ -271,8 +281,8 @@ impl HostRuns {
 impl Drop for HostRuns {
     fn drop(&mut self) {
         self.shared.poke(|s| s.stop = true);
-        if let Some(t) = self.thread.take() {
-            // The thread stops at its next check (an in-flight step is interrupted).
+        // Each thread stops at its next check (an in-flight step is interrupted).
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
         if let Some(rt) = self.events.take() {
@@ -301,17 +311,52 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
     let interrupt: Interrupt = {
         let shared = shared.clone();
         Arc::new(move |run: &str, app: &str| {
-            let s = shared.signal();
-            s.stop || s.cancelled.contains(run) || s.closing.contains(app)
+            {
+                let s = shared.signal();
+                if s.stop || s.closing.contains_key(app) {
+                    return true;
+                }
+            }
+            // Cancelled (or otherwise ended) meanwhile.
+            shared.runs.show(run).map_or(true, |v| v.finished)
         })
     };
+    // The closings this thread has closed its handles for.
+    let mut closed: BTreeMap<String, u64> = BTreeMap::new();
     loop {
-        let (dirty, closing) = {
+        let (run, closing) = {
             let mut s = shared.signal();
             if s.stop {
                 return;
             }
-            (std::mem::take(&mut s.dirty), s.closing.clone())
+            let run = s.dirty.pop_first();
+            let mut mine = Vec::new();
+            let mut done = Vec::new();
+            for (app, (n, left)) in s.closing.iter_mut() {
+                if closed.get(app) != Some(n) {
+                    closed.insert(app.clone(), *n);
+                    mine.push(app.clone());
+                    *left -= 1;
+                    if *left == 0 {
+                        done.push(app.clone());
+                    }
+                }
+            }
+            for app in &done {
+                s.closing.remove(app);
+                // A step abandoned while its app closed is made again (through the choke
+                // point, which re-derives whether the app may still run it).
+                let again = shared
+                    .runs
+                    .list(Some(app))
+                    .into_iter()
+                    .filter(|v| !v.finished);
+                s.dirty.extend(again.map(|v| v.run_id));
+            }
+            if !done.is_empty() {
+                shared.wake.notify_all();
+            }
+            (run, mine)
         };
         for app in &closing {
             services.step_close_app(app);
@@ -321,7 +366,7 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
                 HostSteps::new(&store, &profile, &mut *services).interrupted_by(interrupt.clone());
             let ended =
                 |v: &RunView| super::run_evidence::after_drive(&apps_data, &store, &shared.runs, v);
-            for id in &dirty {
+            if let Some(id) = &run {
                 match shared.runs.drive(id, &steps) {
                     Ok(v) => ended(&v),
                     Err(e) => tracing::warn!("workflow run {id}: {e}"),
@@ -332,23 +377,12 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
                 Err(e) => tracing::warn!("workflow timers: {e}"),
             }
         }
-        let mut s = shared.signal();
-        s.cancelled.clear();
-        for app in &closing {
-            s.closing.remove(app);
-            // A step abandoned while its app closed is made again (through the choke point,
-            // which re-derives whether the app may still run it).
-            let again = shared
-                .runs
-                .list(Some(app))
-                .into_iter()
-                .filter(|v| !v.finished);
-            s.dirty.extend(again.map(|v| v.run_id));
-        }
+        let s = shared.signal();
         if s.stop {
             return;
         }
-        if !s.dirty.is_empty() || !s.closing.is_empty() {
+        let unclosed = s.closing.iter().any(|(a, (n, _))| closed.get(a) != Some(n));
+        if run.is_some() || !s.dirty.is_empty() || unclosed {
             continue;
         }
         let now = shared.runs.clock().now();
@@ -356,9 +390,10 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
             let ms = due.as_millisecond().saturating_sub(now.as_millisecond());
             Duration::from_millis(u64::try_from(ms).unwrap_or(0)).max(MIN_SLEEP)
         });
-        let _woken = match sleep {
+        // Sleeps until a wake-up (start, answer, cancel, close, stop) or the earliest due time.
+        match sleep {
             Some(d) => drop(shared.wake.wait_timeout(s, d)),
             None => drop(shared.wake.wait(s)),
-        };
+        }
     }
 }

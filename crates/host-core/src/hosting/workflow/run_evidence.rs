@@ -28,6 +28,10 @@ pub const RESERVED_KIND_PREFIX: &str = "apphost.";
 /// Records looked at per page while searching for a run's record.
 const PAGE: u32 = 100;
 
+/// One look-then-record at a time in this process (the driver's threads); another process
+/// never drives the same runs (their `runtime.lock`).
+static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The trace id a run's step calls are audited under (the executor's caller session is the run
 /// id).
 pub fn run_trace(run_id: &str) -> String {
@@ -100,6 +104,7 @@ pub fn record_once(
         return Ok(None);
     };
     let active = store.active_app(&view.app).map_err(|e| e.message)?;
+    let _one_at_a_time = RECORDING.lock().unwrap_or_else(|p| p.into_inner());
     let mut ev = open(apps_data, &view.app)?;
     if let Some(found) = search(&ev, &view.run_id)? {
         return Ok(Some(found));

@@ -149,6 +149,8 @@ pub struct RunView {
     /// The app entry whose frame started the run (none: the user, the CLI, a schedule).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_by: Option<String>,
+    /// When the run started (RFC 3339, the log's clock).
+    pub started_at: String,
     pub state: RunState,
     /// What a running run waits for.
     pub waiting: Option<Pending>,
@@ -170,6 +172,7 @@ struct Entry {
     workflow: String,
     idempotency_key: Option<String>,
     started_by: Option<String>,
+    started_at: String,
     machine: RunMachine,
     /// Keys whose request (`step_started`, `*_requested`, `*_scheduled`) is recorded.
     marks: BTreeMap<String, Mark>,
@@ -196,6 +199,7 @@ impl Entry {
             workflow: self.workflow.clone(),
             idempotency_key: self.idempotency_key.clone(),
             started_by: self.started_by.clone(),
+            started_at: self.started_at.clone(),
             state: self.machine.state().clone(),
             waiting,
             due_at,
@@ -315,7 +319,11 @@ impl WorkflowRuns {
                 started_by: req.started_by.as_deref(),
             },
         );
-        self.append(&session, started)?;
+        // The run's start time is its first fact's, as replay reads it.
+        let started_at = self
+            .append_stamped(&session, started)?
+            .map(|e| e.timestamp)
+            .unwrap_or_default();
         let machine = RunMachine::start(Arc::new(def), run_id.as_str(), req.input);
         let entry = Entry {
             run_id: run_id.clone(),
@@ -324,6 +332,7 @@ impl WorkflowRuns {
             workflow: req.workflow,
             idempotency_key: req.idempotency_key,
             started_by: req.started_by,
+            started_at,
             machine,
             marks: BTreeMap::new(),
             closed: false,
@@ -392,10 +401,19 @@ impl WorkflowRuns {
     }
 
     fn append(&self, session: &SessionId, d: crate::event::EventDraft) -> Result<(), RunError> {
-        self.log.append(session, vec![d])?;
+        self.append_stamped(session, d).map(|_| ())
+    }
+
+    /// [`WorkflowRuns::append`], answering the event as the log stamped it.
+    fn append_stamped(
+        &self,
+        session: &SessionId,
+        d: crate::event::EventDraft,
+    ) -> Result<Option<crate::event::Event>, RunError> {
+        let stamped = self.log.append(session, vec![d])?.pop();
         #[cfg(test)]
         self.hit_failpoint();
-        Ok(())
+        Ok(stamped)
     }
 
     /// Test failpoint: panic right after the `n`-th append from now (a crash between a fact

@@ -62,6 +62,7 @@ fn replay_run(session: SessionId, events: &[Event]) -> Result<Option<Entry>, Run
         workflow: text("workflow").ok_or_else(|| bad("no workflow"))?,
         idempotency_key: text("idempotencyKey"),
         started_by: text("startedBy"),
+        started_at: first.timestamp.clone(),
         marks: BTreeMap::new(),
         closed: false,
         driving: false,

@@ -31,7 +31,7 @@ use serde_json::Value;
 use super::code::ErrorCode;
 use super::dispatch::{Allowed, CallError};
 use super::method::Method;
-use crate::hosting::workflow::driver::HostRuns;
+use crate::hosting::workflow::driver::{HostRuns, MakeStepServices};
 use crate::hosting::workflow::executor::StepServices;
 use crate::install::store::Store;
 
@@ -114,18 +114,40 @@ impl Services {
         }
     }
 
-    /// Services for the workflow driver's thread: their own per-app handles, the same agent
-    /// runtime as these (one per process), no workflow runs of their own.
-    fn for_workflow_driver(&self) -> Services {
-        Services {
-            storage: storage::StorageService::default(),
-            artifacts: artifacts::ArtifactsService::default(),
-            evidence: evidence::EvidenceService::default(),
-            agent: self.agent.sharing(),
-            apps_data: self.apps_data.clone(),
-            workflow: None,
-            driver_side: true,
+    /// Makes services for each workflow driver thread: their own per-app handles, the same
+    /// agent runtime as these (one per process), no workflow runs of their own.
+    fn for_workflow_driver(&self) -> MakeStepServices {
+        let agent = self.agent.sharing();
+        let apps_data = self.apps_data.clone();
+        std::sync::Arc::new(move || {
+            Box::new(Services {
+                storage: storage::StorageService::default(),
+                artifacts: artifacts::ArtifactsService::default(),
+                evidence: evidence::EvidenceService::default(),
+                agent: agent.sharing(),
+                apps_data: apps_data.clone(),
+                workflow: None,
+                driver_side: true,
+            }) as Box<dyn StepServices + Send>
+        })
+    }
+
+    /// Opens the data directory's workflow runs now when it has any (a host session's start:
+    /// runs replayed at open continue, due timers fire, with no app calling first). `Err` is a
+    /// message (another process drives them).
+    pub fn resume_workflow_runs(
+        &mut self,
+        data: &crate::foundation::paths::DataDir,
+    ) -> Result<(), String> {
+        let log = crate::hosting::workflow::runs_dir(data).join("events.db");
+        if self.driver_side || self.workflow.is_some() || !log.exists() {
+            return Ok(());
         }
+        let driver = self.for_workflow_driver();
+        let runs =
+            HostRuns::open(data, driver).map_err(|e| format!("{}: {}", e.code, e.message))?;
+        self.workflow = Some(runs);
+        Ok(())
     }
 
     /// The data directory's workflow runs, driven by this process (opened, replayed and their
@@ -136,7 +158,7 @@ impl Services {
             return Err("workflow runs are not reachable from a workflow step".into());
         }
         if self.workflow.is_none() {
-            let driver = Box::new(self.for_workflow_driver());
+            let driver = self.for_workflow_driver();
             let runs = HostRuns::open(store.data_dir(), driver)
                 .map_err(|e| format!("{}: {}", e.code, e.message))?;
             self.workflow = Some(runs);

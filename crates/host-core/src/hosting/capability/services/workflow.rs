@@ -47,8 +47,19 @@ pub(super) fn call(
 ) -> Result<Reply, CallError> {
     match method {
         WorkflowMethod::Start => {
-            let o = object(a, args, &["workflow", "input", "idempotencyKey"])?;
-            let workflow = req_str(a, o, "workflow")?;
+            let o = object(a, args, &["workflow", "key", "input", "idempotencyKey"])?;
+            // The standard's shape names the workflow `key` (`lime.workflow.start({key, input})`).
+            let workflow = match (opt_str(a, o, "workflow")?, opt_str(a, o, "key")?) {
+                (Some(w), None) | (None, Some(w)) => w,
+                (Some(w), Some(k)) if w == k => w,
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        a,
+                        "args.workflow and args.key name different workflows",
+                    ))
+                }
+                (None, None) => return Err(invalid(a, "args.workflow is required")),
+            };
             if workflow.is_empty() || workflow.len() > MAX_ID_LEN {
                 return Err(run_err(
                     a,
@@ -86,10 +97,11 @@ pub(super) fn call(
                     ));
                 }
             }
-            let listed: Vec<Value> = runs
-                .list(Some(a.app()))
+            let mut mine = runs.list(Some(a.app()));
+            // Newest first (run ids are random: by start time, then id).
+            mine.sort_by(|x, y| (&y.started_at, &y.run_id).cmp(&(&x.started_at, &x.run_id)));
+            let listed: Vec<Value> = mine
                 .iter()
-                .rev()
                 .filter(|v| status.is_none_or(|s| s == status_name(v)))
                 .take(MAX_LISTED_RUNS)
                 .map(view_json)
@@ -222,9 +234,8 @@ fn run_err(a: &Allowed, e: RunError) -> CallError {
         run::RUN_NOT_FOUND | host_code::NOT_DECLARED | host_code::NO_ENTRY => ErrorCode::NotFound,
         run::ANSWER_NOT_BY_USER => ErrorCode::PermissionDenied,
         TOO_MANY_RUNS => ErrorCode::RateLimited,
-        run::RUN_FINISHED
-        | run::NOT_WAITING
-        | run::INPUT_INVALID
+        run::RUN_FINISHED | run::NOT_WAITING => ErrorCode::WorkflowInvalidState,
+        run::INPUT_INVALID
         | run::INPUT_TOO_LARGE
         | run::INVALID_IDEMPOTENCY_KEY
         | run::IDEMPOTENCY_CONFLICT
