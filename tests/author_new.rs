@@ -374,9 +374,10 @@ fn generate_and_run(template: &str, name: &str) {
             !codes.is_empty() && codes.iter().all(|c| *c == "model.not_configured"),
             "{template}: needs-setup only for want of a model: {codes:?}"
         );
-        let text =
-            String::from_utf8(apphost(&["new", "other", "--template", template], tmp.path()).stdout)
-                .unwrap();
+        let text = String::from_utf8(
+            apphost(&["new", "other", "--template", template], tmp.path()).stdout,
+        )
+        .unwrap();
         assert!(
             text.contains("needs-setup") && text.contains("apphost model set"),
             "{text}"
