@@ -4,6 +4,9 @@
 import type {
   Bundle,
   HostCommandName,
+  RunDetail,
+  RunSummary,
+  ScheduleRecord,
   HostCommands,
   ModelSet,
   ModelStatus,
@@ -192,3 +195,14 @@ export const taskRespond = (
   actionId: string,
   decision: "approve" | "reject",
 ): Promise<{ responded: boolean }> => call("task_respond", { appId, taskId, actionId, decision });
+
+/** Workflow runs of every app (`api/workflow.rs`), acted on as the host's user. */
+export type { RunDetail, RunSummary, ScheduleRecord } from "./generated/host-api.js";
+export const workflowRuns = (appId?: string): Promise<RunSummary[]> => call("workflow_runs", appId === undefined ? {} : { appId });
+export const workflowRun = (runId: string): Promise<RunDetail> => call("workflow_run", { runId });
+export const workflowStart = (appId: string, entryKey: string, input?: unknown): Promise<RunSummary> =>
+  call("workflow_start", input === undefined ? { appId, entryKey } : { appId, entryKey, input });
+export const workflowRespond = (runId: string, decision: string, data?: unknown): Promise<RunSummary> =>
+  call("workflow_respond", data === undefined ? { runId, decision } : { runId, decision, data });
+export const workflowCancel = (runId: string): Promise<RunSummary> => call("workflow_cancel", { runId });
+export const workflowSchedules = (): Promise<ScheduleRecord[]> => call("workflow_schedules");

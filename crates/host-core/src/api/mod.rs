@@ -23,6 +23,8 @@ pub mod store_stamp;
 pub mod tasks;
 pub mod uploads;
 pub mod watch;
+pub mod workflow;
+pub mod workflow_host;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -50,6 +52,7 @@ const AREAS: &[&[Command]] = &[
     host_update::COMMANDS,
     launch_package::COMMANDS,
     tasks::COMMANDS,
+    workflow::COMMANDS,
 ];
 
 /// Longest command name echoed back in an error.

@@ -116,6 +116,8 @@ pub struct Session {
     pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
     /// The package file the window was started to review (`api/launch_package.rs`), answered once.
     launch_package: Mutex<Option<std::path::PathBuf>>,
+    /// The data directory's workflow runs, opened on first use (`api/workflow_host.rs`).
+    pub(crate) workflows: super::workflow_host::WorkflowHost,
 }
 
 impl Session {
@@ -165,6 +167,7 @@ impl Session {
             center,
             dev_console: Mutex::default(),
             launch_package: Mutex::default(),
+            workflows: Default::default(),
         }
     }
 

@@ -93,6 +93,7 @@ fn unsupported(required: bool) -> Outcome {
 pub(super) fn runtimes(cx: &mut Ctx) {
     services(cx);
     workflows(cx);
+    schedules(cx);
     bound(cx, Key::KnowledgeTemplates, "knowledge");
     bound(cx, Key::ToolRefs, "tool");
 }
@@ -233,6 +234,40 @@ fn workflows(cx: &mut Ctx) {
     for (i, w) in items.iter().enumerate() {
         if !used[i] {
             workflow_check(cx, w.key().unwrap_or("workflow"), &checked[i], false, None);
+        }
+    }
+}
+
+/// Scheduled `background-task` entries (`install/schedules.rs`): a valid schedule passes; an
+/// invalid one blocks its entry with `schedule.invalid` / `schedule.no_workflow` (the host never
+/// starts it), and only that entry.
+fn schedules(cx: &mut Ctx) {
+    let v = cx.m.view();
+    for found in crate::install::schedules::of_manifest(v.name(), v) {
+        let (entry, outcome, code, message) = match found {
+            Ok(d) => (
+                d.entry.clone(),
+                Outcome::Pass,
+                None,
+                format!(
+                    "entry {} starts workflow {} every {} s while AppHost runs",
+                    d.entry,
+                    d.workflow,
+                    d.every.as_secs()
+                ),
+            ),
+            Err((entry, code, why)) => (
+                entry.clone(),
+                Outcome::Blocked,
+                Some(code),
+                format!("the schedule of entry {entry} cannot run: {why}"),
+            ),
+        };
+        let c = cx.push("schedule", entry.clone(), true, outcome, message);
+        c.code = code;
+        c.entry = Some(entry);
+        if code.is_some() {
+            c.remediation = Some("fix the entry's schedule (docs/package-format.md §8)".into());
         }
     }
 }

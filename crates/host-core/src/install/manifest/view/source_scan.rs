@@ -65,6 +65,16 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("center/dev.rs", 1, "error details"),
     ("api/dev_console.rs", 1, "a frame's diagnostic report"),
     (
+        "hosting/workflow/timeline.rs",
+        11,
+        "a run's recorded facts (payloads, the pinned definition's state kinds)",
+    ),
+    (
+        "install/schedules.rs",
+        1,
+        "the entry's `schedule` value the view hands over (`every`)",
+    ),
+    (
         "hosting/capability/services/shapes.rs",
         3,
         "call arguments (the standard's shapes)",
