@@ -43,6 +43,10 @@ pub fn run() -> i32 {
             launch: LaunchRequest::from_env(|key| std::env::var(key).ok()),
         },
     ));
+    // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
+    let _door = host_core::api::door::open(&session)
+        .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
+        .ok();
 
     let builder = tauri::Builder::default()
         .manage(Arc::clone(&session))

@@ -29,8 +29,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::app_server::calls::{self, MethodError};
+use crate::app_server::protocol::SessionRef;
 use crate::ids::*;
-use crate::read_model::TurnStatus;
+use crate::read_model::{SessionReadModel, TurnStatus};
 use crate::runtime::{Runtime, RuntimeError};
 pub use approval::{Responder, UserOnly};
 pub use events::TaskEventStream;
@@ -118,6 +120,15 @@ impl AgentTaskError {
 impl From<rusqlite::Error> for AgentTaskError {
     fn from(e: rusqlite::Error) -> Self {
         AgentTaskError::Storage(e.to_string())
+    }
+}
+
+impl From<MethodError> for AgentTaskError {
+    fn from(e: MethodError) -> Self {
+        match e {
+            MethodError::Runtime(e) => e.into(),
+            MethodError::Params(e) => AgentTaskError::Invalid(e.message),
+        }
     }
 }
 
@@ -236,6 +247,14 @@ impl AgentTasks {
             self.runtime.session_room(app)?;
         }
         Ok(())
+    }
+
+    /// The session's read models, through the App Server's `agentSession/read`.
+    fn read_session(&self, session: &SessionId) -> Result<SessionReadModel, MethodError> {
+        let r = SessionRef {
+            session_id: session.clone(),
+        };
+        Ok(calls::read_session(&self.runtime, &r)?.detail)
     }
 
     pub fn runtime(&self) -> &Runtime {

@@ -2,6 +2,7 @@
 //! the caps, and the first run's turn.
 
 use super::store::TaskRow;
+use crate::app_server::protocol::{AgentInput, RuntimeOptions, SessionStartParams, TurnStartParams};
 use crate::event::format_timestamp;
 use crate::ids::*;
 use crate::runtime::RuntimeError;
@@ -111,12 +112,16 @@ impl AgentTasks {
     /// repairs a crash between recording a run and submitting it).
     pub(super) fn ensure_started(&self, app: &AppId, row: &TaskRow) -> Result<(), AgentTaskError> {
         let session = sid(&row.session_id)?;
-        if self.runtime.read(&session).is_err() {
-            match self
-                .runtime
-                .start_session(app.clone(), Some(session.clone()), None)
-            {
-                Ok(_) | Err(RuntimeError::SessionAlreadyExists(_)) => {}
+        if self.read_session(&session).is_err() {
+            let start = SessionStartParams {
+                session_id: Some(session.clone()),
+                app_id: app.as_str().to_owned(),
+                workspace_id: None,
+                business_object_ref: None,
+                locale: None,
+            };
+            match calls::start_session(&self.runtime, start) {
+                Ok(_) | Err(MethodError::Runtime(RuntimeError::SessionAlreadyExists(_))) => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -124,20 +129,28 @@ impl AgentTasks {
             return Ok(());
         };
         let turn = TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
-        self.runtime.start_turn(
-            &session,
-            Some(turn),
-            row.input.clone(),
-            row.output_schema.clone(),
-            true,
-        )?;
+        let submit = TurnStartParams {
+            session_id: session,
+            turn_id: Some(turn),
+            input: AgentInput {
+                text: row.input.clone(),
+                attachments: Vec::new(),
+            },
+            runtime_options: Some(RuntimeOptions {
+                output_schema: row.output_schema.clone(),
+                capability_id: None,
+                metadata: None,
+            }),
+            queue_if_busy: true,
+        };
+        calls::start_turn(&self.runtime, submit)?;
         Ok(())
     }
 
     /// `SessionBusy` unless every turn of the session has ended (a session that is not loaded
     /// has no running turn).
     pub(super) fn check_session_idle(&self, session: &str) -> Result<(), AgentTaskError> {
-        let Ok((_, _, model)) = self.runtime.read(&sid(session)?) else {
+        let Ok(model) = self.read_session(&sid(session)?) else {
             return Ok(());
         };
         let busy = model

@@ -28,6 +28,13 @@ pub mod codes {
     /// A session cap or the connection's subscription cap is reached (`data.code` says which).
     pub const SESSION_LIMIT: i64 = -32015;
     pub const NEEDS_SETUP: i64 = -32030;
+    /// The App Server door (socket) refused the client: wrong `authToken` in `initialize`
+    /// (`appserver.bad_token`) or another user's process (`appserver.peer_uid`); the connection
+    /// is then closed.
+    pub const UNAUTHORIZED: i64 = -32004;
+    /// The door serves its most connections already (`appserver.connection_limit`), or a
+    /// client did not finish `initialize` in time (`appserver.handshake_timeout`); closed.
+    pub const CONNECTION_REFUSED: i64 = -32005;
     /// Every code, for the docs drift test.
     pub const ALL: &[i64] = &[
         PARSE_ERROR,
@@ -45,6 +52,8 @@ pub mod codes {
         ACTION_NOT_FOUND,
         SESSION_LIMIT,
         NEEDS_SETUP,
+        UNAUTHORIZED,
+        CONNECTION_REFUSED,
     ];
 }
 
@@ -64,6 +73,10 @@ pub struct InitializeParams {
     pub client_info: ClientInfo,
     #[serde(default)]
     pub capabilities: Option<Value>,
+    /// The door's per-launch token (`<data>/runtime/app-server.token`); required on the
+    /// socket, ignored on stdio.
+    #[serde(default)]
+    pub auth_token: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -232,6 +245,9 @@ pub struct ActionRespondParams {
     /// `allow_once`, `allow_for_session`, `decline` or `cancel` (wins over `confirmed`).
     #[serde(default)]
     pub decision: Option<String>,
+    /// With `allow_once`: run the tool with this input (a JSON object) instead of the model's.
+    #[serde(default)]
+    pub updated_input: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

@@ -25,7 +25,7 @@ impl Runtime {
         if !st.queue_paused {
             return Ok(false);
         }
-        if self.inner.backend.is_none() {
+        if self.backend().is_none() {
             return Err(RuntimeError::NeedsSetup);
         }
         st.queue_paused = false;
@@ -75,7 +75,7 @@ impl Runtime {
                 });
             }
         }
-        if self.inner.backend.is_none() {
+        if self.backend().is_none() {
             return Err(RuntimeError::NeedsSetup);
         }
         if let Some(schema) = &output_schema {
@@ -257,7 +257,8 @@ impl Runtime {
         rx: mpsc::Receiver<Control>,
     ) {
         let rt = self.clone();
-        let backend = self.inner.backend.clone().expect("checked by start_turn");
+        // Checked by start_turn and resume_queue; a backend is never taken away.
+        let backend = self.backend().expect("checked by start_turn");
         let (history, session_allowed_tools) = {
             let st = lock(&h.state);
             (

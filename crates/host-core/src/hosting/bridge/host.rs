@@ -136,6 +136,15 @@ impl BridgeHost {
         self.services.agent_tasks(store)
     }
 
+    /// The one runtime of the bridge's `lime.agent` and its tokio runtime (the App Server door
+    /// serves it, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.services.agent_runtime(store)
+    }
+
     /// Everything asynchronous queued so far (task events), oldest first.
     pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
         self.outbox.take()

@@ -107,17 +107,36 @@ impl AgentService {
         self.open(store).map(|h| h.tasks.clone())
     }
 
+    /// The host session's runtime and the tokio runtime it runs on (the App Server door
+    /// serves it): opened like for an app's first call. `Err` is a message.
+    pub(super) fn runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(Runtime, tokio::runtime::Handle), String> {
+        let h = self.open(store)?;
+        let handle = h
+            .tokio
+            .as_ref()
+            .map(|t| t.handle().clone())
+            .ok_or("the agent runtime is shutting down")?;
+        Ok((h.tasks.runtime().clone(), handle))
+    }
+
     fn open(&mut self, store: &Store) -> Result<&AgentHost, String> {
         let configured = configured(store);
-        if self
-            .host
-            .as_ref()
-            .is_some_and(|h| h.with_model || !configured)
-        {
+        if self.host.as_ref().is_some_and(|h| !h.with_model && configured) {
+            // A model was configured since the runtime opened without one: the same runtime
+            // (and every App Server client on it) gets the backend.
+            if let Some(backend) = self.backend(store) {
+                let h = self.host.as_mut().expect("checked");
+                h.tasks.runtime().set_backend(backend);
+                h.with_model = true;
+            }
+        }
+        if self.host.is_some() {
             return Ok(self.host.as_ref().expect("checked"));
         }
-        // First use, or a model was configured since the runtime opened without one.
-        self.host = None;
+        // First use.
         let backend = self.backend(store);
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
