@@ -108,9 +108,10 @@ pub fn open(
     crate::private_fs::create_private_dir(&dir)?;
     let socket = socket_path(&dir);
     let token_file = token_path(&dir);
+    // A live door is never touched (its token file included); a stale one goes first.
+    remove_stale(&socket)?;
     let token = door_token::fresh()?;
     write_token(&dir, &token_file, &token)?;
-    remove_stale(&socket)?;
     let std_listener = std::os::unix::net::UnixListener::bind(&socket)?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
     std_listener.set_nonblocking(true)?;
