@@ -30,30 +30,14 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
             "app-server needs a transport: --stdio",
         ));
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            HostError::new(
-                ErrorCode::Internal,
-                format!("cannot start the runtime: {e}"),
-            )
-        })?;
     let runtime_dir = dir.root().join("runtime");
-    let relayed = rt.block_on(async {
-        match relay::knock(&runtime_dir).await {
-            Ok(relay::Door::Open(stream, token)) => {
-                let stdin = tokio::io::stdin();
-                relay::relay(stdin, tokio::io::stdout(), stream, &token)
-                    .await
-                    .map(|_| true)
-            }
-            Ok(relay::Door::Closed) => Ok(false),
-            Err(e) => Err(e),
+    let door = relay::knock(&runtime_dir).and_then(|door| match door {
+        relay::Door::Open(stream, token) => {
+            relay::relay(std::io::stdin(), std::io::stdout(), stream, &token).map(|_| true)
         }
+        relay::Door::Closed => Ok(false),
     });
-    match relayed {
+    match door {
         Ok(true) => return Ok(0),
         Ok(false) => {}
         Err(e) => {
@@ -64,6 +48,16 @@ pub fn run(dir: &DataDir, stdio: bool) -> HostResult<i32> {
         }
     }
     let backend = backend(dir)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
     let mut config = RuntimeConfig::new(runtime_dir.clone());
     config.apps_dir = dir.apps_data();
     config.tool_policy = Arc::new(host_core::hosting::agent_tool_policy::StoreToolPolicy::new(

@@ -4,13 +4,12 @@
 //! shares the host's sessions. The relay adds the door's token (`app-server.token`) to the
 //! client's `initialize` as `authToken` and otherwise passes the bytes through unchanged.
 
-use std::io;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use runtime_core::app_server::door;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 
 /// A line the relay inspects for `initialize` is at most this long; a longer one is passed on
 /// as it is (the door refuses it).
@@ -25,9 +24,9 @@ pub enum Door {
 }
 
 /// Connects to the door of the runtime in `runtime_dir`.
-pub async fn knock(runtime_dir: &Path) -> io::Result<Door> {
+pub fn knock(runtime_dir: &Path) -> io::Result<Door> {
     let socket = door::socket_path(runtime_dir);
-    let stream = match UnixStream::connect(&socket).await {
+    let stream = match UnixStream::connect(&socket) {
         Ok(s) => s,
         Err(e)
             if matches!(
@@ -47,50 +46,75 @@ pub async fn knock(runtime_dir: &Path) -> io::Result<Door> {
 /// no live host can be behind it.
 pub fn remove_stale(runtime_dir: &Path) {
     let socket = door::socket_path(runtime_dir);
-    if std::fs::symlink_metadata(&socket).is_ok()
-        && std::os::unix::net::UnixStream::connect(&socket).is_err()
-    {
+    if std::fs::symlink_metadata(&socket).is_ok() && UnixStream::connect(&socket).is_err() {
         let _ = std::fs::remove_file(&socket);
         let _ = std::fs::remove_file(door::token_path(runtime_dir));
     }
 }
 
 /// Relays `input`/`output` to the door until the client's input ends and the door has answered
-/// everything (it closes the connection then).
-pub async fn relay<R, W>(input: R, output: W, stream: UnixStream, token: &str) -> io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (from_door, mut to_door) = stream.into_split();
-    let answers = tokio::spawn(async move {
+/// everything (it closes the connection then). Plain blocking threads, one per direction: the
+/// fewest hops per message.
+pub fn relay(
+    input: impl Read,
+    output: impl Write + Send + 'static,
+    stream: UnixStream,
+    token: &str,
+) -> io::Result<()> {
+    let from_door = stream.try_clone()?;
+    let answers = std::thread::spawn(move || -> io::Result<()> {
         let mut from_door = from_door;
         let mut output = output;
-        let r = tokio::io::copy(&mut from_door, &mut output).await;
-        let _ = output.flush().await;
-        r
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from_door.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            output.write_all(&buf[..n])?;
+            output.flush()?;
+        }
+        output.flush()
     });
-    let mut input = BufReader::new(input);
+    let mut to_door = &stream;
+    let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::new();
     loop {
         line.clear();
         let n = (&mut input)
             .take(MAX_HANDSHAKE_LINE)
-            .read_until(b'\n', &mut line)
-            .await?;
+            .read_until(b'\n', &mut line)?;
         if n == 0 {
             break;
         }
         let (bytes, done) = with_token(&line, token);
-        to_door.write_all(&bytes).await?;
+        to_door.write_all(&bytes)?;
         if done {
-            tokio::io::copy(&mut input, &mut to_door).await?;
+            pass_on(&mut input, &mut to_door)?;
             break;
         }
     }
-    to_door.shutdown().await?;
-    answers.await.map_err(io::Error::other)??;
-    Ok(())
+    stream.shutdown(std::net::Shutdown::Write)?;
+    answers
+        .join()
+        .map_err(|_| io::Error::other("the relay's answer thread failed"))?
+}
+
+/// Copies what the client sends as it comes (no waiting for a full buffer).
+fn pass_on(input: &mut impl BufRead, to_door: &mut impl Write) -> io::Result<()> {
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok([]) => return Ok(()),
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to_door.write_all(chunk)?;
+        let n = chunk.len();
+        input.consume(n);
+    }
 }
 
 /// The line with `authToken` set when it is the `initialize` request (then `true`: the
