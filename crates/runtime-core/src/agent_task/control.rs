@@ -81,7 +81,7 @@ impl AgentTasks {
             return Err(AgentTaskError::Busy);
         }
         let row = self.row(app, task_id)?;
-        self.ensure_started(app, &row)?;
+        self.ensure_started(app, &row, None)?;
         self.view(&row)
     }
 

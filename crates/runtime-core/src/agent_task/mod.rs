@@ -171,6 +171,9 @@ pub struct StartTask {
     pub idempotency_key: Option<String>,
     pub output_schema: Option<Value>,
     pub session: SessionPolicy,
+    /// The request that started the task (the bridge call's `requestId`): on its run's events,
+    /// beside the task's `traceId`.
+    pub request_id: Option<String>,
 }
 
 /// What `startTask` answers at once.
@@ -253,6 +256,7 @@ impl AgentTasks {
     fn read_session(&self, session: &SessionId) -> Result<SessionReadModel, MethodError> {
         let r = SessionRef {
             session_id: session.clone(),
+            workspace_id: None,
         };
         Ok(calls::read_session(&self.runtime, &r)?.detail)
     }

@@ -2,6 +2,7 @@
 //! the caps, and the first run's turn.
 
 use super::store::TaskRow;
+use crate::runtime::TurnTrace;
 use crate::app_server::protocol::{AgentInput, RuntimeOptions, SessionStartParams, TurnStartParams};
 use crate::event::format_timestamp;
 use crate::ids::*;
@@ -61,11 +62,12 @@ impl AgentTasks {
         if self.runtime.status() != "ready" {
             return Err(AgentTaskError::NeedsSetup);
         }
+        let req_id = req.request_id.clone();
         let _guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         // The same key names the same task, whatever its session is doing now.
         if let Some(k) = &req.idempotency_key {
             if let Some(row) = self.store.get_by_key(app.as_str(), k)? {
-                self.ensure_started(app, &row)?;
+                self.ensure_started(app, &row, req_id.as_deref())?;
                 return Ok(TaskStarted {
                     task_id: row.task_id,
                     trace_id: row.trace_id,
@@ -99,7 +101,7 @@ impl AgentTasks {
             joined,
         };
         let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
-        self.ensure_started(app, &row)?;
+        self.ensure_started(app, &row, req_id.as_deref())?;
         Ok(TaskStarted {
             task_id: row.task_id,
             trace_id: row.trace_id,
@@ -110,7 +112,12 @@ impl AgentTasks {
 
     /// Makes sure the task's session exists and its latest run was submitted (both idempotent;
     /// repairs a crash between recording a run and submitting it).
-    pub(super) fn ensure_started(&self, app: &AppId, row: &TaskRow) -> Result<(), AgentTaskError> {
+    pub(super) fn ensure_started(
+        &self,
+        app: &AppId,
+        row: &TaskRow,
+        request_id: Option<&str>,
+    ) -> Result<(), AgentTaskError> {
         let session = sid(&row.session_id)?;
         if self.read_session(&session).is_err() {
             let start = SessionStartParams {
@@ -143,7 +150,12 @@ impl AgentTasks {
             }),
             queue_if_busy: true,
         };
-        calls::start_turn(&self.runtime, submit)?;
+        // One trace: the run's events carry the task's traceId and the request that caused it.
+        let trace = TurnTrace {
+            trace_id: TraceId::new(row.trace_id.clone()).ok(),
+            request_id: request_id.and_then(|r| RequestId::new(r.to_owned()).ok()),
+        };
+        calls::start_turn(&self.runtime, submit, trace)?;
         Ok(())
     }
 

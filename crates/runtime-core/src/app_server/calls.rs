@@ -17,7 +17,7 @@ use super::{validate, RpcError};
 use crate::ids::*;
 use crate::log::Subscription;
 use crate::read_model::TurnStatus;
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::{Runtime, RuntimeError, TurnContext, TurnTrace};
 use crate::turn::Decision;
 
 /// Why a method call was refused.
@@ -58,7 +58,7 @@ pub fn start_session(
 ) -> Result<SessionStartResult, MethodError> {
     let app = AppId::new(&p.app_id).map_err(invalid)?;
     validate::session_start(&p).map_err(MethodError::Params)?;
-    let model = rt.start_session(app, p.session_id, p.workspace_id)?;
+    let model = rt.start_session_about(app, p.session_id, p.workspace_id, p.business_object_ref)?;
     let sid = model
         .session
         .session_id
@@ -73,6 +73,14 @@ pub fn start_session(
 /// `agentSession/read`: the session, its turns and every read model.
 pub fn read_session(rt: &Runtime, p: &SessionRef) -> Result<SessionReadResult, MethodError> {
     let (app, thread, model) = rt.read(&p.session_id)?;
+    if let Some(w) = &p.workspace_id {
+        if model.session.workspace_id.as_ref() != Some(w) {
+            return Err(MethodError::Params(
+                RpcError::new(codes::SESSION_NOT_FOUND, "Session not found in this workspace")
+                    .with(serde_json::json!({"sessionId": p.session_id, "code": "appserver.workspace_mismatch"})),
+            ));
+        }
+    }
     Ok(SessionReadResult {
         session: agent_session(&p.session_id, &app, &thread, &model),
         turns: turns(&p.session_id, &thread, &model),
@@ -89,16 +97,26 @@ pub struct TurnStartOutcome {
     pub created: bool,
 }
 
-/// `agentSession/turn/start`: submits (or queues) a turn.
-pub fn start_turn(rt: &Runtime, p: TurnStartParams) -> Result<TurnStartOutcome, MethodError> {
+/// `agentSession/turn/start`: submits (or queues) a turn. `attachments`, `capabilityId` and
+/// `metadata` are checked ([`validate::turn_given`]) and kept in `turn.submitted`; `trace` is
+/// the correlation the in-process caller brings (a task's `traceId`, the bridge `requestId`).
+pub fn start_turn(
+    rt: &Runtime,
+    p: TurnStartParams,
+    trace: TurnTrace,
+) -> Result<TurnStartOutcome, MethodError> {
     let (_, thread, model) = rt.read(&p.session_id)?;
     let opts = p.runtime_options.unwrap_or_default();
-    let started = rt.start_turn(
+    let given = validate::turn_given(p.input.attachments, opts.capability_id, opts.metadata)
+        .map_err(MethodError::Params)?;
+    let ctx = TurnContext { given, trace };
+    let started = rt.start_turn_with(
         &p.session_id,
         p.turn_id,
         p.input.text,
         opts.output_schema,
         p.queue_if_busy,
+        ctx,
     )?;
     Ok(TurnStartOutcome {
         result: TurnStartResult {

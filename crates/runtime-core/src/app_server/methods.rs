@@ -318,7 +318,7 @@ fn turn_start(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
     let tp: TurnStartParams = params(p)?;
     c.subscription_room(Some(&tp.session_id))?;
     let session = tp.session_id.clone();
-    let started = calls::start_turn(&c.rt, tp)?;
+    let started = calls::start_turn(&c.rt, tp, Default::default())?;
     c.subscribe(&session, started.follow_after);
     ser(started.result)
 }

@@ -35,6 +35,8 @@ pub mod codes {
     /// The door serves its most connections already (`appserver.connection_limit`), or a
     /// client did not finish `initialize` in time (`appserver.handshake_timeout`); closed.
     pub const CONNECTION_REFUSED: i64 = -32005;
+    /// `runtimeOptions.capabilityId` names no capability this server offers (`capability/list`).
+    pub const CAPABILITY_DENIED: i64 = -32020;
     /// Every code, for the docs drift test.
     pub const ALL: &[i64] = &[
         PARSE_ERROR,
@@ -54,6 +56,7 @@ pub mod codes {
         NEEDS_SETUP,
         UNAUTHORIZED,
         CONNECTION_REFUSED,
+        CAPABILITY_DENIED,
     ];
 }
 
@@ -131,6 +134,9 @@ pub struct AgentSession {
     pub app_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
+    /// As given to `agentSession/start`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub business_object_ref: Option<Value>,
     /// `idle`, `running`, `waitingAction`, `completed`, `failed`, `cancelled`.
     pub status: String,
     pub created_at: String,
@@ -148,6 +154,10 @@ pub struct SessionStartResult {
 #[serde(rename_all = "camelCase")]
 pub struct SessionRef {
     pub session_id: SessionId,
+    /// `agentSession/read`: the caller's workspace; a session of another workspace is refused
+    /// (`-32010`, `data.code: appserver.workspace_mismatch`).
+    #[serde(default)]
+    pub workspace_id: Option<String>,
 }
 
 /// `agentSession/thread/resume` result.

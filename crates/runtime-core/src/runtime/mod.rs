@@ -105,6 +105,32 @@ struct QueuedTurn {
     turn_id: TurnId,
     input: String,
     output_schema: Option<Value>,
+    trace: TurnTrace,
+}
+
+/// The correlation ids every event of a turn carries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnTrace {
+    /// Default `trace_<turnId>_0`; a `lime.agent` task's runs carry the task's `traceId`.
+    pub trace_id: Option<TraceId>,
+    /// The request that caused the turn (a bridge call's `requestId`).
+    pub request_id: Option<RequestId>,
+}
+
+impl TurnTrace {
+    /// The trace id of `turn`'s events.
+    pub fn trace_of(&self, turn: &TurnId) -> TraceId {
+        self.trace_id
+            .clone()
+            .unwrap_or_else(|| TraceId::derived(turn.as_str(), 0))
+    }
+}
+
+/// What a turn carries beside its text: kept in `turn.submitted` as given, and its trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnContext {
+    pub given: crate::event::facts::TurnGiven,
+    pub trace: TurnTrace,
 }
 
 struct SessionState {

@@ -389,6 +389,8 @@ fn start_request(
         idempotency_key,
         output_schema,
         session,
+        // One trace: the bridge call that started the task is on its run's events.
+        request_id: Some(a.request_id().to_owned()),
     })
 }
 
