@@ -125,9 +125,7 @@ impl Client {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let a = self
-            .answer()
-            .unwrap_or_else(|| panic!("{method}: closed"));
+        let a = self.answer().unwrap_or_else(|| panic!("{method}: closed"));
         assert_eq!(a["id"], id, "{a}");
         a
     }
@@ -203,7 +201,14 @@ impl Host {
         let tmp = tempfile::tempdir().unwrap();
         let data = tmp.path().join("data");
         let out = apphost_in(tmp.path(), &data)
-            .args(["model", "set", "--base-url", &hanging_provider(), "--model", "m"])
+            .args([
+                "model",
+                "set",
+                "--base-url",
+                &hanging_provider(),
+                "--model",
+                "m",
+            ])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", describe(&out));
@@ -379,7 +384,9 @@ fn wrong_or_missing_tokens_are_refused_and_the_connection_closed() {
     let mut ok = Client::socket(&host.data);
     ok.handshake(Some(&good));
     let list = ok.ok("capability/list", json!({}));
-    assert!(list["capabilities"].as_array().is_some_and(|c| !c.is_empty()));
+    assert!(list["capabilities"]
+        .as_array()
+        .is_some_and(|c| !c.is_empty()));
 }
 
 #[test]
@@ -394,7 +401,12 @@ fn an_oversized_message_is_refused_and_the_connection_keeps_serving() {
     );
     c.write.write_all(big.as_bytes()).unwrap();
     let a = c.answer().unwrap();
-    assert_eq!(a["error"]["code"], -32600, "{}", &a.to_string()[..200.min(a.to_string().len())]);
+    assert_eq!(
+        a["error"]["code"],
+        -32600,
+        "{}",
+        &a.to_string()[..200.min(a.to_string().len())]
+    );
     assert_eq!(a["id"], Value::Null);
     // Still served.
     let s = start_session(&mut c);
@@ -492,7 +504,11 @@ fn another_user_is_refused_by_peer_uid() {
     let mut host = Host::new();
     host.serve();
     // Loosen what the door relies on first (as a careless admin might): the uid check holds.
-    for p in [host.tmp.path().to_path_buf(), host.data.clone(), host.data.join("runtime")] {
+    for p in [
+        host.tmp.path().to_path_buf(),
+        host.data.clone(),
+        host.data.join("runtime"),
+    ] {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     std::fs::set_permissions(socket(&host.data), std::fs::Permissions::from_mode(0o666)).unwrap();
@@ -592,7 +608,11 @@ fn bench_socket_vs_stdio() {
     let socket = measure(&mut direct, &s);
     let _ = child.kill();
     let _ = child.wait();
-    for (name, v) in [("stdio (owner)", &stdio), ("stdio relay → door", &relayed), ("socket (direct)", &socket)] {
+    for (name, v) in [
+        ("stdio (owner)", &stdio),
+        ("stdio relay → door", &relayed),
+        ("socket (direct)", &socket),
+    ] {
         println!(
             "{name}: n={N} min={}us p50={}us p95={}us max={}us",
             v[0],

@@ -154,6 +154,9 @@ mod tests {
         assert_eq!(v["params"]["clientInfo"]["name"], "x");
         let other = br#"{"jsonrpc":"2.0","id":2,"method":"capability/list"}"#;
         assert_eq!(with_token(other, "t0k"), (other.to_vec(), false));
-        assert_eq!(with_token(b"not json\n", "t0k"), (b"not json\n".to_vec(), false));
+        assert_eq!(
+            with_token(b"not json\n", "t0k"),
+            (b"not json\n".to_vec(), false)
+        );
     }
 }

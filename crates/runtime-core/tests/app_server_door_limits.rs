@@ -50,8 +50,14 @@ async fn a_silent_client_is_closed_and_the_cap_refuses_one_more() {
     let mut c = BufReader::new(UnixStream::connect(&sock).await.unwrap());
     let refusal = next_line(&mut c).await.unwrap();
     assert_eq!(refusal["error"]["code"], -32005, "{refusal}");
-    assert_eq!(refusal["error"]["data"]["code"], "appserver.connection_limit");
-    assert!(next_line(&mut c).await.is_none(), "closed after the refusal");
+    assert_eq!(
+        refusal["error"]["data"]["code"],
+        "appserver.connection_limit"
+    );
+    assert!(
+        next_line(&mut c).await.is_none(),
+        "closed after the refusal"
+    );
 
     // The silent ones are closed after the handshake timeout, with the stable code.
     for s in [&mut a, &mut b] {
@@ -69,7 +75,10 @@ async fn a_silent_client_is_closed_and_the_cap_refuses_one_more() {
     );
     ok.get_mut().write_all(init.as_bytes()).await.unwrap();
     let r = next_line(&mut ok).await.unwrap();
-    assert_eq!(r["result"]["serverInfo"]["protocolVersion"], "appserver.v0", "{r}");
+    assert_eq!(
+        r["result"]["serverInfo"]["protocolVersion"], "appserver.v0",
+        "{r}"
+    );
     // Past the handshake the timeout no longer applies.
     tokio::time::sleep(Duration::from_millis(600)).await;
     ok.get_mut()

@@ -24,7 +24,9 @@ fn scripted() -> Arc<dyn ExecutionBackend> {
 }
 
 async fn stored_events(c: &mut Client, session: &str) -> usize {
-    let r = c.ok("agentSession/read", json!({"sessionId": session})).await;
+    let r = c
+        .ok("agentSession/read", json!({"sessionId": session}))
+        .await;
     r["session"]["lastSequence"].as_u64().unwrap() as usize
 }
 
@@ -134,9 +136,16 @@ async fn unknown_capabilities_and_oversized_or_malformed_extras_are_refused_and_
             .await;
         assert_eq!(r["error"]["code"], code, "{r}");
         assert_eq!(r["error"]["data"]["code"], data_code, "{r}");
-        assert!(!r.to_string().contains("mmmmmmmm"), "a refusal echoed the value");
+        assert!(
+            !r.to_string().contains("mmmmmmmm"),
+            "a refusal echoed the value"
+        );
     }
-    assert_eq!(stored_events(&mut c, &s).await, before, "a refused turn recorded something");
+    assert_eq!(
+        stored_events(&mut c, &s).await,
+        before,
+        "a refused turn recorded something"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,9 +163,7 @@ async fn a_session_of_another_workspace_is_not_read() {
         .as_str()
         .unwrap()
         .to_owned();
-    let plain = c
-        .ok("agentSession/start", json!({"appId": "app.x"}))
-        .await["session"]["sessionId"]
+    let plain = c.ok("agentSession/start", json!({"appId": "app.x"})).await["session"]["sessionId"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -172,7 +179,10 @@ async fn a_session_of_another_workspace_is_not_read() {
         assert!(r.get("result").is_none());
     }
     let r = c
-        .ok("agentSession/read", json!({"sessionId": s, "workspaceId": "w1"}))
+        .ok(
+            "agentSession/read",
+            json!({"sessionId": s, "workspaceId": "w1"}),
+        )
         .await;
     assert_eq!(r["session"]["workspaceId"], "w1");
 }
@@ -200,7 +210,10 @@ async fn a_task_run_carries_the_tasks_trace_and_the_request_that_started_it() {
         if evs.iter().any(|e| e.kind().as_str() == "turn.completed") {
             break evs;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the run did not end");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the run did not end"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let turn_events: Vec<Value> = events

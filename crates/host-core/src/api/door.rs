@@ -5,17 +5,17 @@
 //! `runtime.busy`. Keep the returned [`Door`] for as long as the session serves; dropping it
 //! removes the socket and token files.
 
-use runtime_core::app_server::door::{self, DoorLimits};
 pub use runtime_core::app_server::door::Door;
+use runtime_core::app_server::door::{self, DoorLimits};
 
 use std::sync::Arc;
 
 use runtime_core::runtime::Runtime;
 
 use super::session::Session;
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::hosting::model_settings;
 use crate::install::store::Store;
-use crate::foundation::error::{ErrorCode, HostError, HostResult};
 
 /// Opens the runtime (as an app's first `lime.agent` call would) and its door.
 pub fn open(session: &Session) -> HostResult<Door> {

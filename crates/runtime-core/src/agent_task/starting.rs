@@ -2,11 +2,13 @@
 //! the caps, and the first run's turn.
 
 use super::store::TaskRow;
-use crate::runtime::TurnTrace;
-use crate::app_server::protocol::{AgentInput, RuntimeOptions, SessionStartParams, TurnStartParams};
+use crate::app_server::protocol::{
+    AgentInput, RuntimeOptions, SessionStartParams, TurnStartParams,
+};
 use crate::event::format_timestamp;
 use crate::ids::*;
 use crate::runtime::RuntimeError;
+use crate::runtime::TurnTrace;
 
 use super::*;
 

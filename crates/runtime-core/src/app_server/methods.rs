@@ -173,8 +173,10 @@ fn initialize(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
         let given = ip.auth_token.as_deref().unwrap_or("");
         if !super::door_token::matches(expected, given) {
             c.close = true;
-            return Err(RpcError::new(codes::UNAUTHORIZED, "Unauthorized: wrong authToken")
-                .with(json!({"code": "appserver.bad_token"})));
+            return Err(
+                RpcError::new(codes::UNAUTHORIZED, "Unauthorized: wrong authToken")
+                    .with(json!({"code": "appserver.bad_token"})),
+            );
         }
     }
     if ip.client_info.name.trim().is_empty() {

@@ -27,8 +27,8 @@ use crate::runtime::{Runtime, RuntimeError};
 use methods::Phase;
 pub use methods::METHODS;
 use protocol::*;
-pub use stdio::{serve_stdio, ServeConfig, DEFAULT_MAX_LINE_BYTES};
 pub(crate) use stdio::refusal_line;
+pub use stdio::{serve_stdio, ServeConfig, DEFAULT_MAX_LINE_BYTES};
 
 /// Artifact summaries an evidence export lists at most (then `knownGaps:
 /// ["artifacts_truncated"]`; `artifact/read` pages through all of them).

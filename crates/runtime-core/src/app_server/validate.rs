@@ -113,14 +113,21 @@ pub fn turn_given(
     if attachments.len() > MAX_ATTACHMENTS
         || attachments.iter().map(size).sum::<usize>() > MAX_GIVEN_BYTES
     {
-        return Err(invalid("input.attachments", MAX_GIVEN_BYTES, "too many or too large"));
+        return Err(invalid(
+            "input.attachments",
+            MAX_GIVEN_BYTES,
+            "too many or too large",
+        ));
     }
     let shaped = |a: &Value| {
         a.get("kind")
             .and_then(Value::as_str)
             .is_some_and(|k| !k.is_empty() && k.len() <= 64)
     };
-    if !attachments.iter().all(|a| a.is_object() && shaped(a) && strings_are_plain(a)) {
+    if !attachments
+        .iter()
+        .all(|a| a.is_object() && shaped(a) && strings_are_plain(a))
+    {
         return Err(invalid(
             "input.attachments",
             MAX_GIVEN_BYTES,
@@ -130,14 +137,17 @@ pub fn turn_given(
     let metadata = metadata.filter(|m| !m.is_null());
     if let Some(m) = &metadata {
         if size(m) > MAX_GIVEN_BYTES || !strings_are_plain(m) {
-            return Err(invalid("runtimeOptions.metadata", MAX_GIVEN_BYTES, "is too large"));
+            return Err(invalid(
+                "runtimeOptions.metadata",
+                MAX_GIVEN_BYTES,
+                "is too large",
+            ));
         }
     }
     if let Some(c) = &capability_id {
         let known = c == "agentSession"
-            || c.strip_prefix("tool.").is_some_and(|t| {
-                crate::tools::HostTools::specs().iter().any(|s| s.name == t)
-            });
+            || c.strip_prefix("tool.")
+                .is_some_and(|t| crate::tools::HostTools::specs().iter().any(|s| s.name == t));
         if !known {
             let shown: String = c.chars().take(64).collect();
             let mut e = RpcError::new(

@@ -369,7 +369,14 @@ fn session_queue_and_recovery_facts_keep_their_wire_shape() {
             json!({"status": "idle"}),
         ),
         (
-            turn_submitted(s(), &turn, SubmitStatus::Queued, 5, false, &Default::default()),
+            turn_submitted(
+                s(),
+                &turn,
+                SubmitStatus::Queued,
+                5,
+                false,
+                &Default::default(),
+            ),
             "turn.submitted",
             json!({"inputRef": "input://tu/user", "source": "agentSession/turn/start",
                    "status": "queued", "inputChars": 5, "structuredOutput": false}),

@@ -124,7 +124,11 @@ impl AgentService {
 
     fn open(&mut self, store: &Store) -> Result<&AgentHost, String> {
         let configured = configured(store);
-        if self.host.as_ref().is_some_and(|h| !h.with_model && configured) {
+        if self
+            .host
+            .as_ref()
+            .is_some_and(|h| !h.with_model && configured)
+        {
             // A model was configured since the runtime opened without one: the same runtime
             // (and every App Server client on it) gets the backend.
             if let Some(backend) = self.backend(store) {
