@@ -12,8 +12,8 @@ pub fn fresh() -> std::io::Result<String> {
 pub fn matches(expected: &str, given: &str) -> bool {
     let (a, b) = (expected.as_bytes(), given.as_bytes());
     let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
-    for i in 0..a.len() {
-        diff |= a[i] ^ b.get(i).copied().unwrap_or(0);
+    for (i, x) in a.iter().enumerate() {
+        diff |= x ^ b.get(i).copied().unwrap_or(0);
     }
     diff == 0 && !a.is_empty()
 }

@@ -123,25 +123,24 @@ impl AgentService {
     }
 
     fn open(&mut self, store: &Store) -> Result<&AgentHost, String> {
-        let configured = configured(store);
-        if self
-            .host
-            .as_ref()
-            .is_some_and(|h| !h.with_model && configured)
-        {
-            // A model was configured since the runtime opened without one: the same runtime
-            // (and every App Server client on it) gets the backend.
-            if let Some(backend) = self.backend(store) {
-                let h = self.host.as_mut().expect("checked");
-                h.tasks.runtime().set_backend(backend);
-                h.with_model = true;
+        let backend = if self.host.is_none() {
+            self.backend(store)
+        } else {
+            // A model configured since the runtime opened without one: the same runtime (and
+            // every App Server client on it) gets the backend.
+            let late = self
+                .host
+                .as_ref()
+                .is_some_and(|h| !h.with_model && configured(store));
+            let backend = if late { self.backend(store) } else { None };
+            let host = self.host.as_mut().ok_or("the agent runtime is gone")?;
+            if let Some(b) = backend {
+                host.tasks.runtime().set_backend(b);
+                host.with_model = true;
             }
-        }
-        if self.host.is_some() {
-            return Ok(self.host.as_ref().expect("checked"));
-        }
+            return Ok(host);
+        };
         // First use.
-        let backend = self.backend(store);
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("apphost-agent")
