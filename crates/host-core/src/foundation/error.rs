@@ -208,6 +208,10 @@ error_codes! {
     WorkflowAnswerNotByUser = "workflow.answer_not_by_user" => Rejected,
     /// The runs' event log could not be read or written.
     WorkflowRunFailed = "workflow.run_failed" => Internal,
+    /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
+    WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
+    /// A start reused an idempotency key with another input.
+    WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
