@@ -21,6 +21,7 @@ macro_rules! err_line {
 }
 
 mod app_server;
+mod app_server_relay;
 mod args;
 mod author;
 mod commands;

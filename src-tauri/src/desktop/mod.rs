@@ -52,6 +52,10 @@ pub fn run() -> i32 {
         )
         .with_launch_package(package),
     );
+    // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
+    let _door = host_core::api::door::open(&session)
+        .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
+        .ok();
 
     let mut builder = tauri::Builder::default();
     if bench::enabled() {

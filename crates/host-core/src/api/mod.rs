@@ -12,6 +12,7 @@ pub mod apps;
 pub mod bridge;
 pub mod center;
 pub mod dev_console;
+pub mod door;
 pub mod events;
 pub mod external;
 pub mod host_update;

@@ -139,6 +139,15 @@ impl BridgeHost {
         self.services.agent_tasks(store)
     }
 
+    /// The one runtime of the bridge's `lime.agent` and its tokio runtime (the App Server door
+    /// serves it, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.services.agent_runtime(store)
+    }
+
     /// The data directory's workflow runs, driven by this host session (opened on first use;
     /// the host UI acts on them as the user). `Err` is a message (`runtime.busy`: another
     /// process drives them).

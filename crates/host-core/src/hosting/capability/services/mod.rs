@@ -234,6 +234,15 @@ impl Services {
         self.agent.tasks(store)
     }
 
+    /// The runtime `lime.agent` uses and the tokio runtime it runs on (the App Server door
+    /// serves the same one, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.agent.runtime(store)
+    }
+
     /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
     pub fn agent_status(&self, store: &Store) -> &'static str {
         self.agent.status(store)
