@@ -15,10 +15,10 @@ use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
 use host_core::install::inspect::{inspect, InspectOptions, Inspection};
 use host_core::install::package::catalog::CatalogSelect;
-use host_core::install::package::source::resolve;
+use host_core::install::package::source::{resolve, ResolvedSource};
 use host_core::install::signature::{self, TrustedKey};
 use host_core::install::store::{
-    DataMode, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store,
+    AppSummary, DataMode, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store,
 };
 
 pub fn dispatch(cli: Cli) -> HostResult<i32> {
@@ -46,8 +46,12 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         }
         Command::Validate(a) => validate(&dir, &a, json),
         Command::Inspect(a) => inspect_cmd(&dir, &a, json),
+        Command::Install(a) if super::catalog::is_app_spec(&a.source.source) => {
+            super::catalog::install_by_id(&dir, &a, json)
+        }
         Command::Install(a) => install(&dir, &a, InstallMode::Install, json),
-        Command::Update(a) => install(&dir, &a, InstallMode::Update, json),
+        Command::Update(a) => super::catalog::update(&dir, a, json),
+        Command::Catalog(c) => super::catalog::run(&dir, c, json),
         Command::List => {
             let apps = Store::open(&dir)?.list_apps()?;
             output::list(&apps, json);
@@ -224,8 +228,22 @@ fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     Ok(0)
 }
 
-fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> HostResult<i32> {
+pub(super) fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> HostResult<i32> {
     let source = resolve(&a.source.source, &select(&a.source))?;
+    let (summary, plan) = install_source(dir, &source, a, mode, json)?;
+    print_installed(json, mode, &summary, &plan);
+    Ok(0)
+}
+
+/// Installs or updates from a resolved source (a path, or a package a remote catalog
+/// downloaded); answers the installed summary.
+pub(super) fn install_source(
+    dir: &DataDir,
+    source: &ResolvedSource,
+    a: &InstallArgs,
+    mode: InstallMode,
+    json: bool,
+) -> HostResult<(AppSummary, InstallPlan)> {
     let store = open_locked(dir, json)?;
     let keys = store.trusted_keys()?;
     let profile = HostProfile::current();
@@ -238,7 +256,7 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
         },
         json,
     );
-    let staged = store.stage(&source, &opts, &mut |d, t| progress.update(d, t));
+    let staged = store.stage(source, &opts, &mut |d, t| progress.update(d, t));
     progress.finish();
     let options = PlanOptions {
         sideload: a.sideload,
@@ -277,6 +295,11 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
         Ok(plan.needs_consent().iter().cloned().collect())
     };
     let summary = planned.commit(&store, &mut ask)?.summary;
+    Ok((summary, plan))
+}
+
+/// Prints what an install or update did.
+pub(super) fn print_installed(json: bool, mode: InstallMode, summary: &AppSummary, plan: &InstallPlan) {
     let verb = if mode == InstallMode::Install {
         "installed"
     } else {
@@ -289,7 +312,6 @@ fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> Hos
     text.push_str(&format!(" — readiness: {}", summary.readiness));
     output::warnings(json, &summary.warnings);
     output::done(json, &text, &json!({"app": summary, "plan": plan}));
-    Ok(0)
 }
 
 fn set_enabled(dir: &DataDir, app: &str, enabled: bool, json: bool) -> HostResult<i32> {

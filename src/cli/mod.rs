@@ -23,6 +23,7 @@ macro_rules! err_line {
 mod app_server;
 mod args;
 mod author;
+mod catalog;
 mod commands;
 mod dev;
 mod grants;

@@ -19,6 +19,11 @@ use crate::foundation::paths::DataDir;
 use crate::install::package::catalog::CatalogRelease;
 use crate::install::package::source::{ResolvedSource, SourceKind};
 
+/// The wall clock the catalog commands check expiries against.
+pub fn now() -> jiff::Timestamp {
+    jiff::Timestamp::now()
+}
+
 /// What `catalog list` shows of one catalog.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -67,6 +67,23 @@ pub struct Expiries {
 }
 
 impl Expiries {
+    /// `--expires <duration>` for every role, or the defaults: root 365 days, targets and
+    /// snapshot 90, timestamp 7.
+    pub fn from_now(expires: Option<&str>) -> HostResult<Expiries> {
+        let t = jiff::Timestamp::now();
+        let after = |d: jiff::SignedDuration| t.checked_add(d).unwrap_or(t);
+        let days = |n: i64| after(jiff::SignedDuration::from_hours(n * 24));
+        Ok(match expires {
+            Some(text) => Expiries::all(after(parse_duration(text)?)),
+            None => Expiries {
+                root: days(365),
+                targets: days(90),
+                snapshot: days(90),
+                timestamp: days(7),
+            },
+        })
+    }
+
     /// The same expiry for every role.
     pub fn all(at: jiff::Timestamp) -> Expiries {
         Expiries {
