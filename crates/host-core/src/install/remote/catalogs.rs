@@ -80,7 +80,6 @@ pub fn add(dir: &DataDir, name: &str, url: &str, root: &[u8], now: jiff::Timesta
         snapshot: None,
         targets: None,
         files: Default::default(),
-        refreshed_at: None,
     };
     let fetch = HttpFetch::new(url.as_str(), Timeouts::from_env())?;
     let new = refresh(&state, &fetch, now)?;
@@ -161,7 +160,7 @@ fn info(dir: &DataDir, name: &str, now: jiff::Timestamp) -> HostResult<CatalogIn
         targets_version: None,
         apps: 0,
         releases: 0,
-        refreshed_at: state.refreshed_at.clone(),
+        refreshed_at: status.last_success_at.clone(),
         expires: None,
         stale: false,
         stale_since: status.failing_since.clone(),

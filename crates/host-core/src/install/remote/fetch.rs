@@ -213,9 +213,9 @@ impl HttpFetch {
             match self.download_once(path, target, part) {
                 Ok(()) => return Ok(()),
                 Err(Stop::Error(e)) => {
-                    if matches!(e.code, ErrorCode::CatalogTargetMismatch | ErrorCode::CatalogTargetTooLarge) {
-                        let _ = std::fs::remove_file(part);
-                    }
+                    // Wrong, endless or too slow data is not kept; only a cut connection's
+                    // bytes are (resumed by the next attempt or command).
+                    let _ = std::fs::remove_file(part);
                     return Err(e);
                 }
                 Err(Stop::Interrupted(e)) => last = Some(e),

@@ -76,8 +76,6 @@ pub struct TrustedState {
     /// Verified target files kept (the release files), by target path.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
-    #[serde(default)]
-    pub refreshed_at: Option<String>,
 }
 
 /// The last refresh attempt of one catalog.

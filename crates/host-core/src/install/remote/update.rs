@@ -167,7 +167,6 @@ pub fn refresh(
     next.snapshot = Some(utf8("snapshot", snap_bytes)?);
     next.targets = Some(utf8("targets", t_bytes)?);
     next.files = files;
-    next.refreshed_at = Some(now.to_string());
     Ok(next)
 }
 
