@@ -44,7 +44,14 @@ impl Env {
             server,
         };
         let root = env.repo.root_file();
-        let (code, v) = env.run(&["catalog", "add", "main", &env.server.url.clone(), "--root", root.to_str().unwrap()]);
+        let (code, v) = env.run(&[
+            "catalog",
+            "add",
+            "main",
+            &env.server.url.clone(),
+            "--root",
+            root.to_str().unwrap(),
+        ]);
         assert_eq!(code, 0, "{v}");
         env
     }
@@ -88,7 +95,11 @@ impl Env {
         assert_ne!(exit, 0, "{args:?} passed: {v}");
         assert_eq!(code_of(&v), code, "{args:?}: {v}");
         assert_eq!(self.observed(), before, "{args:?} changed state");
-        assert!(self.downloads_left().is_empty(), "{:?}", self.downloads_left());
+        assert!(
+            self.downloads_left().is_empty(),
+            "{:?}",
+            self.downloads_left()
+        );
         v
     }
 
@@ -97,7 +108,8 @@ impl Env {
     }
 
     fn serve_metadata(&self, name: &str, bytes: Vec<u8>) {
-        self.server.set(&format!("metadata/{name}"), Reply::File(bytes));
+        self.server
+            .set(&format!("metadata/{name}"), Reply::File(bytes));
     }
 
     /// A copy of the repository's metadata files as they are now.
@@ -121,7 +133,10 @@ fn snapshot_over(keys: &Keys, version: u64, targets_version: u64, targets: &[u8]
         spec_version: SPEC_VERSION.into(),
         version,
         expires: month().snapshot.to_string(),
-        meta: BTreeMap::from([("targets.json".to_owned(), meta_file(targets_version, targets))]),
+        meta: BTreeMap::from([(
+            "targets.json".to_owned(),
+            meta_file(targets_version, targets),
+        )]),
     };
     sign(&s, &[&keys.snapshot])
 }
@@ -133,7 +148,10 @@ fn timestamp_over(keys: &Keys, version: u64, snapshot_version: u64, snapshot: &[
         spec_version: SPEC_VERSION.into(),
         version,
         expires: month().timestamp.to_string(),
-        meta: BTreeMap::from([("snapshot.json".to_owned(), meta_file(snapshot_version, snapshot))]),
+        meta: BTreeMap::from([(
+            "snapshot.json".to_owned(),
+            meta_file(snapshot_version, snapshot),
+        )]),
     };
     sign(&t, &[&keys.timestamp])
 }
@@ -178,12 +196,19 @@ fn expired_metadata_is_refused_and_the_catalog_is_listed_stale() {
         let v = env.refresh_refused("catalog.metadata_expired");
         assert_eq!(v["error"]["details"]["role"], role);
         // Installing through the catalog is refused too; the installed app is untouched.
-        env.refused(&["update", "hello-app", "--yes", "--sideload"], &[], "catalog.metadata_expired");
+        env.refused(
+            &["update", "hello-app", "--yes", "--sideload"],
+            &[],
+            "catalog.metadata_expired",
+        );
     }
     let (_, list) = env.run(&["catalog", "list"]);
     assert_eq!(list[0]["stale"], true, "{list}");
     assert!(list[0]["staleSince"].is_string(), "{list}");
-    assert_eq!(list[0]["lastError"]["code"], "catalog.metadata_expired", "{list}");
+    assert_eq!(
+        list[0]["lastError"]["code"], "catalog.metadata_expired",
+        "{list}"
+    );
     // The installed app still runs as before: readiness unchanged is checked by `refused`.
 }
 
@@ -231,7 +256,10 @@ fn root_rotation_needs_the_old_roots_signatures() {
     env.serve_metadata("2.root.json", forged);
     env.refresh_refused("catalog.root_rotation_refused");
     // Signed by both, but claiming version 5 (fast-forward).
-    let ff = sign(&publish::root_for(&new, exp, 5), &[&new.root, &env.repo.keys.root]);
+    let ff = sign(
+        &publish::root_for(&new, exp, 5),
+        &[&new.root, &env.repo.keys.root],
+    );
     env.serve_metadata("2.root.json", ff);
     env.refresh_refused("catalog.root_rotation_refused");
     // Signed by the old root only: the new root's own threshold is not met.
@@ -276,7 +304,10 @@ fn wrong_keys_and_unmet_thresholds_are_refused() {
     let forged_targets = sign(&targets["signed"], &[&attacker.targets]);
     let snap = snapshot_over(&env.repo.keys, 2, 1, &forged_targets);
     env.serve_metadata("targets.json", forged_targets);
-    env.serve_metadata("timestamp.json", timestamp_over(&env.repo.keys, 2, 2, &snap));
+    env.serve_metadata(
+        "timestamp.json",
+        timestamp_over(&env.repo.keys, 2, 2, &snap),
+    );
     env.serve_metadata("snapshot.json", snap);
     let v = env.refresh_refused("catalog.signature_invalid");
     assert_eq!(v["error"]["details"]["role"], "targets");
@@ -304,11 +335,12 @@ fn a_package_that_differs_from_the_signed_target_is_refused() {
     let mut flipped = good.clone();
     let mid = flipped.len() / 2;
     flipped[mid] ^= 0xff;
-    env.server.set(&PKG.to_owned(), Reply::File(flipped));
+    env.server.set(PKG, Reply::File(flipped));
     let args = ["install", "hello-app", "--yes", "--sideload"];
     env.refused(&args, &[], "catalog.target_mismatch");
     // Shorter than signed.
-    env.server.set(PKG, Reply::File(good[..good.len() - 10].to_vec()));
+    env.server
+        .set(PKG, Reply::File(good[..good.len() - 10].to_vec()));
     env.refused(&args, &[], "catalog.target_mismatch");
     // A new release file (a new version), edited by the server.
     env.repo.add("hello-app-v2");
@@ -316,7 +348,8 @@ fn a_package_that_differs_from_the_signed_target_is_refused() {
     env.server.serve_dir(&env.repo.out);
     let mut releases = std::fs::read(env.repo.out.join("targets/releases/hello-app.json")).unwrap();
     releases[10] = b' ';
-    env.server.set("targets/releases/hello-app.json", Reply::File(releases));
+    env.server
+        .set("targets/releases/hello-app.json", Reply::File(releases));
     env.refresh_refused("catalog.target_mismatch");
 }
 
@@ -325,10 +358,18 @@ fn endless_data_is_cut_at_the_signed_length() {
     let env = Env::new();
     let started = Instant::now();
     env.server.set(PKG, Reply::Endless);
-    env.refused(&["install", "hello-app", "--yes", "--sideload"], &[], "catalog.target_too_large");
+    env.refused(
+        &["install", "hello-app", "--yes", "--sideload"],
+        &[],
+        "catalog.target_too_large",
+    );
     env.server.set("metadata/timestamp.json", Reply::Endless);
     env.refresh_refused("catalog.metadata_too_large");
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -337,34 +378,59 @@ fn slow_data_times_out() {
     let args = ["install", "hello-app", "--yes", "--sideload"];
     env.server.set(PKG, Reply::Stall);
     let started = Instant::now();
-    env.refused(&args, &[("APPHOST_CATALOG_STALL_TIMEOUT_MS", "500")], "catalog.timeout");
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    env.refused(
+        &args,
+        &[("APPHOST_CATALOG_STALL_TIMEOUT_MS", "500")],
+        "catalog.timeout",
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     // One byte every 100 ms never stalls; the total bound stops it.
     env.server.set(PKG, Reply::Drip);
     let started = Instant::now();
     env.refused(
         &args,
-        &[("APPHOST_CATALOG_STALL_TIMEOUT_MS", "1000"), ("APPHOST_CATALOG_TOTAL_TIMEOUT_MS", "1500")],
+        &[
+            ("APPHOST_CATALOG_STALL_TIMEOUT_MS", "1000"),
+            ("APPHOST_CATALOG_TOTAL_TIMEOUT_MS", "1500"),
+        ],
         "catalog.timeout",
     );
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
 fn server_errors_and_garbage_never_change_an_installed_app() {
     let env = Env::new();
     env.install_v1();
-    env.server.set("metadata/timestamp.json", Reply::Status(500));
+    env.server
+        .set("metadata/timestamp.json", Reply::Status(500));
     env.refresh_refused("catalog.fetch_failed");
-    env.server.set("metadata/timestamp.json", Reply::File(b"{\"signed\": [garbage".to_vec()));
+    env.server.set(
+        "metadata/timestamp.json",
+        Reply::File(b"{\"signed\": [garbage".to_vec()),
+    );
     env.refresh_refused("catalog.metadata_invalid");
-    env.server.set("metadata/timestamp.json", Reply::File(b"{\"signed\": {}, \"signatures\": []}".to_vec()));
+    env.server.set(
+        "metadata/timestamp.json",
+        Reply::File(b"{\"signed\": {}, \"signatures\": []}".to_vec()),
+    );
     env.refresh_refused("catalog.signature_invalid");
     // `update --all` reports the failure and leaves the app as it was.
     let before = env.observed();
     let (code, v) = env.run(&["update", "--all", "--yes", "--sideload"]);
     assert_eq!(code, 1, "{v}");
-    assert_eq!(v["failed"][0]["error"]["code"], "catalog.signature_invalid", "{v}");
+    assert_eq!(
+        v["failed"][0]["error"]["code"], "catalog.signature_invalid",
+        "{v}"
+    );
     assert_eq!(env.observed(), before);
     let (_, list) = env.run(&["catalog", "list"]);
     assert_eq!(list[0]["stale"], true, "{list}");
@@ -386,8 +452,10 @@ fn a_release_whose_app_id_differs_from_the_package_is_refused() {
     // The publisher signs a release of "hello-app" whose package is notes-viewer.
     env.repo.add("notes-viewer");
     env.repo.build();
-    let mut rel: Value =
-        serde_json::from_slice(&std::fs::read(env.repo.out.join("targets/releases/notes-viewer.json")).unwrap()).unwrap();
+    let mut rel: Value = serde_json::from_slice(
+        &std::fs::read(env.repo.out.join("targets/releases/notes-viewer.json")).unwrap(),
+    )
+    .unwrap();
     let mut release = rel["releases"][0].take();
     release["appId"] = "hello-app".into();
     release["version"] = "9.0.0".into();
@@ -408,7 +476,11 @@ fn a_release_whose_app_id_differs_from_the_package_is_refused() {
     publish::sign_repository(&env.repo.out, map, &env.repo.keys, &month()).unwrap();
     env.server.serve_dir(&env.repo.out);
     assert_eq!(env.run(&["catalog", "refresh"]).0, 0);
-    env.refused(&["install", "hello-app@9.0.0", "--yes", "--sideload"], &[], "catalog.release_mismatch");
+    env.refused(
+        &["install", "hello-app@9.0.0", "--yes", "--sideload"],
+        &[],
+        "catalog.release_mismatch",
+    );
 }
 
 #[test]
@@ -423,7 +495,11 @@ fn a_revoked_release_is_refused_and_skipped() {
     env.repo.build();
     env.server.serve_dir(&env.repo.out);
     assert_eq!(env.run(&["catalog", "refresh"]).0, 0);
-    let v = env.refused(&["install", "hello-app@1.1.0", "--yes", "--sideload"], &[], "catalog.release_revoked");
+    let v = env.refused(
+        &["install", "hello-app@1.1.0", "--yes", "--sideload"],
+        &[],
+        "catalog.release_revoked",
+    );
     assert_eq!(v["error"]["details"]["reason"], "leaks notes");
     // Without a version the newest unrevoked release is taken.
     env.install_v1();
@@ -435,7 +511,8 @@ fn a_revoked_release_is_refused_and_skipped() {
 fn an_interrupted_download_resumes_with_a_range_request() {
     let env = Env::new();
     let good = std::fs::read(env.repo.out.join(PKG)).unwrap();
-    env.server.set(PKG, Reply::CutOnce(good.clone(), good.len() / 2));
+    env.server
+        .set(PKG, Reply::CutOnce(good.clone(), good.len() / 2));
     env.install_v1();
     let asked: Vec<Option<String>> = env
         .server
@@ -444,7 +521,10 @@ fn an_interrupted_download_resumes_with_a_range_request() {
         .filter(|(p, _)| p.ends_with("hello-app-1.0.0.zip"))
         .map(|(_, r)| r)
         .collect();
-    assert_eq!(asked, vec![None, Some(format!("bytes={}-", good.len() / 2))]);
+    assert_eq!(
+        asked,
+        vec![None, Some(format!("bytes={}-", good.len() / 2))]
+    );
     assert!(env.downloads_left().is_empty());
 }
 
@@ -453,10 +533,17 @@ fn trusted_state_edited_on_disk_is_not_believed() {
     let env = Env::new();
     let path = env.data.join("catalogs/main/trusted.json");
     let mut state: Value = serde_json::from_slice(&env.trusted()).unwrap();
-    let file = state["files"]["releases/hello-app.json"].as_str().unwrap().replace("1.0.0", "1.0.1");
+    let file = state["files"]["releases/hello-app.json"]
+        .as_str()
+        .unwrap()
+        .replace("1.0.0", "1.0.1");
     state["files"]["releases/hello-app.json"] = file.into();
     std::fs::write(&path, serde_json::to_vec(&state).unwrap()).unwrap();
-    env.refused(&["install", "hello-app", "--yes", "--sideload"], &[], "catalog.target_mismatch");
+    env.refused(
+        &["install", "hello-app", "--yes", "--sideload"],
+        &[],
+        "catalog.target_mismatch",
+    );
     let (_, s) = env.run(&["catalog", "search"]);
     assert_eq!(s, Value::Array(vec![]), "a tampered state lists nothing");
 }

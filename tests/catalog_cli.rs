@@ -24,7 +24,15 @@ fn build_add_search_install_update_and_channels() {
     assert_eq!(code, 0, "{v}");
     let out = repo.out.to_str().unwrap().to_owned();
     let build = |extra: &[&str]| {
-        let mut args = vec!["catalog", "build", repo.packages.to_str().unwrap(), "--key", key.to_str().unwrap(), "--out", &out];
+        let mut args = vec![
+            "catalog",
+            "build",
+            repo.packages.to_str().unwrap(),
+            "--key",
+            key.to_str().unwrap(),
+            "--out",
+            &out,
+        ];
         args.extend_from_slice(extra);
         let (code, v) = cli(t, &data, &args, &[]);
         assert_eq!(code, 0, "{v}");
@@ -37,13 +45,38 @@ fn build_add_search_install_update_and_channels() {
     let server = Server::start();
     server.serve_dir(&repo.out);
     let root = repo.root_file();
-    let (code, v) = run(&["catalog", "add", "main", &server.url, "--root", root.to_str().unwrap()]);
+    let (code, v) = run(&[
+        "catalog",
+        "add",
+        "main",
+        &server.url,
+        "--root",
+        root.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{v}");
-    assert_eq!((v["apps"].as_u64(), v["releases"].as_u64()), (Some(2), Some(2)), "{v}");
+    assert_eq!(
+        (v["apps"].as_u64(), v["releases"].as_u64()),
+        (Some(2), Some(2)),
+        "{v}"
+    );
     // The same name again is refused; a non-loopback http URL too.
-    let (_, v) = run(&["catalog", "add", "main", &server.url, "--root", root.to_str().unwrap()]);
+    let (_, v) = run(&[
+        "catalog",
+        "add",
+        "main",
+        &server.url,
+        "--root",
+        root.to_str().unwrap(),
+    ]);
     assert_eq!(code_of(&v), "catalog.exists");
-    let (_, v) = run(&["catalog", "add", "other", "http://example.com/", "--root", root.to_str().unwrap()]);
+    let (_, v) = run(&[
+        "catalog",
+        "add",
+        "other",
+        "http://example.com/",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
     assert_eq!(code_of(&v), "catalog.insecure_url");
 
     let (_, found) = run(&["catalog", "search", "VIEWER"]);
@@ -63,7 +96,11 @@ fn build_add_search_install_update_and_channels() {
     // A new stable release and a beta.
     repo.add("hello-app-v2");
     repo.add("hello-app-v3");
-    std::fs::write(repo.packages.join("hello-app-v3.release.json"), r#"{"channel": "beta"}"#).unwrap();
+    std::fs::write(
+        repo.packages.join("hello-app-v3.release.json"),
+        r#"{"channel": "beta"}"#,
+    )
+    .unwrap();
     let v = build(&[]);
     assert_eq!(v["targetsVersion"], 2);
     server.serve_dir(&repo.out);
@@ -73,7 +110,14 @@ fn build_add_search_install_update_and_channels() {
     let (_, v) = run(&["update", "hello-app", "--yes", "--sideload"]);
     assert_eq!(v["upToDate"], "1.1.0", "{v}");
     // Switching the app to the beta channel.
-    let (code, v) = run(&["update", "hello-app", "--channel", "beta", "--yes", "--sideload"]);
+    let (code, v) = run(&[
+        "update",
+        "hello-app",
+        "--channel",
+        "beta",
+        "--yes",
+        "--sideload",
+    ]);
     assert_eq!(code, 0, "{v}");
     let (_, v) = run(&["list"]);
     assert_eq!(v[0]["activeVersion"], "1.2.0", "{v}");

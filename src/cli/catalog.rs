@@ -128,7 +128,10 @@ pub fn run(dir: &DataDir, cmd: CatalogCommand, json: bool) -> HostResult<i32> {
             let info = catalogs::add(dir, &name, &url, &bytes, now())?;
             output::done(
                 json,
-                &format!("added catalog {}: {} apps, {} releases", info.name, info.apps, info.releases),
+                &format!(
+                    "added catalog {}: {} apps, {} releases",
+                    info.name, info.apps, info.releases
+                ),
                 &json!(info),
             );
             Ok(0)
@@ -178,7 +181,10 @@ pub fn run(dir: &DataDir, cmd: CatalogCommand, json: bool) -> HostResult<i32> {
                         r.version,
                         l.catalog,
                         r.display_name.as_deref().unwrap_or(""),
-                        r.publisher.as_deref().map(|p| format!(" — {p}")).unwrap_or_default(),
+                        r.publisher
+                            .as_deref()
+                            .map(|p| format!(" — {p}"))
+                            .unwrap_or_default(),
                         if r.permissions.is_empty() {
                             String::new()
                         } else {
@@ -191,7 +197,11 @@ pub fn run(dir: &DataDir, cmd: CatalogCommand, json: bool) -> HostResult<i32> {
         }
         CatalogCommand::Remove { name } => {
             catalogs::remove(dir, &name)?;
-            output::done(json, &format!("removed catalog {name}"), &json!({"removed": name}));
+            output::done(
+                json,
+                &format!("removed catalog {name}"),
+                &json!({"removed": name}),
+            );
             Ok(0)
         }
         CatalogCommand::Build {
@@ -227,7 +237,9 @@ fn info_line(i: &CatalogInfo) -> String {
         i.url,
         i.apps,
         i.releases,
-        i.targets_version.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+        i.targets_version
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-".into())
     );
     if let Some(at) = &i.refreshed_at {
         s.push_str(&format!(", refreshed {at}"));
@@ -242,7 +254,13 @@ fn info_line(i: &CatalogInfo) -> String {
     s
 }
 
-fn build(packages: &Path, key: &Path, expires: Option<&str>, out: &Path, json: bool) -> HostResult<i32> {
+fn build(
+    packages: &Path,
+    key: &Path,
+    expires: Option<&str>,
+    out: &Path,
+    json: bool,
+) -> HostResult<i32> {
     let doc: Value = serde_json::from_slice(&read_small(key, 64 * 1024)?)
         .map_err(|e| HostError::new(ErrorCode::KeyInvalid, format!("{}: {e}", key.display())))?;
     let key = signature::parse_secret_key(&doc)?;
@@ -271,12 +289,24 @@ pub fn install_by_id(dir: &DataDir, a: &InstallArgs, json: bool) -> HostResult<i
     let wanted = Wanted::parse(&spec, a.channel.clone());
     let fetched = catalogs::fetch_release(dir, &wanted, a.catalog.as_deref(), now())?;
     let (summary, plan) = install_source(dir, &fetched.source, a, InstallMode::Install, json)?;
-    follow(dir, &summary.name, &fetched.catalog, a.channel.as_deref(), &fetched.release.channel)?;
+    follow(
+        dir,
+        &summary.name,
+        &fetched.catalog,
+        a.channel.as_deref(),
+        &fetched.release.channel,
+    )?;
     print_installed(json, InstallMode::Install, &summary, &plan);
     Ok(0)
 }
 
-fn follow(dir: &DataDir, app: &str, catalog: &str, asked: Option<&str>, release_channel: &str) -> HostResult<()> {
+fn follow(
+    dir: &DataDir,
+    app: &str,
+    catalog: &str,
+    asked: Option<&str>,
+    release_channel: &str,
+) -> HostResult<()> {
     state::set_followed(
         dir,
         app,
@@ -323,8 +353,11 @@ fn update_one(dir: &DataDir, app: &str, a: &UpdateArgs, json: bool) -> HostResul
         .into_iter()
         .find(|s| s.name == app)
         .ok_or_else(|| {
-            HostError::new(ErrorCode::AppNotInstalled, format!("{app} is not installed"))
-                .with("app", app)
+            HostError::new(
+                ErrorCode::AppNotInstalled,
+                format!("{app} is not installed"),
+            )
+            .with("app", app)
         })?;
     let followed = state::followed(dir)?.remove(app);
     let channel = a
@@ -363,14 +396,22 @@ fn update_one(dir: &DataDir, app: &str, a: &UpdateArgs, json: bool) -> HostResul
 
 fn update_all(dir: &DataDir, a: &UpdateArgs, json: bool) -> HostResult<i32> {
     let followed = state::followed(dir)?;
-    let installed: Vec<String> = Store::open(dir)?.list_apps()?.into_iter().map(|s| s.name).collect();
+    let installed: Vec<String> = Store::open(dir)?
+        .list_apps()?
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
     let mut updated = Vec::new();
     let mut current = Vec::new();
     let mut failed = Vec::new();
     for app in followed.keys().filter(|a| installed.contains(a)) {
         match update_one(dir, app, a, json) {
-            Ok(Outcome::Updated { from, to }) => updated.push(json!({"app": app, "from": from, "to": to})),
-            Ok(Outcome::UpToDate { version }) => current.push(json!({"app": app, "version": version})),
+            Ok(Outcome::Updated { from, to }) => {
+                updated.push(json!({"app": app, "from": from, "to": to}))
+            }
+            Ok(Outcome::UpToDate { version }) => {
+                current.push(json!({"app": app, "version": version}))
+            }
             Err(e) => {
                 if !json {
                     output::print_error(&e, false);

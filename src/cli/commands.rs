@@ -228,7 +228,12 @@ fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     Ok(0)
 }
 
-pub(super) fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> HostResult<i32> {
+pub(super) fn install(
+    dir: &DataDir,
+    a: &InstallArgs,
+    mode: InstallMode,
+    json: bool,
+) -> HostResult<i32> {
     let source = resolve(&a.source.source, &select(&a.source))?;
     let (summary, plan) = install_source(dir, &source, a, mode, json)?;
     print_installed(json, mode, &summary, &plan);
@@ -299,7 +304,12 @@ pub(super) fn install_source(
 }
 
 /// Prints what an install or update did.
-pub(super) fn print_installed(json: bool, mode: InstallMode, summary: &AppSummary, plan: &InstallPlan) {
+pub(super) fn print_installed(
+    json: bool,
+    mode: InstallMode,
+    summary: &AppSummary,
+    plan: &InstallPlan,
+) {
     let verb = if mode == InstallMode::Install {
         "installed"
     } else {

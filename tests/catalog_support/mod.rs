@@ -77,7 +77,10 @@ impl Repo {
     /// Zips `fixtures/packages/good/<fixture>` into the packages folder.
     pub fn add(&self, fixture: &str) -> PathBuf {
         let zip = self.packages.join(format!("{fixture}.zip"));
-        zip_dir(&repo_root().join("fixtures/packages/good").join(fixture), &zip);
+        zip_dir(
+            &repo_root().join("fixtures/packages/good").join(fixture),
+            &zip,
+        );
         zip
     }
 
@@ -110,7 +113,11 @@ pub fn cli(tmp: &Path, data: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32
     }
     let out = cmd.output().unwrap();
     let code = out.status.code().unwrap_or(-1);
-    let text = if out.stdout.is_empty() { &out.stderr } else { &out.stdout };
+    let text = if out.stdout.is_empty() {
+        &out.stderr
+    } else {
+        &out.stdout
+    };
     let value = serde_json::from_slice(text)
         .or_else(|_| {
             // The last line of stderr holds the error.

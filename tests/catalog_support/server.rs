@@ -61,7 +61,11 @@ impl Server {
     }
 
     pub fn remove(&self, path: &str) {
-        self.shared.lock().unwrap().routes.remove(&format!("/repo/{path}"));
+        self.shared
+            .lock()
+            .unwrap()
+            .routes
+            .remove(&format!("/repo/{path}"));
     }
 
     /// Serves every file under `dir` (replacing what was served).
@@ -117,7 +121,11 @@ fn handle(conn: TcpStream, shared: &Arc<Mutex<Shared>>) -> std::io::Result<()> {
             Some(Reply::Status(code)) => status(&mut out, code)?,
             Some(Reply::File(bytes)) => file(&mut out, &bytes, range.as_deref())?,
             Some(Reply::CutOnce(bytes, n)) => {
-                write!(out, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", bytes.len())?;
+                write!(
+                    out,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                    bytes.len()
+                )?;
                 out.write_all(&bytes[..n])?;
                 out.flush()?;
                 return Ok(()); // hang up mid-body
@@ -175,7 +183,11 @@ fn file(out: &mut TcpStream, bytes: &[u8], range: Option<&str>) -> std::io::Resu
             out.write_all(&bytes[n..])?;
         }
         _ => {
-            write!(out, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", bytes.len())?;
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                bytes.len()
+            )?;
             out.write_all(bytes)?;
         }
     }

@@ -59,7 +59,13 @@ pub struct Listing {
 
 /// Adds a catalog: pins `root` (self-signed, checked), then refreshes; saves nothing unless
 /// the first refresh passes.
-pub fn add(dir: &DataDir, name: &str, url: &str, root: &[u8], now: jiff::Timestamp) -> HostResult<CatalogInfo> {
+pub fn add(
+    dir: &DataDir,
+    name: &str,
+    url: &str,
+    root: &[u8],
+    now: jiff::Timestamp,
+) -> HostResult<CatalogInfo> {
     state::check_name(name)?;
     if state::exists(dir, name) {
         return Err(HostError::new(
@@ -128,7 +134,11 @@ pub fn refresh_one(dir: &DataDir, name: &str, now: jiff::Timestamp) -> HostResul
 }
 
 /// Every catalog (or the one named) refreshed; the first error after trying all.
-pub fn refresh_all(dir: &DataDir, name: Option<&str>, now: jiff::Timestamp) -> (Vec<CatalogInfo>, Vec<HostError>) {
+pub fn refresh_all(
+    dir: &DataDir,
+    name: Option<&str>,
+    now: jiff::Timestamp,
+) -> (Vec<CatalogInfo>, Vec<HostError>) {
     let names = match name {
         Some(n) => vec![n.to_owned()],
         None => state::names(dir).unwrap_or_default(),
@@ -179,7 +189,8 @@ fn info(dir: &DataDir, name: &str, now: jiff::Timestamp) -> HostResult<CatalogIn
             out.apps = apps.len();
             out.expires = earliest_expiry(&v);
             if let Some((role, at)) = first_expired(&v, now) {
-                out.stale_reason.get_or_insert_with(|| format!("catalog.metadata_expired ({role})"));
+                out.stale_reason
+                    .get_or_insert_with(|| format!("catalog.metadata_expired ({role})"));
                 out.stale_since = Some(match out.stale_since.take() {
                     Some(s) if s < at => s,
                     _ => at,
@@ -196,7 +207,10 @@ fn info(dir: &DataDir, name: &str, now: jiff::Timestamp) -> HostResult<CatalogIn
 }
 
 pub fn list(dir: &DataDir, now: jiff::Timestamp) -> HostResult<Vec<CatalogInfo>> {
-    state::names(dir)?.iter().map(|n| info(dir, n, now)).collect()
+    state::names(dir)?
+        .iter()
+        .map(|n| info(dir, n, now))
+        .collect()
 }
 
 /// Apps in every catalog's trusted metadata (no network) whose id, name, description or
@@ -222,7 +236,12 @@ pub fn search(dir: &DataDir, text: &str) -> HostResult<Vec<Listing>> {
             };
             let Some(latest) = pick(Some(releases::STABLE))
                 .or_else(|| pick(None))
-                .or_else(|| of_app.iter().copied().max_by(|a, b| releases::version_cmp(&a.version, &b.version)))
+                .or_else(|| {
+                    of_app
+                        .iter()
+                        .copied()
+                        .max_by(|a, b| releases::version_cmp(&a.version, &b.version))
+                })
             else {
                 continue;
             };
@@ -233,7 +252,10 @@ pub fn search(dir: &DataDir, text: &str) -> HostResult<Vec<Listing>> {
                 latest.publisher.as_deref(),
             ];
             if !needle.is_empty()
-                && !hay.iter().flatten().any(|h| h.to_lowercase().contains(&needle))
+                && !hay
+                    .iter()
+                    .flatten()
+                    .any(|h| h.to_lowercase().contains(&needle))
             {
                 continue;
             }
@@ -264,7 +286,12 @@ fn fresh(dir: &DataDir, name: &str, now: jiff::Timestamp) -> HostResult<(Trusted
 
 /// The catalog (of `only`, or of all) that has `app`, refreshed first. Refuses an app offered
 /// by several catalogs unless one is named (`catalog.ambiguous`).
-pub fn locate(dir: &DataDir, app: &str, only: Option<&str>, now: jiff::Timestamp) -> HostResult<(String, Verified)> {
+pub fn locate(
+    dir: &DataDir,
+    app: &str,
+    only: Option<&str>,
+    now: jiff::Timestamp,
+) -> HostResult<(String, Verified)> {
     let names = match only {
         Some(n) => vec![n.to_owned()],
         None => state::names(dir)?,
@@ -294,7 +321,11 @@ pub fn locate(dir: &DataDir, app: &str, only: Option<&str>, now: jiff::Timestamp
             ErrorCode::CatalogAmbiguous,
             format!(
                 "several catalogs offer {app} ({}): choose one with --catalog",
-                found.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                found
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )
         .with("app", app)),
@@ -317,8 +348,16 @@ impl Drop for Fetched {
 }
 
 /// Downloads the package of `release` (a release of `catalog`'s verified metadata `v`).
-pub fn download(dir: &DataDir, catalog: &str, v: &Verified, release: &Release) -> HostResult<Fetched> {
-    let targets = v.targets.as_ref().ok_or_else(|| unknown_target(&release.package_url))?;
+pub fn download(
+    dir: &DataDir,
+    catalog: &str,
+    v: &Verified,
+    release: &Release,
+) -> HostResult<Fetched> {
+    let targets = v
+        .targets
+        .as_ref()
+        .ok_or_else(|| unknown_target(&release.package_url))?;
     let target = targets
         .targets
         .get(&release.package_url)
@@ -361,7 +400,12 @@ pub fn download(dir: &DataDir, catalog: &str, v: &Verified, release: &Release) -
 }
 
 /// Refreshes, picks the release `wanted` names and downloads it.
-pub fn fetch_release(dir: &DataDir, wanted: &Wanted, only: Option<&str>, now: jiff::Timestamp) -> HostResult<Fetched> {
+pub fn fetch_release(
+    dir: &DataDir,
+    wanted: &Wanted,
+    only: Option<&str>,
+    now: jiff::Timestamp,
+) -> HostResult<Fetched> {
     let (catalog, v) = locate(dir, &wanted.app, only, now)?;
     let release = releases::select(&v.releases, wanted)?.clone();
     download(dir, &catalog, &v, &release)

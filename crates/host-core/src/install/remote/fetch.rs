@@ -48,14 +48,14 @@ impl Timeouts {
 /// Checks a catalog URL: https, or http to a loopback host. Answers it with a trailing `/`.
 pub fn check_url(text: &str) -> HostResult<url::Url> {
     let bad = |why: &str| {
-        HostError::new(
-            ErrorCode::CatalogInsecureUrl,
-            format!("{text}: {why}"),
-        )
-        .with("url", text)
+        HostError::new(ErrorCode::CatalogInsecureUrl, format!("{text}: {why}")).with("url", text)
     };
     let mut u = url::Url::parse(text).map_err(|e| bad(&format!("not a URL ({e})")))?;
-    if u.query().is_some() || u.fragment().is_some() || !u.username().is_empty() || u.password().is_some() {
+    if u.query().is_some()
+        || u.fragment().is_some()
+        || !u.username().is_empty()
+        || u.password().is_some()
+    {
         return Err(bad("a catalog URL has no query, fragment or credentials"));
     }
     let loopback = match u.host() {
@@ -67,8 +67,16 @@ pub fn check_url(text: &str) -> HostResult<url::Url> {
     match u.scheme() {
         "https" => {}
         "http" if loopback => {}
-        "http" => return Err(bad("plain http is allowed for loopback hosts only; use https")),
-        _ => return Err(bad("only https (or http on loopback) catalogs are supported")),
+        "http" => {
+            return Err(bad(
+                "plain http is allowed for loopback hosts only; use https",
+            ))
+        }
+        _ => {
+            return Err(bad(
+                "only https (or http on loopback) catalogs are supported",
+            ))
+        }
     }
     if !u.path().ends_with('/') {
         let p = format!("{}/", u.path());
@@ -107,6 +115,13 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// How much and how long a body may be read, and the error past `max` bytes.
+struct Limit<'a> {
+    max: u64,
+    deadline: Instant,
+    over: &'a dyn Fn(u64) -> HostError,
+}
+
 /// Why a body read stopped early.
 enum Stop {
     Error(HostError),
@@ -124,10 +139,14 @@ impl HttpFetch {
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy();
         if let Ok(ca) = std::env::var("APPHOST_CATALOG_CA_FILE") {
-            let pem = std::fs::read(&ca)
-                .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read", Path::new(&ca), e))?;
+            let pem = std::fs::read(&ca).map_err(|e| {
+                HostError::io(ErrorCode::SourceIo, "cannot read", Path::new(&ca), e)
+            })?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                HostError::new(ErrorCode::SourceIo, format!("{ca}: not PEM certificates: {e}"))
+                HostError::new(
+                    ErrorCode::SourceIo,
+                    format!("{ca}: not PEM certificates: {e}"),
+                )
             })?;
             builder = builder.tls_certs_only(certs);
         }
@@ -162,7 +181,10 @@ impl HttpFetch {
         if range_from > 0 {
             req = req.header(reqwest::header::RANGE, format!("bytes={range_from}-"));
         }
-        let wait = self.timeouts.stall.min(deadline.saturating_duration_since(Instant::now()));
+        let wait = self
+            .timeouts
+            .stall
+            .min(deadline.saturating_duration_since(Instant::now()));
         match tokio::time::timeout(wait, req.send()).await {
             Err(_) => Err(timeout(url, "no answer in time")),
             Ok(Err(e)) if e.is_timeout() => Err(timeout(url, "no answer in time")),
@@ -177,15 +199,21 @@ impl HttpFetch {
         url: &url::Url,
         resp: &mut reqwest::Response,
         mut have: u64,
-        max: u64,
-        deadline: Instant,
-        over: &dyn Fn(u64) -> HostError,
+        limit: Limit<'_>,
         sink: &mut dyn FnMut(&[u8]) -> HostResult<()>,
     ) -> Result<u64, Stop> {
+        let Limit {
+            max,
+            deadline,
+            over,
+        } = limit;
         loop {
             let now = Instant::now();
             if now >= deadline {
-                return Err(Stop::Error(timeout(url, "the download took longer than its total time bound")));
+                return Err(Stop::Error(timeout(
+                    url,
+                    "the download took longer than its total time bound",
+                )));
             }
             let wait = self.timeouts.stall.min(deadline - now);
             let chunk = match tokio::time::timeout(wait, resp.chunk()).await {
@@ -193,7 +221,12 @@ impl HttpFetch {
                 Ok(Err(e)) if e.is_timeout() => {
                     return Err(Stop::Error(timeout(url, "the server stopped sending")))
                 }
-                Ok(Err(e)) => return Err(Stop::Interrupted(failed(url, format!("interrupted: {}", error_chain(&e))))),
+                Ok(Err(e)) => {
+                    return Err(Stop::Interrupted(failed(
+                        url,
+                        format!("interrupted: {}", error_chain(&e)),
+                    )))
+                }
                 Ok(Ok(None)) => return Ok(have),
                 Ok(Ok(Some(c))) => c,
             };
@@ -221,11 +254,14 @@ impl HttpFetch {
                 Err(Stop::Interrupted(e)) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| HostError::new(ErrorCode::CatalogFetchFailed, "download failed")))
+        Err(last
+            .unwrap_or_else(|| HostError::new(ErrorCode::CatalogFetchFailed, "download failed")))
     }
 
     fn download_once(&self, path: &str, target: &TargetFile, part: &Path) -> Result<(), Stop> {
-        let io = |e: std::io::Error| Stop::Error(HostError::io(ErrorCode::Internal, "cannot write", part, e));
+        let io = |e: std::io::Error| {
+            Stop::Error(HostError::io(ErrorCode::Internal, "cannot write", part, e))
+        };
         let url = self.url(&format!("targets/{path}")).map_err(Stop::Error)?;
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -256,7 +292,10 @@ impl HttpFetch {
             if have == length {
                 return Ok(have);
             }
-            let mut resp = self.send(&url, have, deadline).await.map_err(Stop::Interrupted)?;
+            let mut resp = self
+                .send(&url, have, deadline)
+                .await
+                .map_err(Stop::Interrupted)?;
             let status = resp.status();
             if have > 0 && status == reqwest::StatusCode::PARTIAL_CONTENT {
                 let range = resp
@@ -265,7 +304,10 @@ impl HttpFetch {
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or("");
                 if !range.starts_with(&format!("bytes {have}-")) {
-                    return Err(Stop::Error(failed(&url, format!("Content-Range {range:?} does not resume at {have}"))));
+                    return Err(Stop::Error(failed(
+                        &url,
+                        format!("Content-Range {range:?} does not resume at {have}"),
+                    )));
                 }
             } else if status.is_success() {
                 // A whole file (the server ignored the Range): start over.
@@ -287,8 +329,18 @@ impl HttpFetch {
                 file.write_all(chunk)
                     .map_err(|e| HostError::io(ErrorCode::Internal, "cannot write", part, e))
             };
-            self.read_body(&url, &mut resp, have, length, deadline, &over, &mut sink)
-                .await
+            self.read_body(
+                &url,
+                &mut resp,
+                have,
+                Limit {
+                    max: length,
+                    deadline,
+                    over: &over,
+                },
+                &mut sink,
+            )
+            .await
         });
         let got = result?;
         file.sync_all().map_err(io)?;
@@ -339,7 +391,20 @@ impl Fetch for HttpFetch {
                 body.extend_from_slice(c);
                 Ok(())
             };
-            match self.read_body(&url, &mut resp, 0, max, deadline, &over, &mut sink).await {
+            match self
+                .read_body(
+                    &url,
+                    &mut resp,
+                    0,
+                    Limit {
+                        max,
+                        deadline,
+                        over: &over,
+                    },
+                    &mut sink,
+                )
+                .await
+            {
                 Ok(_) => Ok(Some(body)),
                 Err(Stop::Error(e)) | Err(Stop::Interrupted(e)) => Err(e),
             }

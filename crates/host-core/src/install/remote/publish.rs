@@ -24,7 +24,7 @@ use serde::Deserialize;
 use super::releases::{self, Release, ReleasesFile, Revocation, SignatureRef, STABLE};
 use super::trusted::{SNAPSHOT_JSON, TARGETS_JSON};
 use super::tuf::metadata::{
-    MetaFile, Role, Root, RoleKeys, Snapshot, TargetFile, Targets, Timestamp, SHA256, SPEC_VERSION,
+    MetaFile, Role, RoleKeys, Root, Snapshot, TargetFile, Targets, Timestamp, SHA256, SPEC_VERSION,
 };
 use super::tuf::sign::{public_key, sign, signing_key_id};
 use super::tuf::verify::{self, sha256_hex};
@@ -176,7 +176,11 @@ fn release_of(zip: &Path, opts: &InspectOptions) -> HostResult<Release> {
         display_name: view.display_name().map(str::to_owned),
         description: view.description().map(str::to_owned),
         publisher: view.publisher_name().map(str::to_owned),
-        permissions: view.permissions().filter_map(|p| p.key()).map(str::to_owned).collect(),
+        permissions: view
+            .permissions()
+            .filter_map(|p| p.key())
+            .map(str::to_owned)
+            .collect(),
     })
 }
 
@@ -211,7 +215,10 @@ fn target_file(bytes: &[u8]) -> TargetFile {
 }
 
 /// The releases of a folder of package zips, with default rollback targets filled in.
-pub fn releases_of_folder(packages: &Path, opts: &InspectOptions) -> HostResult<Vec<(PathBuf, Release)>> {
+pub fn releases_of_folder(
+    packages: &Path,
+    opts: &InspectOptions,
+) -> HostResult<Vec<(PathBuf, Release)>> {
     let rd = std::fs::read_dir(packages)
         .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read", packages, e))?;
     let mut zips: Vec<PathBuf> = rd
@@ -256,7 +263,8 @@ pub fn build(
     let list = releases_of_folder(packages, opts)?;
     let mut targets = BTreeMap::new();
     for (zip, r) in &list {
-        let bytes = std::fs::read(zip).map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read", zip, e))?;
+        let bytes = std::fs::read(zip)
+            .map_err(|e| HostError::io(ErrorCode::SourceIo, "cannot read", zip, e))?;
         write(&out.join("targets").join(&r.package_url), &bytes)?;
         targets.insert(r.package_url.clone(), target_file(&bytes));
     }
@@ -266,17 +274,23 @@ pub fn build(
     }
     for (app, rels) in by_app {
         let path = releases::releases_path(&app);
-        let bytes = serde_json::to_vec_pretty(&ReleasesFile { app_id: app, releases: rels }).unwrap_or_default();
+        let bytes = serde_json::to_vec_pretty(&ReleasesFile {
+            app_id: app,
+            releases: rels,
+        })
+        .unwrap_or_default();
         write(&out.join("targets").join(&path), &bytes)?;
         targets.insert(path, target_file(&bytes));
     }
     let report_releases = list.into_iter().map(|(_, r)| r).collect();
-    sign_repository(out, targets, keys, expiries).map(|(root_version, targets_version)| BuildReport {
-        out: out.to_owned(),
-        releases: report_releases,
-        root_version,
-        targets_version,
-        root_key_id: signing_key_id(&keys.root),
+    sign_repository(out, targets, keys, expiries).map(|(root_version, targets_version)| {
+        BuildReport {
+            out: out.to_owned(),
+            releases: report_releases,
+            root_version,
+            targets_version,
+            root_key_id: signing_key_id(&keys.root),
+        }
     })
 }
 
@@ -299,12 +313,18 @@ pub fn sign_repository(
         .unwrap_or(0)
             + 1
     };
-    let (t_v, s_v, ts_v) = (next("targets.json"), next("snapshot.json"), next("timestamp.json"));
+    let (t_v, s_v, ts_v) = (
+        next("targets.json"),
+        next("snapshot.json"),
+        next("timestamp.json"),
+    );
 
     let mut root = root_for(keys, expiries.root, 1);
     let old_root = read_version::<Root>(&meta.join("root.json"));
     let root_bytes = match &old_root {
-        Some((v, old)) if old.keys == root.keys && old.roles == root.roles && old.expires == root.expires => {
+        Some((v, old))
+            if old.keys == root.keys && old.roles == root.roles && old.expires == root.expires =>
+        {
             let _ = v;
             None
         }

@@ -80,10 +80,16 @@ pub fn parse(path: &str, bytes: &[u8]) -> HostResult<ReleasesFile> {
     let file: ReleasesFile =
         serde_json::from_slice(bytes).map_err(|e| invalid("targets", format!("{path}: {e}")))?;
     if releases_path(&file.app_id) != path {
-        return Err(invalid("targets", format!("{path} names app {}", file.app_id)));
+        return Err(invalid(
+            "targets",
+            format!("{path} names app {}", file.app_id),
+        ));
     }
     if file.releases.len() > MAX_RELEASES_PER_APP {
-        return Err(invalid("targets", format!("{path} lists more than {MAX_RELEASES_PER_APP} releases")));
+        return Err(invalid(
+            "targets",
+            format!("{path} lists more than {MAX_RELEASES_PER_APP} releases"),
+        ));
     }
     for r in &file.releases {
         let bad = |why: &str| invalid("targets", format!("{path}: release {}: {why}", r.version));
@@ -137,9 +143,11 @@ impl Wanted {
 /// Picks the release `wanted` names: that version (refused when revoked), or the highest
 /// version not revoked in the channel (`stable` by default).
 pub fn select<'a>(releases: &'a [Release], wanted: &Wanted) -> HostResult<&'a Release> {
-    let of_app = releases.iter().filter(|r| r.app_id == wanted.app);
+    let mut of_app = releases.iter().filter(|r| r.app_id == wanted.app);
     if let Some(v) = &wanted.version {
-        let r = of_app.filter(|r| &r.version == v).last().ok_or_else(|| not_found(wanted))?;
+        let r = of_app
+            .rfind(|r| &r.version == v)
+            .ok_or_else(|| not_found(wanted))?;
         if let Some(rev) = &r.revoked {
             return Err(revoked(r, rev));
         }
@@ -171,8 +179,14 @@ fn not_found(w: &Wanted) -> HostError {
         format!(
             "no catalog has a release of {}{}{}",
             w.app,
-            w.version.as_ref().map(|v| format!("@{v}")).unwrap_or_default(),
-            w.channel.as_ref().map(|c| format!(" in channel {c}")).unwrap_or_default()
+            w.version
+                .as_ref()
+                .map(|v| format!("@{v}"))
+                .unwrap_or_default(),
+            w.channel
+                .as_ref()
+                .map(|c| format!(" in channel {c}"))
+                .unwrap_or_default()
         ),
     )
     .with("app", w.app.clone())
@@ -181,7 +195,10 @@ fn not_found(w: &Wanted) -> HostError {
 fn revoked(r: &Release, rev: &Revocation) -> HostError {
     HostError::new(
         ErrorCode::CatalogReleaseRevoked,
-        format!("{}@{} is revoked by its publisher: {}", r.app_id, r.version, rev.reason),
+        format!(
+            "{}@{} is revoked by its publisher: {}",
+            r.app_id, r.version, rev.reason
+        ),
     )
     .with("app", r.app_id.clone())
     .with("version", r.version.clone())

@@ -136,7 +136,9 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> HostResult<Option<T
 /// the folder fsynced.
 fn write_json(path: &Path, value: &impl Serialize) -> HostResult<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
-    let io = |e: std::io::Error| HostError::io(ErrorCode::Internal, "cannot write catalog state", path, e);
+    let io = |e: std::io::Error| {
+        HostError::io(ErrorCode::Internal, "cannot write catalog state", path, e)
+    };
     std::fs::create_dir_all(parent).map_err(io)?;
     let tmp = parent.join(format!(
         ".{}.{}.tmp",

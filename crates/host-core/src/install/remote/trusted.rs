@@ -45,7 +45,10 @@ pub fn check_snapshot_matches(ts: &Timestamp, snap: &Snapshot) -> HostResult<()>
     if m.version != snap.version {
         return Err(mismatch(
             "snapshot",
-            format!("version {}, the timestamp signed {}", snap.version, m.version),
+            format!(
+                "version {}, the timestamp signed {}",
+                snap.version, m.version
+            ),
         ));
     }
     Ok(())
@@ -56,7 +59,10 @@ pub fn check_targets_match(snap: &Snapshot, targets: &Targets) -> HostResult<()>
     if m.version != targets.version {
         return Err(mismatch(
             "targets",
-            format!("version {}, the snapshot signed {}", targets.version, m.version),
+            format!(
+                "version {}, the snapshot signed {}",
+                targets.version, m.version
+            ),
         ));
     }
     Ok(())

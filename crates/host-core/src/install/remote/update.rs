@@ -126,9 +126,17 @@ pub fn refresh(
     let snap_meta = meta_of("timestamp", &ts.meta, SNAPSHOT_JSON)?.clone();
 
     // 3. Snapshot.
-    let max = snap_meta.length.unwrap_or(Snapshot::MAX_BYTES).min(Snapshot::MAX_BYTES);
+    let max = snap_meta
+        .length
+        .unwrap_or(Snapshot::MAX_BYTES)
+        .min(Snapshot::MAX_BYTES);
     let snap_bytes = required(fetch, "metadata/snapshot.json", max)?;
-    check_meta_file("snapshot", &snap_bytes, snap_meta.length, snap_meta.hashes.as_ref())?;
+    check_meta_file(
+        "snapshot",
+        &snap_bytes,
+        snap_meta.length,
+        snap_meta.hashes.as_ref(),
+    )?;
     let snap: Snapshot = verify_role(&snap_bytes, &root)?;
     check_snapshot_matches(&ts, &snap)?;
     if let Some(old) = &trusted_snap {
@@ -147,7 +155,10 @@ pub fn refresh(
 
     // 4. Targets.
     let t_meta = meta_of("snapshot", &snap.meta, TARGETS_JSON)?.clone();
-    let max = t_meta.length.unwrap_or(Targets::MAX_BYTES).min(Targets::MAX_BYTES);
+    let max = t_meta
+        .length
+        .unwrap_or(Targets::MAX_BYTES)
+        .min(Targets::MAX_BYTES);
     let t_bytes = required(fetch, "metadata/targets.json", max)?;
     check_meta_file("targets", &t_bytes, t_meta.length, t_meta.hashes.as_ref())?;
     let targets: Targets = verify_role(&t_bytes, &root)?;
@@ -180,8 +191,12 @@ fn rotate(trusted: &Root, bytes: &[u8], n: u64) -> HostResult<Root> {
         .with("version", n)
     };
     let env = envelope("root", bytes)?;
-    check_threshold("root", &env, &trusted.keys, role_keys(trusted, "root")?)
-        .map_err(|e| refused(format!("not signed by the trusted root's keys ({})", e.message)))?;
+    check_threshold("root", &env, &trusted.keys, role_keys(trusted, "root")?).map_err(|e| {
+        refused(format!(
+            "not signed by the trusted root's keys ({})",
+            e.message
+        ))
+    })?;
     let new: Root = typed(&env)?;
     check_root_shape(&new)?;
     check_threshold("root", &env, &new.keys, role_keys(&new, "root")?)
@@ -201,10 +216,15 @@ fn check_target_paths(targets: &Targets) -> HostResult<()> {
             || path.starts_with('/')
             || path.contains('\\')
             || path.chars().any(char::is_control)
-            || path.split('/').any(|s| s.is_empty() || s == "." || s == "..");
+            || path
+                .split('/')
+                .any(|s| s.is_empty() || s == "." || s == "..");
         let sha_ok = t.sha256().len() == 64 && t.sha256().bytes().all(|b| b.is_ascii_hexdigit());
         if bad_path || !sha_ok {
-            return Err(invalid("targets", format!("target {path:?} has a bad path or no sha256")));
+            return Err(invalid(
+                "targets",
+                format!("target {path:?} has a bad path or no sha256"),
+            ));
         }
     }
     Ok(())
@@ -221,7 +241,10 @@ fn fetch_release_files(
         .filter(|(p, _)| p.starts_with("releases/") && p.ends_with(".json"))
         .collect();
     if paths.len() > MAX_RELEASE_FILES {
-        return Err(invalid("targets", format!("more than {MAX_RELEASE_FILES} release files")));
+        return Err(invalid(
+            "targets",
+            format!("more than {MAX_RELEASE_FILES} release files"),
+        ));
     }
     let total: u64 = paths.iter().map(|(_, t)| t.length).sum();
     if total > MAX_RELEASE_BYTES {

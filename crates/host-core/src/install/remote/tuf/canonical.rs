@@ -55,7 +55,10 @@ mod tests {
 
     #[test]
     fn keys_are_sorted_at_every_level_and_whitespace_is_dropped() {
-        let v: Value = serde_json::from_str(r#"{ "b": 1, "a": {"z": [1, {"y": 2, "x": "\u00e9"}], "c": null } }"#).unwrap();
+        let v: Value = serde_json::from_str(
+            r#"{ "b": 1, "a": {"z": [1, {"y": 2, "x": "\u00e9"}], "c": null } }"#,
+        )
+        .unwrap();
         assert_eq!(
             String::from_utf8(canonical_bytes(&v)).unwrap(),
             r#"{"a":{"c":null,"z":[1,{"x":"é","y":2}]},"b":1}"#

@@ -122,7 +122,10 @@ pub fn verify_role<T: Role>(bytes: &[u8], root: &Root) -> HostResult<T> {
 pub fn check_root_shape(root: &Root) -> HostResult<()> {
     for (id, key) in &root.keys {
         if &key_id(key) != id {
-            return Err(invalid("root", format!("key id {id} is not its key's hash")));
+            return Err(invalid(
+                "root",
+                format!("key id {id} is not its key's hash"),
+            ));
         }
         if ed25519(key).is_none() {
             return Err(invalid("root", format!("key {id} is not an Ed25519 key")));
@@ -130,11 +133,18 @@ pub fn check_root_shape(root: &Root) -> HostResult<()> {
     }
     for name in ["root", "timestamp", "snapshot", "targets"] {
         let rk = role_keys(root, name)?;
-        let known: BTreeSet<&String> = rk.keyids.iter().filter(|k| root.keys.contains_key(*k)).collect();
+        let known: BTreeSet<&String> = rk
+            .keyids
+            .iter()
+            .filter(|k| root.keys.contains_key(*k))
+            .collect();
         if rk.threshold == 0 || (known.len() as u64) < u64::from(rk.threshold) {
             return Err(invalid(
                 "root",
-                format!("the {name} role's threshold {} cannot be met by its keys", rk.threshold),
+                format!(
+                    "the {name} role's threshold {} cannot be met by its keys",
+                    rk.threshold
+                ),
             ));
         }
     }
@@ -152,9 +162,12 @@ pub fn self_signed_root(bytes: &[u8]) -> HostResult<Root> {
 
 /// `expires` as a timestamp.
 pub fn expiry(role: &str, expires: &str) -> HostResult<jiff::Timestamp> {
-    expires
-        .parse::<jiff::Timestamp>()
-        .map_err(|e| invalid(role, format!("expires {expires:?} is not an RFC 3339 time: {e}")))
+    expires.parse::<jiff::Timestamp>().map_err(|e| {
+        invalid(
+            role,
+            format!("expires {expires:?} is not an RFC 3339 time: {e}"),
+        )
+    })
 }
 
 /// Refuses a role past its expiry (freeze).
