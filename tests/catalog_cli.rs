@@ -15,6 +15,10 @@ fn build_add_search_install_update_and_channels() {
     let data = t.join("data");
     let run = |args: &[&str]| cli(t, &data, args, &[]);
 
+    // Before any catalog is added, a name that is no path is still a missing source.
+    let (code, v) = run(&["install", "hello-app", "--yes"]);
+    assert_eq!((code, code_of(&v).as_str()), (3, "source.not_found"), "{v}");
+
     // Publisher: a key and `apphost catalog build`.
     let repo = Repo::new(&t.join("publisher"));
     repo.add("hello-app");

@@ -46,6 +46,17 @@ fn install_args(a: &UpdateArgs, source: PathBuf) -> InstallArgs {
 
 /// `apphost install <app-id>[@<version>] [--channel c] [--catalog n]`.
 pub fn install_by_id(dir: &DataDir, a: &InstallArgs, json: bool) -> HostResult<i32> {
+    if a.catalog.is_none() && state::names(dir)?.is_empty() {
+        // No catalog added: a name that is not a path is what it always was, a missing source.
+        return Err(HostError::new(
+            ErrorCode::SourceNotFound,
+            format!(
+                "{} does not exist (and no catalog is added to look it up in)",
+                a.source.source.display()
+            ),
+        )
+        .with("path", a.source.source.display().to_string()));
+    }
     let spec = a.source.source.to_string_lossy().into_owned();
     let wanted = Wanted::parse(&spec, a.channel.clone());
     let fetched = catalogs::fetch_release(dir, &wanted, a.catalog.as_deref(), now())?;
