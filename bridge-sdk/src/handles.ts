@@ -6,6 +6,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
 /** Per-call options. */
@@ -285,6 +286,37 @@ export interface LimePolicy {
   requestPermission(args: { permission: string }, opts?: CallOptions): Promise<PermissionResult>;
 }
 
+/** A tool the user granted the app, from an MCP server the host brokers (`lime.tools.list`). */
+export interface ToolDescriptor {
+  /** `<server>/<tool>`, as `invoke` takes it. */
+  tool: string;
+  server: string;
+  name: string;
+  description?: string;
+  /** The tool's JSON Schema for its arguments. */
+  inputSchema: unknown;
+  /** Destructive (by the server's annotation or the admin's policy): `invoke` asks the user first. */
+  needsApproval: boolean;
+}
+
+/** An MCP `tools/call` result as the host hands it back. */
+export interface ToolResult {
+  content: unknown[];
+  structuredContent?: unknown;
+  /** The tool itself reported an error (the call ran). */
+  isError?: boolean;
+}
+
+export interface LimeTools {
+  /** The tools the app declares in `toolRefs[]` that the user granted it. */
+  list(opts?: CallOptions): Promise<{ tools: ToolDescriptor[] }>;
+  /**
+   * Runs a granted tool. A destructive one waits for the user's answer in a prompt the host
+   * draws; a refusal is `APP_E002` with causeCode `tools.denied`.
+   */
+  invoke(args: { tool: string; arguments?: Record<string, unknown> }, opts?: CallOptions): Promise<ToolResult>;
+}
+
 /** Every typed handle. */
 export interface LimeHandles {
   readonly ui: LimeUi;
@@ -295,6 +327,8 @@ export interface LimeHandles {
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
+  readonly tools: LimeTools;
+  readonly workflow: LimeWorkflow;
 }
 
 /** Listeners of app events, per topic. */
@@ -314,9 +348,11 @@ export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal" | "d
 export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();
   const agent = buildAgent(invoke);
+  const workflow = buildWorkflow(invoke);
   const hub: EventHub = {
     deliver(payload) {
       if (agent.hub.deliver(payload)) return true;
+      if (workflow.hub.deliver(payload)) return true;
       if (!isAppEvent(payload)) return false;
       const set = listeners.get(payload.topic);
       if (!set) return true;
@@ -335,6 +371,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     clear: () => {
       listeners.clear();
       agent.hub.clear();
+      workflow.hub.clear();
     },
   };
   const call = <T = unknown>(capability: string, method: string) => (args?: unknown, opts?: CallOptions) =>
@@ -413,5 +450,10 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
+    tools: {
+      list: (o) => invoke<{ tools: ToolDescriptor[] }>("lime.tools", "list", {}, o),
+      invoke: call<ToolResult>("lime.tools", "invoke"),
+    },
+    workflow: workflow.workflow,
   };
 }

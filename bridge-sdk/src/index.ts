@@ -35,6 +35,7 @@ export type {
   LimeSecrets,
   LimeStorage,
   LimeStorageTable,
+  LimeTools,
   LimeUi,
   Page,
   PermissionResult,
@@ -45,6 +46,8 @@ export type {
   StorageListPage,
   TableQueryArgs,
   TableRow,
+  ToolDescriptor,
+  ToolResult,
 } from "./handles.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
@@ -63,6 +66,17 @@ export {
   type SessionPolicyMode,
   type StartTaskArgs,
 } from "./agent.js";
+export {
+  MAX_BUFFERED_RUN_EVENTS,
+  type LimeWorkflow,
+  type StartWorkflowArgs,
+  type WorkflowPending,
+  type WorkflowRun,
+  type WorkflowRunEvent,
+  type WorkflowRunEventMessage,
+  type WorkflowRunStatus,
+  type WorkflowRunView,
+} from "./workflow.js";
 export {
   createLimeRuntime,
   getLimeRuntime,
@@ -83,6 +97,10 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
+  type MockWorkflow,
+  type MockWorkflowState,
+  type MockWorkflowUser,
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";

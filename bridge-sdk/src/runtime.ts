@@ -263,9 +263,11 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     artifacts: handles.artifacts,
     evidence: handles.evidence,
     secrets: handles.secrets,
+    tools: handles.tools,
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    workflow: handles.workflow,
     close() {
       unsubscribe();
       handles.hub.clear();

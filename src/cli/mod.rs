@@ -35,6 +35,7 @@ mod prompt;
 mod records;
 mod secrets;
 mod store_open;
+mod tools;
 mod workflow;
 
 use std::ffi::OsString;

@@ -11,6 +11,7 @@ import type {
   SessionDiagnostics,
   TestReport,
   ThemeSet,
+  UpdateStatus,
   VerifyReport,
 } from "./generated/host-api.js";
 import type { TaskDetail, TaskView } from "./tasks.js";
@@ -87,6 +88,10 @@ export async function openExternal(url: string): Promise<void> {
   }
 }
 export const launchTarget = (): Promise<LaunchTarget | null> => call("launch_target");
+/** Whether a newer AppHost exists, from the signed update feed (a notice; nothing is installed). */
+export const checkUpdate = (): Promise<UpdateStatus> => call("check_update");
+/** The package file the window was started to review (`apphost open <file>`, a file manager), once. */
+export const launchPackage = (): Promise<{ path: string } | null> => call("launch_package");
 export const events = (after: number, timeoutMs: number): Promise<EventsPage> => nextEvents(after, timeoutMs);
 
 // App center.

@@ -44,6 +44,14 @@ export interface MockOptions {
    */
   tables?: Record<string, MockTable>;
   snapshot?: Partial<HostSnapshot>;
+  /**
+   * MCP tools as the mock host brokers them (`lime.tools`), by `<server>/<tool>`: whether the
+   * app declares it (`toolRefs[]`, default true) and the user granted it (default true), whether
+   * it needs the user's approval, and what it answers. Absent: no tools.
+   */
+  tools?: Record<string, MockTool>;
+  /** The mock user's answer to a destructive tool's prompt (default: deny). */
+  approveTools?: boolean;
   /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
   secrets?: Record<string, boolean>;
   /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
@@ -82,7 +90,55 @@ export interface MockOptions {
    * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
    */
   sessionModes?: SessionPolicyMode[];
+  /**
+   * The workflows the manifest declares, by key, for `lime.workflow` (a `start` of any other
+   * is `APP_E904` `workflow.not_declared`, as in the host).
+   */
+  workflows?: Record<string, MockWorkflow>;
+  /** The user answering a run's `human-review` in AppHost (also `answerReview`); `undefined`:
+   * the user does not answer (yet). */
+  workflowUser?: MockWorkflowUser;
 }
+
+/** One state of a mock workflow: the manifest's state, with values as JS (no expressions). */
+export interface MockWorkflowState {
+  key: string;
+  kind: "start" | "agent-task" | "tool-call" | "human-review" | "user-input" | "storage-write" | "artifact-create" | "branch" | "wait" | "end";
+  next?: string;
+  /** The name the state's result gets in `outputs`. */
+  output?: string;
+  prompt?: string;
+  /** `human-review`: what the reviewer sees. */
+  show?: unknown;
+  /** `user-input`: the answer's JSON Schema (the mock checks `type`, `required`, `properties`,
+   * `additionalProperties: false`, `items`, `enum`, `const`, `minimum`/`maximum`,
+   * `minLength`/`maxLength`; the host checks all of JSON Schema). */
+  schema?: Record<string, unknown>;
+  /** `wait`: milliseconds or `"<n>ms|s|m|h|d"`. */
+  duration?: number | string;
+  /** A step that calls a capability: its output (a value, or a function of `{input, outputs}`,
+   * possibly async; a throw fails the run with `workflow.step_failed`). */
+  returns?: unknown;
+  /** `end`: the run's result (a value or a function of `{input, outputs}`). */
+  result?: unknown;
+  /** `branch`: the next state's key. */
+  choose?: (data: { input: unknown; outputs: Record<string, unknown> }) => string;
+  default?: string;
+}
+
+/** A workflow the mock app declares. */
+export interface MockWorkflow {
+  states: MockWorkflowState[];
+}
+
+/** How the mock user answers a review: `"approve"`, `"reject"`, `{approved, data}` (edited
+ * data), a promise of one, or `undefined` (not now). */
+export type MockWorkflowUser = (review: { runId: string; state: string; prompt: string; show: unknown }) =>
+  | "approve"
+  | "reject"
+  | { approved: boolean; data?: unknown }
+  | Promise<"approve" | "reject" | { approved: boolean; data?: unknown }>
+  | undefined;
 
 /** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
 export interface MockTaskStep {
@@ -135,8 +191,12 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly evidenceRecords: EvidenceRecord[];
   /** Permissions the mock user was asked for, in order. */
   readonly permissionPrompts: string[];
+  /** Destructive tools the mock user was asked to approve, in order. */
+  readonly toolPrompts: string[];
   /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
   setSecretBound(key: string, bound: boolean): void;
+  /** The user approving or rejecting a run's pending `human-review` in AppHost (an app never can). */
+  answerReview(runId: string, approved: boolean, data?: unknown): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
@@ -145,5 +205,16 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly downloads: { fileName: string; bytes: Uint8Array; mimeType: string }[];
 }
 
+/** One tool of the mock host's `lime.tools`. */
+export interface MockTool {
+  declared?: boolean;
+  granted?: boolean;
+  description?: string;
+  inputSchema?: unknown;
+  needsApproval?: boolean;
+  /** The tool's result for the call's arguments (default: echoes them as text). */
+  run?: (args: Record<string, unknown>) => unknown;
+}
+
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow"];

@@ -460,6 +460,12 @@ export type KeyOutcome =
   /** Dropped because the base URL changed. */
   | "dropped-for-new-url";
 
+/** The answer of `launch_package`. */
+export interface LaunchPackage {
+  /** Absolute path of the package file. */
+  path: string;
+}
+
 /** The entry the host UI mounts at start. */
 export interface LaunchTarget {
   appId: string;
@@ -959,6 +965,40 @@ export interface Uninstalled {
   warnings: Array<HostError>;
 }
 
+export interface UpdateError {
+  code: string;
+  message: string;
+}
+
+/** A newer version, from a feed whose signature verified. */
+export interface UpdateNotice {
+  version: string;
+  /** The release notes, at most 2,000 characters. */
+  notes: string;
+  /** Where to get it: the feed's `downloadPage`, else this install kind's package URL. */
+  url: string;
+}
+
+/** What the check found. */
+export type UpdateState =
+  /** This build has no update key or no feed URL: nothing is checked. */
+  | "disabled"
+  /** The signed feed names this version. */
+  | "upToDate"
+  /** The signed feed names a newer version: `notice` says which and where to get it. */
+  | "available"
+  /** The check was refused or failed: `error` has the code. */
+  | "failed";
+
+/** The answer of `check_update`. */
+export interface UpdateStatus {
+  current: string;
+  state: UpdateState;
+  notice?: UpdateNotice | null;
+  /** The refusal's code and message (`update.*`). */
+  error?: UpdateError | null;
+}
+
 /** What `upload_package` answers. */
 export interface UploadInfo {
   uploadId: string;
@@ -1071,6 +1111,10 @@ export interface HostCommands {
   next_events: { args: NextEventsArgs; answer: Batch };
   /** Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open. */
   open_external: { args: OpenExternalArgs; answer: OpenedUrl | null };
+  /** Whether a newer AppHost exists, from the signed update feed (a notice; nothing is downloaded). */
+  check_update: { args: NoArgs; answer: UpdateStatus };
+  /** The package file the window was started to review (answered once), or null. */
+  launch_package: { args: NoArgs; answer: LaunchPackage | null };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1087,7 +1131,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "check_update", "launch_package", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

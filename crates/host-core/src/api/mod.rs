@@ -14,6 +14,8 @@ pub mod center;
 pub mod dev_console;
 pub mod events;
 pub mod external;
+pub mod host_update;
+pub mod launch_package;
 pub mod outbox;
 pub mod schema;
 pub mod session;
@@ -45,6 +47,8 @@ const AREAS: &[&[Command]] = &[
     dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    host_update::COMMANDS,
+    launch_package::COMMANDS,
     tasks::COMMANDS,
 ];
 

@@ -125,6 +125,10 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("next_events", events::NextEvents, Batch, "The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s)."),
         // external.rs
         cmd!("open_external", external::Link, Option<OpenedUrl>, "Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open."),
+        // host_update.rs
+        cmd!("check_update", NoArgs, crate::center::host_update::UpdateStatus, "Whether a newer AppHost exists, from the signed update feed (a notice; nothing is downloaded)."),
+        // launch_package.rs
+        cmd!("launch_package", NoArgs, Option<super::launch_package::LaunchPackage>, "The package file the window was started to review (answered once), or null."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

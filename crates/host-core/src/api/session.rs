@@ -114,15 +114,21 @@ pub struct Session {
     pub center: Center,
     /// The dev console's per-mount report rate (`api/dev_console.rs`).
     pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
+    /// The package file the window was started to review (`api/launch_package.rs`), answered once.
+    launch_package: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Session {
     pub fn new(data: DataDir, config: SessionConfig) -> Self {
-        let bridge = BridgeHost::new(
+        let mut bridge = BridgeHost::new(
             Services::new(data.apps_data()),
             HostProfile::current(),
             config.serve.style.clone(),
         );
+        // The host session drives the data directory's workflow runs (when it has any).
+        if let Err(m) = bridge.resume_workflow_runs(&data) {
+            tracing::warn!("workflow runs not resumed: {m}");
+        }
         // Asynchronous bridge actions (lime.agent task events, produced on the agent runtime's
         // threads) go straight to the outbox as `outgoing` events, one per action.
         let outbox = Arc::new(Outbox::new());
@@ -158,7 +164,21 @@ impl Session {
             outbox,
             center,
             dev_console: Mutex::default(),
+            launch_package: Mutex::default(),
         }
+    }
+
+    /// The package file the host UI opens the review sheet for at start (checked by
+    /// `launch_package::package_path` before it gets here).
+    pub fn with_launch_package(self, path: Option<std::path::PathBuf>) -> Self {
+        if let Ok(mut slot) = self.launch_package.lock() {
+            *slot = path;
+        }
+        self
+    }
+
+    pub(crate) fn take_launch_package(&self) -> Option<std::path::PathBuf> {
+        self.launch_package.lock().ok()?.take()
     }
 
     pub fn bridge(&self) -> HostResult<MutexGuard<'_, Bridge>> {

@@ -68,6 +68,8 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.artifacts",
     "lime.evidence",
     "lime.agent",
+    "lime.tools",
+    "lime.workflow",
 ];
 
 impl HostProfile {

@@ -67,6 +67,9 @@ enum PromptKind {
     Call,
     /// `lime.policy.requestPermission`: the answer is the call's value.
     RequestPermission,
+    /// `lime.tools.invoke` of a destructive tool: only "allow" runs it (once; never
+    /// remembered), anything else is `tools.denied`.
+    ToolApproval,
 }
 
 pub struct BridgeHost {
@@ -134,6 +137,25 @@ impl BridgeHost {
         store: &Store,
     ) -> Result<runtime_core::agent_task::AgentTasks, String> {
         self.services.agent_tasks(store)
+    }
+
+    /// The data directory's workflow runs, driven by this host session (opened on first use;
+    /// the host UI acts on them as the user). `Err` is a message (`runtime.busy`: another
+    /// process drives them).
+    pub fn workflow_runs(
+        &mut self,
+        store: &Store,
+    ) -> Result<&crate::hosting::workflow::driver::HostRuns, String> {
+        self.services.workflow_runs(store)
+    }
+
+    /// Opens the data directory's workflow runs at the session's start when it has any, so
+    /// replayed runs continue and due timers fire without waiting for a call; `Err` is a message.
+    pub fn resume_workflow_runs(
+        &mut self,
+        data: &crate::foundation::paths::DataDir,
+    ) -> Result<(), String> {
+        self.services.resume_workflow_runs(data)
     }
 
     /// Everything asynchronous queued so far (task events), oldest first.

@@ -252,7 +252,9 @@ pub fn dispatch_with(
                 | Capability::Secrets
                 | Capability::Events
                 | Capability::Policy
-                | Capability::Agent => false,
+                | Capability::Agent
+                | Capability::Tools
+                | Capability::Workflow => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);

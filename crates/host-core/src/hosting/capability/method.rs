@@ -3,8 +3,7 @@
 //! point everything matches on [`Capability`] and [`Method`] exhaustively, so a new method is a
 //! compile error in every place that must handle it.
 //!
-//! The standard names more namespaces than this host implements (`lime.files`,
-//! `lime.workflow`, …): [`Namespace::parse`] keeps them visible as
+//! The standard names more namespaces than this host implements (`lime.files`, …): [`Namespace::parse`] keeps them visible as
 //! [`Namespace::NotImplementedHere`], so manifests, the host profile and readiness still list
 //! them (as unavailable, `capability.not_implemented`) while no call can reach a service.
 
@@ -35,6 +34,8 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Tools,
+    Workflow,
 }
 
 impl Capability {
@@ -47,6 +48,8 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Tools,
+        Capability::Workflow,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -60,6 +63,8 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Tools => "lime.tools",
+            Capability::Workflow => "lime.workflow",
         }
     }
 
@@ -147,6 +152,18 @@ methods! {
     }
 }
 
+methods! {
+    /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
+    ToolsMethod { List = "list", Invoke = "invoke", }
+}
+methods! {
+    /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
+    WorkflowMethod {
+        Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
+        Watch = "watch",
+    }
+}
+
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -158,6 +175,8 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Tools(ToolsMethod),
+    Workflow(WorkflowMethod),
 }
 
 impl Method {
@@ -171,6 +190,8 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Tools(_) => Capability::Tools,
+            Method::Workflow(_) => Capability::Workflow,
         }
     }
 
@@ -185,6 +206,8 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Tools(m) => m.as_str(),
+            Method::Workflow(m) => m.as_str(),
         }
     }
 
@@ -198,6 +221,8 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
+        let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -205,6 +230,8 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(tools)
+            .chain(workflow)
     }
 }
 

@@ -6,7 +6,8 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, UiMethod as Ui,
+    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, ToolsMethod as To,
+    UiMethod as Ui, WorkflowMethod as Wf,
 };
 
 /// One method an app may call.
@@ -95,6 +96,20 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Agent(Ag::RespondAction), None, Allow),
     m(M::Agent(Ag::GetTaskEvents), None, Allow),
     m(M::Agent(Ag::WatchTask), None, Allow),
+    // lime.tools: the capability declaration is enough here; the broker (`hosting/tools/`)
+    // checks per tool: declared in toolRefs[], granted by the user, allowed by the admin
+    // policy, and a destructive one approved by the user in the host's prompt.
+    m(M::Tools(To::List), None, Allow),
+    m(M::Tools(To::Invoke), None, Allow),
+    // lime.workflow: the app's own runs of the workflows its manifest declares; declaring the
+    // capability is enough (each step is its own call through this choke point, with the
+    // run's workflow entry's declarations and grants). Reviews are answered by the user only.
+    m(M::Workflow(Wf::Start), None, Allow),
+    m(M::Workflow(Wf::Get), None, Allow),
+    m(M::Workflow(Wf::List), None, Allow),
+    m(M::Workflow(Wf::Cancel), None, Allow),
+    m(M::Workflow(Wf::Respond), None, Allow),
+    m(M::Workflow(Wf::Watch), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

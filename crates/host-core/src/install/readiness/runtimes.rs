@@ -24,9 +24,13 @@ pub(super) enum Runs {
     Unsupported,
     /// This host runs every valid item.
     Supported,
-    /// Runs only what the host has bound or connected (`HostState::bound_knowledge`,
-    /// `available_tools`); anything else is unsupported.
+    /// Runs only what the host has bound or connected (`HostState::bound_knowledge`);
+    /// anything else is unsupported.
     WhenBound,
+    /// Runs what the user granted the app and a configured MCP server lists
+    /// (`HostState::available_tools`, from `host.db`'s `tools.*` rows); anything else needs
+    /// setup, with a "Grant tool" action.
+    WhenGranted,
 }
 
 /// One row of [`HOST_RUNS`].
@@ -62,9 +66,9 @@ pub(super) const HOST_RUNS: [Row; 4] = [
     },
     Row {
         kind: "tool",
-        runs: Runs::WhenBound,
-        code: "tool.unsupported",
-        why: "this AppHost has no ToolHub connection yet",
+        runs: Runs::WhenGranted,
+        code: "tools.not_granted",
+        why: "it is not granted to the app, or no configured MCP server lists it",
     },
 ];
 
@@ -103,8 +107,34 @@ fn bound(cx: &mut Ctx, list: Key, kind: &'static str) {
     for item in cx.m.view().items(list) {
         let key = item.label(kind).to_owned();
         let req = item.required();
-        if r.runs == Runs::WhenBound && present.contains(&key) {
+        if matches!(r.runs, Runs::WhenBound | Runs::WhenGranted) && present.contains(&key) {
             cx.push(kind, key, req, Outcome::Pass, format!("{kind} is ready"));
+            continue;
+        }
+        if r.runs == Runs::WhenGranted {
+            let target = crate::install::store::tool_rows::tool_ref_target(
+                item.key(),
+                item.text(crate::install::manifest::ItemText::Provider),
+            )
+            .unwrap_or_else(|| key.clone());
+            let app = cx.m.name().to_owned();
+            let outcome = if req {
+                Outcome::NeedsSetup
+            } else {
+                Outcome::Degraded
+            };
+            let message = format!("{kind} {target} cannot run: {}", r.why);
+            let c = cx.push(kind, key.clone(), req, outcome, message);
+            c.code = Some(r.code);
+            c.setup_action = super::action(
+                &key,
+                format!("Grant tool {target}"),
+                "grant-tool",
+                Some(target.clone()),
+            );
+            if let Some(a) = c.setup_action.as_mut() {
+                a.description = Some(format!("apphost tools grant {app} {target}"));
+            }
             continue;
         }
         let message = format!("{kind} {key} cannot run: {}", r.why);

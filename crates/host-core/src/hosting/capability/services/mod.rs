@@ -19,6 +19,8 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod tools;
+mod workflow;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
@@ -30,6 +32,8 @@ use serde_json::Value;
 use super::code::ErrorCode;
 use super::dispatch::{Allowed, CallError};
 use super::method::Method;
+use crate::hosting::workflow::driver::{HostRuns, MakeStepServices};
+use crate::hosting::workflow::executor::StepServices;
 use crate::install::store::Store;
 
 pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
@@ -53,6 +57,20 @@ pub enum Effect {
     /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
     WatchTask {
         task_id: String,
+        after: u64,
+        /// The call's value (`host:response`).
+        value: Value,
+    },
+    /// `lime.tools.invoke` of a destructive tool: ask the user in the host's prompt; only
+    /// "allow" runs it ([`Services::invoke_tool_approved`]), anything else is `tools.denied`.
+    AskToolApproval {
+        tool: String,
+        arguments_sha256: String,
+    },
+    /// `lime.workflow.start` / `watch`: forward the run's events after `after` to the calling
+    /// frame as asynchronous `host:event`s ([`Services::watch_workflow_run`]).
+    WatchRun {
+        run_id: String,
         after: u64,
         /// The call's value (`host:response`).
         value: Value,
@@ -82,6 +100,12 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    tools: tools::ToolsService,
+    /// The host process's workflow runs and their driver, opened on first use
+    /// ([`Services::workflow_runs`]); `None` in the driver's own services.
+    workflow: Option<HostRuns>,
+    /// This is the workflow driver's own services: `lime.workflow` is not served to steps.
+    driver_side: bool,
 }
 
 impl Services {
@@ -92,8 +116,64 @@ impl Services {
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
+            tools: tools::ToolsService::new(&apps_data),
             apps_data,
+            workflow: None,
+            driver_side: false,
         }
+    }
+
+    /// Makes services for each workflow driver thread: their own per-app handles, the same
+    /// agent runtime as these (one per process), no workflow runs of their own.
+    fn for_workflow_driver(&self) -> MakeStepServices {
+        let agent = self.agent.sharing();
+        let apps_data = self.apps_data.clone();
+        std::sync::Arc::new(move || {
+            Box::new(Services {
+                storage: storage::StorageService::default(),
+                artifacts: artifacts::ArtifactsService::default(),
+                evidence: evidence::EvidenceService::default(),
+                agent: agent.sharing(),
+                tools: tools::ToolsService::new(&apps_data),
+                apps_data: apps_data.clone(),
+                workflow: None,
+                driver_side: true,
+            }) as Box<dyn StepServices + Send>
+        })
+    }
+
+    /// Opens the data directory's workflow runs now when it has any (a host session's start:
+    /// runs replayed at open continue, due timers fire, with no app calling first). `Err` is a
+    /// message (another process drives them).
+    pub fn resume_workflow_runs(
+        &mut self,
+        data: &crate::foundation::paths::DataDir,
+    ) -> Result<(), String> {
+        let log = crate::hosting::workflow::runs_dir(data).join("events.db");
+        if self.driver_side || self.workflow.is_some() || !log.exists() {
+            return Ok(());
+        }
+        let driver = self.for_workflow_driver();
+        let runs =
+            HostRuns::open(data, driver).map_err(|e| format!("{}: {}", e.code, e.message))?;
+        self.workflow = Some(runs);
+        Ok(())
+    }
+
+    /// The data directory's workflow runs, driven by this process (opened, replayed and their
+    /// driver started on first use). `Err` is a message: the runs could not be opened (another
+    /// process drives them: `runtime.busy`).
+    pub fn workflow_runs(&mut self, store: &Store) -> Result<&HostRuns, String> {
+        if self.driver_side {
+            return Err("workflow runs are not reachable from a workflow step".into());
+        }
+        if self.workflow.is_none() {
+            let driver = self.for_workflow_driver();
+            let runs = HostRuns::open(store.data_dir(), driver)
+                .map_err(|e| format!("{}: {}", e.code, e.message))?;
+            self.workflow = Some(runs);
+        }
+        Ok(self.workflow.as_ref().expect("opened above"))
     }
 
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
@@ -102,6 +182,9 @@ impl Services {
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
         self.agent.close_app(app);
+        if let Some(w) = &self.workflow {
+            w.close_app(app);
+        }
     }
 
     /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
@@ -123,6 +206,23 @@ impl Services {
         sink: TaskEventSink,
     ) -> Option<tokio::task::AbortHandle> {
         self.agent.watch(app, task_id, after, sink)
+    }
+
+    /// Forwards the app's run events after `after` to `sink` until the run ends or the handle
+    /// is aborted (see [`Effect::WatchRun`]); `None` when the run is not the app's or the runs
+    /// are not open.
+    pub fn watch_workflow_run(
+        &self,
+        app: &str,
+        run_id: &str,
+        after: u64,
+        sink: TaskEventSink,
+    ) -> Option<tokio::task::AbortHandle> {
+        let runs = self.workflow.as_ref()?;
+        if runs.get(run_id).ok()?.app != app {
+            return None;
+        }
+        runs.subscribe(run_id, after, sink).ok()
     }
 
     /// Every app's agent tasks, over the runtime `lime.agent` uses (the host UI's own view;
@@ -152,10 +252,48 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            // A workflow step's tool call cannot wait for a prompt: a destructive tool is
+            // refused there (`tools.denied`), never run.
+            Method::Tools(m) => self.tools.call(store, allowed, m, args, !self.driver_side),
+            Method::Workflow(m) => {
+                if self.driver_side {
+                    return Err(err(
+                        allowed,
+                        ErrorCode::CapabilityNotAvailable,
+                        "a workflow step cannot start or answer workflow runs",
+                        Some("workflow.not_from_a_step"),
+                    ));
+                }
+                let runs = self
+                    .workflow_runs(store)
+                    .map_err(|m| workflow::host_failed(allowed, &m))?;
+                workflow::call(store, runs, allowed, m, args)
+            }
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
         }
+    }
+
+    /// A `lime.tools.invoke` the user allowed in the host's prompt ([`Effect::AskToolApproval`]),
+    /// on a fresh proof of the same call.
+    pub fn invoke_tool_approved(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.tools.invoke_approved(store, allowed, args)
+    }
+
+    /// The user refused a destructive `lime.tools.invoke`: audited, `tools.denied`.
+    pub fn tool_refused(&mut self, store: &Store, allowed: &Allowed, args: &Value) -> CallError {
+        self.tools.refused(store, allowed, args)
+    }
+
+    /// Stops every MCP server this host process started (host exit).
+    pub fn shutdown_tools(&mut self) {
+        self.tools.close();
     }
 
     /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
@@ -191,7 +329,9 @@ impl Services {
             | Method::Secrets(_)
             | Method::Events(_)
             | Method::Policy(_)
-            | Method::Agent(_) => Err(err(
+            | Method::Agent(_)
+            | Method::Tools(_)
+            | Method::Workflow(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",
@@ -238,4 +378,28 @@ pub(crate) fn store_err(
     let mut out = err(a, ErrorCode::of_runtime(app_code), &message, Some(cause));
     out.retryable = host_failure;
     out
+}
+
+impl StepServices for Services {
+    fn step_call(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.call_with(store, allowed, args).map(|r| r.value)
+    }
+
+    fn step_agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String> {
+        self.agent_tasks(store)
+    }
+
+    fn step_close_app(&mut self, app: &str) {
+        self.storage.close_app(app);
+        self.artifacts.close_app(app);
+        self.evidence.close_app(app);
+    }
 }

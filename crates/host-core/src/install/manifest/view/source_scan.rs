@@ -29,6 +29,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ),
     ("hosting/capability/services/policy.rs", 1, "call arguments"),
     (
+        "hosting/capability/services/workflow.rs",
+        3,
+        "call arguments",
+    ),
+    (
         "hosting/capability/services/secrets.rs",
         1,
         "call arguments",
@@ -88,6 +93,15 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ),
     ("install/store/mod.rs", 4, "the stored manifest envelope"),
     ("install/store/schema.rs", 1, "the stored manifest envelope"),
+    // lime.tools (hosting/tools/): MCP listings, call arguments and results, never manifests.
+    (
+        "foundation/setting_keys.rs",
+        2,
+        "tools.listed settings rows",
+    ),
+    ("hosting/capability/services/tools.rs", 4, "call arguments"),
+    ("hosting/tools/broker.rs", 1, "an MCP call result"),
+    ("hosting/tools/registry.rs", 1, "tools.listed settings rows"),
     (
         "install/signature.rs",
         7,
