@@ -8,4 +8,5 @@ pub mod bridge;
 pub mod capability;
 pub mod model_settings;
 pub mod surface;
+pub mod user_files;
 pub mod workflow;

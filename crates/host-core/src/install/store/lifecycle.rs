@@ -100,7 +100,7 @@ impl Store {
         let data = self.app_data();
         let mut op = Op::begin(&self.dir, "uninstall", Some(name))?;
         let mut export_skipped = Vec::new();
-        let result = (|| -> HostResult<(Option<String>, Vec<super::SecretBinding>)> {
+        let result = (|| -> HostResult<(Option<String>, Vec<super::SecretBinding>, Vec<String>)> {
             let mut exported = None;
             if mode == DataMode::ExportThenDelete {
                 let dest = export_to.ok_or_else(|| {
@@ -162,6 +162,8 @@ impl Store {
                 tx.execute("DELETE FROM publishers WHERE app = ?1", [name])?;
                 super::secret_bindings::delete_all(&tx, name)?;
             }
+            // The user's file refs go in every mode: they were handed to this installation.
+            let uploaded_files = super::file_refs::delete_all(&tx, name)?;
             packs::collect_rows(&tx)?;
             audit(
                 &tx,
@@ -177,9 +179,9 @@ impl Store {
             failpoint::hit("uninstall.commit");
             tx.commit()?;
             failpoint::hit("uninstall.committed");
-            Ok((exported, secret_values))
+            Ok((exported, secret_values, uploaded_files))
         })();
-        let (exported, secret_values) = match result {
+        let (exported, secret_values, uploaded_files) = match result {
             Ok(e) => e,
             Err(e) => {
                 // Undo everything, exactly as recovery would after a crash here.
@@ -203,6 +205,17 @@ impl Store {
             &self.dir,
             &secret_values,
         ));
+        for handle in &uploaded_files {
+            let copy = self.dir.user_file_uploads().join(handle);
+            if let Err(e) = std::fs::remove_file(&copy) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    warnings.push(HostError::new(
+                        ErrorCode::StoreCleanupIncomplete,
+                        format!("the uploaded file {} could not be removed: {e}", copy.display()),
+                    ));
+                }
+            }
+        }
         // The app's agent tasks (RuntimeCore's task rows and their sessions' events) go with its
         // data; a failure is a warning like any cleanup after the commit point.
         if mode != DataMode::KeepData {
