@@ -3,8 +3,8 @@
 //! point everything matches on [`Capability`] and [`Method`] exhaustively, so a new method is a
 //! compile error in every place that must handle it.
 //!
-//! The standard names more namespaces than this host implements (`lime.files`,
-//! `lime.workflow`, …): [`Namespace::parse`] keeps them visible as
+//! The standard names more namespaces than this host implements (`lime.knowledge`,
+//! `lime.tools`, …): [`Namespace::parse`] keeps them visible as
 //! [`Namespace::NotImplementedHere`], so manifests, the host profile and readiness still list
 //! them (as unavailable, `capability.not_implemented`) while no call can reach a service.
 
@@ -35,6 +35,7 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Files,
 }
 
 impl Capability {
@@ -47,6 +48,7 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Files,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -60,6 +62,7 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Files => "lime.files",
         }
     }
 
@@ -146,6 +149,12 @@ methods! {
         GetTaskEvents = "getTaskEvents", WatchTask = "watchTask",
     }
 }
+methods! {
+    /// `lime.files`: documents the user chose, by opaque per-app refs (`services/files.rs`).
+    FilesMethod {
+        List = "list", ReadRef = "readRef", Stat = "stat", ListFolder = "listFolder",
+    }
+}
 
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,6 +167,7 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Files(FilesMethod),
 }
 
 impl Method {
@@ -171,6 +181,7 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Files(_) => Capability::Files,
         }
     }
 
@@ -185,6 +196,7 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Files(m) => m.as_str(),
         }
     }
 
@@ -198,6 +210,7 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let files = FilesMethod::ALL.iter().map(|m| Method::Files(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -205,6 +218,7 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(files)
     }
 }
 
@@ -226,11 +240,11 @@ mod tests {
                 "{c}"
             );
         }
-        assert_eq!(Capability::parse("lime.files"), None);
+        assert_eq!(Capability::parse("lime.knowledge"), None);
         assert_eq!(Capability::parse("LIME.UI"), None);
         assert_eq!(
-            Namespace::parse("lime.files"),
-            Some(Namespace::NotImplementedHere("lime.files"))
+            Namespace::parse("lime.knowledge"),
+            Some(Namespace::NotImplementedHere("lime.knowledge"))
         );
         assert_eq!(Namespace::parse("lime.nope"), None);
     }

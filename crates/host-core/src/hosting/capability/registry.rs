@@ -6,7 +6,8 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, UiMethod as Ui,
+    FilesMethod as Fi, Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St,
+    UiMethod as Ui,
 };
 
 /// One method an app may call.
@@ -95,6 +96,12 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Agent(Ag::RespondAction), None, Allow),
     m(M::Agent(Ag::GetTaskEvents), None, Allow),
     m(M::Agent(Ag::WatchTask), None, Allow),
+    // lime.files: documents the user chose. Declaring the capability is enough: the user's
+    // choice of each file (a ref) is the grant, and a ref reaches only what it names.
+    m(M::Files(Fi::List), None, Allow),
+    m(M::Files(Fi::ReadRef), None, Allow),
+    m(M::Files(Fi::Stat), None, Allow),
+    m(M::Files(Fi::ListFolder), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names
@@ -134,6 +141,7 @@ mod tests {
         assert_eq!(METHODS.len(), Method::all().count());
         assert!(lookup("lime.storage", "tableget").is_none());
         assert!(lookup("lime.files", "read").is_none());
+        assert!(lookup("lime.files", "readRef").is_some());
         assert!(lookup("lime.ui", "set").is_none());
         let fsynced: Vec<Method> = METHODS
             .iter()

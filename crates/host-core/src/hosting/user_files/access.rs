@@ -101,8 +101,9 @@ fn open_abs_dir(path: &Path) -> Result<OwnedFd, AccessError> {
     let mut cur = openat(CWD, "/", DIR_FLAGS, Mode::empty())
         .map_err(|e| AccessError::of(e, "cannot open /"))?;
     for comp in path.iter().skip(1) {
-        cur = openat(&cur, comp, DIR_FLAGS, Mode::empty())
-            .map_err(|e| AccessError::of(e, "a directory of the granted path is not one any more"))?;
+        cur = openat(&cur, comp, DIR_FLAGS, Mode::empty()).map_err(|e| {
+            AccessError::of(e, "a directory of the granted path is not one any more")
+        })?;
     }
     Ok(cur)
 }
@@ -110,7 +111,10 @@ fn open_abs_dir(path: &Path) -> Result<OwnedFd, AccessError> {
 fn open_rel_dir(mut cur: OwnedFd, comps: &[&str]) -> Result<OwnedFd, AccessError> {
     for comp in comps {
         cur = openat(&cur, *comp, DIR_FLAGS, Mode::empty()).map_err(|e| {
-            AccessError::of(e, "a directory under the granted folder is not a plain directory")
+            AccessError::of(
+                e,
+                "a directory under the granted folder is not a plain directory",
+            )
         })?;
     }
     Ok(cur)
@@ -222,7 +226,9 @@ pub struct Listing {
 /// directories: children are `lstat`ed through the directory handle.
 pub fn list_folder(r: &FileRef, rel: Option<&str>) -> Result<Listing, AccessError> {
     if r.kind != FileRefKind::Folder {
-        return Err(AccessError::WrongKind("this ref names a file, not a folder"));
+        return Err(AccessError::WrongKind(
+            "this ref names a file, not a folder",
+        ));
     }
     let comps = components(rel.unwrap_or(""))?;
     let root = open_abs_dir(Path::new(&r.path))?;

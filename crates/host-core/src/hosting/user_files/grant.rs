@@ -51,9 +51,8 @@ fn protected(dir: &DataDir) -> Vec<PathBuf> {
 
 /// Grants `path` (a file or a folder) to `app` and returns the new ref.
 pub fn grant_path(store: &Store, app: &str, path: &Path) -> HostResult<FileRef> {
-    let abs = std::path::absolute(path).map_err(|e| {
-        HostError::io(ErrorCode::FilesPathNotFound, "cannot resolve", path, e)
-    })?;
+    let abs = std::path::absolute(path)
+        .map_err(|e| HostError::io(ErrorCode::FilesPathNotFound, "cannot resolve", path, e))?;
     let real = std::fs::canonicalize(&abs).map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             ErrorCode::FilesPathNotFound
@@ -183,12 +182,10 @@ fn write_private(path: &Path, bytes: &[u8]) -> HostResult<()> {
     )
     .open(path)
     .map_err(|e| HostError::io(ErrorCode::StoreIo, "cannot create", path, e))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| {
-            let _ = std::fs::remove_file(path);
-            HostError::io(ErrorCode::StoreIo, "cannot write", path, e)
-        })
+    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| {
+        let _ = std::fs::remove_file(path);
+        HostError::io(ErrorCode::StoreIo, "cannot write", path, e)
+    })
 }
 
 /// Revokes a ref of `app` and removes an uploaded copy (a copy that cannot be removed is

@@ -48,8 +48,8 @@ use serde_json::Value;
 pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use data_export::ExportOutcome;
-pub use file_refs::{FileRef, FileRefKind, FileRefOrigin, NewFileRef};
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
+pub use file_refs::{FileRef, FileRefKind, FileRefOrigin, NewFileRef};
 pub(crate) use install::diff_permissions;
 pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,

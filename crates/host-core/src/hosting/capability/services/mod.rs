@@ -14,6 +14,7 @@ mod args;
 mod artifacts;
 mod events;
 mod evidence;
+mod files;
 mod policy;
 mod secrets;
 mod shapes;
@@ -22,6 +23,7 @@ mod storage;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
+pub use files::MAX_READ_BYTES as MAX_FILES_READ_BYTES;
 
 use std::path::PathBuf;
 
@@ -152,6 +154,7 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Files(m) => files::call(store, allowed, m, args).map(Reply::value),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
@@ -191,7 +194,8 @@ impl Services {
             | Method::Secrets(_)
             | Method::Events(_)
             | Method::Policy(_)
-            | Method::Agent(_) => Err(err(
+            | Method::Agent(_)
+            | Method::Files(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",
