@@ -132,6 +132,9 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// Grant, list or revoke the files and folders an app may read (lime.files refs).
+    #[command(subcommand)]
+    Files(super::files::FilesCommand),
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),

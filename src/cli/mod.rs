@@ -25,6 +25,7 @@ mod args;
 mod author;
 mod commands;
 mod dev;
+mod files;
 mod grants;
 mod model;
 mod output;

@@ -376,6 +376,51 @@ export interface FieldChange {
   new: unknown;
 }
 
+export interface FileGrantPathArgs {
+  appId: string;
+  /** An absolute path (a file or a folder) on this machine. */
+  path: string;
+}
+
+/** One ref, as the host (never the app) sees it: with its path. */
+export interface FileRef {
+  app: string;
+  ref: string;
+  kind: FileRefKind;
+  path: string;
+  displayName: string;
+  size: number;
+  mtime: number;
+  origin: FileRefOrigin;
+  createdAt: string;
+}
+
+/** What a ref names. */
+export type FileRefKind = "file" | "folder";
+
+/** Where the granted bytes live. */
+export type FileRefOrigin =
+  /** A path on this machine the user named (CLI, the desktop's dialog). */
+  | "path"
+  /** A copy the user uploaded to `apphost serve`, kept under `uploads/files/<ref>`. */
+  | "upload";
+
+export interface FileRefRevokeArgs {
+  appId: string;
+  ref: string;
+}
+
+/** What `file_ref_revoke` answers. */
+export interface FileRefRevoked {
+  appId: string;
+  ref: string;
+  revoked: boolean;
+}
+
+export interface FileRefsArgs {
+  appId: string;
+}
+
 /** `GrantRow` in `docs/host-api.md`. */
 export interface GrantRow {
   appId: string;
@@ -1071,6 +1116,12 @@ export interface HostCommands {
   next_events: { args: NextEventsArgs; answer: Batch };
   /** Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open. */
   open_external: { args: OpenExternalArgs; answer: OpenedUrl | null };
+  /** An app's lime.files refs (with their paths, for the user). */
+  file_refs: { args: FileRefsArgs; answer: Array<FileRef> };
+  /** Revokes a lime.files ref: the app's next read of it is files.ref_not_found. */
+  file_ref_revoke: { args: FileRefRevokeArgs; answer: FileRefRevoked };
+  /** Grants a file or folder the user named to an app as a lime.files ref. */
+  file_grant_path: { args: FileGrantPathArgs; answer: FileRef };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1087,7 +1138,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -125,6 +125,10 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("next_events", events::NextEvents, Batch, "The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s)."),
         // external.rs
         cmd!("open_external", external::Link, Option<OpenedUrl>, "Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open."),
+        // files.rs
+        cmd!("file_refs", super::files::AppArg, Vec<crate::install::store::FileRef>, "An app's lime.files refs (with their paths, for the user)."),
+        cmd!("file_ref_revoke", super::files::RevokeArgs, super::files::FileRefRevoked, "Revokes a lime.files ref: the app's next read of it is files.ref_not_found."),
+        cmd!("file_grant_path", super::files::GrantArgs, crate::install::store::FileRef, "Grants a file or folder the user named to an app as a lime.files ref."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),
