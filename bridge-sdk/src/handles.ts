@@ -6,6 +6,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildFiles, type LimeFiles } from "./files.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
 /** Per-call options. */
@@ -295,6 +296,7 @@ export interface LimeHandles {
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
+  readonly files: LimeFiles;
 }
 
 /** Listeners of app events, per topic. */
@@ -413,5 +415,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
+    files: buildFiles(invoke),
   };
 }

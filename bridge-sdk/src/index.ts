@@ -46,6 +46,7 @@ export type {
   TableQueryArgs,
   TableRow,
 } from "./handles.js";
+export type { FileContent, FileRefInfo, FileStat, FolderEntry, FolderListing, LimeFiles, ReadRefArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
   type AgentResultSubtype,
@@ -80,6 +81,7 @@ export {
   type MockBusMember,
   type MockCall,
   type MockEventBus,
+  type MockFileGrant,
   type MockPermission,
   type MockTable,
   type MockTaskStep,

@@ -265,6 +265,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     secrets: handles.secrets,
     events: handles.events,
     policy: handles.policy,
+    files: handles.files,
     agent: handles.agent,
     close() {
       unsubscribe();

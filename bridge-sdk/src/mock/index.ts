@@ -2,7 +2,7 @@
 // (crates/host-core/src/capability/services/*.rs, runtime-core's app_artifacts.rs and
 // app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
 // shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
-// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent, ui);
+// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent, files, ui);
 // this one wires them to one `invoke` and the typed handles. The conformance app's capability
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
@@ -13,6 +13,7 @@ import { createArtifacts } from "./artifacts.js";
 import { randomHex, type MockContext, type Refusal, type Service } from "./common.js";
 import { createEvents } from "./events.js";
 import { createEvidence } from "./evidence.js";
+import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createSecrets } from "./secrets.js";
@@ -22,6 +23,7 @@ import { createUi } from "./ui.js";
 
 export { createMockEventBus, type MockBusMember, type MockEventBus } from "./bus.js";
 export { sha256Hex } from "./encoding.js";
+export type { MockFileGrant } from "./files.js";
 export {
   MOCK_CAPABILITIES,
   type MockAgent,
@@ -71,6 +73,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const agent = createAgent(ctx);
+  const files = createFiles(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
 
@@ -83,6 +86,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
+    "lime.files": files.service,
   };
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
@@ -92,6 +96,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
+    "lime.files": files.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -134,6 +139,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    files: handles.files,
+    grantFile: files.grantFile,
+    revokeFile: files.revokeFile,
     setSecretBound: secrets.setBound,
     setTheme: ui.setTheme,
     close: () => {

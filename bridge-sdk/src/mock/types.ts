@@ -4,6 +4,7 @@ import type { AgentTaskEventType, SessionPolicyMode } from "../agent.js";
 import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
 import type { LimeRuntime } from "../runtime.js";
 import type { MockEventBus } from "./bus.js";
+import type { MockFileGrant } from "./files.js";
 
 /**
  * An optional permission as the mock host knows it: the user's answer when asked (`once`,
@@ -82,6 +83,8 @@ export interface MockOptions {
    * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
    */
   sessionModes?: SessionPolicyMode[];
+  /** Files and folders the mock user granted before the app starts (`lime.files`; more with `grantFile`). */
+  files?: MockFileGrant[];
 }
 
 /** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
@@ -137,6 +140,10 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly permissionPrompts: string[];
   /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
   setSecretBound(key: string, bound: boolean): void;
+  /** Grants a file or folder as the user would (`lime.files`); returns its ref. */
+  grantFile(grant: MockFileGrant): string;
+  /** Revokes a ref as the user would on the detail page: the next read is `files.ref_not_found`. */
+  revokeFile(ref: string): boolean;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
@@ -146,4 +153,4 @@ export interface MockLimeRuntime extends LimeRuntime {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.files"];
