@@ -3,6 +3,8 @@
 
 import type {
   Bundle,
+  FileRef,
+  FileRefRevoked,
   HostCommandName,
   HostCommands,
   ModelSet,
@@ -110,6 +112,10 @@ export const bindSecret = (
   value: string,
 ): Promise<SecretBound> => call("bind_secret", { appId, slot, value });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => call("grant", { appId, scope });
+/** lime.files refs of an app (with their paths: the host UI is the user's). */
+export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });
+export const fileRefRevoke = (appId: string, ref: string): Promise<FileRefRevoked> => call("file_ref_revoke", { appId, ref });
+export const fileGrantPath = (appId: string, path: string): Promise<FileRef> => call("file_grant_path", { appId, path });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   call("list_grants", appId === undefined ? {} : { appId });
