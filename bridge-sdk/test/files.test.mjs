@@ -2,6 +2,7 @@
 // (crates/host-core/tests/files_service.rs holds the host to the same cases).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { createMockLimeRuntime } from "@apphost/bridge-sdk";
 
 const cause = (code, causeCode) => (e) => e.code === code && e.causeCode === causeCode;
@@ -55,4 +56,22 @@ test("paths as refs, revoked and unknown refs, bad ranges and large reads are re
   await assert.rejects(lime.files.readRef(`fref_${"0".repeat(32)}`), cause("APP_E904", "files.ref_not_found"));
   const without = createMockLimeRuntime({ capabilities: ["lime.ui"] });
   await assert.rejects(without.files.list(), (e) => e.code === "APP_E001");
+});
+
+test("startTask({files}) attaches the files' text with ref, name and hash, as the host does", async () => {
+  let seen;
+  const lime = createMockLimeRuntime({
+    agent: { script: ({ input }) => ((seen = input), [{ type: "result", subtype: "success", payload: { text: "ok" } }]) },
+  });
+  const ref = lime.grantFile({ name: "brief.md", content: "Summarise this brief." });
+  const task = await lime.agent.startTask({ input: "Summarise", files: [ref] });
+  for await (const _ of task.events());
+  assert.equal(seen.input, "Summarise");
+  assert.deepEqual(
+    seen.attachments.map((a) => [a.ref, a.name, a.text, a.truncated, a.sha256]),
+    [[ref, "brief.md", "Summarise this brief.", false, createHash("sha256").update("Summarise this brief.").digest("hex")]],
+  );
+  await assert.rejects(lime.agent.startTask({ input: "x", files: ["/etc/passwd"] }), cause("APP_E900", "files.path_not_allowed"));
+  const without = createMockLimeRuntime({ capabilities: ["lime.ui", "lime.agent"], agent: { script: () => [] } });
+  await assert.rejects(without.agent.startTask({ input: "x", files: [ref] }), cause("APP_E002", "files.not_declared"));
 });

@@ -4,7 +4,7 @@
 import { ErrorCodes } from "../errors.js";
 import type { FileRefInfo } from "../files.js";
 import { closed, invalid, randomHex, Refusal, refuse, utf8, type MockContext, type Service } from "./common.js";
-import { encodeBase64 } from "./encoding.js";
+import { encodeBase64, sha256Hex } from "./encoding.js";
 
 /** The host's per-read limit. */
 export const MAX_FILE_READ_BYTES = 4 * 1024 * 1024;
@@ -159,5 +159,38 @@ export function createFiles(ctx: MockContext) {
     },
   };
   const notAnObject = invalid("args must be an object", CAUSE);
-  return { service, notAnObject, grantFile, revokeFile };
+  /** `lime.agent.startTask({files})`: the task input with the files' text attached, as the host
+   * builds it (crates/host-core/src/hosting/capability/services/attachments.rs). */
+  const attach = (files: unknown, input: unknown): unknown => {
+    if (files === undefined || files === null) return input;
+    if (Array.isArray(files) ? files.length === 0 : typeof files === "object" && Object.keys(files).length === 0) return input;
+    const bad = (m: string) => invalid(m, "agent.invalid_argument");
+    if (!Array.isArray(files)) throw bad("args.files must be an array of file refs");
+    if (!ctx.offered.has("lime.files")) throw refuse(ErrorCodes.PERMISSION_DENIED, "the app does not declare lime.files, so it has no file refs to attach", "files.not_declared");
+    if (files.length > 8) throw bad("at most 8 files can be attached to a task");
+    const attachments = files.map((item: unknown) => {
+      let a: Record<string, unknown>;
+      if (typeof item === "string") a = { ref: item };
+      else if (typeof item === "object" && item !== null && !Array.isArray(item) && Object.keys(item).every((k) => k === "ref" || k === "path")) a = { ...(item as object) };
+      else throw bad("each of args.files is a ref or {ref, path}");
+      const h = theRef(a);
+      const rel = relOf(a);
+      const f = fileOf(h, rel);
+      const slice = f.bytes.subarray(0, 64 * 1024);
+      let text: string;
+      try {
+        text = new TextDecoder("utf-8", { fatal: true }).decode(slice);
+      } catch {
+        throw invalid("an attached file is not UTF-8 text", "files.not_text");
+      }
+      const v: Record<string, unknown> = {
+        ref: h.info.ref, name: f.name, mimeType: mimeOf(f.name), size: f.bytes.length, sha256: sha256Hex(utf8.encode(text)),
+        bytes: utf8.encode(text).length, truncated: f.bytes.length > slice.length, text,
+      };
+      if (rel !== undefined) v["path"] = rel;
+      return v;
+    });
+    return { input, attachments };
+  };
+  return { service, notAnObject, grantFile, revokeFile, attach };
 }

@@ -72,8 +72,8 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const secrets = createSecrets(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
-  const agent = createAgent(ctx);
   const files = createFiles(ctx);
+  const agent = createAgent(ctx, files.attach);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
 

@@ -133,7 +133,11 @@ fn read_ref(store: &Store, a: &Allowed, args: &Value) -> Result<Value, CallError
 }
 
 /// The ref named by `args.ref`, live and the calling app's.
-fn the_ref(store: &Store, a: &Allowed, o: &Map<String, Value>) -> Result<FileRef, CallError> {
+pub(super) fn the_ref(
+    store: &Store,
+    a: &Allowed,
+    o: &Map<String, Value>,
+) -> Result<FileRef, CallError> {
     let handle = req_str(a, o, "ref")?;
     if !crate::install::store::file_refs::is_ref_shape(handle) && looks_like_path(handle) {
         return Err(err(
@@ -211,7 +215,7 @@ fn host_failure(a: &Allowed, e: &crate::foundation::error::HostError) -> CallErr
     out
 }
 
-fn access_err(a: &Allowed, e: AccessError) -> CallError {
+pub(super) fn access_err(a: &Allowed, e: AccessError) -> CallError {
     match e {
         AccessError::PathNotAllowed(why) => err(
             a,

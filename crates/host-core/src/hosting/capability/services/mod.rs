@@ -12,6 +12,7 @@
 mod agent;
 mod args;
 mod artifacts;
+mod attachments;
 mod events;
 mod evidence;
 mod files;
