@@ -20,6 +20,69 @@ commands! {
     "file_refs" => file_refs,
     "file_ref_revoke" => file_ref_revoke,
     "file_grant_path" => file_grant_path,
+    "file_upload" => file_upload,
+    "answer_file_pick" => answer_file_pick,
+}
+
+/// Largest file `file_upload` takes (decoded): 3 MiB, so its base64 fits the host API's 4 MiB
+/// JSON body under `apphost serve`.
+pub const MAX_JSON_UPLOAD_BYTES: usize = 3 * 1024 * 1024;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "FileUploadArgs")]
+pub(crate) struct UploadArgs {
+    app_id: String,
+    /// The file's name as the user's browser gave it (shown only).
+    name: String,
+    /// The bytes, base64 (standard alphabet, padded).
+    base64: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "AnswerFilePickArgs")]
+pub(crate) struct PickAnswer {
+    prompt_id: String,
+    /// The refs granted from the user's choice; absent or `null`: the user cancelled.
+    #[serde(default)]
+    refs: Option<Vec<String>>,
+}
+
+/// `file_upload {appId, name, base64}` → the new ref: the bytes are kept under the data
+/// directory (`user-files/<ref>`, 0600) and removed with the ref.
+fn file_upload(session: &Session, raw: Value) -> HostResult<Value> {
+    use base64::Engine as _;
+    let a: UploadArgs = args("file_upload", raw)?;
+    let too_large = || {
+        crate::foundation::error::HostError::new(
+            crate::foundation::error::ErrorCode::FilesTooLarge,
+            format!("an upload through the host UI is at most {MAX_JSON_UPLOAD_BYTES} bytes"),
+        )
+        .with("limit", MAX_JSON_UPLOAD_BYTES)
+    };
+    if a.base64.len() > MAX_JSON_UPLOAD_BYTES.div_ceil(3) * 4 {
+        return Err(too_large());
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(a.base64.as_bytes())
+        .map_err(|_| super::bad_arguments("file_upload", "base64 is not valid base64"))?;
+    if bytes.len() > MAX_JSON_UPLOAD_BYTES {
+        return Err(too_large());
+    }
+    let store = Store::open(&session.data)?;
+    answer(user_files::grant_upload(
+        &store, &a.app_id, &a.name, &bytes,
+    )?)
+}
+
+/// `answer_file_pick {promptId, refs?}` → `Outgoing[]`: the app's `requestFiles` gets the
+/// refs (only live refs of that app; one unless it asked for `multiple`), or `cancelled`.
+fn answer_file_pick(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: PickAnswer = args("answer_file_pick", raw)?;
+    let out = session
+        .with_bridge(|bridge, store| bridge.answer_file_pick(store, &a.prompt_id, a.refs))?;
+    answer(out)
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]

@@ -116,7 +116,7 @@ pub fn answer<T: serde::Serialize>(value: T) -> HostResult<Value> {
     })
 }
 
-fn bad_arguments(command: &str, reason: &str) -> HostError {
+pub(crate) fn bad_arguments(command: &str, reason: &str) -> HostError {
     HostError::new(
         ErrorCode::ApiBadArguments,
         format!(

@@ -129,6 +129,8 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("file_refs", super::files::AppArg, Vec<crate::install::store::FileRef>, "An app's lime.files refs (with their paths, for the user)."),
         cmd!("file_ref_revoke", super::files::RevokeArgs, super::files::FileRefRevoked, "Revokes a lime.files ref: the app's next read of it is files.ref_not_found."),
         cmd!("file_grant_path", super::files::GrantArgs, crate::install::store::FileRef, "Grants a file or folder the user named to an app as a lime.files ref."),
+        cmd!("file_upload", super::files::UploadArgs, crate::install::store::FileRef, "Keeps a file the user uploaded (≤ 3 MiB, base64) and grants it to an app as a lime.files ref."),
+        cmd!("answer_file_pick", super::files::PickAnswer, Vec<Outgoing>, "The user's choice in a lime.files.requestFiles picker (the refs granted from it), or a cancel."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

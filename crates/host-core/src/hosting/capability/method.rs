@@ -153,6 +153,7 @@ methods! {
     /// `lime.files`: documents the user chose, by opaque per-app refs (`services/files.rs`).
     FilesMethod {
         List = "list", ReadRef = "readRef", Stat = "stat", ListFolder = "listFolder",
+        RequestFiles = "requestFiles",
     }
 }
 

@@ -102,6 +102,8 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Files(Fi::ReadRef), None, Allow),
     m(M::Files(Fi::Stat), None, Allow),
     m(M::Files(Fi::ListFolder), None, Allow),
+    // Asks the USER to pick: the host draws the picker; the app gets only what the user chose.
+    m(M::Files(Fi::RequestFiles), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

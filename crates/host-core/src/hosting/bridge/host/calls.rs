@@ -15,6 +15,10 @@ impl BridgeHost {
         if p.kind == PromptKind::RequestPermission {
             return self.answer_request(store, &mount, p, answer);
         }
+        if let PromptKind::PickFiles { .. } = p.kind {
+            // A picker answered as a prompt (closed, dismissed): nothing was chosen.
+            return self.finish_pick(store, &mount, p, None);
+        }
         let answers = self.answers.entry(mount.mount_id.clone()).or_default();
         let refuse = |host: &mut Self| {
             let e = prompt_refused(&p.call);

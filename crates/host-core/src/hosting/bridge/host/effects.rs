@@ -114,6 +114,7 @@ impl BridgeHost {
                 );
                 Ok(json!({ "delivered": out.len() }))
             }
+            Effect::PickFiles(request) => return self.pick_files(mount, call, trace_id, request),
             Effect::AskPermission { permission, reason } => {
                 let answers = self.answers.entry(mount.mount_id.clone()).or_default();
                 if answers.denied.contains(&permission) {

@@ -28,6 +28,70 @@ use crate::install::store::{FileRef, FileRefKind, Store};
 /// Most bytes one `readRef` answers (before encoding): 4 MiB. A larger file is read in ranges.
 pub const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 
+/// What `requestFiles` asks the user for (shown by the host's picker).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PickRequest {
+    /// More than one file may be chosen.
+    pub multiple: bool,
+    /// A folder is asked for instead of files.
+    pub folder: bool,
+    /// File name suffixes or MIME types the app would like (`.md`, `text/plain`): a hint
+    /// shown to the user, never enforced on what they choose.
+    pub accept: Vec<String>,
+}
+
+/// Most `accept` items, and the longest one.
+const MAX_ACCEPT: usize = 16;
+const MAX_ACCEPT_CHARS: usize = 64;
+
+pub(super) fn call_with(
+    store: &Store,
+    a: &Allowed,
+    method: FilesMethod,
+    args: &Value,
+) -> Result<super::Reply, CallError> {
+    if method == FilesMethod::RequestFiles {
+        let o = object(a, args, &["multiple", "folder", "accept"])?;
+        let flag = |k: &str| match o.get(k) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(invalid(a, &format!("args.{k} must be true or false"))),
+        };
+        let accept = match o.get("accept") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(v)) if v.len() <= MAX_ACCEPT => v
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .filter(|s| {
+                            !s.is_empty()
+                                && s.chars().count() <= MAX_ACCEPT_CHARS
+                                && !s.chars().any(char::is_control)
+                        })
+                        .map(str::to_owned)
+                        .ok_or_else(|| invalid(a, "args.accept items are short strings"))
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(invalid(
+                    a,
+                    &format!("args.accept must be an array of at most {MAX_ACCEPT} strings"),
+                ))
+            }
+        };
+        return Ok(super::Reply {
+            value: Value::Null,
+            effect: Some(super::Effect::PickFiles(PickRequest {
+                multiple: flag("multiple")?,
+                folder: flag("folder")?,
+                accept,
+            })),
+        });
+    }
+    call(store, a, method, args).map(super::Reply::value)
+}
+
 pub(super) fn call(
     store: &Store,
     a: &Allowed,
@@ -35,6 +99,7 @@ pub(super) fn call(
     args: &Value,
 ) -> Result<Value, CallError> {
     match method {
+        FilesMethod::RequestFiles => Err(invalid(a, "requestFiles asks the user (call_with)")),
         FilesMethod::List => {
             object(a, args, &[])?;
             let refs = store.file_refs(a.app()).map_err(|e| host_failure(a, &e))?;
@@ -250,7 +315,7 @@ pub(super) fn access_err(a: &Allowed, e: AccessError) -> CallError {
 }
 
 /// A ref as the app sees it: no path.
-pub(crate) fn describe(r: &FileRef) -> Value {
+pub fn describe(r: &FileRef) -> Value {
     let mut v = json!({
         "ref": r.handle, "name": r.display_name, "kind": r.kind.as_str(),
         "mtime": r.mtime, "grantedAt": r.created_at,

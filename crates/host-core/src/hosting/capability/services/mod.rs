@@ -24,7 +24,9 @@ mod storage;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
-pub use files::MAX_READ_BYTES as MAX_FILES_READ_BYTES;
+pub use files::{
+    describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
+};
 
 use std::path::PathBuf;
 
@@ -52,6 +54,9 @@ pub enum Effect {
         permission: String,
         reason: Option<String>,
     },
+    /// `lime.files.requestFiles`: ask the user to pick files (or a folder) for the app; the refs
+    /// granted from the choice become the call's value (`bridge/host/pick_files.rs`).
+    PickFiles(PickRequest),
     /// `lime.agent.startTask` / `watchTask`: forward the task's events after `after` to the
     /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
     WatchTask {
@@ -155,7 +160,7 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
-            Method::Files(m) => files::call(store, allowed, m, args).map(Reply::value),
+            Method::Files(m) => files::call_with(store, allowed, m, args),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
