@@ -72,7 +72,26 @@ export interface FolderListing {
   truncated: boolean;
 }
 
+/** `requestFiles`: what the user is asked to choose. */
+export interface RequestFilesArgs {
+  /** More than one file may be chosen (default false). */
+  multiple?: boolean;
+  /** Ask for a folder instead of files (default false). */
+  folder?: boolean;
+  /** Name suffixes or MIME types to suggest (`.md`, `text/plain`; at most 16): a hint only. */
+  accept?: string[];
+}
+
+/** Default deadline of `requestFiles`: the user answers a picker. */
+export const REQUEST_FILES_TIMEOUT_MS = 5 * 60_000;
+
 export interface LimeFiles {
+  /**
+   * Asks the user to choose files (or a folder) to share with the app, in a picker the host
+   * draws; resolves `{cancelled, refs}` with the new refs (never a path). Waits for the user:
+   * the default deadline is 5 minutes.
+   */
+  requestFiles(args?: RequestFilesArgs, opts?: CallOptions): Promise<{ cancelled: boolean; refs: FileRefInfo[] }>;
   /** The app's refs (what the user granted it). */
   list(opts?: CallOptions): Promise<{ refs: FileRefInfo[] }>;
   /** `readRef(ref)` (the standard's form) or `readRef({ref, path?, offset?, length?, encoding?})`. */
@@ -87,6 +106,7 @@ export function buildFiles(invoke: Invoke): LimeFiles {
   const byRef = (a: string | object) => (typeof a === "string" ? { ref: a } : { ...a });
   return {
     list: (o) => invoke("lime.files", "list", {}, o),
+    requestFiles: (a, o) => invoke("lime.files", "requestFiles", { ...(a ?? {}) }, { timeoutMs: REQUEST_FILES_TIMEOUT_MS, ...o }),
     readRef: (a, o) => invoke("lime.files", "readRef", byRef(a), o),
     stat: (a, o) => invoke("lime.files", "stat", byRef(a), o),
     listFolder: (a, o) => invoke("lime.files", "listFolder", byRef(a), o),

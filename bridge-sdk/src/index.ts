@@ -46,7 +46,7 @@ export type {
   TableQueryArgs,
   TableRow,
 } from "./handles.js";
-export type { FileContent, FileRefInfo, FileStat, FolderEntry, FolderListing, LimeFiles, ReadRefArgs } from "./files.js";
+export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
   type AgentResultSubtype,

@@ -75,3 +75,15 @@ test("startTask({files}) attaches the files' text with ref, name and hash, as th
   const without = createMockLimeRuntime({ capabilities: ["lime.ui", "lime.agent"], agent: { script: () => [] } });
   await assert.rejects(without.agent.startTask({ input: "x", files: [ref] }), cause("APP_E002", "files.not_declared"));
 });
+
+test("requestFiles: the mock user picks (or cancels) as the options say; the app gets refs, never paths", async () => {
+  const lime = createMockLimeRuntime({ pickFiles: ({ multiple }) => (multiple ? [{ name: "a.md", content: "A" }, { name: "b.md", content: "B" }] : null) });
+  assert.deepEqual(await lime.files.requestFiles(), { cancelled: true, refs: [] });
+  const picked = await lime.files.requestFiles({ multiple: true, accept: [".md"] });
+  assert.equal(picked.cancelled, false);
+  assert.deepEqual(picked.refs.map((r) => r.name), ["a.md", "b.md"]);
+  assert.equal((await lime.files.readRef({ ref: picked.refs[1].ref, encoding: "text" })).content, "B");
+  assert.deepEqual(lime.filePickRequests, [{ multiple: false, folder: false, accept: [] }, { multiple: true, folder: false, accept: [".md"] }]);
+  await assert.rejects(lime.files.requestFiles({ multiple: "yes" }), cause("APP_E900", "files.invalid_argument"));
+  await assert.rejects(lime.files.requestFiles({ accept: ".md" }), cause("APP_E900", "files.invalid_argument"));
+});

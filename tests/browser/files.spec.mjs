@@ -22,12 +22,14 @@ let docPath;
 
 const frame = () => page.frameLocator(FRAME);
 
-/** Clicks a button in the frame and waits for its action to finish; returns #out's text. */
-async function click(id) {
+/** Clicks a button in the frame and waits for its action to finish; returns #out's text.
+ * `meanwhile` runs after the click (the user answering a picker the host draws). */
+async function click(id, meanwhile = async () => {}) {
   const body = frame().locator("body");
   await expect(body).toHaveAttribute("data-status", "ready", { timeout: 20_000 });
   const before = Number(await body.getAttribute("data-runs"));
   await frame().locator(`#${id}`).click();
+  await meanwhile();
   await expect.poll(async () => Number(await body.getAttribute("data-runs")), { timeout: 20_000 }).toBeGreaterThan(before);
   return (await frame().locator("#out").textContent()).trim();
 }
@@ -72,6 +74,34 @@ test("a file granted with the CLI is listed and read by the app, never by its pa
   // A path handed in as a ref is refused.
   await frame().locator("#ref").fill(docPath);
   expect(await click("read")).toBe("err:APP_E900 files.path_not_allowed");
+});
+
+test("requestFiles: the user picks in the host's picker (a path and an upload); the app gets refs", async () => {
+  const picker = page.getByTestId("file-picker");
+  // Cancelled: the app hears so, nothing is granted.
+  expect(
+    await click("pick", async () => {
+      await expect(picker).toBeVisible({ timeout: 20_000 });
+      await page.locator("#pick-cancel").click();
+    }),
+  ).toBe("cancelled");
+  // A path outside what may be shared is refused in the picker, which stays open.
+  const picked = await click("pick", async () => {
+    await expect(picker).toBeVisible({ timeout: 20_000 });
+    await page.getByTestId("pick-paths").fill(server.data);
+    await page.locator("#pick-share").click();
+    await expect(page.getByTestId("pick-error")).toContainText("files.path_not_allowed");
+    await page.getByTestId("pick-paths").fill(docPath);
+    await page.getByTestId("pick-upload").setInputFiles({ name: "note.txt", mimeType: "text/plain", buffer: Buffer.from("uploaded words") });
+    await page.locator("#pick-share").click();
+  });
+  expect(picked).toBe("picked:letter.txt,note.txt");
+  const refs = cli(server.data, ["files", "list", APP]);
+  expect(refs.map((r) => r.displayName).sort()).toEqual(["letter.txt", "letter.txt", "note.txt"]);
+  const upload = refs.find((r) => r.origin === "upload");
+  await frame().locator("#ref").fill(upload.ref);
+  expect(await click("read")).toBe("ok:uploaded words");
+  for (const r of refs.filter((x) => x.ref !== ref)) cli(server.data, ["files", "revoke", APP, r.ref]);
 });
 
 test("Revoke on the detail page: the app's next read is files.ref_not_found", async () => {

@@ -163,8 +163,14 @@ export const answerDownload = (downloadId: string, save: boolean): Promise<Outgo
 export const devDiagnostic = (mountId: string, origin: string, data: string): Promise<unknown> =>
   call("dev_diagnostic", { mountId, origin, data });
 
+/** The `lime.files.requestFiles` picker's commands (`api/files.rs`). */
+export const fileUpload = (appId: string, name: string, base64: string): Promise<FileRef> => call("file_upload", { appId, name, base64 });
+export const answerFilePick = (promptId: string, refs: string[] | null): Promise<Outgoing[]> =>
+  call("answer_file_pick", refs === null ? { promptId } : { promptId, refs });
+
 export const relayTransport = {
   bridgeMessage,
+  files: { grantPath: fileGrantPath, upload: fileUpload, answer: answerFilePick },
   devDiagnostic,
   bridgeRefused,
   answerPrompt,

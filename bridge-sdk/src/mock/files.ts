@@ -105,6 +105,22 @@ export function createFiles(ctx: MockContext) {
     );
 
   const service: Service = {
+    requestFiles(a) {
+      closed(a, ["multiple", "folder", "accept"], CAUSE);
+      for (const k of ["multiple", "folder"]) {
+        if (a[k] !== undefined && a[k] !== null && typeof a[k] !== "boolean") throw invalid(`args.${k} must be true or false`, CAUSE);
+      }
+      const accept = a["accept"] ?? [];
+      if (!Array.isArray(accept) || accept.length > 16 || accept.some((x) => typeof x !== "string" || x === "" || x.length > 64)) {
+        throw invalid("args.accept must be an array of at most 16 strings", CAUSE);
+      }
+      const request = { multiple: a["multiple"] === true, folder: a["folder"] === true, accept: accept as string[] };
+      ctx.filePickRequests.push(request);
+      const chosen = ctx.options.pickFiles?.(request) ?? null;
+      if (chosen === null) return { cancelled: true, refs: [] };
+      const refs = (request.multiple ? chosen : chosen.slice(0, 1)).map((g) => ({ ...held.get(grantFile(g))!.info }));
+      return { cancelled: false, refs };
+    },
     list(a) {
       closed(a, [], CAUSE);
       return { refs: [...held.values()].map((h) => ({ ...h.info })) };

@@ -64,6 +64,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     provenance: (): Provenance => ({ appId, appVersion, entryKey, packageHash, manifestHash, traceId }),
     artifactsReadable: () => offered.has("lime.artifacts") && !denied.has("lime.artifacts.read"),
     deliver: (payload) => deliver(payload),
+    filePickRequests: [],
   };
 
   const storage = createStorage(ctx);
@@ -142,6 +143,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     files: handles.files,
     grantFile: files.grantFile,
     revokeFile: files.revokeFile,
+    filePickRequests: ctx.filePickRequests,
     setSecretBound: secrets.setBound,
     setTheme: ui.setTheme,
     close: () => {

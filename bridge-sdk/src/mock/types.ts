@@ -85,6 +85,8 @@ export interface MockOptions {
   sessionModes?: SessionPolicyMode[];
   /** Files and folders the mock user granted before the app starts (`lime.files`; more with `grantFile`). */
   files?: MockFileGrant[];
+  /** How the mock user answers `lime.files.requestFiles`: what they choose, or `null` to cancel (the default). */
+  pickFiles?: (request: { multiple: boolean; folder: boolean; accept: string[] }) => MockFileGrant[] | null;
 }
 
 /** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
@@ -142,6 +144,8 @@ export interface MockLimeRuntime extends LimeRuntime {
   setSecretBound(key: string, bound: boolean): void;
   /** Grants a file or folder as the user would (`lime.files`); returns its ref. */
   grantFile(grant: MockFileGrant): string;
+  /** What `lime.files.requestFiles` asked the mock user for, in order. */
+  readonly filePickRequests: { multiple: boolean; folder: boolean; accept: string[] }[];
   /** Revokes a ref as the user would on the detail page: the next read is `files.ref_not_found`. */
   revokeFile(ref: string): boolean;
   /** Pushes a theme update to `onSnapshot` listeners. */
