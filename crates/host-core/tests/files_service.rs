@@ -256,7 +256,7 @@ fn a_folder_grant_reaches_only_plain_files_under_it() {
     std::fs::hard_link(&outside, folder.join("hard.txt")).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &folder.join("pipe"),
+        folder.join("pipe"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
         0,

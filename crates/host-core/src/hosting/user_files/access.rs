@@ -233,13 +233,13 @@ pub fn list_folder(r: &FileRef, rel: Option<&str>) -> Result<Listing, AccessErro
     let comps = components(rel.unwrap_or(""))?;
     let root = open_abs_dir(Path::new(&r.path))?;
     let dir = open_rel_dir(root, &comps)?;
-    let mut reader = Dir::read_from(&dir).map_err(|e| AccessError::of(e, "cannot read folder"))?;
+    let reader = Dir::read_from(&dir).map_err(|e| AccessError::of(e, "cannot read folder"))?;
     let mut out = Listing {
         entries: Vec::new(),
         skipped: 0,
         truncated: false,
     };
-    while let Some(entry) = reader.next() {
+    for entry in reader {
         let entry = entry.map_err(|e| AccessError::of(e, "cannot read folder"))?;
         let raw = entry.file_name().to_bytes();
         if raw == b"." || raw == b".." {
