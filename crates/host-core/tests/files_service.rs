@@ -349,6 +349,20 @@ fn a_file_swapped_for_a_symlink_after_the_grant_is_not_followed() {
         let e = env.run(&m, "stat", args).unwrap_err();
         assert_eq!(code(&e).1, "files.changed");
     }
+    // Swapped for a FIFO: refused without blocking (it is never opened).
+    std::fs::remove_file(&file).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &file,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        0,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let e = env.run(&m, "readRef", json!({"ref": r})).unwrap_err();
+    assert_eq!(code(&e), ("APP_E002", "files.changed"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // A directory of the granted path swapped for a link is not followed either.
     let sub = docs.join("d");
     std::fs::create_dir(&sub).unwrap();
