@@ -7,6 +7,7 @@
 
 import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
+import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
 /** Per-call options. */
@@ -297,6 +298,7 @@ export interface LimeHandles {
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
   readonly files: LimeFiles;
+  readonly workflow: LimeWorkflow;
 }
 
 /** Listeners of app events, per topic. */
@@ -316,9 +318,11 @@ export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal" | "d
 export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();
   const agent = buildAgent(invoke);
+  const workflow = buildWorkflow(invoke);
   const hub: EventHub = {
     deliver(payload) {
       if (agent.hub.deliver(payload)) return true;
+      if (workflow.hub.deliver(payload)) return true;
       if (!isAppEvent(payload)) return false;
       const set = listeners.get(payload.topic);
       if (!set) return true;
@@ -337,6 +341,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     clear: () => {
       listeners.clear();
       agent.hub.clear();
+      workflow.hub.clear();
     },
   };
   const call = <T = unknown>(capability: string, method: string) => (args?: unknown, opts?: CallOptions) =>
@@ -416,5 +421,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
     files: buildFiles(invoke),
+    workflow: workflow.workflow,
   };
 }

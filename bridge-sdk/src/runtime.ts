@@ -267,6 +267,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     policy: handles.policy,
     files: handles.files,
     agent: handles.agent,
+    workflow: handles.workflow,
     close() {
       unsubscribe();
       handles.hub.clear();

@@ -2,7 +2,8 @@
 // (crates/host-core/src/capability/services/*.rs, runtime-core's app_artifacts.rs and
 // app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
 // shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
-// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent, files, ui);
+// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent,
+// workflow, files, ui);
 // this one wires them to one `invoke` and the typed handles. The conformance app's capability
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
@@ -20,6 +21,7 @@ import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
 import { createUi } from "./ui.js";
+import { createWorkflow } from "./workflow.js";
 
 export { createMockEventBus, type MockBusMember, type MockEventBus } from "./bus.js";
 export { sha256Hex } from "./encoding.js";
@@ -34,6 +36,9 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockWorkflow,
+  type MockWorkflowState,
+  type MockWorkflowUser,
 } from "./types.js";
 
 /**
@@ -75,6 +80,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const policy = createPolicy(ctx);
   const files = createFiles(ctx);
   const agent = createAgent(ctx, files.attach);
+  const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
 
@@ -88,6 +94,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.agent": agent.service,
     "lime.policy": policy.service,
     "lime.files": files.service,
+    "lime.workflow": workflow.service,
   };
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
@@ -98,6 +105,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
     "lime.files": files.notAnObject,
+    "lime.workflow": workflow.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -144,6 +152,8 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     grantFile: files.grantFile,
     revokeFile: files.revokeFile,
     filePickRequests: ctx.filePickRequests,
+    workflow: handles.workflow,
+    answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
     setTheme: ui.setTheme,
     close: () => {

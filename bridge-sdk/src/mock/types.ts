@@ -87,7 +87,55 @@ export interface MockOptions {
   files?: MockFileGrant[];
   /** How the mock user answers `lime.files.requestFiles`: what they choose, or `null` to cancel (the default). */
   pickFiles?: (request: { multiple: boolean; folder: boolean; accept: string[] }) => MockFileGrant[] | null;
+  /**
+   * The workflows the manifest declares, by key, for `lime.workflow` (a `start` of any other
+   * is `APP_E904` `workflow.not_declared`, as in the host).
+   */
+  workflows?: Record<string, MockWorkflow>;
+  /** The user answering a run's `human-review` in AppHost (also `answerReview`); `undefined`:
+   * the user does not answer (yet). */
+  workflowUser?: MockWorkflowUser;
 }
+
+/** One state of a mock workflow: the manifest's state, with values as JS (no expressions). */
+export interface MockWorkflowState {
+  key: string;
+  kind: "start" | "agent-task" | "tool-call" | "human-review" | "user-input" | "storage-write" | "artifact-create" | "branch" | "wait" | "end";
+  next?: string;
+  /** The name the state's result gets in `outputs`. */
+  output?: string;
+  prompt?: string;
+  /** `human-review`: what the reviewer sees. */
+  show?: unknown;
+  /** `user-input`: the answer's JSON Schema (the mock checks `type`, `required`, `properties`,
+   * `additionalProperties: false`, `items`, `enum`, `const`, `minimum`/`maximum`,
+   * `minLength`/`maxLength`; the host checks all of JSON Schema). */
+  schema?: Record<string, unknown>;
+  /** `wait`: milliseconds or `"<n>ms|s|m|h|d"`. */
+  duration?: number | string;
+  /** A step that calls a capability: its output (a value, or a function of `{input, outputs}`,
+   * possibly async; a throw fails the run with `workflow.step_failed`). */
+  returns?: unknown;
+  /** `end`: the run's result (a value or a function of `{input, outputs}`). */
+  result?: unknown;
+  /** `branch`: the next state's key. */
+  choose?: (data: { input: unknown; outputs: Record<string, unknown> }) => string;
+  default?: string;
+}
+
+/** A workflow the mock app declares. */
+export interface MockWorkflow {
+  states: MockWorkflowState[];
+}
+
+/** How the mock user answers a review: `"approve"`, `"reject"`, `{approved, data}` (edited
+ * data), a promise of one, or `undefined` (not now). */
+export type MockWorkflowUser = (review: { runId: string; state: string; prompt: string; show: unknown }) =>
+  | "approve"
+  | "reject"
+  | { approved: boolean; data?: unknown }
+  | Promise<"approve" | "reject" | { approved: boolean; data?: unknown }>
+  | undefined;
 
 /** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
 export interface MockTaskStep {
@@ -148,6 +196,8 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly filePickRequests: { multiple: boolean; folder: boolean; accept: string[] }[];
   /** Revokes a ref as the user would on the detail page: the next read is `files.ref_not_found`. */
   revokeFile(ref: string): boolean;
+  /** The user approving or rejecting a run's pending `human-review` in AppHost (an app never can). */
+  answerReview(runId: string, approved: boolean, data?: unknown): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
@@ -157,4 +207,4 @@ export interface MockLimeRuntime extends LimeRuntime {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.files"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.workflow", "lime.files"];

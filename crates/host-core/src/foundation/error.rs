@@ -208,6 +208,10 @@ error_codes! {
     WorkflowAnswerNotByUser = "workflow.answer_not_by_user" => Rejected,
     /// The runs' event log could not be read or written.
     WorkflowRunFailed = "workflow.run_failed" => Internal,
+    /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
+    WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
+    /// A start reused an idempotency key with another input.
+    WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
     // --- lime.files refs (docs/cli.md, "apphost files"; docs/bridge-protocol.md) ---------------
     /// No live file ref with that id for that app (unknown, revoked and other apps' refs alike).
     FilesRefNotFound = "files.ref_not_found" => NotFound,

@@ -253,7 +253,8 @@ pub fn dispatch_with(
                 | Capability::Events
                 | Capability::Policy
                 | Capability::Agent
-                | Capability::Files => false,
+                | Capability::Files
+                | Capability::Workflow => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);

@@ -36,6 +36,7 @@ pub enum Capability {
     Evidence,
     Agent,
     Files,
+    Workflow,
 }
 
 impl Capability {
@@ -49,6 +50,7 @@ impl Capability {
         Capability::Evidence,
         Capability::Agent,
         Capability::Files,
+        Capability::Workflow,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -63,6 +65,7 @@ impl Capability {
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
             Capability::Files => "lime.files",
+            Capability::Workflow => "lime.workflow",
         }
     }
 
@@ -157,6 +160,14 @@ methods! {
     }
 }
 
+methods! {
+    /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
+    WorkflowMethod {
+        Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
+        Watch = "watch",
+    }
+}
+
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -169,6 +180,7 @@ pub enum Method {
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
     Files(FilesMethod),
+    Workflow(WorkflowMethod),
 }
 
 impl Method {
@@ -183,6 +195,7 @@ impl Method {
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
             Method::Files(_) => Capability::Files,
+            Method::Workflow(_) => Capability::Workflow,
         }
     }
 
@@ -198,6 +211,7 @@ impl Method {
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
             Method::Files(m) => m.as_str(),
+            Method::Workflow(m) => m.as_str(),
         }
     }
 
@@ -212,6 +226,7 @@ impl Method {
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
         let files = FilesMethod::ALL.iter().map(|m| Method::Files(*m));
+        let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -220,6 +235,7 @@ impl Method {
             .chain(evidence)
             .chain(agent)
             .chain(files)
+            .chain(workflow)
     }
 }
 

@@ -7,7 +7,7 @@ use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
     FilesMethod as Fi, Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St,
-    UiMethod as Ui,
+    UiMethod as Ui, WorkflowMethod as Wf,
 };
 
 /// One method an app may call.
@@ -104,6 +104,15 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Files(Fi::ListFolder), None, Allow),
     // Asks the USER to pick: the host draws the picker; the app gets only what the user chose.
     m(M::Files(Fi::RequestFiles), None, Allow),
+    // lime.workflow: the app's own runs of the workflows its manifest declares; declaring the
+    // capability is enough (each step is its own call through this choke point, with the
+    // run's workflow entry's declarations and grants). Reviews are answered by the user only.
+    m(M::Workflow(Wf::Start), None, Allow),
+    m(M::Workflow(Wf::Get), None, Allow),
+    m(M::Workflow(Wf::List), None, Allow),
+    m(M::Workflow(Wf::Cancel), None, Allow),
+    m(M::Workflow(Wf::Respond), None, Allow),
+    m(M::Workflow(Wf::Watch), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names
