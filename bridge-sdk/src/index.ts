@@ -35,6 +35,7 @@ export type {
   LimeSecrets,
   LimeStorage,
   LimeStorageTable,
+  LimeTools,
   LimeUi,
   Page,
   PermissionResult,
@@ -45,6 +46,8 @@ export type {
   StorageListPage,
   TableQueryArgs,
   TableRow,
+  ToolDescriptor,
+  ToolResult,
 } from "./handles.js";
 export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
@@ -96,6 +99,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockWorkflow,
   type MockWorkflowState,
   type MockWorkflowUser,

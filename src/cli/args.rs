@@ -66,8 +66,9 @@ pub struct InstallArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct OpenArgs {
-    /// An installed app to open in the window.
-    #[arg(value_name = "APP_ID")]
+    /// An installed app to open in the window, or a package file (`.agentapp`, `.zip`, or any
+    /// path with a `/`) to open the install review sheet for.
+    #[arg(value_name = "APP_ID|FILE")]
     pub app: Option<String>,
     /// The entry to open (default: the app's first UI entry).
     #[arg(long, value_name = "KEY", requires = "app")]
@@ -135,6 +136,9 @@ pub enum Command {
     /// Grant, list or revoke the files and folders an app may read (lime.files refs).
     #[command(subcommand)]
     Files(super::files::FilesCommand),
+    /// MCP servers for lime.tools: add, list, remove, grant and revoke tools, call one.
+    #[command(subcommand)]
+    Tools(super::tools::ToolsCommand),
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),

@@ -29,6 +29,22 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
     let json = cli.json;
     match cli.command {
         Command::Open(a) => {
+            if let Some(file) = a
+                .app
+                .as_deref()
+                .filter(|a| crate::launch::names_a_package(a))
+            {
+                if a.entry.is_some() {
+                    return Err(HostError::new(
+                        ErrorCode::CliUsage,
+                        "--entry opens an installed app's entry, not a package file",
+                    ));
+                }
+                return crate::launch::open_window_for_package(
+                    cli.data_dir.as_deref(),
+                    Path::new(file),
+                );
+            }
             if let Some(app) = &a.app {
                 // Fail here, with the CLI's exit codes, rather than in an empty window.
                 let store = Store::open(&dir)?;
@@ -96,6 +112,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Revoke { app, permission } => super::grants::revoke(&dir, &app, &permission, json),
         Command::Secrets(c) => super::secrets::run(&dir, c, json),
         Command::Files(c) => super::files::run(&dir, c, json),
+        Command::Tools(c) => super::tools::run(&dir, c, json),
         Command::Workflow(c) => super::workflow::run(&dir, c, json),
         Command::Export { app, out } => super::records::export_data(&dir, &app, &out, json),
         Command::Artifacts { app } => super::records::artifacts(&dir, &app, json),

@@ -21,6 +21,7 @@ macro_rules! err_line {
 }
 
 mod app_server;
+mod app_server_relay;
 mod args;
 mod author;
 mod commands;
@@ -33,6 +34,7 @@ mod prompt;
 mod records;
 mod secrets;
 mod store_open;
+mod tools;
 mod workflow;
 
 use std::ffi::OsString;

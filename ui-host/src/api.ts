@@ -6,6 +6,9 @@ import type {
   FileRef,
   FileRefRevoked,
   HostCommandName,
+  RunDetail,
+  RunSummary,
+  ScheduleRecord,
   HostCommands,
   ModelSet,
   ModelStatus,
@@ -13,6 +16,7 @@ import type {
   SessionDiagnostics,
   TestReport,
   ThemeSet,
+  UpdateStatus,
   VerifyReport,
 } from "./generated/host-api.js";
 import type { TaskDetail, TaskView } from "./tasks.js";
@@ -89,6 +93,10 @@ export async function openExternal(url: string): Promise<void> {
   }
 }
 export const launchTarget = (): Promise<LaunchTarget | null> => call("launch_target");
+/** Whether a newer AppHost exists, from the signed update feed (a notice; nothing is installed). */
+export const checkUpdate = (): Promise<UpdateStatus> => call("check_update");
+/** The package file the window was started to review (`apphost open <file>`, a file manager), once. */
+export const launchPackage = (): Promise<{ path: string } | null> => call("launch_package");
 export const events = (after: number, timeoutMs: number): Promise<EventsPage> => nextEvents(after, timeoutMs);
 
 // App center.
@@ -199,3 +207,14 @@ export const taskRespond = (
   actionId: string,
   decision: "approve" | "reject",
 ): Promise<{ responded: boolean }> => call("task_respond", { appId, taskId, actionId, decision });
+
+/** Workflow runs of every app (`api/workflow.rs`), acted on as the host's user. */
+export type { RunDetail, RunSummary, ScheduleRecord } from "./generated/host-api.js";
+export const workflowRuns = (appId?: string): Promise<RunSummary[]> => call("workflow_runs", appId === undefined ? {} : { appId });
+export const workflowRun = (runId: string): Promise<RunDetail> => call("workflow_run", { runId });
+export const workflowStart = (appId: string, entryKey: string, input?: unknown): Promise<RunSummary> =>
+  call("workflow_start", input === undefined ? { appId, entryKey } : { appId, entryKey, input });
+export const workflowRespond = (runId: string, decision: string, data?: unknown): Promise<RunSummary> =>
+  call("workflow_respond", data === undefined ? { runId, decision } : { runId, decision, data });
+export const workflowCancel = (runId: string): Promise<RunSummary> => call("workflow_cancel", { runId });
+export const workflowSchedules = (): Promise<ScheduleRecord[]> => call("workflow_schedules");

@@ -19,6 +19,7 @@ import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
+import { createTools } from "./tools.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
 import { createUi } from "./ui.js";
 import { createWorkflow } from "./workflow.js";
@@ -36,6 +37,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockWorkflow,
   type MockWorkflowState,
   type MockWorkflowUser,
@@ -80,6 +82,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const policy = createPolicy(ctx);
   const files = createFiles(ctx);
   const agent = createAgent(ctx, files.attach);
+  const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
@@ -94,6 +97,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.agent": agent.service,
     "lime.policy": policy.service,
     "lime.files": files.service,
+    "lime.tools": tools.service,
     "lime.workflow": workflow.service,
   };
   const notAnObject: Record<string, Refusal> = {
@@ -105,6 +109,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
     "lime.files": files.notAnObject,
+    "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
   };
   const calls: MockCall[] = [];
@@ -132,6 +137,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifactStore: artifacts.artifactStore,
     evidenceRecords: evidence.evidenceRecords,
     permissionPrompts: policy.permissionPrompts,
+    toolPrompts: tools.toolPrompts,
     toasts: ui.toasts,
     navigations: ui.navigations,
     downloads: ui.downloads,
@@ -152,6 +158,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     grantFile: files.grantFile,
     revokeFile: files.revokeFile,
     filePickRequests: ctx.filePickRequests,
+    tools: handles.tools,
     workflow: handles.workflow,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,

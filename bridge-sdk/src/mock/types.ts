@@ -45,6 +45,14 @@ export interface MockOptions {
    */
   tables?: Record<string, MockTable>;
   snapshot?: Partial<HostSnapshot>;
+  /**
+   * MCP tools as the mock host brokers them (`lime.tools`), by `<server>/<tool>`: whether the
+   * app declares it (`toolRefs[]`, default true) and the user granted it (default true), whether
+   * it needs the user's approval, and what it answers. Absent: no tools.
+   */
+  tools?: Record<string, MockTool>;
+  /** The mock user's answer to a destructive tool's prompt (default: deny). */
+  approveTools?: boolean;
   /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
   secrets?: Record<string, boolean>;
   /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
@@ -188,6 +196,8 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly evidenceRecords: EvidenceRecord[];
   /** Permissions the mock user was asked for, in order. */
   readonly permissionPrompts: string[];
+  /** Destructive tools the mock user was asked to approve, in order. */
+  readonly toolPrompts: string[];
   /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
   setSecretBound(key: string, bound: boolean): void;
   /** Grants a file or folder as the user would (`lime.files`); returns its ref. */
@@ -206,5 +216,16 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly downloads: { fileName: string; bytes: Uint8Array; mimeType: string }[];
 }
 
+/** One tool of the mock host's `lime.tools`. */
+export interface MockTool {
+  declared?: boolean;
+  granted?: boolean;
+  description?: string;
+  inputSchema?: unknown;
+  needsApproval?: boolean;
+  /** The tool's result for the call's arguments (default: echoes them as text). */
+  run?: (args: Record<string, unknown>) => unknown;
+}
+
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.workflow", "lime.files"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow", "lime.files"];

@@ -221,9 +221,59 @@ function Entries(props: { app: AppSummary; detail: AppDetail | null }): JSX.Elem
               Open
             </Button>
           )}
+          {e.kind === "workflow" && <RunWorkflow app={props.app} entryKey={e.key} />}
         </li>
       ))}
     </ul>
+  );
+}
+
+/** The Run action of a `workflow` entry: asks for the run's input (JSON, `{}` by default),
+ * starts it (Rust reads the workflow from the store) and opens the Tasks page, where the run
+ * and its review are. */
+function RunWorkflow(props: { app: AppSummary; entryKey: string }): JSX.Element {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [open, setOpen] = useState(false);
+  const [input, setInput] = useState("{}");
+  const run = async (): Promise<void> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input) as unknown;
+    } catch {
+      setError({ code: "api.bad_arguments", message: "The input is not valid JSON." });
+      return;
+    }
+    setBusy(true);
+    try {
+      await api.workflowStart(props.app.name, props.entryKey, parsed);
+      setError(null);
+      setOpen(false);
+      window.location.hash = "#/tasks";
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Button class="run-workflow" data-testid="run-workflow" data-entry-key={props.entryKey} disabled={!props.app.enabled || busy} onClick={() => setOpen(!open)}>
+        Run…
+      </Button>
+      {open && (
+        <div class="run-workflow-form">
+          <label class="field">
+            <span>Input (JSON)</span>
+            <textarea rows={4} value={input} spellcheck={false} onInput={(e) => setInput(e.currentTarget.value)} data-testid="run-workflow-input" />
+          </label>
+          <Button variant="primary" disabled={busy} onClick={() => void run()} data-testid="run-workflow-start">
+            Start
+          </Button>
+        </div>
+      )}
+      {error !== null && <ErrorBox error={error} testid="run-workflow-error" />}
+    </>
   );
 }
 

@@ -208,6 +208,26 @@ error_codes! {
     WorkflowAnswerNotByUser = "workflow.answer_not_by_user" => Rejected,
     /// The runs' event log could not be read or written.
     WorkflowRunFailed = "workflow.run_failed" => Internal,
+    // --- lime.tools: MCP servers and tool calls (docs/cli.md, "apphost tools") ------------------
+    /// The app has no grant of this tool (`apphost tools grant <app> <server>/<tool>`), or the
+    /// grant is another app's.
+    ToolsNotGranted = "tools.not_granted" => Rejected,
+    /// The server could not be started or reached, died, or is waiting out its restart backoff.
+    ToolsServerUnavailable = "tools.server_unavailable" => Internal,
+    /// The tool call did not answer within its timeout (the server was sent a cancel).
+    ToolsTimeout = "tools.timeout" => Internal,
+    /// The server answered something that is not a valid MCP result, or one over the size cap.
+    ToolsBadResponse = "tools.bad_response" => Internal,
+    /// Denied by the admin policy, or a destructive call the user did not approve.
+    ToolsDenied = "tools.denied" => Declined,
+    /// The app's manifest declares no `toolRefs[]` item for this tool.
+    ToolsNotDeclared = "tools.not_declared" => Rejected,
+    /// No MCP server with that name, or the server lists no tool with that name.
+    ToolsNotFound = "tools.not_found" => NotFound,
+    /// `apphost tools add`: a server with that name exists already (remove it first).
+    ToolsServerExists = "tools.server_exists" => Conflict,
+    /// A server definition, a `<server>/<tool>` reference or call arguments are malformed.
+    ToolsInvalid = "tools.invalid" => Usage,
     /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
     WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
     /// A start reused an idempotency key with another input.
@@ -275,6 +295,18 @@ error_codes! {
     AuthorWriteFailed = "author.write_failed" => Internal,
     /// This `apphost` was built before the SDK (`bridge-sdk/dist`, or its `npm pack` tarball).
     AuthorSdkMissing = "author.sdk_missing" => Internal,
+    // --- the host's own update check (center/host_update.rs, docs/shipping.md) ---------------
+    /// The update feed's signature does not verify with the key built into this AppHost (the
+    /// feed or its signature was changed, or the signature is not one).
+    UpdateBadSignature = "update.bad_signature" => Rejected,
+    /// The update feed is signed by another key than the one built into this AppHost.
+    UpdateWrongKey = "update.wrong_key" => Rejected,
+    /// The signed update feed names an older version than the running one (a replayed feed).
+    UpdateDowngrade = "update.downgrade" => Rejected,
+    /// The update feed is not one: over 64 KiB, not JSON, no valid version, no download link.
+    UpdateBadFeed = "update.bad_feed" => Rejected,
+    /// The update feed could not be fetched: network, HTTP status, timeout, not https.
+    UpdateUnreachable = "update.unreachable" => Input,
     Internal = "internal" => Internal,
 }
 

@@ -69,6 +69,7 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.evidence",
     "lime.agent",
     "lime.files",
+    "lime.tools",
     "lime.workflow",
 ];
 

@@ -254,6 +254,7 @@ pub fn dispatch_with(
                 | Capability::Policy
                 | Capability::Agent
                 | Capability::Files
+                | Capability::Tools
                 | Capability::Workflow => false,
             };
             if let Some(p) = &permission {

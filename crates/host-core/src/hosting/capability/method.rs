@@ -36,6 +36,7 @@ pub enum Capability {
     Evidence,
     Agent,
     Files,
+    Tools,
     Workflow,
 }
 
@@ -50,6 +51,7 @@ impl Capability {
         Capability::Evidence,
         Capability::Agent,
         Capability::Files,
+        Capability::Tools,
         Capability::Workflow,
     ];
 
@@ -65,6 +67,7 @@ impl Capability {
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
             Capability::Files => "lime.files",
+            Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
         }
     }
@@ -161,6 +164,10 @@ methods! {
 }
 
 methods! {
+    /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
+    ToolsMethod { List = "list", Invoke = "invoke", }
+}
+methods! {
     /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
     WorkflowMethod {
         Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
@@ -180,6 +187,7 @@ pub enum Method {
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
     Files(FilesMethod),
+    Tools(ToolsMethod),
     Workflow(WorkflowMethod),
 }
 
@@ -195,6 +203,7 @@ impl Method {
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
             Method::Files(_) => Capability::Files,
+            Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
         }
     }
@@ -211,6 +220,7 @@ impl Method {
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
             Method::Files(m) => m.as_str(),
+            Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
         }
     }
@@ -226,6 +236,7 @@ impl Method {
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
         let files = FilesMethod::ALL.iter().map(|m| Method::Files(*m));
+        let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         ui.chain(storage)
             .chain(secrets)
@@ -235,6 +246,7 @@ impl Method {
             .chain(evidence)
             .chain(agent)
             .chain(files)
+            .chain(tools)
             .chain(workflow)
     }
 }

@@ -7,7 +7,7 @@ use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
     FilesMethod as Fi, Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St,
-    UiMethod as Ui, WorkflowMethod as Wf,
+    ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
 };
 
 /// One method an app may call.
@@ -104,6 +104,11 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Files(Fi::ListFolder), None, Allow),
     // Asks the USER to pick: the host draws the picker; the app gets only what the user chose.
     m(M::Files(Fi::RequestFiles), None, Allow),
+    // lime.tools: the capability declaration is enough here; the broker (`hosting/tools/`)
+    // checks per tool: declared in toolRefs[], granted by the user, allowed by the admin
+    // policy, and a destructive one approved by the user in the host's prompt.
+    m(M::Tools(To::List), None, Allow),
+    m(M::Tools(To::Invoke), None, Allow),
     // lime.workflow: the app's own runs of the workflows its manifest declares; declaring the
     // capability is enough (each step is its own call through this choke point, with the
     // run's workflow entry's declarations and grants). Reviews are answered by the user only.

@@ -34,6 +34,7 @@ mod staging_fs;
 mod stamp;
 mod storage_plan;
 mod summary;
+pub mod tool_rows;
 mod trusted_keys;
 mod verify;
 

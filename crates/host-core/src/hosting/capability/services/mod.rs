@@ -21,6 +21,7 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod tools;
 mod workflow;
 
 pub use agent::TaskEventSink;
@@ -68,6 +69,12 @@ pub enum Effect {
         /// The call's value (`host:response`).
         value: Value,
     },
+    /// `lime.tools.invoke` of a destructive tool: ask the user in the host's prompt; only
+    /// "allow" runs it ([`Services::invoke_tool_approved`]), anything else is `tools.denied`.
+    AskToolApproval {
+        tool: String,
+        arguments_sha256: String,
+    },
     /// `lime.workflow.start` / `watch`: forward the run's events after `after` to the calling
     /// frame as asynchronous `host:event`s ([`Services::watch_workflow_run`]).
     WatchRun {
@@ -101,6 +108,7 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    tools: tools::ToolsService,
     /// The host process's workflow runs and their driver, opened on first use
     /// ([`Services::workflow_runs`]); `None` in the driver's own services.
     workflow: Option<HostRuns>,
@@ -116,6 +124,7 @@ impl Services {
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
+            tools: tools::ToolsService::new(&apps_data),
             apps_data,
             workflow: None,
             driver_side: false,
@@ -133,6 +142,7 @@ impl Services {
                 artifacts: artifacts::ArtifactsService::default(),
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
+                tools: tools::ToolsService::new(&apps_data),
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
@@ -232,6 +242,15 @@ impl Services {
         self.agent.tasks(store)
     }
 
+    /// The runtime `lime.agent` uses and the tokio runtime it runs on (the App Server door
+    /// serves the same one, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.agent.runtime(store)
+    }
+
     /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
     pub fn agent_status(&self, store: &Store) -> &'static str {
         self.agent.status(store)
@@ -251,6 +270,9 @@ impl Services {
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
             Method::Files(m) => files::call_with(store, allowed, m, args),
+            // A workflow step's tool call cannot wait for a prompt: a destructive tool is
+            // refused there (`tools.denied`), never run.
+            Method::Tools(m) => self.tools.call(store, allowed, m, args, !self.driver_side),
             Method::Workflow(m) => {
                 if self.driver_side {
                     return Err(err(
@@ -269,6 +291,27 @@ impl Services {
                 self.call(store, allowed, args).map(Reply::value)
             }
         }
+    }
+
+    /// A `lime.tools.invoke` the user allowed in the host's prompt ([`Effect::AskToolApproval`]),
+    /// on a fresh proof of the same call.
+    pub fn invoke_tool_approved(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.tools.invoke_approved(store, allowed, args)
+    }
+
+    /// The user refused a destructive `lime.tools.invoke`: audited, `tools.denied`.
+    pub fn tool_refused(&mut self, store: &Store, allowed: &Allowed, args: &Value) -> CallError {
+        self.tools.refused(store, allowed, args)
+    }
+
+    /// Stops every MCP server this host process started (host exit).
+    pub fn shutdown_tools(&mut self) {
+        self.tools.close();
     }
 
     /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
@@ -306,6 +349,7 @@ impl Services {
             | Method::Policy(_)
             | Method::Agent(_)
             | Method::Files(_)
+            | Method::Tools(_)
             | Method::Workflow(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
