@@ -141,6 +141,9 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// Grant, list or revoke the files and folders an app may read (lime.files refs).
+    #[command(subcommand)]
+    Files(super::files::FilesCommand),
     /// MCP servers for lime.tools: add, list, remove, grant and revoke tools, call one.
     #[command(subcommand)]
     Tools(super::tools::ToolsCommand),

@@ -28,6 +28,7 @@ mod catalog;
 mod catalog_install;
 mod commands;
 mod dev;
+mod files;
 mod grants;
 mod install_run;
 mod model;

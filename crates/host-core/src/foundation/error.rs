@@ -271,6 +271,23 @@ error_codes! {
     WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
     /// A start reused an idempotency key with another input.
     WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
+    // --- lime.files refs (docs/cli.md, "apphost files"; docs/bridge-protocol.md) ---------------
+    /// No live file ref with that id for that app (unknown, revoked and other apps' refs alike).
+    FilesRefNotFound = "files.ref_not_found" => NotFound,
+    /// A path was handed in where a ref belongs, a relative path leaves its folder, or a path
+    /// granted is not a regular file or directory (a link, a device, a FIFO, a socket).
+    FilesPathNotAllowed = "files.path_not_allowed" => Rejected,
+    /// `apphost files grant`: nothing at that path.
+    FilesPathNotFound = "files.path_not_found" => NotFound,
+    /// A read or an upload larger than its limit.
+    FilesTooLarge = "files.too_large" => Rejected,
+    /// The granted file was replaced by a link or a special file, or has other hard links
+    /// inside a granted folder: it is not read.
+    FilesChanged = "files.changed" => Conflict,
+    /// The file could not be read (I/O).
+    FilesReadFailed = "files.read_failed" => Internal,
+    /// The app holds the most refs it may (`store::file_refs::MAX_REFS_PER_APP`).
+    FilesTooManyRefs = "files.too_many_refs" => Rejected,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
