@@ -1,0 +1,131 @@
+//! The index database: `docs` (one row per indexed file: size, mtime, content hash), `chunks`
+//! (section, byte span, chunk hash) and `fts` (FTS5, `unicode61`, BM25 ranked) whose rowid is
+//! the chunk's id. Opened with the `app_records` preset on a file prepared in the app area's
+//! `knowledge/` directory.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::chunk::Chunk;
+use super::KnowledgeError;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS docs (
+  path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  hash TEXT NOT NULL, chunks INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+  id INTEGER PRIMARY KEY, path TEXT NOT NULL, section TEXT NOT NULL,
+  start INTEGER NOT NULL, end INTEGER NOT NULL, hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks (path);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (
+  title, body, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+";
+
+/// What the index holds of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct DocRow {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub hash: String,
+}
+
+pub(super) fn doc(conn: &Connection, path: &str) -> Result<Option<DocRow>, KnowledgeError> {
+    Ok(conn
+        .query_row(
+            "SELECT size, mtime_ns, hash FROM docs WHERE path = ?1",
+            [path],
+            |r| {
+                Ok(DocRow {
+                    size: r.get::<_, i64>(0)? as u64,
+                    mtime_ns: r.get(1)?,
+                    hash: r.get(2)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+pub(super) fn all_paths(conn: &Connection) -> Result<Vec<String>, KnowledgeError> {
+    let mut stmt = conn.prepare("SELECT path FROM docs")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn touch(
+    conn: &Connection,
+    path: &str,
+    size: u64,
+    mtime_ns: i64,
+) -> Result<(), KnowledgeError> {
+    conn.execute(
+        "UPDATE docs SET size = ?2, mtime_ns = ?3 WHERE path = ?1",
+        params![path, size as i64, mtime_ns],
+    )?;
+    Ok(())
+}
+
+pub(super) fn remove(conn: &Connection, path: &str) -> Result<(), KnowledgeError> {
+    conn.execute(
+        "DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?1)",
+        [path],
+    )?;
+    conn.execute("DELETE FROM chunks WHERE path = ?1", [path])?;
+    conn.execute("DELETE FROM docs WHERE path = ?1", [path])?;
+    Ok(())
+}
+
+pub(super) fn insert(
+    conn: &Connection,
+    path: &str,
+    size: u64,
+    mtime_ns: i64,
+    hash: &str,
+    chunks: &[Chunk],
+) -> Result<(), KnowledgeError> {
+    remove(conn, path)?;
+    let mut chunk_stmt = conn.prepare_cached(
+        "INSERT INTO chunks (path, section, start, end, hash) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut fts_stmt =
+        conn.prepare_cached("INSERT INTO fts (rowid, title, body) VALUES (?1, ?2, ?3)")?;
+    for c in chunks {
+        chunk_stmt.execute(params![
+            path,
+            c.section,
+            c.start as i64,
+            c.end as i64,
+            super::hex_sha256(c.text.as_bytes(), 16)
+        ])?;
+        let id = conn.last_insert_rowid();
+        fts_stmt.execute(params![id, c.section, c.text])?;
+    }
+    conn.execute(
+        "INSERT INTO docs (path, size, mtime_ns, hash, chunks) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![path, size as i64, mtime_ns, hash, chunks.len() as i64],
+    )?;
+    Ok(())
+}
+
+pub(super) fn meta(conn: &Connection, key: &str) -> Result<Option<String>, KnowledgeError> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
+}
+
+pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<(), KnowledgeError> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+/// The search statement: BM25 with the title weighted twice the body; `score` is `-bm25`
+/// (higher is better).
+pub const SEARCH_SQL: &str = "SELECT c.path, c.section, c.start, c.end, \
+     snippet(fts, 1, '[', ']', '…', 16), -bm25(fts, 2.0, 1.0) AS score \
+     FROM fts JOIN chunks c ON c.id = fts.rowid WHERE fts MATCH ?1 \
+     ORDER BY bm25(fts, 2.0, 1.0) LIMIT ?2";
