@@ -132,6 +132,9 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// Bind folders to an app's knowledge templates, search them, show their index status.
+    #[command(subcommand)]
+    Knowledge(super::knowledge::KnowledgeCommand),
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),

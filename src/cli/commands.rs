@@ -95,6 +95,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Grant { app, permission } => super::grants::grant(&dir, &app, &permission, json),
         Command::Revoke { app, permission } => super::grants::revoke(&dir, &app, &permission, json),
         Command::Secrets(c) => super::secrets::run(&dir, c, json),
+        Command::Knowledge(c) => super::knowledge::run(&dir, c, json),
         Command::Workflow(c) => super::workflow::run(&dir, c, json),
         Command::Export { app, out } => super::records::export_data(&dir, &app, &out, json),
         Command::Artifacts { app } => super::records::artifacts(&dir, &app, json),

@@ -26,6 +26,7 @@ mod author;
 mod commands;
 mod dev;
 mod grants;
+mod knowledge;
 mod model;
 mod output;
 mod prompt;

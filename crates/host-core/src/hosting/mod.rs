@@ -3,6 +3,7 @@
 //! [`crate::foundation`].
 
 pub mod agent_tool_policy;
+pub mod app_knowledge;
 pub mod app_secrets;
 pub mod bridge;
 pub mod capability;

@@ -252,7 +252,8 @@ pub fn dispatch_with(
                 | Capability::Secrets
                 | Capability::Events
                 | Capability::Policy
-                | Capability::Agent => false,
+                | Capability::Agent
+                | Capability::Knowledge => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);

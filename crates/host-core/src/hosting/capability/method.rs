@@ -35,6 +35,7 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Knowledge,
 }
 
 impl Capability {
@@ -47,6 +48,7 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Knowledge,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -60,6 +62,7 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Knowledge => "lime.knowledge",
         }
     }
 
@@ -147,6 +150,11 @@ methods! {
     }
 }
 
+methods! {
+    /// `lime.knowledge`: search the folders the user bound to the app's knowledge templates.
+    KnowledgeMethod { Search = "search", }
+}
+
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -158,6 +166,7 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Knowledge(KnowledgeMethod),
 }
 
 impl Method {
@@ -171,6 +180,7 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Knowledge(_) => Capability::Knowledge,
         }
     }
 
@@ -185,6 +195,7 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Knowledge(m) => m.as_str(),
         }
     }
 
@@ -198,6 +209,7 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let knowledge = KnowledgeMethod::ALL.iter().map(|m| Method::Knowledge(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -205,6 +217,7 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(knowledge)
     }
 }
 

@@ -6,7 +6,8 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, UiMethod as Ui,
+    KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St,
+    UiMethod as Ui,
 };
 
 /// One method an app may call.
@@ -95,6 +96,9 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Agent(Ag::RespondAction), None, Allow),
     m(M::Agent(Ag::GetTaskEvents), None, Allow),
     m(M::Agent(Ag::WatchTask), None, Allow),
+    // lime.knowledge: search a template the app declares and the user bound to a folder (the
+    // binding is the user's grant; no permission scope names knowledge).
+    m(M::Knowledge(Kn::Search), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

@@ -27,6 +27,10 @@ pub(super) enum Runs {
     /// Runs only what the host has bound or connected (`HostState::bound_knowledge`,
     /// `available_tools`); anything else is unsupported.
     WhenBound,
+    /// Runs what the user binds (`HostState::bound_knowledge`: a folder bound to the template,
+    /// `apphost knowledge bind`); until then a required item is `needs-setup` with a setup
+    /// action of kind `bind-knowledge`, an optional one a notice.
+    UserBinds,
 }
 
 /// One row of [`HOST_RUNS`].
@@ -56,9 +60,9 @@ pub(super) const HOST_RUNS: [Row; 4] = [
     },
     Row {
         kind: "knowledge",
-        runs: Runs::WhenBound,
-        code: "knowledge.unsupported",
-        why: "this AppHost has no knowledge service to bind it to yet",
+        runs: Runs::UserBinds,
+        code: "knowledge.not_bound",
+        why: "no folder is bound to it yet",
     },
     Row {
         kind: "tool",
@@ -103,8 +107,29 @@ fn bound(cx: &mut Ctx, list: Key, kind: &'static str) {
     for item in cx.m.view().items(list) {
         let key = item.label(kind).to_owned();
         let req = item.required();
-        if r.runs == Runs::WhenBound && present.contains(&key) {
+        if matches!(r.runs, Runs::WhenBound | Runs::UserBinds) && present.contains(&key) {
             cx.push(kind, key, req, Outcome::Pass, format!("{kind} is ready"));
+            continue;
+        }
+        if r.runs == Runs::UserBinds {
+            let app = cx.m.name().to_owned();
+            let outcome = if req {
+                Outcome::NeedsSetup
+            } else {
+                Outcome::Notice
+            };
+            let message = format!("{kind} {key} is not bound: {}", r.why);
+            let c = cx.push(kind, key.clone(), req, outcome, message);
+            c.code = Some(r.code);
+            c.setup_action = super::action(
+                &key,
+                format!("Bind knowledge {key}"),
+                "bind-knowledge",
+                Some(key.clone()),
+            );
+            if let Some(a) = c.setup_action.as_mut() {
+                a.description = Some(format!("apphost knowledge bind {app} {key} <folder>"));
+            }
             continue;
         }
         let message = format!("{kind} {key} cannot run: {}", r.why);

@@ -14,6 +14,7 @@ mod args;
 mod artifacts;
 mod events;
 mod evidence;
+mod knowledge;
 mod policy;
 mod secrets;
 mod shapes;
@@ -82,6 +83,7 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    knowledge: knowledge::KnowledgeService,
 }
 
 impl Services {
@@ -92,6 +94,7 @@ impl Services {
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
+            knowledge: knowledge::KnowledgeService::default(),
             apps_data,
         }
     }
@@ -102,6 +105,7 @@ impl Services {
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
         self.agent.close_app(app);
+        self.knowledge.close_app(app);
     }
 
     /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
@@ -152,6 +156,10 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Knowledge(m) => self
+                .knowledge
+                .call(store, allowed, m, args)
+                .map(Reply::value),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
@@ -191,7 +199,8 @@ impl Services {
             | Method::Secrets(_)
             | Method::Events(_)
             | Method::Policy(_)
-            | Method::Agent(_) => Err(err(
+            | Method::Agent(_)
+            | Method::Knowledge(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",
