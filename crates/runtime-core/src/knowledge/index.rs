@@ -34,17 +34,14 @@ pub(super) struct DocRow {
 
 pub(super) fn doc(conn: &Connection, path: &str) -> Result<Option<DocRow>, KnowledgeError> {
     Ok(conn
-        .query_row(
-            "SELECT size, mtime_ns, hash FROM docs WHERE path = ?1",
-            [path],
-            |r| {
-                Ok(DocRow {
-                    size: r.get::<_, i64>(0)? as u64,
-                    mtime_ns: r.get(1)?,
-                    hash: r.get(2)?,
-                })
-            },
-        )
+        .prepare_cached("SELECT size, mtime_ns, hash FROM docs WHERE path = ?1")?
+        .query_row([path], |r| {
+            Ok(DocRow {
+                size: r.get::<_, i64>(0)? as u64,
+                mtime_ns: r.get(1)?,
+                hash: r.get(2)?,
+            })
+        })
         .optional()?)
 }
 
@@ -68,12 +65,12 @@ pub(super) fn touch(
 }
 
 pub(super) fn remove(conn: &Connection, path: &str) -> Result<(), KnowledgeError> {
-    conn.execute(
-        "DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?1)",
-        [path],
-    )?;
-    conn.execute("DELETE FROM chunks WHERE path = ?1", [path])?;
-    conn.execute("DELETE FROM docs WHERE path = ?1", [path])?;
+    conn.prepare_cached("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?1)")?
+        .execute([path])?;
+    conn.prepare_cached("DELETE FROM chunks WHERE path = ?1")?
+        .execute([path])?;
+    conn.prepare_cached("DELETE FROM docs WHERE path = ?1")?
+        .execute([path])?;
     Ok(())
 }
 
@@ -84,8 +81,11 @@ pub(super) fn insert(
     mtime_ns: i64,
     hash: &str,
     chunks: &[Chunk],
+    replacing: bool,
 ) -> Result<(), KnowledgeError> {
-    remove(conn, path)?;
+    if replacing {
+        remove(conn, path)?;
+    }
     let mut chunk_stmt = conn.prepare_cached(
         "INSERT INTO chunks (path, section, start, end, hash) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
@@ -102,10 +102,16 @@ pub(super) fn insert(
         let id = conn.last_insert_rowid();
         fts_stmt.execute(params![id, c.section, c.text])?;
     }
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO docs (path, size, mtime_ns, hash, chunks) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![path, size as i64, mtime_ns, hash, chunks.len() as i64],
-    )?;
+    )?
+    .execute(params![
+        path,
+        size as i64,
+        mtime_ns,
+        hash,
+        chunks.len() as i64
+    ])?;
     Ok(())
 }
 

@@ -465,6 +465,7 @@ fn index_one(
         found.mtime_ns,
         &hash,
         &chunks,
+        existing.is_some(),
     )?;
     report.indexed += 1;
     Ok(true)
