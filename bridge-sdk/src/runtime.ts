@@ -263,6 +263,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     artifacts: handles.artifacts,
     evidence: handles.evidence,
     secrets: handles.secrets,
+    knowledge: handles.knowledge,
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,

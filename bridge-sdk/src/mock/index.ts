@@ -15,6 +15,7 @@ import { createEvents } from "./events.js";
 import { createEvidence } from "./evidence.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
+import { createKnowledge } from "./knowledge.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
@@ -68,6 +69,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const artifacts = createArtifacts(ctx);
   const evidence = createEvidence(ctx, artifacts.artifactStore);
   const secrets = createSecrets(ctx);
+  const knowledge = createKnowledge(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const agent = createAgent(ctx);
@@ -80,6 +82,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.artifacts": artifacts.service,
     "lime.evidence": evidence.service,
     "lime.secrets": secrets.service,
+    "lime.knowledge": knowledge.service,
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
@@ -89,6 +92,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.artifacts": artifacts.notAnObject,
     "lime.evidence": evidence.notAnObject,
     "lime.secrets": secrets.notAnObject,
+    "lime.knowledge": knowledge.notAnObject,
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
@@ -131,10 +135,12 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifacts: handles.artifacts,
     evidence: handles.evidence,
     secrets: handles.secrets,
+    knowledge: handles.knowledge,
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
     setSecretBound: secrets.setBound,
+    setKnowledgeBound: knowledge.setBound,
     setTheme: ui.setTheme,
     close: () => {
       ui.close();
