@@ -5,6 +5,7 @@ import type {
   Bundle,
   HostCommandName,
   HostCommands,
+  Indexed,
   ModelSet,
   ModelStatus,
   SecretBound,
@@ -109,6 +110,9 @@ export const bindSecret = (
   slot: string,
   value: string,
 ): Promise<SecretBound> => call("bind_secret", { appId, slot, value });
+/** Binds a folder (an absolute path) to a declared knowledge template and indexes it. */
+export const bindKnowledge = (appId: string, template: string, folder: string): Promise<Indexed> =>
+  call("bind_knowledge", { appId, template, folder });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => call("grant", { appId, scope });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>

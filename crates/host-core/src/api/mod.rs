@@ -14,6 +14,7 @@ pub mod center;
 pub mod dev_console;
 pub mod events;
 pub mod external;
+pub mod knowledge;
 pub mod outbox;
 pub mod schema;
 pub mod session;
@@ -45,6 +46,7 @@ const AREAS: &[&[Command]] = &[
     dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    knowledge::COMMANDS,
     tasks::COMMANDS,
 ];
 

@@ -80,7 +80,7 @@ fn now() -> String {
 }
 
 /// What a bind or reindex did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Indexed {
     pub app: String,
@@ -255,7 +255,7 @@ pub fn search(
 }
 
 /// One binding's state (`apphost knowledge status`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BindingStatus {
     pub app: String,

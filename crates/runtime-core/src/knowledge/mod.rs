@@ -72,7 +72,7 @@ impl Default for Limits {
 }
 
 /// Something in the folder that was not indexed, with a stable code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     pub code: String,
     pub path: String,
@@ -80,7 +80,7 @@ pub struct Problem {
 }
 
 /// What one indexing run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexReport {
     /// Files in the index after the run.
@@ -97,7 +97,7 @@ pub struct IndexReport {
 }
 
 /// The index's state (`apphost knowledge status`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub files: usize,
