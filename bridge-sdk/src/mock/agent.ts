@@ -167,7 +167,7 @@ export function createAgent(ctx: MockContext) {
 
   const service: Service = {
     startTask(a) {
-      const expectedOutput = checkStartTask(a, appId, ctx.entryKey);
+      const expectedOutput = checkStartTask(a, appId, ctx.entryKey, ctx.options.knowledge ?? {});
       if (a["input"] === undefined || a["input"] === null) throw invalid("args.input is required", "agent.invalid_argument");
       const key = a["idempotencyKey"];
       if (key !== undefined && (typeof key !== "string" || key.length === 0 || bytes(key) > 200)) {

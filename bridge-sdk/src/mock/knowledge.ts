@@ -66,6 +66,7 @@ export function createKnowledge(ctx: MockContext) {
   /** Binds documents to (or, with `null`, unbinds) a declared template, as the user would. */
   const setBound = (template: string, docs: MockKnowledgeDoc[] | null) => {
     templates.set(template, docs);
+    (ctx.options.knowledge ??= {})[template] = docs;
   };
   void isRecord;
   return { service, notAnObject, setBound };

@@ -125,3 +125,69 @@ fn host_err(a: &Allowed, e: HostError) -> CallError {
         }
     }
 }
+
+/// The knowledge templates a `startTask` request binds (`knowledge: ["kb", {template: "kb"}, {key:
+/// "kb"}]`): each declared by the proof's manifest (`APP_E002` `knowledge.template_not_declared`)
+/// and bound now (`APP_E003` `knowledge.not_bound`). The task's turns get `knowledge_search` for
+/// them; the tool re-checks the binding on every call.
+pub(super) fn task_templates(
+    store: &Store,
+    a: &Allowed,
+    o: &serde_json::Map<String, Value>,
+) -> Result<Vec<String>, CallError> {
+    let items = match o.get("knowledge") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(invalid(
+                a,
+                "args.knowledge must be an array of template keys",
+            ))
+        }
+    };
+    let max = runtime_core::tools::knowledge::MAX_TEMPLATES;
+    if items.len() > max {
+        return Err(invalid(
+            a,
+            &format!("args.knowledge names more than {max} templates"),
+        ));
+    }
+    let declared = app_knowledge::declared_templates(a.manifest());
+    let bound: Vec<String> = store
+        .knowledge_bindings(a.app())
+        .map_err(|e| host_err(a, e))?
+        .into_iter()
+        .map(|b| b.template)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        let key = match item {
+            Value::String(s) => Some(s.as_str()),
+            Value::Object(m) => m
+                .get("template")
+                .or_else(|| m.get("key"))
+                .and_then(Value::as_str),
+            _ => None,
+        }
+        .filter(|k| !k.is_empty() && k.len() <= runtime_core::knowledge::MAX_TEMPLATE_BYTES)
+        .ok_or_else(|| {
+            invalid(
+                a,
+                "args.knowledge items must be template keys (or {template})",
+            )
+        })?;
+        if !declared.iter().any(|d| d == key) {
+            return Err(host_err(
+                a,
+                HostError::new(HostCode::KnowledgeTemplateNotDeclared, ""),
+            ));
+        }
+        if !bound.iter().any(|b| b == key) {
+            return Err(host_err(a, HostError::new(HostCode::KnowledgeNotBound, "")));
+        }
+        if !out.iter().any(|o| o == key) {
+            out.push(key.to_owned());
+        }
+    }
+    Ok(out)
+}
