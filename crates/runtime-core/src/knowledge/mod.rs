@@ -188,6 +188,10 @@ impl KnowledgeIndex {
         }
         let path = area.path().join(SubDir::Knowledge.name()).join(&name);
         let conn = SqliteOpen::app_records().open(&path)?;
+        let layout: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if layout != index::LAYOUT {
+            conn.execute_batch(index::DROP)?;
+        }
         conn.execute_batch(index::SCHEMA)?;
         Ok(KnowledgeIndex { conn, path })
     }
@@ -349,7 +353,9 @@ impl KnowledgeIndex {
 
 fn counts(conn: &Connection) -> Result<(usize, usize), KnowledgeError> {
     let files: i64 = conn.query_row("SELECT count(*) FROM docs", [], |r| r.get(0))?;
-    let chunks: i64 = conn.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+    let chunks: i64 = conn.query_row("SELECT coalesce(sum(chunks), 0) FROM docs", [], |r| {
+        r.get(0)
+    })?;
     Ok((files as usize, chunks as usize))
 }
 
