@@ -114,9 +114,25 @@ pub struct Session {
     pub center: Center,
     /// The dev console's per-mount report rate (`api/dev_console.rs`).
     pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
+    /// Re-indexes bound knowledge folders when they change; started by the host UI's first
+    /// `next_events` (a running window or `apphost serve`), not by every session.
+    knowledge_watch: Mutex<Option<crate::hosting::knowledge_watch::KnowledgeWatcher>>,
 }
 
 impl Session {
+    /// Starts the knowledge watcher once (`hosting::knowledge_watch`).
+    pub fn ensure_knowledge_watch(&self) {
+        let mut w = self
+            .knowledge_watch
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if w.is_none() {
+            *w = Some(crate::hosting::knowledge_watch::KnowledgeWatcher::start(
+                self.data.clone(),
+            ));
+        }
+    }
+
     pub fn new(data: DataDir, config: SessionConfig) -> Self {
         let bridge = BridgeHost::new(
             Services::new(data.apps_data()),
@@ -158,6 +174,7 @@ impl Session {
             outbox,
             center,
             dev_console: Mutex::default(),
+            knowledge_watch: Mutex::new(None),
         }
     }
 

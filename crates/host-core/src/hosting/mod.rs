@@ -7,6 +7,7 @@ pub mod app_knowledge;
 pub mod app_secrets;
 pub mod bridge;
 pub mod capability;
+pub mod knowledge_watch;
 pub mod model_settings;
 pub mod surface;
 pub mod workflow;
