@@ -181,7 +181,7 @@ fn links_out_of_the_folder_are_skipped_and_reported_fifos_never_opened() {
     symlink(&outside, root.join("linkdir")).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &root.join("pipe.md"),
+        root.join("pipe.md"),
         FileType::Fifo,
         Mode::from_raw_mode(0o600),
         0,

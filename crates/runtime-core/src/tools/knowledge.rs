@@ -30,8 +30,11 @@ pub const MAX_TEMPLATES: usize = 16;
 /// again to the next task that declares them).
 #[derive(Debug, Clone, Default)]
 pub struct KnowledgeGrants {
-    inner: Arc<Mutex<(HashMap<String, Vec<String>>, Vec<String>)>>,
+    inner: Arc<Mutex<Granted>>,
 }
+
+/// Session → templates, and the sessions in the order they were first granted.
+type Granted = (HashMap<String, Vec<String>>, Vec<String>);
 
 impl KnowledgeGrants {
     /// Adds `templates` to the session's grants.
