@@ -226,3 +226,37 @@ fn cancel_ends_a_waiting_run_and_bad_input_is_a_usage_error() {
     assert_eq!(c["state"]["status"]["status"], "cancelled");
     assert_eq!(c["finished"], true);
 }
+
+#[test]
+fn while_a_host_process_drives_the_runs_the_cli_points_to_its_tasks_page() {
+    let (host, _) = host_with_sample();
+    // This test process stands in for the window / `apphost serve`: it holds the runs.
+    let dir = host_core::foundation::paths::DataDir::at(host.data.clone());
+    let held = host_core::hosting::workflow::open_runs(&dir).unwrap();
+    for args in [
+        &[
+            "workflow",
+            "start",
+            "reply-workflow",
+            "draft-review-publish",
+        ][..],
+        &["workflow", "respond", "run_x", "--approve"][..],
+        &["workflow", "cancel", "run_x"][..],
+    ] {
+        let out = host.run(args);
+        let err = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.starts_with("{\"error\""))
+            .find_map(|l| serde_json::from_str::<Value>(l).ok())
+            .unwrap_or_else(|| panic!("no error JSON: {}", describe(&out)));
+        assert_eq!(out.status.code(), Some(6), "{args:?}");
+        assert_eq!(err["error"]["code"], "runtime.busy", "{args:?}");
+        let message = err["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("AppHost is running: use its Tasks page"),
+            "{message}"
+        );
+    }
+    drop(held);
+    assert_eq!(host.ok(&["workflow", "list"]), serde_json::json!([]));
+}

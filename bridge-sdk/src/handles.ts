@@ -6,6 +6,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
 /** Per-call options. */
@@ -325,6 +326,7 @@ export interface LimeHandles {
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
+  readonly workflow: LimeWorkflow;
 }
 
 /** Listeners of app events, per topic. */
@@ -344,9 +346,11 @@ export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal" | "d
 export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();
   const agent = buildAgent(invoke);
+  const workflow = buildWorkflow(invoke);
   const hub: EventHub = {
     deliver(payload) {
       if (agent.hub.deliver(payload)) return true;
+      if (workflow.hub.deliver(payload)) return true;
       if (!isAppEvent(payload)) return false;
       const set = listeners.get(payload.topic);
       if (!set) return true;
@@ -365,6 +369,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     clear: () => {
       listeners.clear();
       agent.hub.clear();
+      workflow.hub.clear();
     },
   };
   const call = <T = unknown>(capability: string, method: string) => (args?: unknown, opts?: CallOptions) =>
@@ -444,5 +449,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
+    workflow: workflow.workflow,
   };
 }

@@ -67,6 +67,17 @@ export {
   type StartTaskArgs,
 } from "./agent.js";
 export {
+  MAX_BUFFERED_RUN_EVENTS,
+  type LimeWorkflow,
+  type StartWorkflowArgs,
+  type WorkflowPending,
+  type WorkflowRun,
+  type WorkflowRunEvent,
+  type WorkflowRunEventMessage,
+  type WorkflowRunStatus,
+  type WorkflowRunView,
+} from "./workflow.js";
+export {
   createLimeRuntime,
   getLimeRuntime,
   windowEndpoint,
@@ -86,6 +97,9 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockWorkflow,
+  type MockWorkflowState,
+  type MockWorkflowUser,
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";

@@ -267,6 +267,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    workflow: handles.workflow,
     close() {
       unsubscribe();
       handles.hub.clear();

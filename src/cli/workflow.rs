@@ -1,6 +1,7 @@
 //! `apphost workflow start|list|show|cancel|respond`: durable workflow runs
 //! (`host_core::hosting::workflow`). This process owns the runs while the command runs (the
-//! runs' `runtime.lock`; another process holding it is `runtime.busy`): `start` and `respond`
+//! runs' `runtime.lock`; another process holding it is `runtime.busy`: "AppHost is running: use
+//! its Tasks page" when it is the window or `apphost serve`): `start` and `respond`
 //! drive the run until it waits for a person or a timer, or ends, then exit; the run stays
 //! durable and the next command replays it; `resume` drives it again (a due timer, a step a
 //! stopped process left unfinished).
@@ -55,7 +56,7 @@ pub enum WorkflowCommand {
 }
 
 pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
-    let runs = workflow::open_runs(dir).map_err(host_error)?;
+    let runs = workflow::open_runs(dir).map_err(busy_or_error)?;
     let view = match cmd {
         WorkflowCommand::Start {
             app,
@@ -115,6 +116,20 @@ pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
         describe(&view);
     }
     Ok(0)
+}
+
+/// Another process drives the runs: the window or `apphost serve` (its Tasks page answers and
+/// cancels them), or another `apphost workflow` command.
+fn busy_or_error(e: runtime_core::workflow::runs::RunError) -> HostError {
+    if e.code != runtime_core::workflow::runs::code::RUNTIME_BUSY {
+        return host_error(e);
+    }
+    HostError::new(
+        ErrorCode::RuntimeBusy,
+        "AppHost is running: use its Tasks page (the running AppHost drives this data directory's workflow runs)",
+    )
+    .with("cause", e.code)
+    .with("detail", e.message)
 }
 
 fn drive(dir: &DataDir, store: &Store, runs: &WorkflowRuns, run_id: &str) -> HostResult<RunView> {

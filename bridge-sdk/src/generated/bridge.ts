@@ -86,6 +86,11 @@ export type ErrorCode =
   | "APP_E202"
   /** STORAGE_SCHEMA_MISMATCH: a declared table or a column is not in the app's database. */
   | "APP_E203"
+  /**
+   * WORKFLOW_INVALID_STATE: the run cannot take this now (it has ended, or it waits for
+   * something else: `workflow.run_finished`, `workflow.not_waiting_for_answer`).
+   */
+  | "APP_E301"
   /** Invalid arguments (`causeCode` says which). */
   | "APP_E900"
   /** NOT_FOUND (AppHost extension): no artifact or evidence record with this id in the app. */
@@ -215,7 +220,7 @@ export interface VisibilityPayload {
 }
 
 /** Every error code, in documentation order. */
-export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E003", "APP_E011", "APP_E012", "APP_E201", "APP_E202", "APP_E203", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E003", "APP_E011", "APP_E012", "APP_E201", "APP_E202", "APP_E203", "APP_E301", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
 
 /** Message types an app frame sends. */
 export const APP_MESSAGE_TYPES = ["app:ready", "host:getSnapshot", "host:navigate", "host:toast", "host:openExternal", "host:download", "capability:invoke", "capability:cancel"] as const;

@@ -2,7 +2,8 @@
 // (crates/host-core/src/capability/services/*.rs, runtime-core's app_artifacts.rs and
 // app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
 // shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
-// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent, ui);
+// One module per capability (storage, artifacts, evidence, secrets, events, policy, agent,
+// workflow, ui);
 // this one wires them to one `invoke` and the typed handles. The conformance app's capability
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
@@ -20,6 +21,7 @@ import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
 import { createUi } from "./ui.js";
+import { createWorkflow } from "./workflow.js";
 
 export { createMockEventBus, type MockBusMember, type MockEventBus } from "./bus.js";
 export { sha256Hex } from "./encoding.js";
@@ -33,6 +35,9 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockWorkflow,
+  type MockWorkflowState,
+  type MockWorkflowUser,
 } from "./types.js";
 
 /**
@@ -73,6 +78,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const agent = createAgent(ctx);
+  const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
 
@@ -86,6 +92,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
+    "lime.workflow": workflow.service,
   };
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
@@ -96,6 +103,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
+    "lime.workflow": workflow.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -139,6 +147,8 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    workflow: handles.workflow,
+    answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
     setKnowledgeBound: knowledge.setBound,
     setTheme: ui.setTheme,

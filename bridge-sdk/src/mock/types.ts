@@ -88,7 +88,55 @@ export interface MockOptions {
    * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
    */
   sessionModes?: SessionPolicyMode[];
+  /**
+   * The workflows the manifest declares, by key, for `lime.workflow` (a `start` of any other
+   * is `APP_E904` `workflow.not_declared`, as in the host).
+   */
+  workflows?: Record<string, MockWorkflow>;
+  /** The user answering a run's `human-review` in AppHost (also `answerReview`); `undefined`:
+   * the user does not answer (yet). */
+  workflowUser?: MockWorkflowUser;
 }
+
+/** One state of a mock workflow: the manifest's state, with values as JS (no expressions). */
+export interface MockWorkflowState {
+  key: string;
+  kind: "start" | "agent-task" | "tool-call" | "human-review" | "user-input" | "storage-write" | "artifact-create" | "branch" | "wait" | "end";
+  next?: string;
+  /** The name the state's result gets in `outputs`. */
+  output?: string;
+  prompt?: string;
+  /** `human-review`: what the reviewer sees. */
+  show?: unknown;
+  /** `user-input`: the answer's JSON Schema (the mock checks `type`, `required`, `properties`,
+   * `additionalProperties: false`, `items`, `enum`, `const`, `minimum`/`maximum`,
+   * `minLength`/`maxLength`; the host checks all of JSON Schema). */
+  schema?: Record<string, unknown>;
+  /** `wait`: milliseconds or `"<n>ms|s|m|h|d"`. */
+  duration?: number | string;
+  /** A step that calls a capability: its output (a value, or a function of `{input, outputs}`,
+   * possibly async; a throw fails the run with `workflow.step_failed`). */
+  returns?: unknown;
+  /** `end`: the run's result (a value or a function of `{input, outputs}`). */
+  result?: unknown;
+  /** `branch`: the next state's key. */
+  choose?: (data: { input: unknown; outputs: Record<string, unknown> }) => string;
+  default?: string;
+}
+
+/** A workflow the mock app declares. */
+export interface MockWorkflow {
+  states: MockWorkflowState[];
+}
+
+/** How the mock user answers a review: `"approve"`, `"reject"`, `{approved, data}` (edited
+ * data), a promise of one, or `undefined` (not now). */
+export type MockWorkflowUser = (review: { runId: string; state: string; prompt: string; show: unknown }) =>
+  | "approve"
+  | "reject"
+  | { approved: boolean; data?: unknown }
+  | Promise<"approve" | "reject" | { approved: boolean; data?: unknown }>
+  | undefined;
 
 /** One scripted task event (the mock fills in the envelope: ids, sequence, time). */
 export interface MockTaskStep {
@@ -143,6 +191,8 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly permissionPrompts: string[];
   /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
   setSecretBound(key: string, bound: boolean): void;
+  /** The user approving or rejecting a run's pending `human-review` in AppHost (an app never can). */
+  answerReview(runId: string, approved: boolean, data?: unknown): void;
   /** Binds documents to (or, with `null`, unbinds) a declared knowledge template. */
   setKnowledgeBound(template: string, docs: MockKnowledgeDoc[] | null): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
@@ -154,4 +204,4 @@ export interface MockLimeRuntime extends LimeRuntime {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.knowledge"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.workflow", "lime.knowledge"];

@@ -92,7 +92,8 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
 
     // Not implemented, not declared, unknown method: APP_E001 / APP_E002, never mock success.
     for (cap, method, code) in [
-        ("lime.workflow", "start", "APP_E001"),
+        ("lime.workflow", "start", "APP_E002"),
+        ("lime.billing", "charge", "APP_E001"),
         ("lime.storage", "drop", "APP_E001"),
         ("lime.knowledge", "search", "APP_E001"),
     ] {
@@ -144,7 +145,7 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         .iter()
         .filter(|a| a["action"] == "capability.call")
         .collect();
-    assert_eq!(calls.len(), 9, "one audit record per decision");
+    assert_eq!(calls.len(), 10, "one audit record per decision");
     let first_allow = calls
         .iter()
         .rev()

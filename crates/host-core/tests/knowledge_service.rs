@@ -377,10 +377,16 @@ fn the_host_watcher_re_indexes_a_bound_folder_when_files_change() {
     let _watch = host_core::hosting::knowledge_watch::KnowledgeWatcher::start(h.dir.clone());
     // Let the watcher read the bindings and watch the folder, then change a file.
     std::thread::sleep(std::time::Duration::from_millis(800));
-    std::fs::write(docs.join("policies/late.md"), "# Loyalty\nMembers earn loyalty points.\n").unwrap();
+    std::fs::write(
+        docs.join("policies/late.md"),
+        "# Loyalty\nMembers earn loyalty points.\n",
+    )
+    .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {
-        let v = h.search(json!({"template": "handbook", "query": "loyalty"})).unwrap();
+        let v = h
+            .search(json!({"template": "handbook", "query": "loyalty"}))
+            .unwrap();
         if v["hits"].as_array().unwrap().len() == 1 {
             assert_eq!(v["hits"][0]["document"], "policies/late.md");
             break;

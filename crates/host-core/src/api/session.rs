@@ -134,11 +134,15 @@ impl Session {
     }
 
     pub fn new(data: DataDir, config: SessionConfig) -> Self {
-        let bridge = BridgeHost::new(
+        let mut bridge = BridgeHost::new(
             Services::new(data.apps_data()),
             HostProfile::current(),
             config.serve.style.clone(),
         );
+        // The host session drives the data directory's workflow runs (when it has any).
+        if let Err(m) = bridge.resume_workflow_runs(&data) {
+            tracing::warn!("workflow runs not resumed: {m}");
+        }
         // Asynchronous bridge actions (lime.agent task events, produced on the agent runtime's
         // threads) go straight to the outbox as `outgoing` events, one per action.
         let outbox = Arc::new(Outbox::new());

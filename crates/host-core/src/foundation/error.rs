@@ -208,6 +208,10 @@ error_codes! {
     WorkflowAnswerNotByUser = "workflow.answer_not_by_user" => Rejected,
     /// The runs' event log could not be read or written.
     WorkflowRunFailed = "workflow.run_failed" => Internal,
+    /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
+    WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
+    /// A start reused an idempotency key with another input.
+    WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
     // --- knowledge bindings (docs/cli.md, "apphost knowledge") -----------------------------
     /// The app's active manifest declares no knowledge template with that key.
     KnowledgeTemplateNotDeclared = "knowledge.template_not_declared" => NotFound,

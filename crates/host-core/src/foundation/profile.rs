@@ -68,6 +68,7 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.artifacts",
     "lime.evidence",
     "lime.agent",
+    "lime.workflow",
     "lime.knowledge",
 ];
 

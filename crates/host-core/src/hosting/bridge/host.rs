@@ -136,6 +136,25 @@ impl BridgeHost {
         self.services.agent_tasks(store)
     }
 
+    /// The data directory's workflow runs, driven by this host session (opened on first use;
+    /// the host UI acts on them as the user). `Err` is a message (`runtime.busy`: another
+    /// process drives them).
+    pub fn workflow_runs(
+        &mut self,
+        store: &Store,
+    ) -> Result<&crate::hosting::workflow::driver::HostRuns, String> {
+        self.services.workflow_runs(store)
+    }
+
+    /// Opens the data directory's workflow runs at the session's start when it has any, so
+    /// replayed runs continue and due timers fire without waiting for a call; `Err` is a message.
+    pub fn resume_workflow_runs(
+        &mut self,
+        data: &crate::foundation::paths::DataDir,
+    ) -> Result<(), String> {
+        self.services.resume_workflow_runs(data)
+    }
+
     /// Everything asynchronous queued so far (task events), oldest first.
     pub fn take_async_outgoing(&self) -> Vec<Outgoing> {
         self.outbox.take()

@@ -44,6 +44,9 @@ error_codes! {
     StorageMigrationRequired = "APP_E202",
     /// STORAGE_SCHEMA_MISMATCH: a declared table or a column is not in the app's database.
     StorageSchemaMismatch = "APP_E203",
+    /// WORKFLOW_INVALID_STATE: the run cannot take this now (it has ended, or it waits for
+    /// something else: `workflow.run_finished`, `workflow.not_waiting_for_answer`).
+    WorkflowInvalidState = "APP_E301",
     /// Invalid arguments (`causeCode` says which).
     InvalidArgument = "APP_E900",
     /// NOT_FOUND (AppHost extension): no artifact or evidence record with this id in the app.

@@ -3,8 +3,7 @@
 //! point everything matches on [`Capability`] and [`Method`] exhaustively, so a new method is a
 //! compile error in every place that must handle it.
 //!
-//! The standard names more namespaces than this host implements (`lime.files`,
-//! `lime.workflow`, …): [`Namespace::parse`] keeps them visible as
+//! The standard names more namespaces than this host implements (`lime.files`, …): [`Namespace::parse`] keeps them visible as
 //! [`Namespace::NotImplementedHere`], so manifests, the host profile and readiness still list
 //! them (as unavailable, `capability.not_implemented`) while no call can reach a service.
 
@@ -35,6 +34,7 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Workflow,
     Knowledge,
 }
 
@@ -48,6 +48,7 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Workflow,
         Capability::Knowledge,
     ];
 
@@ -62,6 +63,7 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Workflow => "lime.workflow",
             Capability::Knowledge => "lime.knowledge",
         }
     }
@@ -151,6 +153,13 @@ methods! {
 }
 
 methods! {
+    /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
+    WorkflowMethod {
+        Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
+        Watch = "watch",
+    }
+}
+methods! {
     /// `lime.knowledge`: search the folders the user bound to the app's knowledge templates.
     KnowledgeMethod { Search = "search", }
 }
@@ -166,6 +175,7 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Workflow(WorkflowMethod),
     Knowledge(KnowledgeMethod),
 }
 
@@ -180,6 +190,7 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Workflow(_) => Capability::Workflow,
             Method::Knowledge(_) => Capability::Knowledge,
         }
     }
@@ -195,6 +206,7 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Workflow(m) => m.as_str(),
             Method::Knowledge(m) => m.as_str(),
         }
     }
@@ -209,6 +221,7 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         let knowledge = KnowledgeMethod::ALL.iter().map(|m| Method::Knowledge(*m));
         ui.chain(storage)
             .chain(secrets)
@@ -217,6 +230,7 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(workflow)
             .chain(knowledge)
     }
 }

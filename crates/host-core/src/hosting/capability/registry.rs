@@ -7,7 +7,7 @@ use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
     KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St,
-    UiMethod as Ui,
+    UiMethod as Ui, WorkflowMethod as Wf,
 };
 
 /// One method an app may call.
@@ -96,6 +96,15 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Agent(Ag::RespondAction), None, Allow),
     m(M::Agent(Ag::GetTaskEvents), None, Allow),
     m(M::Agent(Ag::WatchTask), None, Allow),
+    // lime.workflow: the app's own runs of the workflows its manifest declares; declaring the
+    // capability is enough (each step is its own call through this choke point, with the
+    // run's workflow entry's declarations and grants). Reviews are answered by the user only.
+    m(M::Workflow(Wf::Start), None, Allow),
+    m(M::Workflow(Wf::Get), None, Allow),
+    m(M::Workflow(Wf::List), None, Allow),
+    m(M::Workflow(Wf::Cancel), None, Allow),
+    m(M::Workflow(Wf::Respond), None, Allow),
+    m(M::Workflow(Wf::Watch), None, Allow),
     // lime.knowledge: search a template the app declares and the user bound to a folder (the
     // binding is the user's grant; no permission scope names knowledge).
     m(M::Knowledge(Kn::Search), None, Allow),

@@ -8,9 +8,12 @@
 //!
 //! An `agent-task` step starts a `lime.agent` task with the step's idempotency key (a
 //! re-issued step finds the same task) and waits for its result, reading it from the
-//! host's own task view (the start was the audited call), until the step's timeout.
+//! host's own task view (the start was the audited call), until the step's timeout, or until
+//! the run is interrupted ([`HostSteps::interrupted_by`]: a cancel, the app closing), which
+//! cancels the task at once.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use runtime_core::workflow::runs::{StepCall, StepError, StepExecutor};
@@ -18,9 +21,36 @@ use serde_json::{json, Map, Value};
 
 use crate::foundation::profile::HostProfile;
 use crate::hosting::capability::call::{Call, Caller};
-use crate::hosting::capability::dispatch::{dispatch, SessionAnswers, Verdict};
-use crate::hosting::capability::services::Services;
+use crate::hosting::capability::dispatch::{dispatch, Allowed, CallError, SessionAnswers, Verdict};
 use crate::install::store::Store;
+
+/// What a step needs of the host's `lime.*` services (`capability::services::Services`
+/// implements it; the trait keeps this module below the services, which own the host's
+/// workflow driver).
+pub trait StepServices {
+    /// An allowed call's value (`Services::call_with`, its effect dropped: a run has no frame).
+    fn step_call(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError>;
+    /// The agent tasks over the process's one agent runtime (`Services::agent_tasks`).
+    fn step_agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String>;
+    /// Closes what is open for `app` (its per-app handles); the agent runtime is the
+    /// session's and stays open.
+    fn step_close_app(&mut self, app: &str);
+}
+
+/// Whether a run's in-flight step must stop now: `(run id, app)`.
+pub type Interrupt = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// What a step stopped by an interrupt answers: not a result (nothing is recorded; the next
+/// drive re-issues the step with the same key, unless the run was cancelled).
+pub const INTERRUPTED: &str = runtime_core::workflow::runs::code::STEP_ABANDONED;
 
 /// How long an agent step waits for its task when the step sets no timeout.
 pub const DEFAULT_AGENT_WAIT_MS: u64 = 300_000;
@@ -31,16 +61,32 @@ const AGENT_POLL: Duration = Duration::from_millis(20);
 pub struct HostSteps<'a> {
     store: &'a Store,
     profile: &'a HostProfile,
-    services: RefCell<&'a mut Services>,
+    services: RefCell<&'a mut dyn StepServices>,
+    interrupt: Option<Interrupt>,
 }
 
 impl<'a> HostSteps<'a> {
-    pub fn new(store: &'a Store, profile: &'a HostProfile, services: &'a mut Services) -> Self {
+    pub fn new(
+        store: &'a Store,
+        profile: &'a HostProfile,
+        services: &'a mut dyn StepServices,
+    ) -> Self {
         HostSteps {
             store,
             profile,
             services: RefCell::new(services),
+            interrupt: None,
         }
+    }
+
+    /// Stops an agent step (cancelling its task) as soon as `interrupt` says so.
+    pub fn interrupted_by(mut self, interrupt: Interrupt) -> Self {
+        self.interrupt = Some(interrupt);
+        self
+    }
+
+    fn interrupted(&self, run_id: &str, app: &str) -> bool {
+        self.interrupt.as_ref().is_some_and(|f| f(run_id, app))
     }
 
     fn caller(&self, step: &StepCall<'_>) -> Result<Caller, StepError> {
@@ -95,8 +141,8 @@ impl<'a> HostSteps<'a> {
         ) {
             Verdict::Allowed(proof) => {
                 let mut services = self.services.borrow_mut();
-                match services.call_with(self.store, &proof, &call.args) {
-                    Ok(reply) => Ok(reply.value),
+                match services.step_call(self.store, &proof, &call.args) {
+                    Ok(value) => Ok(value),
                     Err(e) => Err(StepError {
                         code: e.cause_code.unwrap_or(e.code.as_str()).to_owned(),
                         message: e.message,
@@ -151,7 +197,7 @@ impl<'a> HostSteps<'a> {
             let task = {
                 let mut services = self.services.borrow_mut();
                 let tasks = services
-                    .agent_tasks(self.store)
+                    .step_agent_tasks(self.store)
                     .map_err(|m| refused("agent.unavailable", m))?;
                 tasks
                     .get(&app, &task_id)
@@ -180,6 +226,17 @@ impl<'a> HostSteps<'a> {
                     timed_out: false,
                 });
             }
+            if self.interrupted(step.run_id, &caller.app_id) {
+                let tasks = self
+                    .services
+                    .borrow_mut()
+                    .step_agent_tasks(self.store)
+                    .map_err(|m| refused("agent.unavailable", m))?;
+                if let Err(e) = tasks.cancel(&app, &task_id) {
+                    tracing::warn!("cannot cancel the task of an interrupted step: {e}");
+                }
+                return Err(interrupted());
+            }
             if Instant::now() >= deadline {
                 return Err(StepError {
                     code: "workflow.step_timed_out".into(),
@@ -190,6 +247,16 @@ impl<'a> HostSteps<'a> {
             }
             std::thread::sleep(AGENT_POLL);
         }
+    }
+}
+
+/// A step stopped by an interrupt: abandoned, not failed (see [`INTERRUPTED`]).
+fn interrupted() -> StepError {
+    StepError {
+        code: INTERRUPTED.to_owned(),
+        message: "the run was cancelled or its app closed".to_owned(),
+        retryable: true,
+        timed_out: false,
     }
 }
 
@@ -204,6 +271,9 @@ fn refused(code: &str, message: String) -> StepError {
 
 impl StepExecutor for HostSteps<'_> {
     fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError> {
+        if self.interrupted(step.run_id, step.app) {
+            return Err(interrupted());
+        }
         let caller = self.caller(step)?;
         let c = step.call;
         if c.capability == "lime.agent" && c.method == "startTask" {

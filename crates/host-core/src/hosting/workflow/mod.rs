@@ -11,9 +11,13 @@
 //!   workflow entry with the store's version and hashes, through
 //!   [`dispatch`](crate::hosting::capability::dispatch::dispatch): declared, ready, granted,
 //!   policy, audited with the run id as the caller's session.
-//! - [`respond`]: a review, input or retry decision is answered by the user only (the host UI,
-//!   the CLI); [`respond_from_app`] is what an app's own caller gets: `workflow.answer_not_by_user`.
+//! - [`respond`]: a review or retry decision is answered by the user only (the host UI, the
+//!   CLI); [`respond_from_app`] is what an app's own caller gets: `workflow.answer_not_by_user`
+//!   for those, and a `user-input` answer checked against the state's schema.
+//! - [`driver::HostRuns`]: the host process's runs, driven by a background thread (the window,
+//!   `apphost serve`); `lime.workflow` reaches them through `capability::services`.
 
+pub mod driver;
 pub mod executor;
 mod step_args;
 
@@ -68,7 +72,8 @@ pub fn entry_of(store: &Store, app: &str, workflow: &str) -> Result<String, RunE
         })
 }
 
-/// Starts `workflow` of `app` (recorded, not driven: see [`drive`]).
+/// Starts `workflow` of `app` (recorded, not driven: `WorkflowRuns::drive`, or the host
+/// process's [`driver::HostRuns`]).
 pub fn start(
     store: &Store,
     runs: &WorkflowRuns,
@@ -76,6 +81,19 @@ pub fn start(
     workflow: &str,
     input: Value,
     idempotency_key: Option<String>,
+) -> Result<RunView, RunError> {
+    start_by(store, runs, app, workflow, input, idempotency_key, None)
+}
+
+/// [`start`], recording the app entry whose frame started the run.
+pub fn start_by(
+    store: &Store,
+    runs: &WorkflowRuns,
+    app: &str,
+    workflow: &str,
+    input: Value,
+    idempotency_key: Option<String>,
+    started_by: Option<&str>,
 ) -> Result<RunView, RunError> {
     let active = store
         .active_app(app)
@@ -100,6 +118,7 @@ pub fn start(
         declared,
         input,
         idempotency_key,
+        started_by: started_by.map(str::to_owned),
     })
 }
 
@@ -108,9 +127,9 @@ pub fn respond(runs: &WorkflowRuns, run_id: &str, answer: Answer) -> Result<RunV
     runs.respond(run_id, answer, AnswerSource::User)
 }
 
-/// An answer coming from an app's own caller (a frame, a step): always refused with
-/// `workflow.answer_not_by_user`, recording nothing (invariant 12e: an app never answers for the
-/// user).
+/// An answer coming from an app's own caller (a frame, a step): a review or retry decision is
+/// refused with `workflow.answer_not_by_user`, recording nothing (invariant 12e: an app never
+/// answers for the user); a `user-input` answer is checked against the state's schema.
 pub fn respond_from_app(
     runs: &WorkflowRuns,
     _caller: &Caller,
@@ -133,7 +152,10 @@ pub fn host_error(e: RunError) -> HostError {
         run::RUN_FINISHED => ErrorCode::WorkflowRunFinished,
         run::NOT_WAITING => ErrorCode::WorkflowNotWaiting,
         run::ANSWER_NOT_BY_USER => ErrorCode::WorkflowAnswerNotByUser,
+        run::INPUT_INVALID => ErrorCode::WorkflowInvalidInput,
         run::RUNTIME_BUSY => ErrorCode::RuntimeBusy,
+        run::IDEMPOTENCY_CONFLICT => ErrorCode::WorkflowIdempotencyConflict,
+        driver::TOO_MANY_RUNS => ErrorCode::WorkflowTooManyRuns,
         _ => ErrorCode::WorkflowRunFailed,
     };
     HostError::new(code, e.message).with("cause", e.code)

@@ -50,17 +50,19 @@ pub struct RunStart<'a> {
     pub definition: &'a Value,
     pub input: &'a Value,
     pub idempotency_key: Option<&'a str>,
+    /// The app entry that started the run (a frame's `lime.workflow.start`), when one did;
+    /// recorded only when present.
+    pub started_by: Option<&'a str>,
 }
 
 /// `job.created` (`workflowFact: run_started`).
 pub fn workflow_run_started(run: &RunId, s: RunStart<'_>) -> EventDraft {
-    body(
-        run,
-        EventType::JobCreated,
-        "run_started",
-        json!({"app": s.app, "workflow": s.workflow, "definition": s.definition,
-               "input": s.input, "idempotencyKey": s.idempotency_key}),
-    )
+    let mut extra = json!({"app": s.app, "workflow": s.workflow, "definition": s.definition,
+               "input": s.input, "idempotencyKey": s.idempotency_key});
+    if let Some(entry) = s.started_by {
+        extra["startedBy"] = json!(entry);
+    }
+    body(run, EventType::JobCreated, "run_started", extra)
 }
 
 /// `job.item.started` (`step_started`): the call with this idempotency key may now happen.
@@ -126,14 +128,21 @@ pub fn workflow_person_requested(
     )
 }
 
-/// `job.progress` (`review_answered` / `input_answered` / `decision_answered`), `by` the user.
-pub fn workflow_person_answered(run: &RunId, what: PersonWait, fact: &Fact) -> EventDraft {
+/// `job.progress` (`review_answered` / `input_answered` / `decision_answered`), `by` the user,
+/// or (an input only) by the app's own frame (`"app"`).
+pub fn workflow_person_answered(
+    run: &RunId,
+    what: PersonWait,
+    fact: &Fact,
+    by_app: bool,
+) -> EventDraft {
+    let by = if by_app { "app" } else { "user" };
     with_fact(
         run,
         EventType::JobProgress,
         what.answered(),
         fact,
-        json!({"by": "user"}),
+        json!({ "by": by }),
     )
 }
 

@@ -9,11 +9,55 @@ use crate::workflow::machine::{Fact, Wake};
 
 impl WorkflowRuns {
     /// Drives `run_id` until it waits for a person or a timer not yet due, or ends.
+    ///
+    /// A step's call is made WITHOUT the runs' lock: reading, starting, answering and
+    /// cancelling runs go on while a step (an agent task: minutes) is in flight. A run another
+    /// thread is driving is not driven twice (its view is returned). When the run was
+    /// cancelled while its step was in flight, the step's result is not recorded (the run has
+    /// ended; a replay sees the step started without a result, of a cancelled run). A call the
+    /// executor abandoned ([`code::STEP_ABANDONED`]) records nothing either: the next drive
+    /// re-issues it with the same key.
     pub fn drive(&self, run_id: &str, exec: &dyn StepExecutor) -> Result<RunView, RunError> {
-        let mut runs = lock(&self.runs);
-        let e = find_mut(&mut runs, run_id)?;
-        self.drive_entry(e, exec)?;
-        Ok(e.view())
+        loop {
+            let (id, app, workflow, call) = {
+                let mut runs = lock(&self.runs);
+                let e = find_mut(&mut runs, run_id)?;
+                if e.driving {
+                    return Ok(e.view());
+                }
+                let Some(call) = self.advance(e)? else {
+                    return Ok(e.view());
+                };
+                self.mark_started(e, &call)?;
+                e.driving = true;
+                (e.run_id.clone(), e.app.clone(), e.workflow.clone(), call)
+            };
+            let result = {
+                let _guard = Driving {
+                    runs: &self.runs,
+                    id: &id,
+                };
+                exec.call(&StepCall {
+                    run_id: id.as_str(),
+                    app: &app,
+                    workflow: &workflow,
+                    call: &call,
+                })
+            };
+            let mut runs = lock(&self.runs);
+            let e = find_mut(&mut runs, run_id)?;
+            let still_waits = !e.closed
+                && matches!(e.machine.next_effect(),
+                    Effect::Wait(Pending::Call(c)) if c.idempotency_key == call.idempotency_key);
+            let abandoned = matches!(&result, Err(se) if se.code == code::STEP_ABANDONED);
+            if !still_waits || abandoned {
+                return Ok(e.view());
+            }
+            let fact = self.record_result(e, &call, result)?;
+            if let Err(err) = e.machine.apply(fact) {
+                return Err(RunError::new(code::REPLAY_FAILED, err.to_string()));
+            }
+        }
     }
 
     /// Drives every running run whose timer or deadline is due; returns the runs it moved.
@@ -35,26 +79,32 @@ impl WorkflowRuns {
     }
 
     /// Records a person's answer to what the run waits for and applies it (then drive the run
-    /// to make the next steps happen). Only the user answers: an answer from the app is
-    /// refused with `workflow.answer_not_by_user` and changes nothing.
+    /// to make the next steps happen). Only the user answers a review or a retry decision: an
+    /// answer from the app is refused with `workflow.answer_not_by_user` and changes nothing.
+    /// An input (from either) must satisfy the state's `schema` ([`check_input`]).
     pub fn respond(
         &self,
         run_id: &str,
         answer: Answer,
         source: AnswerSource,
     ) -> Result<RunView, RunError> {
-        if source != AnswerSource::User {
-            return Err(RunError::new(
-                code::ANSWER_NOT_BY_USER,
-                "a review, input or retry decision is answered by the user, not by the app",
-            ));
-        }
         let mut runs = lock(&self.runs);
         let e = find_mut(&mut runs, run_id)?;
         let pending = match e.machine.next_effect() {
             Effect::Wait(p) => p,
             Effect::Done(_) => return Err(RunError::new(code::RUN_FINISHED, run_id.to_string())),
         };
+        let input_asked = matches!(pending, Pending::Input { .. });
+        if source != AnswerSource::User && !(input_asked && matches!(answer, Answer::Input { .. }))
+        {
+            return Err(RunError::new(
+                code::ANSWER_NOT_BY_USER,
+                "a review or retry decision is answered by the user in AppHost, not by the app",
+            ));
+        }
+        if let (Pending::Input { schema, .. }, Answer::Input { data }) = (&pending, &answer) {
+            check_input(schema.as_ref(), data)?;
+        }
         let key = pending.key().to_string();
         let (what, fact) = match (&pending, answer) {
             (Pending::Review { .. }, Answer::Review { approved, data }) => (
@@ -85,13 +135,16 @@ impl WorkflowRuns {
             .map_err(|err| RunError::new(code::NOT_WAITING, err.to_string()))?;
         self.append(
             &e.session,
-            facts::workflow_person_answered(&e.run_id, what, &fact),
+            facts::workflow_person_answered(&e.run_id, what, &fact, source != AnswerSource::User),
         )?;
         e.machine = probe;
         Ok(e.view())
     }
 
-    fn drive_entry(&self, e: &mut Entry, exec: &dyn StepExecutor) -> Result<(), RunError> {
+    /// Moves the run through everything that is not a capability call (timers that are due,
+    /// deadlines, its end); `Some(call)` when a step's call is next, `None` when the run waits
+    /// for a person or a timer, or has ended.
+    fn advance(&self, e: &mut Entry) -> Result<Option<Call>, RunError> {
         loop {
             let pending = match e.machine.next_effect() {
                 Effect::Done(status) => {
@@ -101,17 +154,17 @@ impl WorkflowRuns {
                         }
                         e.closed = true;
                     }
-                    return Ok(());
+                    return Ok(None);
                 }
                 Effect::Wait(p) => p,
             };
             let fact = match &pending {
-                Pending::Call(call) => self.run_call(e, call, exec)?,
+                Pending::Call(call) => return Ok(Some(call.clone())),
                 Pending::Timer { key, wake, .. } | Pending::Backoff { key, wake, .. } => {
                     let retry = matches!(pending, Pending::Backoff { .. });
                     let due = self.arm_timer(e, key, wake, retry)?;
                     if due > self.log.clock().now() {
-                        return Ok(());
+                        return Ok(None);
                     }
                     let f = Fact::TimerFired { key: key.clone() };
                     self.append(&e.session, facts::workflow_timer_fired(&e.run_id, &f))?;
@@ -129,12 +182,12 @@ impl WorkflowRuns {
                     };
                     match self.ask_person(e, key, what, *timeout_ms)? {
                         Some(f) => f,
-                        None => return Ok(()),
+                        None => return Ok(None),
                     }
                 }
                 Pending::Decision { key, .. } => {
                     self.ask_person(e, key, PersonWait::Decision, None)?;
-                    return Ok(());
+                    return Ok(None);
                 }
             };
             if let Err(err) = e.machine.apply(fact) {
@@ -143,19 +196,14 @@ impl WorkflowRuns {
         }
     }
 
-    /// Records `step_started` once, makes the call (again, with the same key, when a crash
-    /// lost its result), records the result.
-    fn run_call(
-        &self,
-        e: &mut Entry,
-        call: &Call,
-        exec: &dyn StepExecutor,
-    ) -> Result<Fact, RunError> {
-        let key = call.idempotency_key.clone();
-        if !e.marks.contains_key(&key) {
+    /// Records `step_started` once (a call re-issued after a crash keeps its first record and
+    /// its key).
+    fn mark_started(&self, e: &mut Entry, call: &Call) -> Result<(), RunError> {
+        let key = &call.idempotency_key;
+        if !e.marks.contains_key(key) {
             let d = facts::workflow_step_started(
                 &e.run_id,
-                &key,
+                key,
                 &call.state,
                 &call.capability,
                 &call.method,
@@ -163,12 +211,17 @@ impl WorkflowRuns {
             self.append(&e.session, d)?;
             e.marks.insert(key.clone(), Mark::default());
         }
-        let result = exec.call(&StepCall {
-            run_id: e.run_id.as_str(),
-            app: &e.app,
-            workflow: &e.workflow,
-            call,
-        });
+        Ok(())
+    }
+
+    /// Records a call's result as the step's fact.
+    fn record_result(
+        &self,
+        e: &mut Entry,
+        call: &Call,
+        result: Result<Value, StepError>,
+    ) -> Result<Fact, RunError> {
+        let key = call.idempotency_key.clone();
         let fact = match result {
             // An output past the bound is not recorded: the step fails instead.
             Ok(output) if too_large(&output) => Fact::Failed {
@@ -259,4 +312,18 @@ fn add_ms(t: Timestamp, ms: u64) -> Timestamp {
     let ms = i64::try_from(ms).unwrap_or(i64::MAX);
     t.checked_add(SignedDuration::from_millis(ms))
         .unwrap_or(Timestamp::MAX)
+}
+
+/// Clears a run's `driving` mark when its call returns (or unwinds).
+struct Driving<'a> {
+    runs: &'a Mutex<BTreeMap<RunId, Entry>>,
+    id: &'a RunId,
+}
+
+impl Drop for Driving<'_> {
+    fn drop(&mut self) {
+        if let Some(e) = lock(self.runs).get_mut(self.id) {
+            e.driving = false;
+        }
+    }
 }

@@ -14,7 +14,10 @@
 //!   capability.
 
 mod drive;
+mod input_check;
 mod replay;
+
+pub use input_check::{check_input, InputRefusal};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,6 +42,14 @@ pub mod code {
     pub const INPUT_TOO_LARGE: &str = "workflow.input_too_large";
     pub const LOG_FAILED: &str = "workflow.log_failed";
     pub const REPLAY_FAILED: &str = "workflow.replay_failed";
+    /// A [`StepError`] with this code is not a result: the host abandoned the call (its process
+    /// is stopping, the run's app is closing, the run was cancelled). Nothing is recorded; the
+    /// step stays started without a result and the next drive re-issues it with the same key.
+    pub const STEP_ABANDONED: &str = "workflow.step_abandoned";
+    /// A `user-input` answer that does not satisfy the state's `schema` (nothing recorded).
+    pub const INPUT_INVALID: &str = "workflow.input_invalid";
+    /// A start reused an idempotency key with another input (nothing recorded).
+    pub const IDEMPOTENCY_CONFLICT: &str = "workflow.idempotency_conflict";
     /// Another process holds the runs' directory ([`WorkflowRuns::open_dir`]).
     pub const RUNTIME_BUSY: &str = "runtime.busy";
 }
@@ -94,8 +105,9 @@ pub trait StepExecutor {
     fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError>;
 }
 
-/// Who answers a review, an input request or a retry decision. Only the user may: an app
-/// answering its own review would approve itself.
+/// Who answers a review, an input request or a retry decision. Only the user answers a review
+/// or a retry decision: an app answering its own review would approve itself. A `user-input`
+/// state asks for data, which the app's own frame may give (checked against the state's schema).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AnswerSource {
     User,
@@ -121,6 +133,8 @@ pub struct StartRun {
     pub input: Value,
     /// A second start with the same app, workflow and key returns the first run.
     pub idempotency_key: Option<String>,
+    /// The app entry that started it (a frame), recorded in the run's first fact.
+    pub started_by: Option<String>,
 }
 
 /// A run as clients see it.
@@ -131,6 +145,11 @@ pub struct RunView {
     pub app: String,
     pub workflow: String,
     pub idempotency_key: Option<String>,
+    /// The app entry whose frame started the run (none: the user, the CLI, a schedule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
+    /// When the run started (RFC 3339, the log's clock).
+    pub started_at: String,
     pub state: RunState,
     /// What a running run waits for.
     pub waiting: Option<Pending>,
@@ -151,11 +170,15 @@ struct Entry {
     app: String,
     workflow: String,
     idempotency_key: Option<String>,
+    started_by: Option<String>,
+    started_at: String,
     machine: RunMachine,
     /// Keys whose request (`step_started`, `*_requested`, `*_scheduled`) is recorded.
     marks: BTreeMap<String, Mark>,
     /// The run's end (`ended` or `cancelled`) is recorded.
     closed: bool,
+    /// A step of the run is in flight ([`WorkflowRuns::drive`] made its call without the lock).
+    driving: bool,
 }
 
 impl Entry {
@@ -174,6 +197,8 @@ impl Entry {
             app: self.app.clone(),
             workflow: self.workflow.clone(),
             idempotency_key: self.idempotency_key.clone(),
+            started_by: self.started_by.clone(),
+            started_at: self.started_at.clone(),
             state: self.machine.state().clone(),
             waiting,
             due_at,
@@ -271,6 +296,12 @@ impl WorkflowRuns {
                     && e.workflow == req.workflow
                     && e.idempotency_key.as_deref() == Some(k)
             }) {
+                if e.machine.state().input != req.input {
+                    return Err(RunError::new(
+                        code::IDEMPOTENCY_CONFLICT,
+                        "this idempotency key started a run with another input",
+                    ));
+                }
                 return Ok(e.view());
             }
         }
@@ -284,9 +315,14 @@ impl WorkflowRuns {
                 definition: &req.definition,
                 input: &req.input,
                 idempotency_key: req.idempotency_key.as_deref(),
+                started_by: req.started_by.as_deref(),
             },
         );
-        self.append(&session, started)?;
+        // The run's start time is its first fact's, as replay reads it.
+        let started_at = self
+            .append_stamped(&session, started)?
+            .map(|e| e.timestamp)
+            .unwrap_or_default();
         let machine = RunMachine::start(Arc::new(def), run_id.as_str(), req.input);
         let entry = Entry {
             run_id: run_id.clone(),
@@ -294,9 +330,12 @@ impl WorkflowRuns {
             app: req.app,
             workflow: req.workflow,
             idempotency_key: req.idempotency_key,
+            started_by: req.started_by,
+            started_at,
             machine,
             marks: BTreeMap::new(),
             closed: false,
+            driving: false,
         };
         let view = entry.view();
         runs.insert(run_id, entry);
@@ -315,6 +354,23 @@ impl WorkflowRuns {
             .filter(|e| app.is_none_or(|a| a == e.app))
             .map(Entry::view)
             .collect()
+    }
+
+    /// The run's facts with `sequence > after`, in order, as they are appended (the run's log
+    /// session; resumable from any position).
+    pub fn subscribe(
+        &self,
+        run_id: &str,
+        after: u64,
+    ) -> Result<crate::log::Subscription, RunError> {
+        let runs = lock(&self.runs);
+        let e = find(&runs, run_id)?;
+        Ok(self.log.subscribe(&e.session, after))
+    }
+
+    /// The log's clock (the one source of "now" for due times).
+    pub fn clock(&self) -> &Arc<dyn crate::clock::Clock> {
+        self.log.clock()
     }
 
     /// Cancels a running run. A finished run is refused with `workflow.run_finished`.
@@ -344,10 +400,19 @@ impl WorkflowRuns {
     }
 
     fn append(&self, session: &SessionId, d: crate::event::EventDraft) -> Result<(), RunError> {
-        self.log.append(session, vec![d])?;
+        self.append_stamped(session, d).map(|_| ())
+    }
+
+    /// [`WorkflowRuns::append`], answering the event as the log stamped it.
+    fn append_stamped(
+        &self,
+        session: &SessionId,
+        d: crate::event::EventDraft,
+    ) -> Result<Option<crate::event::Event>, RunError> {
+        let stamped = self.log.append(session, vec![d])?.pop();
         #[cfg(test)]
         self.hit_failpoint();
-        Ok(())
+        Ok(stamped)
     }
 
     /// Test failpoint: panic right after the `n`-th append from now (a crash between a fact

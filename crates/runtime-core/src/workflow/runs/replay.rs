@@ -61,8 +61,11 @@ fn replay_run(session: SessionId, events: &[Event]) -> Result<Option<Entry>, Run
         app: text("app").ok_or_else(|| bad("no app"))?,
         workflow: text("workflow").ok_or_else(|| bad("no workflow"))?,
         idempotency_key: text("idempotencyKey"),
+        started_by: text("startedBy"),
+        started_at: first.timestamp.clone(),
         marks: BTreeMap::new(),
         closed: false,
+        driving: false,
     };
     for ev in &events[1..] {
         let Some(p) = payload(ev) else { continue };

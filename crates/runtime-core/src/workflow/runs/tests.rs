@@ -92,6 +92,7 @@ fn sample_start(key: Option<&str>) -> StartRun {
         declared: caps(),
         input: json!({"topic": "cats"}),
         idempotency_key: key.map(str::to_string),
+        started_by: None,
     }
 }
 
@@ -116,6 +117,7 @@ fn ten_steps() -> StartRun {
         declared: caps(),
         input: json!({}),
         idempotency_key: None,
+        started_by: None,
     }
 }
 

@@ -63,6 +63,49 @@ impl BridgeHost {
         }
     }
 
+    /// Forwards `run_id`'s events after `after` to `mount` as asynchronous `host:event`s with
+    /// the payload `{capability: "lime.workflow", runId, event}`; runs and tasks share the
+    /// frame's [`MAX_WATCHED_TASKS`] (a run is listed under `run:<id>`).
+    fn watch_run(&mut self, mount: &Mount, run_id: &str, after: u64) {
+        let name = format!("run:{run_id}");
+        let list = self.watches.entry(mount.mount_id.clone()).or_default();
+        if let Some(i) = list.iter().position(|(t, _)| *t == name) {
+            list.remove(i).1.abort();
+        }
+        if list.len() >= MAX_WATCHED_TASKS {
+            list.remove(0).1.abort();
+        }
+        let sink = self.frame_sink(mount);
+        if let Some(h) = self
+            .services
+            .watch_workflow_run(&mount.app_id, run_id, after, sink)
+        {
+            self.watches
+                .entry(mount.mount_id.clone())
+                .or_default()
+                .push((name, h));
+        }
+    }
+
+    /// Posts an asynchronous `host:event` payload to `mount` through the outbox;
+    /// `Err(payload)` when it is full (the forwarder retries).
+    fn frame_sink(&self, mount: &Mount) -> crate::hosting::capability::services::TaskEventSink {
+        let outbox = self.outbox.clone();
+        let target = mount.clone();
+        std::sync::Arc::new(move |payload: Value| {
+            let message = envelope(&target, "host:event", None, payload);
+            outbox
+                .try_push(Outgoing::Post {
+                    mount_id: target.mount_id.clone(),
+                    message,
+                })
+                .map_err(|o| match *o {
+                    Outgoing::Post { message, .. } => message["payload"].clone(),
+                    _ => Value::Null,
+                })
+        })
+    }
+
     /// Applies `effect` for an allowed `call` and answers it (except a prompt, which keeps the
     /// call in flight until the user answers).
     pub(super) fn apply_effect(
@@ -93,6 +136,14 @@ impl BridgeHost {
                 value,
             } => {
                 self.watch_task(mount, &task_id, after);
+                Ok(value)
+            }
+            Effect::WatchRun {
+                run_id,
+                after,
+                value,
+            } => {
+                self.watch_run(mount, &run_id, after);
                 Ok(value)
             }
             Effect::Unsubscribe { topic } => {

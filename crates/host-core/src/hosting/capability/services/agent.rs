@@ -12,7 +12,7 @@
 //! settings when the runtime is opened; the runtime is reopened once settings appear.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use runtime_core::agent_task::projection::AgentTaskEvent;
 use runtime_core::agent_task::{
@@ -59,8 +59,16 @@ pub type TaskEventSink = Arc<dyn Fn(Value) -> Result<(), Value> + Send + Sync>;
 pub(super) struct AgentService {
     runtime_dir: PathBuf,
     apps_data: PathBuf,
+    /// The process's one agent runtime, shared by every `Services` of the host session (the
+    /// bridge's and the workflow driver's, [`AgentService::sharing`]): the runtime holds its
+    /// directory's lock, so there is never a second one.
+    shared: Arc<Mutex<SharedAgent>>,
+}
+
+#[derive(Default)]
+struct SharedAgent {
     backend_override: Option<Arc<dyn ExecutionBackend>>,
-    host: Option<AgentHost>,
+    host: Option<Arc<AgentHost>>,
 }
 
 impl AgentService {
@@ -72,23 +80,39 @@ impl AgentService {
         AgentService {
             runtime_dir,
             apps_data,
-            backend_override: None,
-            host: None,
+            shared: Arc::default(),
         }
+    }
+
+    /// A service over the same agent runtime (opened once, by whichever uses it first).
+    pub(super) fn sharing(&self) -> Self {
+        AgentService {
+            runtime_dir: self.runtime_dir.clone(),
+            apps_data: self.apps_data.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+
+    fn shared(&self) -> MutexGuard<'_, SharedAgent> {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Uses `backend` instead of the configured provider (tests and embedders); the host's
     /// model settings still decide whether tasks may start.
     pub(super) fn set_backend(&mut self, backend: Arc<dyn ExecutionBackend>) {
-        self.backend_override = Some(backend);
-        self.host = None;
+        let mut shared = self.shared();
+        shared.backend_override = Some(backend);
+        shared.host = None;
     }
 
-    fn backend(&self, store: &Store) -> Option<Arc<dyn ExecutionBackend>> {
+    fn backend(
+        store: &Store,
+        over: Option<&Arc<dyn ExecutionBackend>>,
+    ) -> Option<Arc<dyn ExecutionBackend>> {
         if !configured(store) {
             return None;
         }
-        if let Some(b) = &self.backend_override {
+        if let Some(b) = over {
             return Some(b.clone());
         }
         model_settings::backend(store).unwrap_or_else(|e| {
@@ -97,7 +121,7 @@ impl AgentService {
         })
     }
 
-    fn host(&mut self, store: &Store, a: &Allowed) -> Result<&AgentHost, CallError> {
+    fn host(&mut self, store: &Store, a: &Allowed) -> Result<Arc<AgentHost>, CallError> {
         self.open(store).map_err(|m| host_failed(a, &m))
     }
 
@@ -107,18 +131,15 @@ impl AgentService {
         self.open(store).map(|h| h.tasks.clone())
     }
 
-    fn open(&mut self, store: &Store) -> Result<&AgentHost, String> {
+    fn open(&mut self, store: &Store) -> Result<Arc<AgentHost>, String> {
         let configured = configured(store);
-        if self
-            .host
-            .as_ref()
-            .is_some_and(|h| h.with_model || !configured)
-        {
-            return Ok(self.host.as_ref().expect("checked"));
+        let mut shared = self.shared();
+        if let Some(h) = shared.host.as_ref().filter(|h| h.with_model || !configured) {
+            return Ok(h.clone());
         }
         // First use, or a model was configured since the runtime opened without one.
-        self.host = None;
-        let backend = self.backend(store);
+        shared.host = None;
+        let backend = Self::backend(store, shared.backend_override.as_ref());
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("apphost-agent")
@@ -137,11 +158,13 @@ impl AgentService {
                 .map_err(|e| format!("cannot open the agent runtime: {e}"))?;
             AgentTasks::open(rt).map_err(|e| format!("cannot open the task store: {e}"))?
         };
-        Ok(self.host.insert(AgentHost {
+        let host = Arc::new(AgentHost {
             tokio: Some(tokio),
             tasks,
             with_model,
-        }))
+        });
+        shared.host = Some(host.clone());
+        Ok(host)
     }
 
     pub(super) fn call(
@@ -288,7 +311,7 @@ impl AgentService {
         after: u64,
         sink: TaskEventSink,
     ) -> Option<tokio::task::AbortHandle> {
-        let h = self.host.as_ref()?;
+        let h = self.shared().host.clone()?;
         let app = AppId::new(app).ok()?;
         let mut stream = h.tasks.subscribe(&app, task_id, after).ok()?;
         let rt = h.tokio.as_ref()?;
@@ -313,7 +336,8 @@ impl AgentService {
 
     /// Stops the app's unfinished task runs (disable, update, rollback, uninstall).
     pub(super) fn close_app(&mut self, app: &str) {
-        let (Some(h), Ok(app)) = (&self.host, AppId::new(app)) else {
+        let host = self.shared().host.clone();
+        let (Some(h), Ok(app)) = (host, AppId::new(app)) else {
             return;
         };
         if let Err(e) = h.tasks.cancel_app(&app) {

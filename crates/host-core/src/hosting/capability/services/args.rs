@@ -15,6 +15,7 @@ pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
     let cause = match a.capability() {
         Capability::Evidence => "evidence.invalid_argument",
         Capability::Agent => "agent.invalid_argument",
+        Capability::Workflow => "workflow.invalid_argument",
         Capability::Knowledge => "knowledge.invalid_argument",
         Capability::Artifacts
         | Capability::Ui

@@ -20,6 +20,7 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod workflow;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
@@ -31,6 +32,8 @@ use serde_json::Value;
 use super::code::ErrorCode;
 use super::dispatch::{Allowed, CallError};
 use super::method::Method;
+use crate::hosting::workflow::driver::{HostRuns, MakeStepServices};
+use crate::hosting::workflow::executor::StepServices;
 use crate::install::store::Store;
 
 pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
@@ -54,6 +57,14 @@ pub enum Effect {
     /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
     WatchTask {
         task_id: String,
+        after: u64,
+        /// The call's value (`host:response`).
+        value: Value,
+    },
+    /// `lime.workflow.start` / `watch`: forward the run's events after `after` to the calling
+    /// frame as asynchronous `host:event`s ([`Services::watch_workflow_run`]).
+    WatchRun {
+        run_id: String,
         after: u64,
         /// The call's value (`host:response`).
         value: Value,
@@ -83,6 +94,11 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    /// The host process's workflow runs and their driver, opened on first use
+    /// ([`Services::workflow_runs`]); `None` in the driver's own services.
+    workflow: Option<HostRuns>,
+    /// This is the workflow driver's own services: `lime.workflow` is not served to steps.
+    driver_side: bool,
     knowledge: knowledge::KnowledgeService,
 }
 
@@ -96,7 +112,62 @@ impl Services {
             agent: agent::AgentService::new(apps_data.clone()),
             knowledge: knowledge::KnowledgeService::default(),
             apps_data,
+            workflow: None,
+            driver_side: false,
         }
+    }
+
+    /// Makes services for each workflow driver thread: their own per-app handles, the same
+    /// agent runtime as these (one per process), no workflow runs of their own.
+    fn for_workflow_driver(&self) -> MakeStepServices {
+        let agent = self.agent.sharing();
+        let apps_data = self.apps_data.clone();
+        std::sync::Arc::new(move || {
+            Box::new(Services {
+                storage: storage::StorageService::default(),
+                artifacts: artifacts::ArtifactsService::default(),
+                evidence: evidence::EvidenceService::default(),
+                agent: agent.sharing(),
+                knowledge: knowledge::KnowledgeService::default(),
+                apps_data: apps_data.clone(),
+                workflow: None,
+                driver_side: true,
+            }) as Box<dyn StepServices + Send>
+        })
+    }
+
+    /// Opens the data directory's workflow runs now when it has any (a host session's start:
+    /// runs replayed at open continue, due timers fire, with no app calling first). `Err` is a
+    /// message (another process drives them).
+    pub fn resume_workflow_runs(
+        &mut self,
+        data: &crate::foundation::paths::DataDir,
+    ) -> Result<(), String> {
+        let log = crate::hosting::workflow::runs_dir(data).join("events.db");
+        if self.driver_side || self.workflow.is_some() || !log.exists() {
+            return Ok(());
+        }
+        let driver = self.for_workflow_driver();
+        let runs =
+            HostRuns::open(data, driver).map_err(|e| format!("{}: {}", e.code, e.message))?;
+        self.workflow = Some(runs);
+        Ok(())
+    }
+
+    /// The data directory's workflow runs, driven by this process (opened, replayed and their
+    /// driver started on first use). `Err` is a message: the runs could not be opened (another
+    /// process drives them: `runtime.busy`).
+    pub fn workflow_runs(&mut self, store: &Store) -> Result<&HostRuns, String> {
+        if self.driver_side {
+            return Err("workflow runs are not reachable from a workflow step".into());
+        }
+        if self.workflow.is_none() {
+            let driver = self.for_workflow_driver();
+            let runs = HostRuns::open(store.data_dir(), driver)
+                .map_err(|e| format!("{}: {}", e.code, e.message))?;
+            self.workflow = Some(runs);
+        }
+        Ok(self.workflow.as_ref().expect("opened above"))
     }
 
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
@@ -105,6 +176,9 @@ impl Services {
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
         self.agent.close_app(app);
+        if let Some(w) = &self.workflow {
+            w.close_app(app);
+        }
         self.knowledge.close_app(app);
     }
 
@@ -127,6 +201,23 @@ impl Services {
         sink: TaskEventSink,
     ) -> Option<tokio::task::AbortHandle> {
         self.agent.watch(app, task_id, after, sink)
+    }
+
+    /// Forwards the app's run events after `after` to `sink` until the run ends or the handle
+    /// is aborted (see [`Effect::WatchRun`]); `None` when the run is not the app's or the runs
+    /// are not open.
+    pub fn watch_workflow_run(
+        &self,
+        app: &str,
+        run_id: &str,
+        after: u64,
+        sink: TaskEventSink,
+    ) -> Option<tokio::task::AbortHandle> {
+        let runs = self.workflow.as_ref()?;
+        if runs.get(run_id).ok()?.app != app {
+            return None;
+        }
+        runs.subscribe(run_id, after, sink).ok()
     }
 
     /// Every app's agent tasks, over the runtime `lime.agent` uses (the host UI's own view;
@@ -156,6 +247,20 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Workflow(m) => {
+                if self.driver_side {
+                    return Err(err(
+                        allowed,
+                        ErrorCode::CapabilityNotAvailable,
+                        "a workflow step cannot start or answer workflow runs",
+                        Some("workflow.not_from_a_step"),
+                    ));
+                }
+                let runs = self
+                    .workflow_runs(store)
+                    .map_err(|m| workflow::host_failed(allowed, &m))?;
+                workflow::call(store, runs, allowed, m, args)
+            }
             Method::Knowledge(m) => self
                 .knowledge
                 .call(store, allowed, m, args)
@@ -200,6 +305,7 @@ impl Services {
             | Method::Events(_)
             | Method::Policy(_)
             | Method::Agent(_)
+            | Method::Workflow(_)
             | Method::Knowledge(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
@@ -247,4 +353,28 @@ pub(crate) fn store_err(
     let mut out = err(a, ErrorCode::of_runtime(app_code), &message, Some(cause));
     out.retryable = host_failure;
     out
+}
+
+impl StepServices for Services {
+    fn step_call(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.call_with(store, allowed, args).map(|r| r.value)
+    }
+
+    fn step_agent_tasks(
+        &mut self,
+        store: &Store,
+    ) -> Result<runtime_core::agent_task::AgentTasks, String> {
+        self.agent_tasks(store)
+    }
+
+    fn step_close_app(&mut self, app: &str) {
+        self.storage.close_app(app);
+        self.artifacts.close_app(app);
+        self.evidence.close_app(app);
+    }
 }

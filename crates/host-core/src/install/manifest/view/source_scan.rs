@@ -29,6 +29,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ),
     ("hosting/capability/services/policy.rs", 1, "call arguments"),
     (
+        "hosting/capability/services/workflow.rs",
+        3,
+        "call arguments",
+    ),
+    (
         "hosting/capability/services/knowledge.rs",
         1,
         "call arguments",
