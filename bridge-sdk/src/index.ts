@@ -30,7 +30,10 @@ export type {
   LimeArtifacts,
   LimeEvents,
   LimeEvidence,
+  KnowledgeHit,
+  KnowledgeSearchResult,
   LimeHandles,
+  LimeKnowledge,
   LimePolicy,
   LimeSecrets,
   LimeStorage,
@@ -106,3 +109,4 @@ export {
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";
+export type { MockKnowledgeDoc } from "./mock/knowledge.js";

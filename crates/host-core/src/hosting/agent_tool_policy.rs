@@ -75,4 +75,20 @@ impl ToolPolicy for StoreToolPolicy {
             manifest_hash: a.manifest_hash,
         })
     }
+
+    /// Declared by the active manifest and bound now (`knowledge_search`, every call).
+    fn knowledge_bound(&self, app: &AppId, template: &str) -> bool {
+        let Some(store) = self.store() else {
+            return false;
+        };
+        let declared = store.active_app(app.as_str()).is_ok_and(|a| {
+            crate::hosting::app_knowledge::declared_templates(&a.manifest)
+                .iter()
+                .any(|t| t == template)
+        });
+        declared
+            && store
+                .knowledge_bindings(app.as_str())
+                .is_ok_and(|b| b.iter().any(|b| b.template == template))
+    }
 }

@@ -304,7 +304,7 @@ impl Runtime {
             history,
             input: input.clone(),
             output_schema,
-            tools: self.inner.tools.current_specs(),
+            tools: self.inner.tools.specs_for(h.id.as_str()),
             backend: backend.info(),
             limits: self.inner.config.limits.clone(),
             session_allowed_tools,

@@ -36,6 +36,12 @@ pub trait ToolPolicy: Send + Sync + std::fmt::Debug {
         DEFAULT_ARTIFACT_WRITE_NEEDS_APPROVAL
     }
 
+    /// Whether a folder is bound to the app's knowledge template `template` now (asked on every
+    /// `knowledge_search` call; no host: never).
+    fn knowledge_bound(&self, _app: &AppId, _template: &str) -> bool {
+        false
+    }
+
     /// The installed version's facts, when the app is installed.
     fn package(&self, _app: &AppId) -> Option<PackageFacts> {
         None
