@@ -6,6 +6,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildFiles, type LimeFiles } from "./files.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
@@ -327,6 +328,7 @@ export interface LimeHandles {
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
+  readonly files: LimeFiles;
   readonly tools: LimeTools;
   readonly workflow: LimeWorkflow;
 }
@@ -450,6 +452,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
+    files: buildFiles(invoke),
     tools: {
       list: (o) => invoke<{ tools: ToolDescriptor[] }>("lime.tools", "list", {}, o),
       invoke: call<ToolResult>("lime.tools", "invoke"),

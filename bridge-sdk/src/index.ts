@@ -49,6 +49,7 @@ export type {
   ToolDescriptor,
   ToolResult,
 } from "./handles.js";
+export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
   type AgentResultSubtype,
@@ -94,6 +95,7 @@ export {
   type MockBusMember,
   type MockCall,
   type MockEventBus,
+  type MockFileGrant,
   type MockPermission,
   type MockTable,
   type MockTaskStep,

@@ -266,6 +266,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     tools: handles.tools,
     events: handles.events,
     policy: handles.policy,
+    files: handles.files,
     agent: handles.agent,
     workflow: handles.workflow,
     close() {

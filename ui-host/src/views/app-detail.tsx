@@ -24,6 +24,7 @@ import { DataTable, GrantBadge, GrantToggle, type Column } from "../ui/data-tabl
 import { Markdown } from "../ui/markdown-view.js";
 import type { AppDetail, AppSummary, CleanupPlan, DetailPermission, DisablePlan, UninstallMode } from "../types.js";
 import { AppIcon } from "./app-list.js";
+import { FilesSection } from "./app-files.js";
 
 const TAB_LABELS: Record<DetailTab, string> = {
   overview: "Overview",
@@ -106,7 +107,7 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
       {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "entries" && <Entries app={app} detail={detail} />}
       {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
-      {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
+      {props.tab === "data" && <Data appId={app.name} detail={detail} failed={error !== null} />}
       {props.tab === "tasks" && <TasksPage appId={props.appId} apps={[props.appId]} />}
       {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
       {props.tab === "danger" && <Danger key={app.name} app={app} detail={detail} after={after} />}
@@ -343,7 +344,7 @@ function Permissions(props: { app: AppSummary; detail: AppDetail | null; failed:
   );
 }
 
-function Data(props: { detail: AppDetail | null; failed: boolean }): JSX.Element {
+function Data(props: { appId: string; detail: AppDetail | null; failed: boolean }): JSX.Element {
   if (props.detail === null) {
     return <Pending failed={props.failed} />;
   }
@@ -358,6 +359,7 @@ function Data(props: { detail: AppDetail | null; failed: boolean }): JSX.Element
         ]}
       />
       <p class="muted">To export the data, use “Export, then uninstall” in the Danger zone or `apphost export` in a terminal.</p>
+      <FilesSection appId={props.appId} />
     </div>
   );
 }

@@ -15,6 +15,7 @@ pub mod dev_console;
 pub mod door;
 pub mod events;
 pub mod external;
+pub mod files;
 pub mod host_update;
 pub mod launch_package;
 pub mod outbox;
@@ -50,6 +51,7 @@ const AREAS: &[&[Command]] = &[
     dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    files::COMMANDS,
     host_update::COMMANDS,
     launch_package::COMMANDS,
     tasks::COMMANDS,
@@ -122,7 +124,7 @@ pub fn answer<T: serde::Serialize>(value: T) -> HostResult<Value> {
     })
 }
 
-fn bad_arguments(command: &str, reason: &str) -> HostError {
+pub(crate) fn bad_arguments(command: &str, reason: &str) -> HostError {
     HostError::new(
         ErrorCode::ApiBadArguments,
         format!(

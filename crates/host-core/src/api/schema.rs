@@ -125,6 +125,12 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("next_events", events::NextEvents, Batch, "The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s)."),
         // external.rs
         cmd!("open_external", external::Link, Option<OpenedUrl>, "Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open."),
+        // files.rs
+        cmd!("file_refs", super::files::AppArg, Vec<crate::install::store::FileRef>, "An app's lime.files refs (with their paths, for the user)."),
+        cmd!("file_ref_revoke", super::files::RevokeArgs, super::files::FileRefRevoked, "Revokes a lime.files ref: the app's next read of it is files.ref_not_found."),
+        cmd!("file_grant_path", super::files::GrantArgs, crate::install::store::FileRef, "Grants a file or folder the user named to an app as a lime.files ref."),
+        cmd!("file_upload", super::files::UploadArgs, crate::install::store::FileRef, "Keeps a file the user uploaded (≤ 3 MiB, base64) and grants it to an app as a lime.files ref."),
+        cmd!("answer_file_pick", super::files::PickAnswer, Vec<Outgoing>, "The user's choice in a lime.files.requestFiles picker (the refs granted from it), or a cancel."),
         // host_update.rs
         cmd!("check_update", NoArgs, crate::center::host_update::UpdateStatus, "Whether a newer AppHost exists, from the signed update feed (a notice; nothing is downloaded)."),
         // launch_package.rs

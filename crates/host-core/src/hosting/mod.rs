@@ -9,4 +9,5 @@ pub mod capability;
 pub mod model_settings;
 pub mod surface;
 pub mod tools;
+pub mod user_files;
 pub mod workflow;

@@ -253,6 +253,7 @@ pub fn dispatch_with(
                 | Capability::Events
                 | Capability::Policy
                 | Capability::Agent
+                | Capability::Files
                 | Capability::Tools
                 | Capability::Workflow => false,
             };

@@ -385,8 +385,13 @@ fn start_request(
 ) -> Result<StartTask, CallError> {
     let input = match o.get("input") {
         None | Some(Value::Null) => return Err(invalid(a, "args.input is required")),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
+        Some(v) => match super::attachments::attach(store, a, o.get("files"), v)? {
+            Some(with_files) => with_files,
+            None => match v {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            },
+        },
     };
     if input.len() > MAX_INPUT_BYTES {
         return Err(err(

@@ -12,8 +12,10 @@
 mod agent;
 mod args;
 mod artifacts;
+mod attachments;
 mod events;
 mod evidence;
+mod files;
 mod policy;
 mod secrets;
 mod shapes;
@@ -24,6 +26,9 @@ mod workflow;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
+pub use files::{
+    describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
+};
 
 use std::path::PathBuf;
 
@@ -53,6 +58,9 @@ pub enum Effect {
         permission: String,
         reason: Option<String>,
     },
+    /// `lime.files.requestFiles`: ask the user to pick files (or a folder) for the app; the refs
+    /// granted from the choice become the call's value (`bridge/host/pick_files.rs`).
+    PickFiles(PickRequest),
     /// `lime.agent.startTask` / `watchTask`: forward the task's events after `after` to the
     /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
     WatchTask {
@@ -261,6 +269,7 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Files(m) => files::call_with(store, allowed, m, args),
             // A workflow step's tool call cannot wait for a prompt: a destructive tool is
             // refused there (`tools.denied`), never run.
             Method::Tools(m) => self.tools.call(store, allowed, m, args, !self.driver_side),
@@ -339,6 +348,7 @@ impl Services {
             | Method::Events(_)
             | Method::Policy(_)
             | Method::Agent(_)
+            | Method::Files(_)
             | Method::Tools(_)
             | Method::Workflow(_) => Err(err(
                 allowed,

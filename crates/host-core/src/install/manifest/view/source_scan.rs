@@ -22,6 +22,12 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "call arguments",
     ),
     ("hosting/capability/services/events.rs", 2, "call arguments"),
+    ("hosting/capability/services/files.rs", 1, "call arguments"),
+    (
+        "hosting/capability/services/attachments.rs",
+        2,
+        "call arguments (startTask's files)",
+    ),
     (
         "hosting/capability/services/evidence.rs",
         4,
