@@ -8,7 +8,9 @@
 //!   [`ARTIFACT_WRITE_APPROVAL`] (`apphost config agent.artifactWriteApproval allow|ask`); default `ask`
 //!   (an artifact is a deliverable the user downloads and opens, and the model may be steered by
 //!   untrusted content; see `runtime_core::tools::policy`). Anything unreadable means `ask`;
-//! - the active version's package and manifest hashes for an artifact's provenance.
+//! - the active version's package and manifest hashes for an artifact's provenance;
+//! - the app's token budget per task: `model.budget.<app>` (`foundation::budget_keys`); none
+//!   when unset or unreadable.
 
 use runtime_core::app_artifacts::ArtifactLimits;
 use runtime_core::app_storage::DEFAULT_QUOTA_BYTES;
@@ -65,6 +67,11 @@ impl ToolPolicy for StoreToolPolicy {
             Ok(s) => s.get(ARTIFACT_WRITE_APPROVAL).map(String::as_str) != Some(ALLOW),
             Err(_) => true,
         }
+    }
+
+    fn token_budget(&self, app: &AppId) -> Option<u64> {
+        let settings = self.store()?.settings().ok()?;
+        crate::foundation::budget_keys::app_budget(&settings, app.as_str())
     }
 
     fn package(&self, app: &AppId) -> Option<PackageFacts> {

@@ -46,6 +46,13 @@ pub trait ToolPolicy: Send + Sync + std::fmt::Debug {
     fn package(&self, _app: &AppId) -> Option<PackageFacts> {
         None
     }
+
+    /// The app's token budget per task (the host's `model budget` setting): a turn of the
+    /// app's sessions ends `error_max_budget` once its model calls used more. It can only
+    /// lower `RuntimeConfig::limits.max_tokens`, never raise it. `None`: no app budget.
+    fn token_budget(&self, _app: &AppId) -> Option<u64> {
+        None
+    }
 }
 
 /// Safe default: an artifact is a deliverable the user sees, downloads and opens, and it
