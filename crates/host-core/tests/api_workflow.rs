@@ -464,7 +464,9 @@ fn tick(s: &Session) {
 #[test]
 fn a_schedule_starts_once_per_slot_and_reports_slots_missed_while_no_host_ran() {
     let h = host_with(scheduled);
+    // The first `next_events` arms the scheduler; it ticks from the next one after a second.
     call(&h.s, "next_events", json!({"after": 0}));
+    tick(&h.s);
     let recs = call(&h.s, "workflow_schedules", json!({}));
     assert_eq!(recs.as_array().unwrap().len(), 1, "{recs}");
     assert_eq!(recs[0]["entry"], "every-quarter");

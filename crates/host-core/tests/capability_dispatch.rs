@@ -95,7 +95,7 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
         ("lime.workflow", "start", "APP_E002"),
         ("lime.billing", "charge", "APP_E001"),
         ("lime.storage", "drop", "APP_E001"),
-        ("lime.knowledge", "search", "APP_E001"),
+        ("lime.knowledge", "search", "APP_E002"),
     ] {
         match dispatch(
             &store,

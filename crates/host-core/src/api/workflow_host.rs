@@ -126,7 +126,14 @@ pub fn changed(session: &Session, view: &RunView, reason: &str) {
 pub fn tick(session: &Session) {
     {
         let mut t = lock(&session.workflows.ticked);
-        if t.is_some_and(|at| at.elapsed() < TICK_EVERY) {
+        // The first tick waits TICK_EVERY too: it opens the bridge's store connection, whose
+        // schema check commits, and the host UI's first `next_events` should not report that
+        // as a foreign `store:changed` (tests/api_session.rs).
+        let Some(at) = *t else {
+            *t = Some(Instant::now());
+            return;
+        };
+        if at.elapsed() < TICK_EVERY {
             return;
         }
         *t = Some(Instant::now());

@@ -281,11 +281,11 @@ mod tests {
                 "{c}"
             );
         }
-        assert_eq!(Capability::parse("lime.knowledge"), None);
+        assert_eq!(Capability::parse("lime.billing"), None);
         assert_eq!(Capability::parse("LIME.UI"), None);
         assert_eq!(
-            Namespace::parse("lime.knowledge"),
-            Some(Namespace::NotImplementedHere("lime.knowledge"))
+            Namespace::parse("lime.billing"),
+            Some(Namespace::NotImplementedHere("lime.billing"))
         );
         assert_eq!(Namespace::parse("lime.nope"), None);
     }

@@ -41,7 +41,7 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ),
     (
         "hosting/capability/services/knowledge.rs",
-        1,
+        4,
         "call arguments",
     ),
     (

@@ -35,10 +35,8 @@ fn the_table_names_a_stable_code_for_every_kind() {
         [
             ("service", "service.unsupported"),
             ("workflow", "workflow.not_declared"),
-            ("knowledge", "knowledge.unsupported"),
-            ("tool", "tools.not_granted"),
             ("knowledge", "knowledge.not_bound"),
-            ("tool", "tool.unsupported"),
+            ("tool", "tools.not_granted"),
         ]
     );
 }
