@@ -19,6 +19,7 @@
 
 pub mod driver;
 pub mod executor;
+pub mod failpoint;
 mod step_args;
 
 use std::path::PathBuf;
