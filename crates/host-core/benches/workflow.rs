@@ -94,7 +94,11 @@ fn package(tmp: &Path) -> Res<PathBuf> {
             "[lime.storage, lime.artifacts, lime.evidence, lime.agent]",
             "[lime.storage, lime.artifacts, lime.evidence]",
         )
-        .replace("workflow: publish-twice", "workflow: chain");
+        .replace("workflow: publish-twice", "workflow: chain")
+        .replace(
+            "    permissions: [crash_storage, crash_artifacts]\n",
+            "    permissions: [crash_storage, crash_artifacts]\n  - key: looper\n    kind: workflow\n    title: Loop\n    workflow: loop\n    requiredCapabilities: [lime.storage]\n    permissions: [crash_storage]\n",
+        );
     let mut wf = String::from("workflows:\n  - key: chain\n    recovery: {onError: fail, onTimeout: fail}\n    states:\n      - {key: start, kind: start, next: s0}\n");
     for i in 0..CHAIN {
         let next = if i + 1 == CHAIN {
