@@ -396,7 +396,7 @@ fn slow_model(backend: &ScriptedBackend) {
     ]);
 }
 
-/// 4. Cancel of a run whose agent step is in flight (the host driver `HostRuns`, a scripted
+/// Cancel of a run whose agent step is in flight (measurement 4) (the host driver `HostRuns`, a scripted
 /// model that answers after a minute) until the step's agent task has ended, against cancelling
 /// such a task directly (`AgentTasks::cancel`) until it has ended.
 fn cancel_bench(tmp: &Path, reps: usize) -> Res<()> {
