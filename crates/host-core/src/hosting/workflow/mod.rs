@@ -20,7 +20,10 @@
 pub mod driver;
 pub mod executor;
 pub mod failpoint;
+pub mod run_evidence;
+pub mod schedule;
 mod step_args;
+pub mod timeline;
 
 use std::path::PathBuf;
 
