@@ -424,6 +424,7 @@ fn cancel_bench(tmp: &Path, reps: usize) -> Res<()> {
             StartTask {
                 input: format!("direct {rep}"),
                 idempotency_key: None,
+                request_id: None,
                 output_schema: None,
                 session: SessionPolicy::default(),
             },
