@@ -22,6 +22,7 @@ use crate::app_artifacts::{
     ArtifactError, Provenance,
 };
 use crate::clock::{Clock, SystemClock};
+use crate::idempotency;
 use crate::ids::EvidenceId;
 
 /// The evidence database inside an app's data directory.
@@ -69,6 +70,8 @@ pub enum EvidenceError {
     InvalidId,
     #[error("no evidence record with this id")]
     NotFound,
+    #[error("this idempotency key was used for another evidence record")]
+    IdempotencyConflict,
     #[error("artifact ref: {0}")]
     Artifact(#[from] ArtifactError),
     #[error("evidence database error: {0}")]
@@ -86,7 +89,8 @@ impl EvidenceError {
             EvidenceError::InvalidKind
             | EvidenceError::TooLarge(_)
             | EvidenceError::InvalidArgument(_)
-            | EvidenceError::InvalidId => "APP_E900",
+            | EvidenceError::InvalidId
+            | EvidenceError::IdempotencyConflict => "APP_E900",
             EvidenceError::NotFound => "APP_E904",
             EvidenceError::Artifact(a) => a.app_code(),
             EvidenceError::Db(_) | EvidenceError::Io(_) => "APP_E999",
@@ -103,6 +107,7 @@ impl EvidenceError {
             EvidenceError::InvalidArgument(_) => "evidence.invalid_argument",
             EvidenceError::InvalidId => "evidence.invalid_id",
             EvidenceError::NotFound => "evidence.not_found",
+            EvidenceError::IdempotencyConflict => "evidence.idempotency_conflict",
             EvidenceError::Artifact(a) => a.cause_code(),
             EvidenceError::Db(_) => "evidence.db",
             EvidenceError::Io(_) => "evidence.io",
@@ -191,6 +196,7 @@ impl AppEvidence {
         let area = open_app_dir(app_dir).map_err(EvidenceError::Io)?;
         let conn = open_db(&area.prepare_db(Db::Evidence).map_err(EvidenceError::Io)?)?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(idempotency::SCHEMA)?;
         Ok(AppEvidence {
             conn,
             limits,
@@ -248,6 +254,24 @@ impl AppEvidence {
         artifacts: Option<&AppArtifacts>,
         provenance: &Provenance,
     ) -> Result<EvidenceRecord, EvidenceError> {
+        self.record_keyed(None, input, artifacts, provenance)
+    }
+
+    /// [`AppEvidence::record`] under an idempotency key (`crate::idempotency`): a key already
+    /// used for the same kind, summary, data and artifact ids returns that record (nothing is
+    /// written); for other content it is refused (`IdempotencyConflict`), writing nothing.
+    pub fn record_keyed(
+        &mut self,
+        key: Option<&str>,
+        input: &EvidenceInput,
+        artifacts: Option<&AppArtifacts>,
+        provenance: &Provenance,
+    ) -> Result<EvidenceRecord, EvidenceError> {
+        if key.is_some_and(|k| !idempotency::valid_key(k)) {
+            return Err(EvidenceError::InvalidArgument(
+                "the idempotency key must be 1..=256 printable ASCII characters".into(),
+            ));
+        }
         check_kind(&input.kind)?;
         if input.summary.len() > MAX_SUMMARY_BYTES {
             return Err(EvidenceError::TooLarge(format!(
@@ -283,6 +307,13 @@ impl AppEvidence {
             });
         }
         let refs_text = serde_json::to_string(&refs).unwrap_or_else(|_| "[]".into());
+        let ids_text = input.artifact_ids.join("\n");
+        let print = idempotency::fingerprint(&[
+            input.kind.as_bytes(),
+            input.summary.as_bytes(),
+            data.as_bytes(),
+            ids_text.as_bytes(),
+        ]);
         let bytes = (input.kind.len() + input.summary.len() + data.len() + refs_text.len()) as u64;
         let record = EvidenceRecord {
             id: EvidenceId::random().into_string(),
@@ -296,6 +327,16 @@ impl AppEvidence {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some(k) = key {
+            match idempotency::lookup(&tx, k, &print)? {
+                idempotency::Known::New => idempotency::remember(&tx, k, &record.id, &print)?,
+                idempotency::Known::Same(id) => {
+                    drop(tx);
+                    return self.get(&id);
+                }
+                idempotency::Known::Conflict => return Err(EvidenceError::IdempotencyConflict),
+            }
+        }
         let count: i64 = tx.query_row("SELECT count(*) FROM evidence", [], |r| r.get(0))?;
         if count.max(0) as u64 >= self.limits.max_records {
             return Err(EvidenceError::TooMany {

@@ -19,6 +19,7 @@ pub mod backend;
 pub mod clock;
 pub mod durable;
 pub mod event;
+pub mod idempotency;
 pub mod ids;
 pub mod knowledge;
 pub mod log;

@@ -139,6 +139,7 @@ impl AppArtifacts {
                 .map_err(io("open the artifact database"))?,
         )?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(crate::idempotency::SCHEMA)?;
         let mut a = AppArtifacts {
             conn,
             blobs,

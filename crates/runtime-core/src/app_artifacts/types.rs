@@ -68,6 +68,8 @@ pub enum ArtifactError {
     InvalidArgument(String),
     #[error("no artifact with this id")]
     NotFound,
+    #[error("this idempotency key was used for another artifact")]
+    IdempotencyConflict,
     #[error("the artifact's stored bytes do not match its SHA-256")]
     Corrupt,
     #[error("artifact database error: {0}")]
@@ -89,7 +91,8 @@ impl ArtifactError {
             | ArtifactError::InvalidName(_)
             | ArtifactError::InvalidMimeType
             | ArtifactError::InvalidId
-            | ArtifactError::InvalidArgument(_) => "APP_E900",
+            | ArtifactError::InvalidArgument(_)
+            | ArtifactError::IdempotencyConflict => "APP_E900",
             ArtifactError::NotFound => "APP_E904",
             ArtifactError::Corrupt | ArtifactError::Db(_) | ArtifactError::Io { .. } => "APP_E999",
         }
@@ -106,6 +109,7 @@ impl ArtifactError {
             ArtifactError::InvalidId => "artifacts.invalid_id",
             ArtifactError::InvalidArgument(_) => "artifacts.invalid_argument",
             ArtifactError::NotFound => "artifacts.not_found",
+            ArtifactError::IdempotencyConflict => "artifacts.idempotency_conflict",
             ArtifactError::Corrupt => "artifacts.corrupt",
             ArtifactError::Db(_) => "artifacts.db",
             ArtifactError::Io { .. } => "artifacts.io",

@@ -4,6 +4,7 @@
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use sha2::{Digest, Sha256};
 
+use crate::idempotency;
 use crate::ids::ArtifactId;
 
 use super::*;
@@ -18,6 +19,25 @@ impl AppArtifacts {
         bytes: &[u8],
         provenance: &Provenance,
     ) -> Result<ArtifactMeta, ArtifactError> {
+        self.create_keyed(None, name, mime_type, bytes, provenance)
+    }
+
+    /// [`AppArtifacts::create`] under an idempotency key (`crate::idempotency`): a key already
+    /// used for the same name, MIME type and bytes returns that artifact (nothing is written);
+    /// for other content it is refused (`IdempotencyConflict`), writing nothing.
+    pub fn create_keyed(
+        &mut self,
+        key: Option<&str>,
+        name: &str,
+        mime_type: Option<&str>,
+        bytes: &[u8],
+        provenance: &Provenance,
+    ) -> Result<ArtifactMeta, ArtifactError> {
+        if key.is_some_and(|k| !idempotency::valid_key(k)) {
+            return Err(ArtifactError::InvalidArgument(
+                "the idempotency key must be 1..=256 printable ASCII characters".into(),
+            ));
+        }
         check_name(name)?;
         let mime_type = mime_type.unwrap_or(DEFAULT_MIME_TYPE);
         check_mime(mime_type)?;
@@ -29,6 +49,11 @@ impl AppArtifacts {
             });
         }
         let sha = hex(&Sha256::digest(bytes));
+        let print =
+            idempotency::fingerprint(&[name.as_bytes(), mime_type.as_bytes(), sha.as_bytes()]);
+        if let Some(done) = self.known(key, &print)? {
+            return Ok(done);
+        }
         // Checked before any byte is written, and again inside the transaction.
         check_room(&self.conn, &self.limits, &sha, size)?;
         let blobs = rustix::io::dup(&self.blobs).map_err(errno("lock the blob directory"))?;
@@ -44,10 +69,18 @@ impl AppArtifacts {
             provenance: provenance.clone(),
         };
         let limits = self.limits;
-        let result = (|| {
+        let result: Result<Option<String>, ArtifactError> = (|| {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let Some(k) = key {
+                // Under the write lock: another writer may have used the key meanwhile.
+                match idempotency::lookup(&tx, k, &print)? {
+                    idempotency::Known::New => idempotency::remember(&tx, k, &meta.id, &print)?,
+                    idempotency::Known::Same(id) => return Ok(Some(id)),
+                    idempotency::Known::Conflict => return Err(ArtifactError::IdempotencyConflict),
+                }
+            }
             let adding = check_room(&tx, &limits, &sha, size)?;
             tx.execute(
                 "INSERT INTO artifacts (id, name, mime_type, size, sha256, created_at, provenance)
@@ -67,16 +100,29 @@ impl AppArtifacts {
                 [adding as i64],
             )?;
             tx.commit()?;
-            Ok(())
+            Ok(None)
         })();
-        if let Err(e) = result {
-            if wrote && !self.is_referenced(&sha).unwrap_or(true) {
-                // Our own new blob, which no row references: leave no partial state.
-                self.unlink_blob(&sha).ok();
+        match result {
+            Ok(None) => Ok(meta),
+            Ok(Some(id)) => self.get(&id),
+            Err(e) => {
+                if wrote && !self.is_referenced(&sha).unwrap_or(true) {
+                    // Our own new blob, which no row references: leave no partial state.
+                    self.unlink_blob(&sha).ok();
+                }
+                Err(e)
             }
-            return Err(e);
         }
-        Ok(meta)
+    }
+
+    /// The artifact an earlier write under `key` with this fingerprint created, if any.
+    fn known(&self, key: Option<&str>, print: &str) -> Result<Option<ArtifactMeta>, ArtifactError> {
+        let Some(k) = key else { return Ok(None) };
+        match idempotency::lookup(&self.conn, k, print)? {
+            idempotency::Known::New => Ok(None),
+            idempotency::Known::Same(id) => self.get(&id).map(Some),
+            idempotency::Known::Conflict => Err(ArtifactError::IdempotencyConflict),
+        }
     }
 
     /// Removes `id`; returns whether it existed. Its blob goes when no row references it.
@@ -98,6 +144,7 @@ impl AppArtifacts {
             return Ok(false);
         };
         tx.execute("DELETE FROM artifacts WHERE id = ?1", [id])?;
+        idempotency::forget_id(&tx, id)?;
         let still: bool = tx.query_row(
             "SELECT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?1)",
             [&sha],

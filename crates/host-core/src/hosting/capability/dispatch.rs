@@ -46,6 +46,9 @@ pub struct Allowed {
     /// not counted). Services that would otherwise show artifact data (evidence export and
     /// record) check it.
     artifacts_readable: bool,
+    /// The call's `options.idempotencyKey` (a non-string key is kept as `""`, which the
+    /// services that honour keys refuse as invalid).
+    idempotency_key: Option<String>,
 }
 
 impl Allowed {
@@ -63,6 +66,11 @@ impl Allowed {
     }
     pub fn method(&self) -> Method {
         self.method
+    }
+    /// The call's idempotency key, if it gave one (`lime.artifacts.create` and
+    /// `lime.evidence.record` honour it: `runtime_core::idempotency`).
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
     }
     pub fn request_id(&self) -> &str {
         &self.request_id
@@ -275,6 +283,10 @@ pub fn dispatch_with(
                 manifest_hash: app.manifest_hash.clone(),
                 facts: app,
                 artifacts_readable,
+                idempotency_key: call
+                    .options
+                    .get("idempotencyKey")
+                    .map(|k| k.as_str().map(str::to_owned).unwrap_or_default()),
             })
         }
         // An allow needs an app and an implemented method (`decide` denies without them).

@@ -204,6 +204,20 @@ impl<'a> HostSteps<'a> {
                     .map_err(|e| refused(e.code(), e.to_string()))?
             };
             let result = &task["result"];
+            if restarted_run(result, &task["runs"]) {
+                // The task's turn was cut by a crash of the process that drove this step (its
+                // run recovered as `interrupted_by_restart`): the re-issued step runs the same
+                // task again (a new run of it, not a second task), a bounded number of times.
+                let tasks = self
+                    .services
+                    .borrow_mut()
+                    .step_agent_tasks(self.store)
+                    .map_err(|m| refused("agent.unavailable", m))?;
+                tasks
+                    .retry(&app, &task_id)
+                    .map_err(|e| refused(e.code(), e.to_string()))?;
+                continue;
+            }
             if !result.is_null() {
                 if result["status"] == "succeeded" {
                     let structured = &result["structuredOutput"];
@@ -250,6 +264,18 @@ impl<'a> HostSteps<'a> {
     }
 }
 
+/// Most runs an agent step's task gets when crashes keep cutting its turn (the first and up to
+/// three after restarts); then the step fails with the task's `interrupted_by_restart`.
+pub const MAX_AGENT_TASK_RUNS: usize = 4;
+
+/// Whether a task's latest run ended only because the process driving it stopped, and the
+/// task may run again.
+fn restarted_run(result: &Value, runs: &Value) -> bool {
+    result["status"] == "failed"
+        && result["errorCode"] == runtime_core::event::facts::INTERRUPTED
+        && runs.as_array().map_or(usize::MAX, Vec::len) < MAX_AGENT_TASK_RUNS
+}
+
 /// A step stopped by an interrupt: abandoned, not failed (see [`INTERRUPTED`]).
 fn interrupted() -> StepError {
     StepError {
@@ -276,15 +302,19 @@ impl StepExecutor for HostSteps<'_> {
         }
         let caller = self.caller(step)?;
         let c = step.call;
-        if c.capability == "lime.agent" && c.method == "startTask" {
-            return self.agent_step(&caller, step);
-        }
-        self.one_call(
-            &caller,
-            &c.capability,
-            &c.method,
-            super::step_args::adapt(&c.capability, &c.method, &c.args),
-            &c.idempotency_key,
-        )
+        super::failpoint::hit("workflow.before_effect");
+        let result = if c.capability == "lime.agent" && c.method == "startTask" {
+            self.agent_step(&caller, step)
+        } else {
+            self.one_call(
+                &caller,
+                &c.capability,
+                &c.method,
+                super::step_args::adapt(&c.capability, &c.method, &c.args),
+                &c.idempotency_key,
+            )
+        };
+        super::failpoint::hit("workflow.after_effect");
+        result
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod driver;
 pub mod executor;
+pub mod failpoint;
 pub mod run_evidence;
 pub mod schedule;
 mod step_args;

@@ -29,6 +29,7 @@ mod permissions;
 mod runtimes;
 mod setup;
 mod status;
+pub mod workflow_cache;
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -12,7 +12,9 @@
 //! are notices. A valid workflow passes; a `workflow` entry naming no declared workflow is blocked
 //! with `workflow.not_declared`.
 
-use runtime_core::workflow::{self, Checked, Severity};
+use runtime_core::workflow::Severity;
+
+use super::workflow_cache::Verdict;
 
 use super::{Ctx, Outcome};
 use crate::install::manifest::{EntryKind, Key};
@@ -207,21 +209,9 @@ fn workflows(cx: &mut Ctx) {
     let v = cx.m.view();
     let declared = v.requires().capability_names();
     let items: Vec<_> = v.workflows().collect();
-    // One expression thread for every workflow of the app (`check` would start one each).
-    let checked: Vec<Checked> = workflow::expr::on_expr_stack(|| {
-        items
-            .iter()
-            .map(|w| workflow::check(w.raw(), &declared))
-            .collect()
-    })
-    .unwrap_or_else(|e| {
-        let failed = || Checked {
-            definition: None,
-            findings: vec![workflow::Finding::error(e.code, "", e.message.clone())],
-            dropped: 0,
-        };
-        items.iter().map(|_| failed()).collect()
-    });
+    let raw: Vec<&serde_json::Value> = items.iter().map(|w| w.raw()).collect();
+    // Remembered by content: repeated readiness of the same manifest parses nothing.
+    let checked = super::workflow_cache::checked(&raw, &declared);
     let mut used = vec![false; items.len()];
     for e in v.entries() {
         if e.kind() != Some(EntryKind::Workflow) {
@@ -294,7 +284,7 @@ fn schedules(cx: &mut Ctx) {
     }
 }
 
-fn workflow_check(cx: &mut Ctx, key: &str, checked: &Checked, required: bool, entry: Option<&str>) {
+fn workflow_check(cx: &mut Ctx, key: &str, checked: &Verdict, required: bool, entry: Option<&str>) {
     let entry = entry.map(str::to_owned);
     for f in checked
         .findings
@@ -307,7 +297,7 @@ fn workflow_check(cx: &mut Ctx, key: &str, checked: &Checked, required: bool, en
         c.code = Some(f.code);
         c.entry.clone_from(&entry);
     }
-    let (code, message) = if checked.blocked() {
+    let (code, message) = if checked.blocked {
         let errors: Vec<_> = checked
             .findings
             .iter()
@@ -346,7 +336,7 @@ fn workflow_check(cx: &mut Ctx, key: &str, checked: &Checked, required: bool, en
     let c = cx.push("workflow", key, required, unsupported(required), message);
     c.code = Some(code);
     c.entry = entry;
-    c.remediation = Some(if checked.blocked() {
+    c.remediation = Some(if checked.blocked {
         "fix the workflow definition".into()
     } else {
         remediation(required)

@@ -117,7 +117,7 @@ impl ArtifactsService {
                 let prov = provenance(a)?;
                 let meta = self
                     .store(apps_data, a)?
-                    .create(name, mime, &bytes, &prov)
+                    .create_keyed(a.idempotency_key(), name, mime, &bytes, &prov)
                     .map_err(|e| artifact_err(a, e))?;
                 Ok(serde_json::to_value(meta).unwrap_or(Value::Null))
             }

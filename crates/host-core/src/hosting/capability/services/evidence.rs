@@ -96,7 +96,7 @@ impl EvidenceService {
                 };
                 let rec = self
                     .store(apps_data, a)?
-                    .record(&input, arts, &prov)
+                    .record_keyed(a.idempotency_key(), &input, arts, &prov)
                     .map_err(|e| evidence_err(a, e))?;
                 Ok(serde_json::to_value(rec).unwrap_or(Value::Null))
             }
