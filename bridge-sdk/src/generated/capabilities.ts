@@ -153,9 +153,9 @@ export interface ArtifactsCreateResult {
     appId: string;
     appVersion: string;
     entryKey: string;
-    packageHash?: string;
-    manifestHash?: string;
-    traceId?: string;
+    packageHash: string;
+    manifestHash: string;
+    traceId: string;
   };
 }
 
@@ -188,9 +188,9 @@ export interface ArtifactsListResult {
       appId: string;
       appVersion: string;
       entryKey: string;
-      packageHash?: string;
-      manifestHash?: string;
-      traceId?: string;
+      packageHash: string;
+      manifestHash: string;
+      traceId: string;
     };
   }>;
   nextCursor: string | null;
@@ -214,9 +214,9 @@ export interface ArtifactsReadResult {
     appId: string;
     appVersion: string;
     entryKey: string;
-    packageHash?: string;
-    manifestHash?: string;
-    traceId?: string;
+    packageHash: string;
+    manifestHash: string;
+    traceId: string;
   };
   encoding: "base64" | "text";
   content: string;
@@ -280,9 +280,9 @@ export interface EvidenceExportResult {
       appId: string;
       appVersion: string;
       entryKey: string;
-      packageHash?: string;
-      manifestHash?: string;
-      traceId?: string;
+      packageHash: string;
+      manifestHash: string;
+      traceId: string;
     };
   }>;
   artifacts: Array<Record<string, unknown>>;
@@ -311,9 +311,9 @@ export interface EvidenceListResult {
       appId: string;
       appVersion: string;
       entryKey: string;
-      packageHash?: string;
-      manifestHash?: string;
-      traceId?: string;
+      packageHash: string;
+      manifestHash: string;
+      traceId: string;
     };
   }>;
   nextCursor: string | null;
@@ -356,9 +356,9 @@ export interface EvidenceRecordResult {
     appId: string;
     appVersion: string;
     entryKey: string;
-    packageHash?: string;
-    manifestHash?: string;
-    traceId?: string;
+    packageHash: string;
+    manifestHash: string;
+    traceId: string;
   };
 }
 

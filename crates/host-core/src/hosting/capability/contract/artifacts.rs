@@ -44,7 +44,7 @@ pub(crate) fn provenance() -> Value {
             ("manifestHash", string()),
             ("traceId", string()),
         ],
-        &["appId", "appVersion", "entryKey"],
+        &["appId", "appVersion", "entryKey", "packageHash", "manifestHash", "traceId"],
     )
 }
 
