@@ -17,6 +17,8 @@
 #   phase 3  tests/e2e/bridge.test.mjs (the notes app mounted in its sandboxed frame: handshake,
 #            storage and persistence across a restart, isolation, spoofed messages, tampering)
 #   install  fixtures/apps/conformance-app, staged with bridge-sdk/dist copied into ui/sdk/
+#   phase 1c tests/e2e/open-package.test.mjs (`apphost open <file>.agentapp` starts on the
+#            review sheet; nothing stored; answered once)
 #   phase 4  tests/e2e/conformance.test.mjs (every capability and bridge rule from inside the
 #            frame, zero executions for spoofs, CSP, prompts and revocation, persistence, the CLI
 #            disabling/uninstalling an app while the window shows it)
@@ -64,6 +66,7 @@ summary() {
 STATUS=0
 run_node_tests shell tests/e2e/shell.test.mjs || STATUS=1
 run_node_tests center tests/e2e/center.test.mjs || STATUS=1
+run_node_tests open-package tests/e2e/open-package.test.mjs || STATUS=1
 
 log "install: apphost install --yes --sideload fixtures/packages/good/hello-app"
 if ! "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/packages/good/hello-app" \

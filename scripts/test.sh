@@ -45,6 +45,14 @@ APPHOST_CRASH_AT=1 "$CARGO_TARGET_DIR/debug/apphost" --json --data-dir "$crash_c
 rm -rf "$crash_check"
 APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" bash scripts/e2e.sh
 
+step "installers: .deb and .rpm built (debug), installed, window started, removed"
+# Installs into /usr/bin; skipped where that is not ours to do (not root, or an apphost there).
+if [ "$(id -u)" -eq 0 ] && [ ! -e /usr/bin/apphost ]; then
+  bash scripts/test-packages.sh
+else
+  echo "skipped: needs root and no /usr/bin/apphost"
+fi
+
 step "browser tests: apphost serve in Debian's Chromium (Playwright)"
 APPHOST_BIN="$CARGO_TARGET_DIR/debug/apphost" PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
   npx --no-install playwright test -c tests/browser

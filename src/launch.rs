@@ -92,7 +92,43 @@ pub fn spawn_window(
     })
 }
 
+/// Opens the window on the review sheet for a package file (`apphost open <file>`), checked
+/// with `launch_package::package_path` first; otherwise as [`open_window`].
+pub fn open_window_for_package(data_dir: Option<&Path>, package: &Path) -> Result<i32, HostError> {
+    let package = host_core::api::launch_package::package_path(package)?;
+    let path = desktop_binary()?;
+    if !path.is_file() {
+        return Err(unavailable(
+            &path,
+            format!(
+                "the desktop window is not installed: {} does not exist",
+                path.display()
+            ),
+        ));
+    }
+    let mut command = Command::new(&path);
+    if let Some(dir) = data_dir {
+        command.env("APPHOST_DATA_DIR", dir);
+    }
+    set_open_target(&mut command, None, None);
+    command.env(host_core::api::launch_package::OPEN_PACKAGE_ENV, package);
+    run(command, &path)
+}
+
+/// Whether `apphost open ARG` names a package file rather than an installed app: a path (it
+/// has a `/`) or a name ending in `.agentapp` / `.zip`.
+pub fn names_a_package(arg: &str) -> bool {
+    let ext = Path::new(arg).extension().and_then(|e| e.to_str());
+    arg.contains(std::path::MAIN_SEPARATOR)
+        || ext.is_some_and(|e| {
+            host_core::api::launch_package::PACKAGE_EXTENSIONS
+                .iter()
+                .any(|k| e.eq_ignore_ascii_case(k))
+        })
+}
+
 fn set_open_target(command: &mut Command, app: Option<&str>, entry: Option<&str>) {
+    command.env_remove(host_core::api::launch_package::OPEN_PACKAGE_ENV);
     for (key, value) in [
         (OPEN_APP_ENV, app),
         (OPEN_ENTRY_ENV, entry.filter(|_| app.is_some())),

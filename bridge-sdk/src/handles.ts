@@ -9,6 +9,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildFiles, type LimeFiles } from "./files.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 import type {
@@ -297,6 +298,37 @@ export interface LimePolicy {
   requestPermission(args: PolicyRequestPermissionArgs, opts?: CallOptions): Promise<PermissionResult>;
 }
 
+/** A tool the user granted the app, from an MCP server the host brokers (`lime.tools.list`). */
+export interface ToolDescriptor {
+  /** `<server>/<tool>`, as `invoke` takes it. */
+  tool: string;
+  server: string;
+  name: string;
+  description?: string;
+  /** The tool's JSON Schema for its arguments. */
+  inputSchema: unknown;
+  /** Destructive (by the server's annotation or the admin's policy): `invoke` asks the user first. */
+  needsApproval: boolean;
+}
+
+/** An MCP `tools/call` result as the host hands it back. */
+export interface ToolResult {
+  content: unknown[];
+  structuredContent?: unknown;
+  /** The tool itself reported an error (the call ran). */
+  isError?: boolean;
+}
+
+export interface LimeTools {
+  /** The tools the app declares in `toolRefs[]` that the user granted it. */
+  list(opts?: CallOptions): Promise<{ tools: ToolDescriptor[] }>;
+  /**
+   * Runs a granted tool. A destructive one waits for the user's answer in a prompt the host
+   * draws; a refusal is `APP_E002` with causeCode `tools.denied`.
+   */
+  invoke(args: { tool: string; arguments?: Record<string, unknown> }, opts?: CallOptions): Promise<ToolResult>;
+}
+
 /** Every typed handle. */
 export interface LimeHandles {
   readonly ui: LimeUi;
@@ -307,6 +339,8 @@ export interface LimeHandles {
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
+  readonly files: LimeFiles;
+  readonly tools: LimeTools;
   readonly workflow: LimeWorkflow;
 }
 
@@ -429,6 +463,11 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
+    files: buildFiles(invoke),
+    tools: {
+      list: (o) => invoke<{ tools: ToolDescriptor[] }>("lime.tools", "list", {}, o),
+      invoke: call<ToolResult>("lime.tools", "invoke"),
+    },
     workflow: workflow.workflow,
   };
 }

@@ -45,6 +45,7 @@ export type {
   LimeSecrets,
   LimeStorage,
   LimeStorageTable,
+  LimeTools,
   LimeUi,
   Page,
   PermissionResult,
@@ -55,7 +56,10 @@ export type {
   StorageListPage,
   TableQueryArgs,
   TableRow,
+  ToolDescriptor,
+  ToolResult,
 } from "./handles.js";
+export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
   type AgentResultSubtype,
@@ -101,9 +105,11 @@ export {
   type MockBusMember,
   type MockCall,
   type MockEventBus,
+  type MockFileGrant,
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockWorkflow,
   type MockWorkflowState,
   type MockWorkflowUser,

@@ -263,8 +263,10 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     artifacts: handles.artifacts,
     evidence: handles.evidence,
     secrets: handles.secrets,
+    tools: handles.tools,
     events: handles.events,
     policy: handles.policy,
+    files: handles.files,
     agent: handles.agent,
     workflow: handles.workflow,
     close() {

@@ -165,7 +165,8 @@ test("mock startTask: the standard's request; bindings it cannot honour, foreign
   for (const [extra, code, cause] of [
     [{ knowledge: [{ template: "kb" }] }, "APP_E001", "agent.binding_unsupported"],
     [{ tools: [{ key: "web.search" }] }, "APP_E001", "agent.binding_unsupported"],
-    [{ files: ["fileref_1"] }, "APP_E001", "agent.binding_unsupported"],
+    [{ files: ["fileref_1"] }, "APP_E904", "files.ref_not_found"],
+    [{ files: ["/etc/passwd"] }, "APP_E900", "files.path_not_allowed"],
     [{ secrets: { api: "secretref_1" } }, "APP_E001", "agent.binding_unsupported"],
     [{ expectedOutput: { schema: {}, materializer: { kind: "artifact" } } }, "APP_E001", "agent.binding_unsupported"],
     [{ appId: "other" }, "APP_E002", "agent.app_mismatch"],

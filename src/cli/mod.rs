@@ -21,17 +21,23 @@ macro_rules! err_line {
 }
 
 mod app_server;
+mod app_server_relay;
 mod args;
 mod author;
+mod catalog;
+mod catalog_install;
 mod commands;
 mod dev;
+mod files;
 mod grants;
+mod install_run;
 mod model;
 mod output;
 mod prompt;
 mod records;
 mod secrets;
 mod store_open;
+mod tools;
 mod workflow;
 
 use std::ffi::OsString;

@@ -94,7 +94,7 @@ fn unset(dir: &DataDir, app: &str, slot: &str, json: bool) -> HostResult<i32> {
 
 /// Reads the value from stdin: at most 64 KiB plus a newline, UTF-8, one trailing `\n` or
 /// `\r\n` dropped, not empty. On a terminal the typing is not echoed.
-fn read_value(slot: &str) -> HostResult<SecretValue> {
+pub(super) fn read_value(slot: &str) -> HostResult<SecretValue> {
     let stdin = std::io::stdin();
     let tty = stdin.is_terminal();
     let mut raw = Zeroizing::new(Vec::new());

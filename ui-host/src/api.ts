@@ -3,7 +3,12 @@
 
 import type {
   Bundle,
+  FileRef,
+  FileRefRevoked,
   HostCommandName,
+  RunDetail,
+  RunSummary,
+  ScheduleRecord,
   HostCommands,
   ModelSet,
   ModelStatus,
@@ -11,6 +16,7 @@ import type {
   SessionDiagnostics,
   TestReport,
   ThemeSet,
+  UpdateStatus,
   VerifyReport,
 } from "./generated/host-api.js";
 import type { TaskDetail, TaskView } from "./tasks.js";
@@ -87,6 +93,10 @@ export async function openExternal(url: string): Promise<void> {
   }
 }
 export const launchTarget = (): Promise<LaunchTarget | null> => call("launch_target");
+/** Whether a newer AppHost exists, from the signed update feed (a notice; nothing is installed). */
+export const checkUpdate = (): Promise<UpdateStatus> => call("check_update");
+/** The package file the window was started to review (`apphost open <file>`, a file manager), once. */
+export const launchPackage = (): Promise<{ path: string } | null> => call("launch_package");
 export const events = (after: number, timeoutMs: number): Promise<EventsPage> => nextEvents(after, timeoutMs);
 
 // App center.
@@ -110,6 +120,10 @@ export const bindSecret = (
   value: string,
 ): Promise<SecretBound> => call("bind_secret", { appId, slot, value });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => call("grant", { appId, scope });
+/** lime.files refs of an app (with their paths: the host UI is the user's). */
+export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });
+export const fileRefRevoke = (appId: string, ref: string): Promise<FileRefRevoked> => call("file_ref_revoke", { appId, ref });
+export const fileGrantPath = (appId: string, path: string): Promise<FileRef> => call("file_grant_path", { appId, path });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   call("list_grants", appId === undefined ? {} : { appId });
@@ -157,8 +171,14 @@ export const answerDownload = (downloadId: string, save: boolean): Promise<Outgo
 export const devDiagnostic = (mountId: string, origin: string, data: string): Promise<unknown> =>
   call("dev_diagnostic", { mountId, origin, data });
 
+/** The `lime.files.requestFiles` picker's commands (`api/files.rs`). */
+export const fileUpload = (appId: string, name: string, base64: string): Promise<FileRef> => call("file_upload", { appId, name, base64 });
+export const answerFilePick = (promptId: string, refs: string[] | null): Promise<Outgoing[]> =>
+  call("answer_file_pick", refs === null ? { promptId } : { promptId, refs });
+
 export const relayTransport = {
   bridgeMessage,
+  files: { grantPath: fileGrantPath, upload: fileUpload, answer: answerFilePick },
   devDiagnostic,
   bridgeRefused,
   answerPrompt,
@@ -187,3 +207,14 @@ export const taskRespond = (
   actionId: string,
   decision: "approve" | "reject",
 ): Promise<{ responded: boolean }> => call("task_respond", { appId, taskId, actionId, decision });
+
+/** Workflow runs of every app (`api/workflow.rs`), acted on as the host's user. */
+export type { RunDetail, RunSummary, ScheduleRecord } from "./generated/host-api.js";
+export const workflowRuns = (appId?: string): Promise<RunSummary[]> => call("workflow_runs", appId === undefined ? {} : { appId });
+export const workflowRun = (runId: string): Promise<RunDetail> => call("workflow_run", { runId });
+export const workflowStart = (appId: string, entryKey: string, input?: unknown): Promise<RunSummary> =>
+  call("workflow_start", input === undefined ? { appId, entryKey } : { appId, entryKey, input });
+export const workflowRespond = (runId: string, decision: string, data?: unknown): Promise<RunSummary> =>
+  call("workflow_respond", data === undefined ? { runId, decision } : { runId, decision, data });
+export const workflowCancel = (runId: string): Promise<RunSummary> => call("workflow_cancel", { runId });
+export const workflowSchedules = (): Promise<ScheduleRecord[]> => call("workflow_schedules");

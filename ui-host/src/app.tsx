@@ -29,6 +29,7 @@ import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet } from "./views/review.js";
 import { Surface } from "./views/surface.js";
 import { TasksPage } from "./views/tasks.js";
+import { UpdateNotice } from "./views/update-notice.js";
 
 export function App(): JSX.Element {
   const [banner, setBanner] = useState<unknown>(null);
@@ -44,6 +45,7 @@ export function App(): JSX.Element {
     reload,
     refreshApprovals,
     open: (appId, entryKey) => controller.mount(appId, entryKey, true),
+    reviewPath: review.reviewPath,
     progress: (done, total) => review.setProgress({ done, total }),
     mountsEnded: (ended) => controller.ended(ended),
     outgoing: async (actions) => {
@@ -93,6 +95,7 @@ export function App(): JSX.Element {
           )}
         </div>
         <DevBanners />
+        <UpdateNotice />
         <p id="surface-notice" class="surface-notice" role="status" aria-live="polite" data-app-id={notice?.appId} data-reason={notice?.reason}>
           {notice?.text ?? ""}
         </p>
@@ -124,7 +127,7 @@ export function App(): JSX.Element {
         <input
           ref={fileInput}
           type="file"
-          accept=".zip,application/zip"
+          accept=".zip,.agentapp,application/zip,application/vnd.agentapp+zip"
           class="visually-hidden"
           data-testid="add-app-file"
           aria-label="Choose an app package (.zip)"

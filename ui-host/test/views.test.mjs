@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 
-import { AppCards, AuditTable, DevBannerView, ErrorBox, GrantsTable, MODES, Markdown, PlanView, ReviewBody, TabStrip, devBannerKey, devBannersShown, devStatusList } from "../build/test/ui/testing.js";
+import { AppCards, AuditTable, DevBannerView, ErrorBox, GrantsTable, MODES, Markdown, PlanView, ReviewBody, TabStrip, devBannerKey, devBannersShown, devStatusList, noticeOf } from "../build/test/ui/testing.js";
 
 const noop = () => undefined;
 const actions = { open: noop, details: noop, setup: noop };
@@ -414,4 +414,14 @@ test("the shell header: nav links with test ids, the current page, the running c
   assert.match(html, /data-testid="nav-running">Running<span class="count"> \(2\)<\/span>/);
   assert.match(html, /<p id="summary" class="summary" aria-live="polite">3 apps installed<\/p>/);
   assert.doesNotMatch(renderToString(h(ShellHeader, { page: "grants", pageTabs: 0, summary: "" })), /class="count"/);
+});
+
+test("update notice: only an available update from the signed feed is shown", () => {
+  const notice = { version: "9.0.0", notes: "n", url: "https://apphost.invalid/download" };
+  assert.deepEqual(noticeOf({ current: "0.1.0", state: "available", notice }), notice);
+  assert.equal(noticeOf({ current: "0.1.0", state: "upToDate" }), null);
+  assert.equal(noticeOf({ current: "0.1.0", state: "disabled" }), null);
+  assert.equal(noticeOf({ current: "0.1.0", state: "failed", error: { code: "update.bad_signature", message: "m" }, notice }), null);
+  assert.equal(noticeOf({ current: "0.1.0", state: "available" }), null);
+  assert.equal(noticeOf(null), null);
 });

@@ -362,6 +362,100 @@ export interface EvidenceRecordResult {
   };
 }
 
+/** Arguments of `lime.files.list`. */
+export type FilesListArgs = Record<string, never> | null;
+
+/** Arguments of `lime.files.listFolder`. */
+export interface FilesListFolderArgs {
+  ref: string;
+  path?: string;
+}
+
+/** Result of `lime.files.listFolder`: A granted folder's entries (at most 1000). */
+export interface FilesListFolderResult {
+  ref: string;
+  path?: string;
+  entries: Array<Record<string, unknown>>;
+  skipped?: number;
+  truncated?: boolean;
+}
+
+/** Result of `lime.files.list`: The refs the user granted this app. */
+export interface FilesListResult {
+  refs: Array<{
+    ref: string;
+    name: string;
+    kind: "file" | "folder";
+    mtime?: unknown;
+    grantedAt?: unknown;
+    size?: number;
+    mimeType?: string;
+  }>;
+}
+
+/** Arguments of `lime.files.readRef`. */
+export interface FilesReadRefArgs {
+  ref: string;
+  path?: string;
+  offset?: number;
+  length?: number;
+  encoding?: "base64" | "text";
+}
+
+/** Result of `lime.files.readRef`: Read (a range of) a granted file, ≤ 4 MiB per read. */
+export interface FilesReadRefResult {
+  ref: string;
+  name: string;
+  kind: "file" | "folder";
+  size?: number;
+  mtime?: unknown;
+  mimeType?: string;
+  path?: string;
+  offset: number;
+  length: number;
+  eof: boolean;
+  encoding: "base64" | "text";
+  content: string;
+}
+
+/** Arguments of `lime.files.requestFiles`. */
+export type FilesRequestFilesArgs = {
+  multiple?: boolean;
+  folder?: boolean;
+  accept?: Array<string>;
+} | null;
+
+/** Result of `lime.files.requestFiles`: Ask the user to choose files or a folder. */
+export interface FilesRequestFilesResult {
+  refs: Array<{
+    ref: string;
+    name: string;
+    kind: "file" | "folder";
+    mtime?: unknown;
+    grantedAt?: unknown;
+    size?: number;
+    mimeType?: string;
+  }>;
+  cancelled: boolean;
+}
+
+/** Arguments of `lime.files.stat`. */
+export interface FilesStatArgs {
+  ref: string;
+  path?: string;
+}
+
+/** Result of `lime.files.stat`: A granted file's metadata. */
+export interface FilesStatResult {
+  ref: string;
+  name: string;
+  kind: "file" | "folder";
+  size?: number;
+  mtime?: unknown;
+  mimeType?: string;
+  path?: string;
+}
+
 /** Arguments of `lime.policy.requestPermission`. */
 export interface PolicyRequestPermissionArgs {
   permission: string;
@@ -498,6 +592,35 @@ export interface StorageTableUpdateArgs {
 /** Result of `lime.storage.tableUpdate`: Patch a row by primary key. */
 export interface StorageTableUpdateResult {
   updated: boolean;
+}
+
+/** Arguments of `lime.tools.invoke`. */
+export interface ToolsInvokeArgs {
+  /** `<server>/<tool>`. */
+  tool: string;
+  arguments?: Record<string, unknown>;
+}
+
+/** Result of `lime.tools.invoke`: Call a granted tool (the MCP `tools/call` result). */
+export interface ToolsInvokeResult {
+  content: Array<unknown>;
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/** Arguments of `lime.tools.list`. */
+export type ToolsListArgs = Record<string, never> | null;
+
+/** Result of `lime.tools.list`: The declared tool refs the user granted, from the servers' last listings. */
+export interface ToolsListResult {
+  tools: Array<{
+    tool: string;
+    server: string;
+    name: string;
+    description?: string;
+    inputSchema?: unknown;
+    needsApproval?: boolean;
+  }>;
 }
 
 /** Arguments of `lime.ui.getLocale`. */
@@ -681,6 +804,24 @@ export interface CapabilityMethods {
     getTaskEvents: { args: AgentGetTaskEventsArgs; result: AgentGetTaskEventsResult };
     /** Forward a task's events to this frame. */
     watchTask: { args: AgentWatchTaskArgs; result: AgentWatchTaskResult };
+  };
+  "lime.files": {
+    /** The refs the user granted this app. */
+    list: { args: FilesListArgs; result: FilesListResult };
+    /** Read (a range of) a granted file, ≤ 4 MiB per read. */
+    readRef: { args: FilesReadRefArgs; result: FilesReadRefResult };
+    /** A granted file's metadata. */
+    stat: { args: FilesStatArgs; result: FilesStatResult };
+    /** A granted folder's entries (at most 1000). */
+    listFolder: { args: FilesListFolderArgs; result: FilesListFolderResult };
+    /** Ask the user to choose files or a folder. */
+    requestFiles: { args: FilesRequestFilesArgs; result: FilesRequestFilesResult };
+  };
+  "lime.tools": {
+    /** The declared tool refs the user granted, from the servers' last listings. */
+    list: { args: ToolsListArgs; result: ToolsListResult };
+    /** Call a granted tool (the MCP `tools/call` result). */
+    invoke: { args: ToolsInvokeArgs; result: ToolsInvokeResult };
   };
   "lime.workflow": {
     /** Start a declared workflow (host `{workflow}` or the standard's `{key}`). */

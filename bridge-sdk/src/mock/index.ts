@@ -3,7 +3,7 @@
 // app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
 // shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
 // One module per capability (storage, artifacts, evidence, secrets, events, policy, agent,
-// workflow, ui);
+// workflow, files, ui);
 // this one wires them to one `invoke` and the typed handles. The conformance app's capability
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
@@ -14,16 +14,19 @@ import { createArtifacts } from "./artifacts.js";
 import { randomHex, type MockContext, type Refusal, type Service } from "./common.js";
 import { createEvents } from "./events.js";
 import { createEvidence } from "./evidence.js";
+import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
+import { createTools } from "./tools.js";
 import { MOCK_CAPABILITIES, type MockCall, type MockLimeRuntime, type MockOptions } from "./types.js";
 import { createUi } from "./ui.js";
 import { createWorkflow } from "./workflow.js";
 
 export { createMockEventBus, type MockBusMember, type MockEventBus } from "./bus.js";
 export { sha256Hex } from "./encoding.js";
+export type { MockFileGrant } from "./files.js";
 export {
   MOCK_CAPABILITIES,
   type MockAgent,
@@ -34,6 +37,7 @@ export {
   type MockPermission,
   type MockTable,
   type MockTaskStep,
+  type MockTool,
   type MockWorkflow,
   type MockWorkflowState,
   type MockWorkflowUser,
@@ -67,6 +71,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     provenance: (): Provenance => ({ appId, appVersion, entryKey, packageHash, manifestHash, traceId }),
     artifactsReadable: () => offered.has("lime.artifacts") && !denied.has("lime.artifacts.read"),
     deliver: (payload) => deliver(payload),
+    filePickRequests: [],
   };
 
   const storage = createStorage(ctx);
@@ -75,7 +80,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const secrets = createSecrets(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
-  const agent = createAgent(ctx);
+  const files = createFiles(ctx);
+  const agent = createAgent(ctx, files.attach);
+  const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
@@ -89,6 +96,8 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
+    "lime.files": files.service,
+    "lime.tools": tools.service,
     "lime.workflow": workflow.service,
   };
   const notAnObject: Record<string, Refusal> = {
@@ -99,6 +108,8 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
+    "lime.files": files.notAnObject,
+    "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
   };
   const calls: MockCall[] = [];
@@ -126,6 +137,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifactStore: artifacts.artifactStore,
     evidenceRecords: evidence.evidenceRecords,
     permissionPrompts: policy.permissionPrompts,
+    toolPrompts: tools.toolPrompts,
     toasts: ui.toasts,
     navigations: ui.navigations,
     downloads: ui.downloads,
@@ -142,6 +154,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    files: handles.files,
+    grantFile: files.grantFile,
+    revokeFile: files.revokeFile,
+    filePickRequests: ctx.filePickRequests,
+    tools: handles.tools,
     workflow: handles.workflow,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,

@@ -110,7 +110,7 @@ export function checkStartTask(a: Record<string, unknown>, appId: string, entryK
   if (ref !== undefined && ref !== null && typeof ref !== "string" && !isRecord(ref)) throw bad("args.businessObjectRef must be a string or an object");
   const hints = a["capabilityHints"];
   if (hints !== undefined && hints !== null && !Array.isArray(hints)) throw bad("args.capabilityHints must be an array");
-  for (const b of ["knowledge", "tools", "files", "secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
+  for (const b of ["knowledge", "tools", "secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
   const eo = a["expectedOutput"];
   if (eo === undefined || eo === null) return null;
   if (!isRecord(eo)) throw bad("args.expectedOutput must be an object");

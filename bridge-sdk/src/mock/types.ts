@@ -4,6 +4,7 @@ import type { AgentTaskEventType, SessionPolicyMode } from "../agent.js";
 import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
 import type { LimeRuntime } from "../runtime.js";
 import type { MockEventBus } from "./bus.js";
+import type { MockFileGrant } from "./files.js";
 
 /**
  * An optional permission as the mock host knows it: the user's answer when asked (`once`,
@@ -44,6 +45,14 @@ export interface MockOptions {
    */
   tables?: Record<string, MockTable>;
   snapshot?: Partial<HostSnapshot>;
+  /**
+   * MCP tools as the mock host brokers them (`lime.tools`), by `<server>/<tool>`: whether the
+   * app declares it (`toolRefs[]`, default true) and the user granted it (default true), whether
+   * it needs the user's approval, and what it answers. Absent: no tools.
+   */
+  tools?: Record<string, MockTool>;
+  /** The mock user's answer to a destructive tool's prompt (default: deny). */
+  approveTools?: boolean;
   /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
   secrets?: Record<string, boolean>;
   /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
@@ -82,6 +91,10 @@ export interface MockOptions {
    * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
    */
   sessionModes?: SessionPolicyMode[];
+  /** Files and folders the mock user granted before the app starts (`lime.files`; more with `grantFile`). */
+  files?: MockFileGrant[];
+  /** How the mock user answers `lime.files.requestFiles`: what they choose, or `null` to cancel (the default). */
+  pickFiles?: (request: { multiple: boolean; folder: boolean; accept: string[] }) => MockFileGrant[] | null;
   /**
    * The workflows the manifest declares, by key, for `lime.workflow` (a `start` of any other
    * is `APP_E904` `workflow.not_declared`, as in the host).
@@ -183,8 +196,16 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly evidenceRecords: EvidenceRecord[];
   /** Permissions the mock user was asked for, in order. */
   readonly permissionPrompts: string[];
+  /** Destructive tools the mock user was asked to approve, in order. */
+  readonly toolPrompts: string[];
   /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
   setSecretBound(key: string, bound: boolean): void;
+  /** Grants a file or folder as the user would (`lime.files`); returns its ref. */
+  grantFile(grant: MockFileGrant): string;
+  /** What `lime.files.requestFiles` asked the mock user for, in order. */
+  readonly filePickRequests: { multiple: boolean; folder: boolean; accept: string[] }[];
+  /** Revokes a ref as the user would on the detail page: the next read is `files.ref_not_found`. */
+  revokeFile(ref: string): boolean;
   /** The user approving or rejecting a run's pending `human-review` in AppHost (an app never can). */
   answerReview(runId: string, approved: boolean, data?: unknown): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
@@ -195,5 +216,16 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly downloads: { fileName: string; bytes: Uint8Array; mimeType: string }[];
 }
 
+/** One tool of the mock host's `lime.tools`. */
+export interface MockTool {
+  declared?: boolean;
+  granted?: boolean;
+  description?: string;
+  inputSchema?: unknown;
+  needsApproval?: boolean;
+  /** The tool's result for the call's arguments (default: echoes them as text). */
+  run?: (args: Record<string, unknown>) => unknown;
+}
+
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.workflow"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow", "lime.files"];

@@ -23,6 +23,7 @@ fn spec(schema: Option<Value>) -> TurnSpec {
         thread_id: ThreadId::new("thread_1").unwrap(),
         turn_id: TurnId::new("turn_1").unwrap(),
         trace_id: Some(TraceId::new("trace_turn_1").unwrap()),
+        request_id: None,
         system_prompt: None,
         history: vec![],
         input: "hello".into(),

@@ -6,6 +6,7 @@
 //! Every command goes through [`guard::host_ui_only`], which refuses calls from any page that is
 //! not the host UI itself.
 
+mod bench;
 mod external;
 mod guard;
 mod host_call;
@@ -35,16 +36,32 @@ pub fn run() -> i32 {
             return 1;
         }
     };
-    let session = Arc::new(Session::new(
-        data,
-        SessionConfig {
-            serve: scheme::context(),
-            links: LinkOpener::Program(Box::new(external::open)),
-            launch: LaunchRequest::from_env(|key| std::env::var(key).ok()),
-        },
-    ));
+    // A package file to review: the desktop entry's `Exec=apphost-desktop %f`, or
+    // `apphost open <file>` (docs/shipping.md).
+    let package = host_core::api::launch_package::from_launch(std::env::args_os().nth(1), |key| {
+        std::env::var(key).ok()
+    });
+    let session = Arc::new(
+        Session::new(
+            data,
+            SessionConfig {
+                serve: scheme::context(),
+                links: LinkOpener::Program(Box::new(external::open)),
+                launch: LaunchRequest::from_env(|key| std::env::var(key).ok()),
+            },
+        )
+        .with_launch_package(package),
+    );
+    // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
+    let _door = host_core::api::door::open(&session)
+        .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
+        .ok();
 
-    let builder = tauri::Builder::default()
+    let mut builder = tauri::Builder::default();
+    if bench::enabled() {
+        builder = builder.plugin(bench::plugin());
+    }
+    let builder = builder
         .manage(Arc::clone(&session))
         .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, scheme::handle)
         .invoke_handler(guard::host_ui_only(host_call::handler(session)));
@@ -106,7 +123,10 @@ cannot open.
 ";
 
 const CLI_HINT: &str = "\
-Use the command line instead:
+The host UI also runs in a browser, without a display here:
+  apphost serve               the host UI over loopback HTTP (open the printed URL)
+  apphost dev <folder> --serve  develop an app in the browser; every save reloads it
+Or use the command line:
   apphost --help              list every command
   apphost list                show the installed apps
   apphost inspect <package>   check a package before installing it
@@ -173,6 +193,8 @@ mod tests {
             "apphost --help",
             "apphost list",
             "apphost inspect <package>",
+            "apphost serve",
+            "apphost dev <folder> --serve",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in {text}");
         }

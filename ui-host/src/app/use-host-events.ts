@@ -18,13 +18,15 @@ export interface HostEventDeps {
   refreshApprovals(): Promise<void>;
   /** Opens an entry in a tab and shows it. */
   open(appId: string, entryKey: string): Promise<void>;
+  /** Opens the install review sheet for a package file. */
+  reviewPath(path: string): void;
   progress(done: number, total: number): void;
   mountsEnded: HostEventHandlers["mountsEnded"];
   outgoing: HostEventHandlers["outgoing"];
   fail(error: unknown): void;
 }
 
-/** The start-up: approvals, the list, then the launch target's entry. Every dependency is stable. */
+/** The start-up: approvals, the list, then the launch target's entry or the launch package's review. Every dependency is stable. */
 export function useStartup(deps: HostEventDeps): void {
   useEffect(() => {
     void deps.refreshApprovals();
@@ -47,6 +49,15 @@ export function useStartup(deps: HostEventDeps): void {
       }
       if (target !== null) {
         await deps.open(target.appId, target.entryKey);
+        return;
+      }
+      // A package file the window was started for (a file manager's "Open with", or
+      // `apphost open <file>`): the review sheet, as if the file had been dropped.
+      try {
+        const pkg = await api.launchPackage();
+        if (pkg !== null) deps.reviewPath(pkg.path);
+      } catch (error: unknown) {
+        if (!isMissingCommand(error)) deps.fail(error);
       }
     })();
     // eslint-disable-next-line react-hooks/exhaustive-deps

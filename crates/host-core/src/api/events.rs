@@ -51,6 +51,7 @@ fn next_events(session: &Session, raw: Value) -> HostResult<Value> {
             );
         }
         super::dev_console::check_connections(session);
+        super::workflow_host::tick(session);
         let left = deadline.saturating_duration_since(Instant::now());
         let batch = session.outbox.wait_after(a.after, left.min(WATCH_EVERY));
         if !batch.events.is_empty() || batch.missed > 0 || left <= WATCH_EVERY {

@@ -12,8 +12,12 @@ pub mod apps;
 pub mod bridge;
 pub mod center;
 pub mod dev_console;
+pub mod door;
 pub mod events;
 pub mod external;
+pub mod files;
+pub mod host_update;
+pub mod launch_package;
 pub mod outbox;
 pub mod schema;
 pub mod session;
@@ -21,6 +25,8 @@ pub mod store_stamp;
 pub mod tasks;
 pub mod uploads;
 pub mod watch;
+pub mod workflow;
+pub mod workflow_host;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -45,7 +51,11 @@ const AREAS: &[&[Command]] = &[
     dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    files::COMMANDS,
+    host_update::COMMANDS,
+    launch_package::COMMANDS,
     tasks::COMMANDS,
+    workflow::COMMANDS,
 ];
 
 /// Longest command name echoed back in an error.
@@ -114,7 +124,7 @@ pub fn answer<T: serde::Serialize>(value: T) -> HostResult<Value> {
     })
 }
 
-fn bad_arguments(command: &str, reason: &str) -> HostError {
+pub(crate) fn bad_arguments(command: &str, reason: &str) -> HostError {
     HostError::new(
         ErrorCode::ApiBadArguments,
         format!(

@@ -114,6 +114,10 @@ pub struct Session {
     pub center: Center,
     /// The dev console's per-mount report rate (`api/dev_console.rs`).
     pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
+    /// The package file the window was started to review (`api/launch_package.rs`), answered once.
+    launch_package: Mutex<Option<std::path::PathBuf>>,
+    /// The data directory's workflow runs, opened on first use (`api/workflow_host.rs`).
+    pub(crate) workflows: super::workflow_host::WorkflowHost,
 }
 
 impl Session {
@@ -162,7 +166,22 @@ impl Session {
             outbox,
             center,
             dev_console: Mutex::default(),
+            launch_package: Mutex::default(),
+            workflows: Default::default(),
         }
+    }
+
+    /// The package file the host UI opens the review sheet for at start (checked by
+    /// `launch_package::package_path` before it gets here).
+    pub fn with_launch_package(self, path: Option<std::path::PathBuf>) -> Self {
+        if let Ok(mut slot) = self.launch_package.lock() {
+            *slot = path;
+        }
+        self
+    }
+
+    pub(crate) fn take_launch_package(&self) -> Option<std::path::PathBuf> {
+        self.launch_package.lock().ok()?.take()
     }
 
     pub fn bridge(&self) -> HostResult<MutexGuard<'_, Bridge>> {

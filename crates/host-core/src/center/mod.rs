@@ -11,6 +11,7 @@ pub mod detail;
 pub mod dev;
 pub mod diagnostics;
 pub mod grants;
+pub mod host_update;
 pub mod lifecycle;
 pub mod review;
 pub mod settings;

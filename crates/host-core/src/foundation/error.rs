@@ -38,6 +38,45 @@ error_codes! {
     CatalogAmbiguous = "catalog.ambiguous" => Usage,
     CatalogUnsupportedUrl = "catalog.unsupported_url" => Input,
     CatalogReleaseMismatch = "catalog.release_mismatch" => Rejected,
+    // --- remote catalogs (install/remote/, docs/cli.md "apphost catalog") ----------------
+    /// `catalog add` with a name already in use.
+    CatalogExists = "catalog.exists" => Conflict,
+    /// No remote catalog of that name.
+    CatalogNotFound = "catalog.not_found" => NotFound,
+    /// A catalog name that is not `[a-z0-9][a-z0-9._-]{0,63}`.
+    CatalogBadName = "catalog.bad_name" => Usage,
+    /// A catalog URL that is not https (plain http only for loopback hosts).
+    CatalogInsecureUrl = "catalog.insecure_url" => Usage,
+    /// The catalog server could not be reached or answered an HTTP error.
+    CatalogFetchFailed = "catalog.fetch_failed" => Input,
+    /// A download stalled or ran past its total time bound.
+    CatalogTimeout = "catalog.timeout" => Input,
+    /// Metadata is not JSON of TUF's shape, or a role file is not what it claims to be.
+    CatalogMetadataInvalid = "catalog.metadata_invalid" => Rejected,
+    /// Metadata is larger than its bound (the signed length, or the role's fixed limit).
+    CatalogMetadataTooLarge = "catalog.metadata_too_large" => Rejected,
+    /// Metadata not signed by the threshold of keys its role names in the trusted root.
+    CatalogSignatureInvalid = "catalog.signature_invalid" => Rejected,
+    /// A new root not signed by the threshold of both the trusted root's and its own root keys,
+    /// or not the next version.
+    CatalogRootRotationRefused = "catalog.root_rotation_refused" => Rejected,
+    /// Metadata older than what this host already trusts (rollback).
+    CatalogRollback = "catalog.rollback" => Rejected,
+    /// Metadata past its expiry (freeze).
+    CatalogMetadataExpired = "catalog.metadata_expired" => Rejected,
+    /// Snapshot or targets metadata that is not the version, length or hash the signed
+    /// timestamp or snapshot names (mix-and-match).
+    CatalogMetadataMismatch = "catalog.metadata_mismatch" => Rejected,
+    /// A file the signed targets do not list.
+    CatalogTargetUnknown = "catalog.target_unknown" => Rejected,
+    /// A downloaded file whose length or SHA-256 differs from the signed targets.
+    CatalogTargetMismatch = "catalog.target_mismatch" => Rejected,
+    /// A server sent more bytes than the signed length (endless data).
+    CatalogTargetTooLarge = "catalog.target_too_large" => Rejected,
+    /// The release is revoked by its publisher.
+    CatalogReleaseRevoked = "catalog.release_revoked" => Rejected,
+    /// The catalog state on disk is unreadable.
+    CatalogStateInvalid = "catalog.state_invalid" => Internal,
     // --- package contents (folder or zip) -------------------------------------------------
     ArchiveInvalid = "archive.invalid" => Rejected,
     ArchivePathTraversal = "archive.path_traversal" => Rejected,
@@ -208,10 +247,47 @@ error_codes! {
     WorkflowAnswerNotByUser = "workflow.answer_not_by_user" => Rejected,
     /// The runs' event log could not be read or written.
     WorkflowRunFailed = "workflow.run_failed" => Internal,
+    // --- lime.tools: MCP servers and tool calls (docs/cli.md, "apphost tools") ------------------
+    /// The app has no grant of this tool (`apphost tools grant <app> <server>/<tool>`), or the
+    /// grant is another app's.
+    ToolsNotGranted = "tools.not_granted" => Rejected,
+    /// The server could not be started or reached, died, or is waiting out its restart backoff.
+    ToolsServerUnavailable = "tools.server_unavailable" => Internal,
+    /// The tool call did not answer within its timeout (the server was sent a cancel).
+    ToolsTimeout = "tools.timeout" => Internal,
+    /// The server answered something that is not a valid MCP result, or one over the size cap.
+    ToolsBadResponse = "tools.bad_response" => Internal,
+    /// Denied by the admin policy, or a destructive call the user did not approve.
+    ToolsDenied = "tools.denied" => Declined,
+    /// The app's manifest declares no `toolRefs[]` item for this tool.
+    ToolsNotDeclared = "tools.not_declared" => Rejected,
+    /// No MCP server with that name, or the server lists no tool with that name.
+    ToolsNotFound = "tools.not_found" => NotFound,
+    /// `apphost tools add`: a server with that name exists already (remove it first).
+    ToolsServerExists = "tools.server_exists" => Conflict,
+    /// A server definition, a `<server>/<tool>` reference or call arguments are malformed.
+    ToolsInvalid = "tools.invalid" => Usage,
     /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
     WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
     /// A start reused an idempotency key with another input.
     WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
+    // --- lime.files refs (docs/cli.md, "apphost files"; docs/bridge-protocol.md) ---------------
+    /// No live file ref with that id for that app (unknown, revoked and other apps' refs alike).
+    FilesRefNotFound = "files.ref_not_found" => NotFound,
+    /// A path was handed in where a ref belongs, a relative path leaves its folder, or a path
+    /// granted is not a regular file or directory (a link, a device, a FIFO, a socket).
+    FilesPathNotAllowed = "files.path_not_allowed" => Rejected,
+    /// `apphost files grant`: nothing at that path.
+    FilesPathNotFound = "files.path_not_found" => NotFound,
+    /// A read or an upload larger than its limit.
+    FilesTooLarge = "files.too_large" => Rejected,
+    /// The granted file was replaced by a link or a special file, or has other hard links
+    /// inside a granted folder: it is not read.
+    FilesChanged = "files.changed" => Conflict,
+    /// The file could not be read (I/O).
+    FilesReadFailed = "files.read_failed" => Internal,
+    /// The app holds the most refs it may (`store::file_refs::MAX_REFS_PER_APP`).
+    FilesTooManyRefs = "files.too_many_refs" => Rejected,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,
@@ -258,6 +334,18 @@ error_codes! {
     AuthorWriteFailed = "author.write_failed" => Internal,
     /// This `apphost` was built before the SDK (`bridge-sdk/dist`, or its `npm pack` tarball).
     AuthorSdkMissing = "author.sdk_missing" => Internal,
+    // --- the host's own update check (center/host_update.rs, docs/shipping.md) ---------------
+    /// The update feed's signature does not verify with the key built into this AppHost (the
+    /// feed or its signature was changed, or the signature is not one).
+    UpdateBadSignature = "update.bad_signature" => Rejected,
+    /// The update feed is signed by another key than the one built into this AppHost.
+    UpdateWrongKey = "update.wrong_key" => Rejected,
+    /// The signed update feed names an older version than the running one (a replayed feed).
+    UpdateDowngrade = "update.downgrade" => Rejected,
+    /// The update feed is not one: over 64 KiB, not JSON, no valid version, no download link.
+    UpdateBadFeed = "update.bad_feed" => Rejected,
+    /// The update feed could not be fetched: network, HTTP status, timeout, not https.
+    UpdateUnreachable = "update.unreachable" => Input,
     Internal = "internal" => Internal,
 }
 

@@ -68,6 +68,8 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.artifacts",
     "lime.evidence",
     "lime.agent",
+    "lime.files",
+    "lime.tools",
     "lime.workflow",
 ];
 
@@ -135,7 +137,7 @@ mod tests {
         }
         assert!(profile.available("lime.ui").is_some());
         assert!(profile.available("lime.storage").is_some());
-        assert!(profile.available("lime.files").is_none());
+        assert!(profile.available("lime.cloudSession").is_none());
         // Every implemented capability is one the profile publishes.
         for c in IMPLEMENTED_CAPABILITIES {
             assert!(KNOWN_CAPABILITIES.contains(c), "{c}");

@@ -8,4 +8,6 @@ pub mod bridge;
 pub mod capability;
 pub mod model_settings;
 pub mod surface;
+pub mod tools;
+pub mod user_files;
 pub mod workflow;

@@ -24,7 +24,14 @@ macro_rules! payload {
 
 payload!(
     /// `session.created` / `session.updated`.
-    SessionPayload { app_id: String, status: String, workspace_id: String, title: String }
+    SessionPayload {
+        app_id: String,
+        status: String,
+        workspace_id: String,
+        title: String,
+        /// The business object the session is about (`agentSession/start`), as given.
+        business_object_ref: Value,
+    }
 );
 payload!(
     /// `thread.started` / `thread.updated`.
@@ -40,6 +47,12 @@ payload!(
         status: String,
         input_chars: u64,
         structured_output: bool,
+        /// `input.attachments` as given (kept and echoed; their content is not read yet).
+        attachments: Vec<Value>,
+        /// `runtimeOptions.capabilityId` (a capability `capability/list` offers).
+        capability_id: String,
+        /// `runtimeOptions.metadata` as given.
+        metadata: Value,
     }
 );
 payload!(

@@ -253,6 +253,8 @@ pub fn dispatch_with(
                 | Capability::Events
                 | Capability::Policy
                 | Capability::Agent
+                | Capability::Files
+                | Capability::Tools
                 | Capability::Workflow => false,
             };
             if let Some(p) = &permission {

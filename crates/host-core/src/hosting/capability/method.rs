@@ -3,7 +3,8 @@
 //! point everything matches on [`Capability`] and [`Method`] exhaustively, so a new method is a
 //! compile error in every place that must handle it.
 //!
-//! The standard names more namespaces than this host implements (`lime.files`, …): [`Namespace::parse`] keeps them visible as
+//! The standard names more namespaces than this host implements (`lime.knowledge`,
+//! `lime.tools`, …): [`Namespace::parse`] keeps them visible as
 //! [`Namespace::NotImplementedHere`], so manifests, the host profile and readiness still list
 //! them (as unavailable, `capability.not_implemented`) while no call can reach a service.
 
@@ -34,6 +35,8 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Files,
+    Tools,
     Workflow,
 }
 
@@ -47,6 +50,8 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Files,
+        Capability::Tools,
         Capability::Workflow,
     ];
 
@@ -61,6 +66,8 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Files => "lime.files",
+            Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
         }
     }
@@ -148,7 +155,18 @@ methods! {
         GetTaskEvents = "getTaskEvents", WatchTask = "watchTask",
     }
 }
+methods! {
+    /// `lime.files`: documents the user chose, by opaque per-app refs (`services/files.rs`).
+    FilesMethod {
+        List = "list", ReadRef = "readRef", Stat = "stat", ListFolder = "listFolder",
+        RequestFiles = "requestFiles",
+    }
+}
 
+methods! {
+    /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
+    ToolsMethod { List = "list", Invoke = "invoke", }
+}
 methods! {
     /// `lime.workflow`: the app's own workflow runs (`capability::services::workflow`).
     WorkflowMethod {
@@ -168,6 +186,8 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Files(FilesMethod),
+    Tools(ToolsMethod),
     Workflow(WorkflowMethod),
 }
 
@@ -182,6 +202,8 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Files(_) => Capability::Files,
+            Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
         }
     }
@@ -197,6 +219,8 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Files(m) => m.as_str(),
+            Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
         }
     }
@@ -211,6 +235,8 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let files = FilesMethod::ALL.iter().map(|m| Method::Files(*m));
+        let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         ui.chain(storage)
             .chain(secrets)
@@ -219,6 +245,8 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(files)
+            .chain(tools)
             .chain(workflow)
     }
 }
@@ -241,11 +269,11 @@ mod tests {
                 "{c}"
             );
         }
-        assert_eq!(Capability::parse("lime.files"), None);
+        assert_eq!(Capability::parse("lime.knowledge"), None);
         assert_eq!(Capability::parse("LIME.UI"), None);
         assert_eq!(
-            Namespace::parse("lime.files"),
-            Some(Namespace::NotImplementedHere("lime.files"))
+            Namespace::parse("lime.knowledge"),
+            Some(Namespace::NotImplementedHere("lime.knowledge"))
         );
         assert_eq!(Namespace::parse("lime.nope"), None);
     }

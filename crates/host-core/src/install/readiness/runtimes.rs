@@ -24,9 +24,13 @@ pub(super) enum Runs {
     Unsupported,
     /// This host runs every valid item.
     Supported,
-    /// Runs only what the host has bound or connected (`HostState::bound_knowledge`,
-    /// `available_tools`); anything else is unsupported.
+    /// Runs only what the host has bound or connected (`HostState::bound_knowledge`);
+    /// anything else is unsupported.
     WhenBound,
+    /// Runs what the user granted the app and a configured MCP server lists
+    /// (`HostState::available_tools`, from `host.db`'s `tools.*` rows); anything else needs
+    /// setup, with a "Grant tool" action.
+    WhenGranted,
 }
 
 /// One row of [`HOST_RUNS`].
@@ -62,9 +66,9 @@ pub(super) const HOST_RUNS: [Row; 4] = [
     },
     Row {
         kind: "tool",
-        runs: Runs::WhenBound,
-        code: "tool.unsupported",
-        why: "this AppHost has no ToolHub connection yet",
+        runs: Runs::WhenGranted,
+        code: "tools.not_granted",
+        why: "it is not granted to the app, or no configured MCP server lists it",
     },
 ];
 
@@ -89,6 +93,7 @@ fn unsupported(required: bool) -> Outcome {
 pub(super) fn runtimes(cx: &mut Ctx) {
     services(cx);
     workflows(cx);
+    schedules(cx);
     bound(cx, Key::KnowledgeTemplates, "knowledge");
     bound(cx, Key::ToolRefs, "tool");
 }
@@ -103,8 +108,34 @@ fn bound(cx: &mut Ctx, list: Key, kind: &'static str) {
     for item in cx.m.view().items(list) {
         let key = item.label(kind).to_owned();
         let req = item.required();
-        if r.runs == Runs::WhenBound && present.contains(&key) {
+        if matches!(r.runs, Runs::WhenBound | Runs::WhenGranted) && present.contains(&key) {
             cx.push(kind, key, req, Outcome::Pass, format!("{kind} is ready"));
+            continue;
+        }
+        if r.runs == Runs::WhenGranted {
+            let target = crate::install::store::tool_rows::tool_ref_target(
+                item.key(),
+                item.text(crate::install::manifest::ItemText::Provider),
+            )
+            .unwrap_or_else(|| key.clone());
+            let app = cx.m.name().to_owned();
+            let outcome = if req {
+                Outcome::NeedsSetup
+            } else {
+                Outcome::Degraded
+            };
+            let message = format!("{kind} {target} cannot run: {}", r.why);
+            let c = cx.push(kind, key.clone(), req, outcome, message);
+            c.code = Some(r.code);
+            c.setup_action = super::action(
+                &key,
+                format!("Grant tool {target}"),
+                "grant-tool",
+                Some(target.clone()),
+            );
+            if let Some(a) = c.setup_action.as_mut() {
+                a.description = Some(format!("apphost tools grant {app} {target}"));
+            }
             continue;
         }
         let message = format!("{kind} {key} cannot run: {}", r.why);
@@ -203,6 +234,40 @@ fn workflows(cx: &mut Ctx) {
     for (i, w) in items.iter().enumerate() {
         if !used[i] {
             workflow_check(cx, w.key().unwrap_or("workflow"), &checked[i], false, None);
+        }
+    }
+}
+
+/// Scheduled `background-task` entries (`install/schedules.rs`): a valid schedule passes; an
+/// invalid one blocks its entry with `schedule.invalid` / `schedule.no_workflow` (the host never
+/// starts it), and only that entry.
+fn schedules(cx: &mut Ctx) {
+    let v = cx.m.view();
+    for found in crate::install::schedules::of_manifest(v.name(), v) {
+        let (entry, outcome, code, message) = match found {
+            Ok(d) => (
+                d.entry.clone(),
+                Outcome::Pass,
+                None,
+                format!(
+                    "entry {} starts workflow {} every {} s while AppHost runs",
+                    d.entry,
+                    d.workflow,
+                    d.every.as_secs()
+                ),
+            ),
+            Err((entry, code, why)) => (
+                entry.clone(),
+                Outcome::Blocked,
+                Some(code),
+                format!("the schedule of entry {entry} cannot run: {why}"),
+            ),
+        };
+        let c = cx.push("schedule", entry.clone(), true, outcome, message);
+        c.code = code;
+        c.entry = Some(entry);
+        if code.is_some() {
+            c.remediation = Some("fix the entry's schedule (docs/package-format.md §8)".into());
         }
     }
 }

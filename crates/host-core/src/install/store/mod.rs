@@ -17,6 +17,7 @@ mod data_export;
 mod driver;
 pub mod durability;
 pub mod failpoint;
+pub mod file_refs;
 mod gc;
 mod icon;
 mod install;
@@ -33,6 +34,7 @@ mod staging_fs;
 mod stamp;
 mod storage_plan;
 mod summary;
+pub mod tool_rows;
 mod trusted_keys;
 mod verify;
 
@@ -48,6 +50,7 @@ pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use data_export::ExportOutcome;
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
+pub use file_refs::{FileRef, FileRefKind, FileRefOrigin, NewFileRef};
 pub(crate) use install::diff_permissions;
 pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,

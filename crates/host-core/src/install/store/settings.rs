@@ -20,6 +20,11 @@ impl Store {
     pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
         self.require_lock()?;
         let check = |v: &str| {
+            match crate::foundation::setting_keys::check_tools_setting(key, v) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(m) => return Err(HostError::new(ErrorCode::SettingInvalid, m).with("key", key)),
+            }
             if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
                 return crate::foundation::setting_keys::check_artifact_write_approval(v)
                     .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key));
@@ -41,6 +46,10 @@ impl Store {
                 check(
                     if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
                         crate::foundation::setting_keys::ASK
+                    } else if key.starts_with("tools.grants.") {
+                        "[]"
+                    } else if key.starts_with("tools.") {
+                        "{}"
                     } else {
                         "1"
                     },

@@ -22,8 +22,9 @@ impl Store {
             .map(|b| b.slot)
             .collect();
         state.storage_failure = self.storage_failure(name, &app.active)?;
-        state.model_configured =
-            crate::foundation::setting_keys::model_configured(&self.settings()?);
+        let settings = self.settings()?;
+        state.model_configured = crate::foundation::setting_keys::model_configured(&settings);
+        state.available_tools = super::tool_rows::ready_tool_refs(&manifest, &settings, name);
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

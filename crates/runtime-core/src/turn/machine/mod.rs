@@ -90,6 +90,7 @@ impl TurnMachine {
     fn turn_scope(&self) -> Scope {
         Scope {
             trace_id: self.cp.spec.trace_id.clone(),
+            request_id: self.cp.spec.request_id.clone(),
             ..Scope::turn(&self.cp.spec.thread_id, &self.cp.spec.turn_id)
         }
     }

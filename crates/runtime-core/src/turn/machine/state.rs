@@ -68,6 +68,9 @@ pub struct TurnSpec {
     pub thread_id: ThreadId,
     pub turn_id: TurnId,
     pub trace_id: Option<TraceId>,
+    /// The request that caused the turn, on every event of it.
+    #[serde(default)]
+    pub request_id: Option<RequestId>,
     pub system_prompt: Option<String>,
     /// The prior conversation of the thread (completed turns), oldest first.
     pub history: Vec<ChatMessage>,

@@ -15,6 +15,13 @@ impl BridgeHost {
         if p.kind == PromptKind::RequestPermission {
             return self.answer_request(store, &mount, p, answer);
         }
+        if let PromptKind::PickFiles { .. } = p.kind {
+            // A picker answered as a prompt (closed, dismissed): nothing was chosen.
+            return self.finish_pick(store, &mount, p, None);
+        }
+        if p.kind == PromptKind::ToolApproval {
+            return self.answer_tool_approval(store, &mount, p, answer);
+        }
         let answers = self.answers.entry(mount.mount_id.clone()).or_default();
         let refuse = |host: &mut Self| {
             let e = prompt_refused(&p.call);
@@ -45,6 +52,51 @@ impl BridgeHost {
                 }
                 self.finish_call(store, &mount, p.call, &p.trace_id)
             }
+        }
+    }
+
+    /// The user's answer to a destructive `lime.tools.invoke`: the call is dispatched again
+    /// (facts re-derived: a revoke or disable meanwhile wins) and run only on "allow".
+    fn answer_tool_approval(
+        &mut self,
+        store: &Store,
+        mount: &Mount,
+        p: PendingPrompt,
+        answer: Answer,
+    ) -> Vec<Outgoing> {
+        let answers = self.answers.entry(mount.mount_id.clone()).or_default();
+        let verdict = dispatch_with(
+            &self.facts,
+            store,
+            &self.profile,
+            &mount.caller(),
+            &p.call,
+            &p.trace_id,
+            answers,
+        );
+        self.table.end_call(&mount.mount_id, &p.call.request_id);
+        let result = match verdict {
+            Verdict::Allowed(proof) => match answer {
+                Answer::AllowOnce | Answer::AllowAlways => {
+                    self.executions += 1;
+                    self.services
+                        .invoke_tool_approved(store, &proof, &p.call.args)
+                }
+                Answer::Deny | Answer::Dismissed => {
+                    Err(self.services.tool_refused(store, &proof, &p.call.args))
+                }
+            },
+            Verdict::Denied(e) => Err(e),
+            Verdict::Ask(_) => Err(prompt_refused(&p.call)),
+        };
+        match result {
+            Ok(value) => vec![self.post(
+                mount,
+                "host:response",
+                Some(&p.call.request_id),
+                json!({ "value": value, "traceId": p.trace_id }),
+            )],
+            Err(e) => vec![self.call_error(mount, &p.call.request_id, &e)],
         }
     }
 

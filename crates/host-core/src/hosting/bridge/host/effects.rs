@@ -165,6 +165,50 @@ impl BridgeHost {
                 );
                 Ok(json!({ "delivered": out.len() }))
             }
+            Effect::PickFiles(request) => return self.pick_files(mount, call, trace_id, request),
+            Effect::AskToolApproval {
+                tool,
+                arguments_sha256,
+            } => {
+                if self.prompts.len() >= MAX_PENDING_PROMPTS {
+                    let mut e = error_for(
+                        &call,
+                        ErrorCode::RateLimited,
+                        "too many permission prompts are waiting",
+                    );
+                    e.retryable = true;
+                    Err(e)
+                } else {
+                    let prompt_id = self.new_id("prompt");
+                    let question = PermissionQuestion {
+                        app_id: mount.app_id.clone(),
+                        entry_key: mount.entry_key.clone(),
+                        capability: call.capability.clone(),
+                        method: call.method.clone(),
+                        permission: None,
+                        reason: Some(format!(
+                            "Run the destructive tool {tool} (arguments sha256 {})",
+                            &arguments_sha256[..12.min(arguments_sha256.len())]
+                        )),
+                        ask_reason: AskReason::PolicyConfirmation,
+                    };
+                    self.prompts.insert(
+                        prompt_id.clone(),
+                        PendingPrompt {
+                            mount_id: mount.mount_id.clone(),
+                            call,
+                            permission: None,
+                            trace_id: trace_id.to_owned(),
+                            kind: PromptKind::ToolApproval,
+                        },
+                    );
+                    return vec![Outgoing::Prompt {
+                        prompt_id,
+                        mount_id: mount.mount_id.clone(),
+                        question,
+                    }];
+                }
+            }
             Effect::AskPermission { permission, reason } => {
                 let answers = self.answers.entry(mount.mount_id.clone()).or_default();
                 if answers.denied.contains(&permission) {

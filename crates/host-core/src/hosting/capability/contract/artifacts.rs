@@ -44,7 +44,14 @@ pub(crate) fn provenance() -> Value {
             ("manifestHash", string()),
             ("traceId", string()),
         ],
-        &["appId", "appVersion", "entryKey", "packageHash", "manifestHash", "traceId"],
+        &[
+            "appId",
+            "appVersion",
+            "entryKey",
+            "packageHash",
+            "manifestHash",
+            "traceId",
+        ],
     )
 }
 

@@ -13,9 +13,11 @@ mod artifacts;
 pub mod emit;
 mod events;
 mod evidence;
+mod files;
 mod policy;
 mod secrets;
 mod storage;
+mod tools;
 mod ui;
 mod workflow;
 
@@ -50,6 +52,8 @@ pub const NAMESPACES: &[fn() -> NamespaceContract] = &[
     artifacts::contract,
     evidence::contract,
     agent::contract,
+    files::contract,
+    tools::contract,
     workflow::contract,
 ];
 

@@ -12,17 +12,23 @@
 mod agent;
 mod args;
 mod artifacts;
+mod attachments;
 mod events;
 mod evidence;
+mod files;
 mod policy;
 mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod tools;
 mod workflow;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
+pub use files::{
+    describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
+};
 
 use std::path::PathBuf;
 
@@ -52,6 +58,9 @@ pub enum Effect {
         permission: String,
         reason: Option<String>,
     },
+    /// `lime.files.requestFiles`: ask the user to pick files (or a folder) for the app; the refs
+    /// granted from the choice become the call's value (`bridge/host/pick_files.rs`).
+    PickFiles(PickRequest),
     /// `lime.agent.startTask` / `watchTask`: forward the task's events after `after` to the
     /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
     WatchTask {
@@ -59,6 +68,12 @@ pub enum Effect {
         after: u64,
         /// The call's value (`host:response`).
         value: Value,
+    },
+    /// `lime.tools.invoke` of a destructive tool: ask the user in the host's prompt; only
+    /// "allow" runs it ([`Services::invoke_tool_approved`]), anything else is `tools.denied`.
+    AskToolApproval {
+        tool: String,
+        arguments_sha256: String,
     },
     /// `lime.workflow.start` / `watch`: forward the run's events after `after` to the calling
     /// frame as asynchronous `host:event`s ([`Services::watch_workflow_run`]).
@@ -93,6 +108,7 @@ pub struct Services {
     artifacts: artifacts::ArtifactsService,
     evidence: evidence::EvidenceService,
     agent: agent::AgentService,
+    tools: tools::ToolsService,
     /// The host process's workflow runs and their driver, opened on first use
     /// ([`Services::workflow_runs`]); `None` in the driver's own services.
     workflow: Option<HostRuns>,
@@ -108,6 +124,7 @@ impl Services {
             artifacts: artifacts::ArtifactsService::default(),
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
+            tools: tools::ToolsService::new(&apps_data),
             apps_data,
             workflow: None,
             driver_side: false,
@@ -125,6 +142,7 @@ impl Services {
                 artifacts: artifacts::ArtifactsService::default(),
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
+                tools: tools::ToolsService::new(&apps_data),
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
@@ -224,6 +242,15 @@ impl Services {
         self.agent.tasks(store)
     }
 
+    /// The runtime `lime.agent` uses and the tokio runtime it runs on (the App Server door
+    /// serves the same one, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.agent.runtime(store)
+    }
+
     /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
     pub fn agent_status(&self, store: &Store) -> &'static str {
         self.agent.status(store)
@@ -242,6 +269,10 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Files(m) => files::call_with(store, allowed, m, args),
+            // A workflow step's tool call cannot wait for a prompt: a destructive tool is
+            // refused there (`tools.denied`), never run.
+            Method::Tools(m) => self.tools.call(store, allowed, m, args, !self.driver_side),
             Method::Workflow(m) => {
                 if self.driver_side {
                     return Err(err(
@@ -260,6 +291,27 @@ impl Services {
                 self.call(store, allowed, args).map(Reply::value)
             }
         }
+    }
+
+    /// A `lime.tools.invoke` the user allowed in the host's prompt ([`Effect::AskToolApproval`]),
+    /// on a fresh proof of the same call.
+    pub fn invoke_tool_approved(
+        &mut self,
+        store: &Store,
+        allowed: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        self.tools.invoke_approved(store, allowed, args)
+    }
+
+    /// The user refused a destructive `lime.tools.invoke`: audited, `tools.denied`.
+    pub fn tool_refused(&mut self, store: &Store, allowed: &Allowed, args: &Value) -> CallError {
+        self.tools.refused(store, allowed, args)
+    }
+
+    /// Stops every MCP server this host process started (host exit).
+    pub fn shutdown_tools(&mut self) {
+        self.tools.close();
     }
 
     /// `host:download` of one of the app's own artifacts, on the proof of a `lime.artifacts.read`
@@ -296,6 +348,8 @@ impl Services {
             | Method::Events(_)
             | Method::Policy(_)
             | Method::Agent(_)
+            | Method::Files(_)
+            | Method::Tools(_)
             | Method::Workflow(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,

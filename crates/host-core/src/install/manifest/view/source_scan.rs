@@ -22,6 +22,12 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "call arguments",
     ),
     ("hosting/capability/services/events.rs", 2, "call arguments"),
+    ("hosting/capability/services/files.rs", 1, "call arguments"),
+    (
+        "hosting/capability/services/attachments.rs",
+        2,
+        "call arguments (startTask's files)",
+    ),
     (
         "hosting/capability/services/evidence.rs",
         4,
@@ -65,6 +71,16 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("center/dev.rs", 1, "error details"),
     ("api/dev_console.rs", 1, "a frame's diagnostic report"),
     (
+        "hosting/workflow/timeline.rs",
+        11,
+        "a run's recorded facts (payloads, the pinned definition's state kinds)",
+    ),
+    (
+        "install/schedules.rs",
+        1,
+        "the entry's `schedule` value the view hands over (`every`)",
+    ),
+    (
         "hosting/capability/services/shapes.rs",
         3,
         "call arguments (the standard's shapes)",
@@ -93,6 +109,15 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ),
     ("install/store/mod.rs", 4, "the stored manifest envelope"),
     ("install/store/schema.rs", 1, "the stored manifest envelope"),
+    // lime.tools (hosting/tools/): MCP listings, call arguments and results, never manifests.
+    (
+        "foundation/setting_keys.rs",
+        2,
+        "tools.listed settings rows",
+    ),
+    ("hosting/capability/services/tools.rs", 4, "call arguments"),
+    ("hosting/tools/broker.rs", 1, "an MCP call result"),
+    ("hosting/tools/registry.rs", 1, "tools.listed settings rows"),
     (
         "install/signature.rs",
         7,

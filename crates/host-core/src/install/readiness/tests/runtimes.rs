@@ -36,7 +36,7 @@ fn the_table_names_a_stable_code_for_every_kind() {
             ("service", "service.unsupported"),
             ("workflow", "workflow.not_declared"),
             ("knowledge", "knowledge.unsupported"),
-            ("tool", "tool.unsupported"),
+            ("tool", "tools.not_granted"),
         ]
     );
 }
@@ -227,11 +227,23 @@ fn a_required_knowledge_template_blocks_until_it_can_be_bound() {
 }
 
 #[test]
-fn tool_refs_need_a_tool_this_host_can_reach() {
+fn tool_refs_need_a_granted_tool_a_server_lists() {
     let front = "toolRefs:\n  - {key: parser, provider: toolhub, required: true}\n";
     let r = run(front, &[], &HostProfile::current(), &preview());
-    assert_eq!(r.status, Status::Blocked);
-    assert_eq!(check(&r, "tool", "parser").code, Some("tool.unsupported"));
+    assert_eq!(r.status, Status::NeedsSetup);
+    let c = check(&r, "tool", "parser");
+    assert_eq!(c.code, Some("tools.not_granted"));
+    let action = c.setup_action.as_ref().expect("a Grant tool action");
+    assert_eq!(action.kind, "grant-tool");
+    assert_eq!(action.target.as_deref(), Some("toolhub/parser"));
+    assert!(
+        action
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .contains("apphost tools grant"),
+        "{action:?}"
+    );
     let optional = front.replace("required: true", "required: false");
     let r = run(&optional, &[], &HostProfile::current(), &preview());
     assert_eq!(r.status, Status::ReadyDegraded);

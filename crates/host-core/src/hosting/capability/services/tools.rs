@@ -1,0 +1,216 @@
+//! `lime.tools`: the tools the user granted the app, from its UI (and workflows), through the
+//! broker (`hosting/tools/`). `list` answers the granted tools the app declares in `toolRefs[]`
+//! (from the servers' last listings); `invoke({tool, arguments})` runs one through the broker's
+//! checks. A destructive tool is never run on the app's word: the service answers with
+//! [`Effect::AskToolApproval`], the bridge draws the host's prompt, and only the user's "allow"
+//! runs the call ([`ToolsService::invoke_approved`]); a denial is `tools.denied`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::{err, Effect, Reply};
+use crate::foundation::error::{ErrorCode as HostCode, HostError};
+use crate::foundation::paths::DataDir;
+use crate::hosting::capability::code::ErrorCode;
+use crate::hosting::capability::dispatch::{Allowed, CallError};
+use crate::hosting::capability::method::ToolsMethod;
+use crate::hosting::tools::{Approval, Broker, Caller, Invocation, ToolRef};
+use crate::install::manifest::{ItemText, Key};
+use crate::install::store::tool_rows::tool_ref_target;
+use crate::install::store::Store;
+
+pub(super) struct ToolsService {
+    data: DataDir,
+    broker: Option<Broker>,
+}
+
+/// The `<server>/<tool>` the installed manifest declares in `toolRefs[]`.
+fn declared(a: &Allowed) -> BTreeSet<String> {
+    a.manifest()
+        .view()
+        .items(Key::ToolRefs)
+        .filter_map(|i| tool_ref_target(i.key(), i.text(ItemText::Provider)))
+        .collect()
+}
+
+/// A broker error as the bridge's: its code kept as `causeCode`.
+fn bridge_error(a: &Allowed, e: &HostError) -> CallError {
+    let (code, retryable) = match e.code {
+        HostCode::ToolsNotGranted | HostCode::ToolsDenied | HostCode::ToolsNotDeclared => {
+            (ErrorCode::PermissionDenied, false)
+        }
+        HostCode::ToolsInvalid => (ErrorCode::InvalidArgument, false),
+        HostCode::ToolsNotFound => (ErrorCode::NotFound, false),
+        HostCode::ToolsServerUnavailable | HostCode::ToolsTimeout => {
+            (ErrorCode::UnknownError, true)
+        }
+        _ => (ErrorCode::UnknownError, false),
+    };
+    let cause = if e.code.as_str().starts_with("tools.") {
+        e.code.as_str()
+    } else {
+        "tools.host_failed"
+    };
+    // Host failures (store, secret store) may name host paths: not shown to the app.
+    let message = if cause == "tools.host_failed" {
+        "the host failed to run the tool call"
+    } else {
+        e.message.as_str()
+    };
+    let mut out = err(a, code, message, Some(cause));
+    out.retryable = retryable;
+    out
+}
+
+impl ToolsService {
+    pub(super) fn new(apps_data: &Path) -> ToolsService {
+        let root = apps_data.parent().unwrap_or(apps_data);
+        ToolsService {
+            data: DataDir::at(root),
+            broker: None,
+        }
+    }
+
+    fn broker(&mut self, a: &Allowed) -> Result<&Broker, CallError> {
+        if self.broker.is_none() {
+            self.broker = Some(Broker::new(&self.data).map_err(|e| bridge_error(a, &e))?);
+        }
+        Ok(self.broker.as_ref().expect("set"))
+    }
+
+    fn tool_arg(a: &Allowed, args: &Value) -> Result<(ToolRef, Value), CallError> {
+        let tool = args.get("tool").and_then(Value::as_str).ok_or_else(|| {
+            err(
+                a,
+                ErrorCode::InvalidArgument,
+                "args.tool must be \"<server>/<tool>\"",
+                Some("tools.invalid"),
+            )
+        })?;
+        let r = ToolRef::parse(tool).map_err(|e| bridge_error(a, &e))?;
+        let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
+        Ok((r, arguments))
+    }
+
+    pub(super) fn call(
+        &mut self,
+        store: &Store,
+        a: &Allowed,
+        method: ToolsMethod,
+        args: &Value,
+        can_ask: bool,
+    ) -> Result<Reply, CallError> {
+        let caller = if can_ask {
+            Caller::Ui
+        } else {
+            Caller::Workflow
+        };
+        match method {
+            ToolsMethod::List => {
+                let declared = declared(a);
+                let tools = self
+                    .broker(a)?
+                    .tools_for_app(store, a.app(), Some(&declared))
+                    .map_err(|e| bridge_error(a, &e))?;
+                Ok(Reply::value(json!({ "tools": tools })))
+            }
+            ToolsMethod::Invoke => {
+                let (r, arguments) = Self::tool_arg(a, args)?;
+                let declared = declared(a);
+                let inv = Invocation {
+                    app: a.app(),
+                    version: Some(a.version()),
+                    tool: &r,
+                    arguments: &arguments,
+                    caller,
+                    approval: Approval::NotAsked,
+                    declared: Some(&declared),
+                };
+                let broker = self.broker(a)?;
+                // Refusals before the call are audited by `invoke` too, so only the approval
+                // question returns early.
+                if let Ok((_, _, true)) = broker.prepare(store, &inv) {
+                    if !can_ask {
+                        // `invoke` refuses it (no user answer) and audits the refusal.
+                        return broker
+                            .invoke(store, &inv)
+                            .map(Reply::value)
+                            .map_err(|e| bridge_error(a, &e));
+                    }
+                    return Ok(Reply {
+                        value: Value::Null,
+                        effect: Some(Effect::AskToolApproval {
+                            tool: r.to_string(),
+                            arguments_sha256: crate::hosting::tools::broker::arguments_sha256(
+                                &arguments,
+                            ),
+                        }),
+                    });
+                }
+                broker
+                    .invoke(store, &inv)
+                    .map(Reply::value)
+                    .map_err(|e| bridge_error(a, &e))
+            }
+        }
+    }
+
+    /// `invoke` after the user allowed a destructive call in the host's prompt (`a` is a fresh
+    /// proof: the bridge dispatched the call again).
+    pub(super) fn invoke_approved(
+        &mut self,
+        store: &Store,
+        a: &Allowed,
+        args: &Value,
+    ) -> Result<Value, CallError> {
+        let (r, arguments) = Self::tool_arg(a, args)?;
+        let declared = declared(a);
+        self.broker(a)?
+            .invoke(
+                store,
+                &Invocation {
+                    app: a.app(),
+                    version: Some(a.version()),
+                    tool: &r,
+                    arguments: &arguments,
+                    caller: Caller::Ui,
+                    approval: Approval::ByUser,
+                    declared: Some(&declared),
+                },
+            )
+            .map_err(|e| bridge_error(a, &e))
+    }
+
+    /// The user refused (or dismissed) a destructive call: audited, nothing sent.
+    pub(super) fn refused(&mut self, store: &Store, a: &Allowed, args: &Value) -> CallError {
+        let tool = args.get("tool").and_then(Value::as_str).unwrap_or("");
+        let (server, tool) = tool.split_once('/').unwrap_or(("", tool));
+        let _ = store.record_audit(
+            "tools.call",
+            Some(a.app()),
+            Some(a.version()),
+            &json!({
+                "server": server,
+                "tool": tool,
+                "argumentsSha256": crate::hosting::tools::broker::arguments_sha256(
+                    args.get("arguments").unwrap_or(&Value::Null)
+                ),
+                "caller": "ui", "approval": "refused", "outcome": "error", "code": "tools.denied",
+            }),
+        );
+        err(
+            a,
+            ErrorCode::PermissionDenied,
+            "the user did not approve this destructive tool call",
+            Some("tools.denied"),
+        )
+    }
+
+    pub(super) fn close(&mut self) {
+        if let Some(b) = &self.broker {
+            b.shutdown();
+        }
+    }
+}
