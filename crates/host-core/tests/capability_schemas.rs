@@ -157,6 +157,48 @@ struct Frame {
 }
 
 impl Frame {
+    /// Installs `pkg` into a data directory under `root` and mounts its `main` entry, handshake done.
+    fn open(root: &std::path::Path, pkg: &std::path::Path) -> Frame {
+        let dir = DataDir::at(root.join("data"));
+        install(&dir, pkg);
+        let mut host = BridgeHost::new(
+            Services::new(dir.apps_data()),
+            HostProfile::all_available(),
+            OriginStyle::Scheme,
+        );
+        let store = Store::open(&dir).unwrap();
+        let m = host.mount(&store, "conformance-app", "main").unwrap();
+        let ready = json!({"protocol": PROTOCOL, "version": 1, "type": "app:ready", "requestId": "r0",
+                           "appId": "conformance-app", "entryKey": "main", "payload": {}});
+        host.handle(&store, &m.mount_id, &m.origin, &ready.to_string());
+        Frame {
+            host,
+            store,
+            mount: m.mount_id.clone(),
+            origin: m.origin.clone(),
+            next: 0,
+        }
+    }
+
+    /// A call whose args must validate, that must succeed, and whose answer must validate.
+    fn run(&mut self, cap: &str, method: &str, args: Value) -> Value {
+        let (_, doc) = namespace(cap);
+        assert!(
+            validator(&doc, method, "args").is_valid(&args),
+            "{cap}.{method} args {args} do not validate"
+        );
+        let value = self
+            .call(cap, method, args.clone())
+            .unwrap_or_else(|e| panic!("{cap}.{method}({args}) failed: {e}"));
+        let v = validator(&doc, method, "result");
+        let errors: Vec<String> = v.iter_errors(&value).map(|e| e.to_string()).collect();
+        assert!(
+            errors.is_empty(),
+            "{cap}.{method} answered {value}: {errors:?}"
+        );
+        value
+    }
+
     fn call(&mut self, capability: &str, method: &str, args: Value) -> Result<Value, Value> {
         self.next += 1;
         let id = format!("c{}", self.next);
@@ -185,43 +227,14 @@ impl Frame {
 #[test]
 fn real_service_answers_validate_against_the_result_schemas() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = DataDir::at(tmp.path().join("data"));
-    install(&dir, &repo_root().join("fixtures/apps/conformance-app"));
-    let mut host = BridgeHost::new(
-        Services::new(dir.apps_data()),
-        HostProfile::all_available(),
-        OriginStyle::Scheme,
+    let mut f = Frame::open(
+        tmp.path(),
+        &repo_root().join("fixtures/apps/conformance-app"),
     );
-    let store = Store::open(&dir).unwrap();
-    let m = host.mount(&store, "conformance-app", "main").unwrap();
-    let ready = json!({"protocol": PROTOCOL, "version": 1, "type": "app:ready", "requestId": "r0",
-                       "appId": "conformance-app", "entryKey": "main", "payload": {}});
-    host.handle(&store, &m.mount_id, &m.origin, &ready.to_string());
-    let mut f = Frame {
-        host,
-        store,
-        mount: m.mount_id.clone(),
-        origin: m.origin.clone(),
-        next: 0,
-    };
     let mut checked = std::collections::BTreeSet::new();
-    let mut run = |f: &mut Frame, cap: &str, method: &str, args: Value| -> Value {
-        let (_, doc) = namespace(cap);
-        assert!(
-            validator(&doc, method, "args").is_valid(&args),
-            "{cap}.{method} args {args} do not validate"
-        );
-        let value = f
-            .call(cap, method, args.clone())
-            .unwrap_or_else(|e| panic!("{cap}.{method}({args}) failed: {e}"));
-        let v = validator(&doc, method, "result");
-        let errors: Vec<String> = v.iter_errors(&value).map(|e| e.to_string()).collect();
-        assert!(
-            errors.is_empty(),
-            "{cap}.{method} answered {value}: {errors:?}"
-        );
+    let mut run = |f: &mut Frame, cap: &str, method: &str, args: Value| {
         checked.insert(format!("{cap}.{method}"));
-        value
+        f.run(cap, method, args)
     };
     for m in ["getSnapshot", "getLocale", "getTheme"] {
         run(&mut f, "lime.ui", m, json!({}));
@@ -313,4 +326,58 @@ fn real_service_answers_validate_against_the_result_schemas() {
         .unwrap_err();
     assert_eq!(refused["code"], "APP_E900", "{refused}");
     assert!(checked.len() >= 16, "{checked:?}");
+}
+
+/// `lime.files` answers (the conformance app, declaring `lime.files` too, with a granted file and
+/// folder) validate against their result schemas.
+#[test]
+fn files_answers_validate_against_the_result_schemas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    support::copy_dir(&repo_root().join("fixtures/apps/conformance-app"), &pkg);
+    for f in ["app.lock.json", "app.signature.yaml"] {
+        let _ = std::fs::remove_file(pkg.join(f));
+    }
+    let manifest = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
+    let patched = manifest
+        .replacen(
+            "    lime.secrets: \"^0.10.0\"\n",
+            "    lime.secrets: \"^0.10.0\"\n    lime.files: \"^0.10.0\"\n",
+            1,
+        )
+        .replacen(
+            "lime.events, lime.secrets]",
+            "lime.events, lime.secrets, lime.files]",
+            1,
+        );
+    assert_ne!(patched, manifest);
+    std::fs::write(pkg.join("APP.md"), patched).unwrap();
+    let mut f = Frame::open(tmp.path(), &pkg);
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(docs.join("folder")).unwrap();
+    std::fs::write(docs.join("a.txt"), "hello").unwrap();
+    std::fs::write(docs.join("folder/b.md"), "# b").unwrap();
+    let grant = |f: &Frame, p: &std::path::Path| {
+        host_core::hosting::user_files::grant_path(&f.store, "conformance-app", p)
+            .unwrap()
+            .handle
+    };
+    let file = grant(&f, &docs.join("a.txt"));
+    let folder = grant(&f, &docs.join("folder"));
+    let listed = f.run("lime.files", "list", json!({}));
+    assert_eq!(listed["refs"].as_array().unwrap().len(), 2, "{listed}");
+    f.run("lime.files", "stat", json!({"ref": file}));
+    let read = f.run(
+        "lime.files",
+        "readRef",
+        json!({"ref": file, "encoding": "text"}),
+    );
+    assert_eq!(read["content"], "hello");
+    f.run(
+        "lime.files",
+        "readRef",
+        json!({"ref": folder, "path": "b.md", "offset": 1, "length": 2}),
+    );
+    f.run("lime.files", "listFolder", json!({"ref": folder}));
+    f.run("lime.files", "stat", json!({"ref": folder}));
 }
