@@ -263,6 +263,35 @@ export interface LimeEvidence {
 /** An opaque secret reference (`secretref_` + 32 hex digits) and the slot it is for. */
 export type SecretRef = SecretsGetRefResult;
 
+/** One `lime.knowledge.search` hit and its citation. */
+export interface KnowledgeHit {
+  /** The document's path relative to the folder the user bound. */
+  document: string;
+  /** The heading above the chunk (`""` before the first heading). */
+  section: string;
+  /** The chunk's byte span in the document. */
+  start: number;
+  end: number;
+  /** A few words around the matches, matches in `[`…`]`. */
+  snippet: string;
+  /** BM25 relevance, higher is better. */
+  score: number;
+}
+
+export interface KnowledgeSearchResult {
+  template: string;
+  hits: KnowledgeHit[];
+}
+
+export interface LimeKnowledge {
+  /**
+   * The best chunks of the folder the user bound to the declared knowledge template, best
+   * first. The query is matched as words (any of them), never as search syntax. Unbound:
+   * `APP_E003` (`knowledge.not_bound`).
+   */
+  search(args: { template: string; query: string; topK?: number }, opts?: CallOptions): Promise<KnowledgeSearchResult>;
+}
+
 export interface LimeSecrets {
   /** An opaque reference to the value bound to the declared slot `key`; never the value. */
   getRef(args: SecretsGetRefArgs, opts?: CallOptions): Promise<SecretRef>;
@@ -336,6 +365,7 @@ export interface LimeHandles {
   readonly artifacts: LimeArtifacts;
   readonly evidence: LimeEvidence;
   readonly secrets: LimeSecrets;
+  readonly knowledge: LimeKnowledge;
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
@@ -438,6 +468,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       export: call<EvidencePack>("lime.evidence", "export"),
     },
     secrets: { getRef: call<SecretRef>("lime.secrets", "getRef") },
+    knowledge: { search: call<KnowledgeSearchResult>("lime.knowledge", "search") },
     events: {
       publish: (topic, payload, o) =>
         invoke<{ delivered: number }>("lime.events", "publish", payload === undefined ? { topic } : { topic, payload }, o),

@@ -40,7 +40,10 @@ export type {
   LimeArtifacts,
   LimeEvents,
   LimeEvidence,
+  KnowledgeHit,
+  KnowledgeSearchResult,
   LimeHandles,
+  LimeKnowledge,
   LimePolicy,
   LimeSecrets,
   LimeStorage,
@@ -116,3 +119,4 @@ export {
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";
+export type { MockKnowledgeDoc } from "./mock/knowledge.js";

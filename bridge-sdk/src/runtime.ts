@@ -264,6 +264,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     evidence: handles.evidence,
     secrets: handles.secrets,
     tools: handles.tools,
+    knowledge: handles.knowledge,
     events: handles.events,
     policy: handles.policy,
     files: handles.files,

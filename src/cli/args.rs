@@ -147,6 +147,9 @@ pub enum Command {
     /// MCP servers for lime.tools: add, list, remove, grant and revoke tools, call one.
     #[command(subcommand)]
     Tools(super::tools::ToolsCommand),
+    /// Bind folders to an app's knowledge templates, search them, show their index status.
+    #[command(subcommand)]
+    Knowledge(super::knowledge::KnowledgeCommand),
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),

@@ -31,6 +31,7 @@ mod dev;
 mod files;
 mod grants;
 mod install_run;
+mod knowledge;
 mod model;
 mod output;
 mod prompt;

@@ -10,6 +10,7 @@ import type {
   RunSummary,
   ScheduleRecord,
   HostCommands,
+  Indexed,
   ModelSet,
   ModelStatus,
   SecretBound,
@@ -119,6 +120,9 @@ export const bindSecret = (
   slot: string,
   value: string,
 ): Promise<SecretBound> => call("bind_secret", { appId, slot, value });
+/** Binds a folder (an absolute path) to a declared knowledge template and indexes it. */
+export const bindKnowledge = (appId: string, template: string, folder: string): Promise<Indexed> =>
+  call("bind_knowledge", { appId, template, folder });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => call("grant", { appId, scope });
 /** lime.files refs of an app (with their paths: the host UI is the user's). */
 export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });

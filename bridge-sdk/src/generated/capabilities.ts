@@ -456,6 +456,26 @@ export interface FilesStatResult {
   path?: string;
 }
 
+/** Arguments of `lime.knowledge.search`. */
+export interface KnowledgeSearchArgs {
+  template: string;
+  query: string;
+  topK?: number;
+}
+
+/** Result of `lime.knowledge.search`: The best chunks of a bound template's documents, best first. */
+export interface KnowledgeSearchResult {
+  template: string;
+  hits: Array<{
+    document: string;
+    section?: unknown;
+    start?: number;
+    end?: number;
+    snippet: string;
+    score?: number;
+  }>;
+}
+
 /** Arguments of `lime.policy.requestPermission`. */
 export interface PolicyRequestPermissionArgs {
   permission: string;
@@ -836,6 +856,10 @@ export interface CapabilityMethods {
     respond: { args: WorkflowRespondArgs; result: WorkflowRespondResult };
     /** Forward a run's events to this frame. */
     watch: { args: WorkflowWatchArgs; result: WorkflowWatchResult };
+  };
+  "lime.knowledge": {
+    /** The best chunks of a bound template's documents, best first. */
+    search: { args: KnowledgeSearchArgs; result: KnowledgeSearchResult };
   };
 }
 

@@ -167,7 +167,7 @@ export function createAgent(ctx: MockContext, attach: (files: unknown, input: un
 
   const service: Service = {
     startTask(a) {
-      const expectedOutput = checkStartTask(a, appId, ctx.entryKey);
+      const expectedOutput = checkStartTask(a, appId, ctx.entryKey, ctx.options.knowledge ?? {});
       if (a["input"] === undefined || a["input"] === null) throw invalid("args.input is required", "agent.invalid_argument");
       const input = attach(a["files"], a["input"]);
       const key = a["idempotencyKey"];

@@ -17,6 +17,7 @@ import { createEvidence } from "./evidence.js";
 import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
+import { createKnowledge } from "./knowledge.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { createTools } from "./tools.js";
@@ -78,6 +79,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const artifacts = createArtifacts(ctx);
   const evidence = createEvidence(ctx, artifacts.artifactStore);
   const secrets = createSecrets(ctx);
+  const knowledge = createKnowledge(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const files = createFiles(ctx);
@@ -93,6 +95,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.artifacts": artifacts.service,
     "lime.evidence": evidence.service,
     "lime.secrets": secrets.service,
+    "lime.knowledge": knowledge.service,
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
@@ -105,6 +108,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.artifacts": artifacts.notAnObject,
     "lime.evidence": evidence.notAnObject,
     "lime.secrets": secrets.notAnObject,
+    "lime.knowledge": knowledge.notAnObject,
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
@@ -151,6 +155,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifacts: handles.artifacts,
     evidence: handles.evidence,
     secrets: handles.secrets,
+    knowledge: handles.knowledge,
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
@@ -162,6 +167,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     workflow: handles.workflow,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
+    setKnowledgeBound: knowledge.setBound,
     setTheme: ui.setTheme,
     close: () => {
       ui.close();

@@ -5,6 +5,7 @@ import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
 import type { LimeRuntime } from "../runtime.js";
 import type { MockEventBus } from "./bus.js";
 import type { MockFileGrant } from "./files.js";
+import type { MockKnowledgeDoc } from "./knowledge.js";
 
 /**
  * An optional permission as the mock host knows it: the user's answer when asked (`once`,
@@ -55,6 +56,11 @@ export interface MockOptions {
   approveTools?: boolean;
   /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
   secrets?: Record<string, boolean>;
+  /**
+   * Declared knowledge templates: the documents bound to each, or `null` when declared but
+   * not bound (`search` of it: `APP_E003`; of an undeclared one: `APP_E002`).
+   */
+  knowledge?: Record<string, MockKnowledgeDoc[] | null>;
   /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
   permissions?: Record<string, MockPermission>;
   /** Shares `lime.events` between mock runtimes of the same app. */
@@ -208,6 +214,8 @@ export interface MockLimeRuntime extends LimeRuntime {
   revokeFile(ref: string): boolean;
   /** The user approving or rejecting a run's pending `human-review` in AppHost (an app never can). */
   answerReview(runId: string, approved: boolean, data?: unknown): void;
+  /** Binds documents to (or, with `null`, unbinds) a declared knowledge template. */
+  setKnowledgeBound(template: string, docs: MockKnowledgeDoc[] | null): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
@@ -228,4 +236,4 @@ export interface MockTool {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow", "lime.files"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow", "lime.files", "lime.knowledge"];

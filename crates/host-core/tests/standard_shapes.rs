@@ -380,9 +380,9 @@ fn start_task_refuses_unhonoured_bindings_foreign_identity_and_unknown_fields() 
     let cases = [
         (
             with("knowledge", json!([{"template": "kb"}])),
-            "APP_E001",
-            "agent.binding_unsupported",
-            Some("knowledge"),
+            "APP_E002",
+            "knowledge.template_not_declared",
+            None,
         ),
         (
             with("tools", json!([{"key": "web.search"}])),

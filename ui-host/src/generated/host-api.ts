@@ -147,10 +147,34 @@ export interface Batch {
   missed: number;
 }
 
+export interface BindKnowledgeArgs {
+  appId: string;
+  template: string;
+  /** An absolute path to a folder. */
+  folder: string;
+}
+
 export interface BindSecretArgs {
   appId: string;
   slot: string;
   value: string;
+}
+
+/** One binding's state (`apphost knowledge status`). */
+export interface BindingStatus {
+  app: string;
+  template: string;
+  folder: string;
+  boundAt: string;
+  /** The template is still declared by the app's active manifest. */
+  declared: boolean;
+  files: number;
+  chunks: number;
+  lastIndexed: string | null;
+  problems: Array<Problem2>;
+  problemsDropped: number;
+  /** Why the index could not be read, if it could not. */
+  error: string | null;
 }
 
 export interface BlobRemoval {
@@ -462,6 +486,29 @@ export interface HostSettings {
   version: string;
 }
 
+/** What one indexing run did. */
+export interface IndexReport {
+  /** Files in the index after the run. */
+  files: number;
+  chunks: number;
+  /** Files read and (re-)chunked this run. */
+  indexed: number;
+  /** Files whose size and mtime, or content hash, matched. */
+  unchanged: number;
+  /** Files that left the index (gone from the folder, now too large, ...). */
+  removed: number;
+  problems: Array<Problem2>;
+  problemsDropped: number;
+}
+
+/** What a bind or reindex did. */
+export interface Indexed {
+  app: string;
+  template: string;
+  folder: string;
+  report: IndexReport;
+}
+
 export interface InstallArgs {
   reviewId: string;
   consent: boolean;
@@ -518,6 +565,10 @@ export type KeyOutcome =
   | "removed"
   /** Dropped because the base URL changed. */
   | "dropped-for-new-url";
+
+export interface KnowledgeStatusArgs {
+  appId?: string | null;
+}
 
 /** The answer of `launch_package`. */
 export interface LaunchPackage {
@@ -774,6 +825,13 @@ export interface Problem {
   message: string;
   app?: string | null;
   path?: string | null;
+}
+
+/** Something in the folder that was not indexed, with a stable code. */
+export interface Problem2 {
+  code: string;
+  path: string;
+  message: string;
 }
 
 /** Data recovery kept in `<data>/quarantine/<op>/` instead of restoring it. */
@@ -1126,6 +1184,11 @@ export interface TrustedKeyRow {
   fingerprint: string;
 }
 
+export interface UnbindKnowledgeArgs {
+  appId: string;
+  template: string;
+}
+
 export interface UninstallArgs {
   appId: string;
   mode: UninstallMode;
@@ -1359,6 +1422,12 @@ export interface HostCommands {
   check_update: { args: NoArgs; answer: UpdateStatus };
   /** The package file the window was started to review (answered once), or null. */
   launch_package: { args: NoArgs; answer: LaunchPackage | null };
+  /** Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge). */
+  bind_knowledge: { args: BindKnowledgeArgs; answer: Indexed };
+  /** Removes a knowledge template's binding and its index. */
+  unbind_knowledge: { args: UnbindKnowledgeArgs; answer: boolean };
+  /** Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems. */
+  knowledge_status: { args: KnowledgeStatusArgs; answer: Array<BindingStatus> };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1387,7 +1456,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

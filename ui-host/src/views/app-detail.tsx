@@ -159,6 +159,47 @@ function BindSecret(props: { appId: string; slot: string; after: () => Promise<v
   );
 }
 
+/** "Bind knowledge <template>": a folder path; Rust indexes it and records the binding. */
+function BindKnowledge(props: { appId: string; template: string; after: () => Promise<void> }): JSX.Element {
+  const [folder, setFolder] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const id = `knowledge-${props.template}`;
+  const bind = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      const r = await api.bindKnowledge(props.appId, props.template, folder.trim());
+      setDone(`${r.report.files} files, ${r.report.chunks} chunks indexed`);
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      class="row bind-knowledge"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void bind();
+      }}
+    >
+      <label class="field field--inline" for={id}>
+        <span>Folder for {props.template}</span>
+      </label>
+      <input id={id} type="text" placeholder="/home/me/Documents/handbook" value={folder} onInput={(e) => setFolder(e.currentTarget.value)} data-testid={`knowledge-folder-${props.template}`} />
+      <Button type="submit" variant="primary" disabled={busy || folder.trim() === ""} data-testid={`bind-knowledge-${props.template}`}>
+        Bind
+      </Button>
+      {done !== null && <span class="muted">{done}</span>}
+      {error !== null && <ErrorBox error={error} />}
+    </form>
+  );
+}
+
 function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
   const { app, detail } = props;
   const readiness = detail?.readiness;
@@ -180,6 +221,9 @@ function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: bo
               {a.description != null && a.description !== "" && <> — {a.description}</>}
               {a.kind === "configure-secret" && typeof a.target === "string" && a.target !== "" && (
                 <BindSecret appId={app.name} slot={a.target} after={props.after} />
+              )}
+              {a.kind === "bind-knowledge" && typeof a.target === "string" && a.target !== "" && (
+                <BindKnowledge appId={app.name} template={a.target} after={props.after} />
               )}
             </li>
           ))}

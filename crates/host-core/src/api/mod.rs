@@ -17,6 +17,7 @@ pub mod events;
 pub mod external;
 pub mod files;
 pub mod host_update;
+pub mod knowledge;
 pub mod launch_package;
 pub mod outbox;
 pub mod schema;
@@ -54,6 +55,7 @@ const AREAS: &[&[Command]] = &[
     files::COMMANDS,
     host_update::COMMANDS,
     launch_package::COMMANDS,
+    knowledge::COMMANDS,
     tasks::COMMANDS,
     workflow::COMMANDS,
 ];

@@ -23,7 +23,7 @@ use super::outbox::Batch;
 use super::session::LaunchTarget;
 use super::watch::{EndedMount, SyncReport};
 use super::NoArgs;
-use super::{agent, apps, bridge, center, events, external, tasks, workflow};
+use super::{agent, apps, bridge, center, events, external, knowledge, tasks, workflow};
 use crate::center::detail::AppDetail;
 use crate::center::dev::DevStatus;
 use crate::center::diagnostics::Bundle;
@@ -135,6 +135,10 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("check_update", NoArgs, crate::center::host_update::UpdateStatus, "Whether a newer AppHost exists, from the signed update feed (a notice; nothing is downloaded)."),
         // launch_package.rs
         cmd!("launch_package", NoArgs, Option<super::launch_package::LaunchPackage>, "The package file the window was started to review (answered once), or null."),
+        // knowledge.rs
+        cmd!("bind_knowledge", knowledge::BindKnowledge, crate::hosting::app_knowledge::Indexed, "Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge)."),
+        cmd!("unbind_knowledge", knowledge::UnbindKnowledge, bool, "Removes a knowledge template's binding and its index."),
+        cmd!("knowledge_status", knowledge::StatusArgs, Vec<crate::hosting::app_knowledge::BindingStatus>, "Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

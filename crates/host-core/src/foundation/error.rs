@@ -288,6 +288,17 @@ error_codes! {
     FilesReadFailed = "files.read_failed" => Internal,
     /// The app holds the most refs it may (`store::file_refs::MAX_REFS_PER_APP`).
     FilesTooManyRefs = "files.too_many_refs" => Rejected,
+    // --- knowledge bindings (docs/cli.md, "apphost knowledge") -----------------------------
+    /// The app's active manifest declares no knowledge template with that key.
+    KnowledgeTemplateNotDeclared = "knowledge.template_not_declared" => NotFound,
+    /// The template is declared but no folder is bound to it.
+    KnowledgeNotBound = "knowledge.not_bound" => NotFound,
+    /// The folder to bind is not an absolute path to a readable directory.
+    KnowledgeFolderInvalid = "knowledge.folder_invalid" => Usage,
+    /// A search query with no words, over 1024 bytes or 32 words, or a top-K outside 1-50.
+    KnowledgeQueryInvalid = "knowledge.query_invalid" => Usage,
+    /// The template's index could not be opened, read or written.
+    KnowledgeIndexFailed = "knowledge.index_failed" => Internal,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

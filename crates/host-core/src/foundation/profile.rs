@@ -71,6 +71,7 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.files",
     "lime.tools",
     "lime.workflow",
+    "lime.knowledge",
 ];
 
 impl HostProfile {

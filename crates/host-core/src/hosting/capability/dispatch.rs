@@ -255,7 +255,8 @@ pub fn dispatch_with(
                 | Capability::Agent
                 | Capability::Files
                 | Capability::Tools
-                | Capability::Workflow => false,
+                | Capability::Workflow
+                | Capability::Knowledge => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);

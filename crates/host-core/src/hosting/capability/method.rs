@@ -38,6 +38,7 @@ pub enum Capability {
     Files,
     Tools,
     Workflow,
+    Knowledge,
 }
 
 impl Capability {
@@ -53,6 +54,7 @@ impl Capability {
         Capability::Files,
         Capability::Tools,
         Capability::Workflow,
+        Capability::Knowledge,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -69,6 +71,7 @@ impl Capability {
             Capability::Files => "lime.files",
             Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
+            Capability::Knowledge => "lime.knowledge",
         }
     }
 
@@ -174,6 +177,10 @@ methods! {
         Watch = "watch",
     }
 }
+methods! {
+    /// `lime.knowledge`: search the folders the user bound to the app's knowledge templates.
+    KnowledgeMethod { Search = "search", }
+}
 
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -189,6 +196,7 @@ pub enum Method {
     Files(FilesMethod),
     Tools(ToolsMethod),
     Workflow(WorkflowMethod),
+    Knowledge(KnowledgeMethod),
 }
 
 impl Method {
@@ -205,6 +213,7 @@ impl Method {
             Method::Files(_) => Capability::Files,
             Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
+            Method::Knowledge(_) => Capability::Knowledge,
         }
     }
 
@@ -222,6 +231,7 @@ impl Method {
             Method::Files(m) => m.as_str(),
             Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
+            Method::Knowledge(m) => m.as_str(),
         }
     }
 
@@ -238,6 +248,7 @@ impl Method {
         let files = FilesMethod::ALL.iter().map(|m| Method::Files(*m));
         let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
+        let knowledge = KnowledgeMethod::ALL.iter().map(|m| Method::Knowledge(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -248,6 +259,7 @@ impl Method {
             .chain(files)
             .chain(tools)
             .chain(workflow)
+            .chain(knowledge)
     }
 }
 

@@ -6,8 +6,8 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    FilesMethod as Fi, Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St,
-    ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
+    FilesMethod as Fi, KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se,
+    StorageMethod as St, ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
 };
 
 /// One method an app may call.
@@ -118,6 +118,9 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Workflow(Wf::Cancel), None, Allow),
     m(M::Workflow(Wf::Respond), None, Allow),
     m(M::Workflow(Wf::Watch), None, Allow),
+    // lime.knowledge: search a template the app declares and the user bound to a folder (the
+    // binding is the user's grant; no permission scope names knowledge).
+    m(M::Knowledge(Kn::Search), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

@@ -22,6 +22,7 @@ mod gc;
 mod icon;
 mod install;
 mod journal;
+mod knowledge_bindings;
 mod lifecycle;
 mod packs;
 mod queries;
@@ -56,6 +57,7 @@ pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,
     Staged,
 };
+pub use knowledge_bindings::KnowledgeBinding;
 pub use lifecycle::UninstallOutcome;
 pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};

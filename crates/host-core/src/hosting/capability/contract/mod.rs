@@ -14,6 +14,7 @@ pub mod emit;
 mod events;
 mod evidence;
 mod files;
+mod knowledge;
 mod policy;
 mod secrets;
 mod storage;
@@ -55,6 +56,7 @@ pub const NAMESPACES: &[fn() -> NamespaceContract] = &[
     files::contract,
     tools::contract,
     workflow::contract,
+    knowledge::contract,
 ];
 
 /// All namespaces' contracts, in [`NAMESPACES`] order.

@@ -18,6 +18,7 @@ pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
         Capability::Files => "files.invalid_argument",
         Capability::Tools => "tools.invalid",
         Capability::Workflow => "workflow.invalid_argument",
+        Capability::Knowledge => "knowledge.invalid_argument",
         Capability::Artifacts
         | Capability::Ui
         | Capability::Storage

@@ -16,6 +16,7 @@ mod attachments;
 mod events;
 mod evidence;
 mod files;
+mod knowledge;
 mod policy;
 mod secrets;
 mod shapes;
@@ -114,6 +115,7 @@ pub struct Services {
     workflow: Option<HostRuns>,
     /// This is the workflow driver's own services: `lime.workflow` is not served to steps.
     driver_side: bool,
+    knowledge: knowledge::KnowledgeService,
 }
 
 impl Services {
@@ -125,6 +127,7 @@ impl Services {
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
             tools: tools::ToolsService::new(&apps_data),
+            knowledge: knowledge::KnowledgeService::default(),
             apps_data,
             workflow: None,
             driver_side: false,
@@ -143,6 +146,7 @@ impl Services {
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
                 tools: tools::ToolsService::new(&apps_data),
+                knowledge: knowledge::KnowledgeService::default(),
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
@@ -193,6 +197,7 @@ impl Services {
         if let Some(w) = &self.workflow {
             w.close_app(app);
         }
+        self.knowledge.close_app(app);
     }
 
     /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
@@ -287,6 +292,10 @@ impl Services {
                     .map_err(|m| workflow::host_failed(allowed, &m))?;
                 workflow::call(store, runs, allowed, m, args)
             }
+            Method::Knowledge(m) => self
+                .knowledge
+                .call(store, allowed, m, args)
+                .map(Reply::value),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
@@ -350,7 +359,8 @@ impl Services {
             | Method::Agent(_)
             | Method::Files(_)
             | Method::Tools(_)
-            | Method::Workflow(_) => Err(err(
+            | Method::Workflow(_)
+            | Method::Knowledge(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",

@@ -40,6 +40,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "call arguments",
     ),
     (
+        "hosting/capability/services/knowledge.rs",
+        1,
+        "call arguments",
+    ),
+    (
         "hosting/capability/services/secrets.rs",
         1,
         "call arguments",
