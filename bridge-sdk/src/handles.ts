@@ -2,13 +2,30 @@
 // and the mock's (in memory) share them, so both have exactly the same surface.
 //
 // Argument and result shapes are the host's, as docs/bridge-protocol.md §5 documents them
-// (crates/host-core/src/capability/services/*.rs). `invoke()` stays available for anything not
+// (crates/host-core/src/capability/services/*.rs); where a shape is exactly the per-method
+// schema's, it is the generated type (./generated/capabilities.ts, from
+// crates/host-core/src/hosting/capability/contract/), and test/types/contract.ts holds the
+// hand-written ones to the generated ones. `invoke()` stays available for anything not
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
+import type {
+  ArtifactsDeleteArgs,
+  ArtifactsDeleteResult,
+  ArtifactsReadArgs,
+  EventsPublishResult,
+  PolicyRequestPermissionArgs,
+  PolicyRequestPermissionResult,
+  SecretsGetRefArgs,
+  SecretsGetRefResult,
+  StorageDeleteResult,
+  StorageTableDeleteResult,
+  StorageTableInsertResult,
+  StorageTableUpdateResult,
+} from "./generated/capabilities.js";
 
 /** Per-call options. */
 export interface CallOptions {
@@ -97,11 +114,11 @@ export interface LimeStorageTable<R extends TableRow = TableRow> {
   /** `lime.storage.tableGet`: the row, or `null`. `get(id)` (the standard's form) or `get({ id })`. */
   get(args: RowId | Args<{ id: RowId }>, opts?: CallOptions): Promise<R | null>;
   /** `lime.storage.tableInsert`: the new row's primary key. */
-  insert(args: Args<{ row: Partial<R> }>, opts?: CallOptions): Promise<{ id: RowId }>;
+  insert(args: Args<{ row: Partial<R> }>, opts?: CallOptions): Promise<StorageTableInsertResult>;
   /** `lime.storage.tableUpdate`: whether the row existed. */
-  update(args: Args<{ id: RowId; patch: Partial<R> }>, opts?: CallOptions): Promise<{ updated: boolean }>;
+  update(args: Args<{ id: RowId; patch: Partial<R> }>, opts?: CallOptions): Promise<StorageTableUpdateResult>;
   /** `lime.storage.tableDelete`: whether the row existed. `delete(id)` or `delete({ id })`. */
-  delete(args: RowId | Args<{ id: RowId }>, opts?: CallOptions): Promise<{ deleted: boolean }>;
+  delete(args: RowId | Args<{ id: RowId }>, opts?: CallOptions): Promise<StorageTableDeleteResult>;
 }
 
 /** A storage key: the key itself, or the standard's `{ key }` object. */
@@ -114,7 +131,7 @@ export interface LimeStorage {
   set(key: string, value: unknown, opts?: CallOptions): Promise<void>;
   set(entry: { key: string; value: unknown }, opts?: CallOptions): Promise<void>;
   /** `delete(key)` or `delete({ key })`. */
-  delete(key: StorageKeyArg, opts?: CallOptions): Promise<{ deleted: boolean }>;
+  delete(key: StorageKeyArg, opts?: CallOptions): Promise<StorageDeleteResult>;
   list<T = unknown>(query?: { prefix?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<StorageListPage<T>>;
   /** Table calls: `lime.storage.table<Query|Get|Insert|Update|Delete>` with `{ table: name, ...args }`. */
   table<R extends TableRow = TableRow>(name: string): LimeStorageTable<R>;
@@ -168,11 +185,11 @@ export interface ArtifactContent extends ArtifactMetadata {
 export interface LimeArtifacts {
   create(args: ArtifactCreateArgs, opts?: CallOptions): Promise<ArtifactMetadata>;
   /** `encoding` defaults to `"base64"`; `"text"` fails (`artifacts.not_text`) unless the bytes are UTF-8. */
-  read(args: { id: string; encoding?: "base64" | "text" }, opts?: CallOptions): Promise<ArtifactContent>;
+  read(args: ArtifactsReadArgs, opts?: CallOptions): Promise<ArtifactContent>;
   /** Oldest first; `limit` 1–1000, default 100. */
   list(args?: { cursor?: string; limit?: number }, opts?: CallOptions): Promise<Page<ArtifactMetadata>>;
   /** `{deleted: false}` for an id the app does not have. */
-  delete(args: { id: string }, opts?: CallOptions): Promise<{ deleted: boolean }>;
+  delete(args: ArtifactsDeleteArgs, opts?: CallOptions): Promise<ArtifactsDeleteResult>;
 }
 
 /** `lime.evidence.record` arguments in the host's form (a closed object). */
@@ -244,10 +261,7 @@ export interface LimeEvidence {
 }
 
 /** An opaque secret reference (`secretref_` + 32 hex digits) and the slot it is for. */
-export interface SecretRef {
-  ref: string;
-  key: string;
-}
+export type SecretRef = SecretsGetRefResult;
 
 /** One `lime.knowledge.search` hit and its citation. */
 export interface KnowledgeHit {
@@ -280,7 +294,7 @@ export interface LimeKnowledge {
 
 export interface LimeSecrets {
   /** An opaque reference to the value bound to the declared slot `key`; never the value. */
-  getRef(args: { key: string }, opts?: CallOptions): Promise<SecretRef>;
+  getRef(args: SecretsGetRefArgs, opts?: CallOptions): Promise<SecretRef>;
 }
 
 /** An app event as `host:event` (without `requestId`) delivers it to a subscription. */
@@ -295,7 +309,7 @@ export interface LimeAppEvent {
 
 export interface LimeEvents {
   /** Delivers to every *other* frame of this app subscribed to `topic`; resolves how many. */
-  publish(topic: string, payload?: unknown, opts?: CallOptions): Promise<{ delivered: number }>;
+  publish(topic: string, payload?: unknown, opts?: CallOptions): Promise<EventsPublishResult>;
   /**
    * Subscribes this frame to `topic` (the first listener of a topic calls
    * `lime.events.subscribe`) and calls `listener` for each event; resolves with a function that
@@ -306,14 +320,11 @@ export interface LimeEvents {
   unsubscribe(topic: string, opts?: CallOptions): Promise<void>;
 }
 
-export interface PermissionResult {
-  granted: boolean;
-  persistence: "once" | "always" | "denied";
-}
+export type PermissionResult = PolicyRequestPermissionResult;
 
 export interface LimePolicy {
   /** Asks the user for an optional permission the manifest declares. */
-  requestPermission(args: { permission: string }, opts?: CallOptions): Promise<PermissionResult>;
+  requestPermission(args: PolicyRequestPermissionArgs, opts?: CallOptions): Promise<PermissionResult>;
 }
 
 /** A tool the user granted the app, from an MCP server the host brokers (`lime.tools.list`). */

@@ -2,6 +2,16 @@
 // See docs/bridge-protocol.md for the wire contract; the wire types are generated from Rust.
 
 export * from "./protocol.js";
+// The per-method argument and result types, generated from the host's contract table
+// (schemas/capabilities/*.schema.json): `Capabilities.StorageGetArgs`, … and the method map.
+export type * as Capabilities from "./generated/capabilities.js";
+export type {
+  CapabilityArgs,
+  CapabilityMethod,
+  CapabilityMethods,
+  CapabilityName,
+  CapabilityResult,
+} from "./generated/capabilities.js";
 export { ErrorCodes, LimeCapabilityError, type LimeCapabilityErrorInit } from "./errors.js";
 export { applyLimeHostTheme, type ThemeTarget } from "./theme.js";
 export {

@@ -9,6 +9,7 @@
 
 pub mod call;
 pub mod code;
+pub mod contract;
 pub mod decision;
 pub mod dispatch;
 pub mod facts;
