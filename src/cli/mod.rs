@@ -35,6 +35,7 @@ mod secrets;
 mod store_open;
 mod tools;
 mod workflow;
+mod workflow_door;
 
 use std::ffi::OsString;
 
