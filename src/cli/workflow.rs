@@ -1,7 +1,8 @@
 //! `apphost workflow start|list|show|cancel|respond`: durable workflow runs
 //! (`host_core::hosting::workflow`). While the window or `apphost serve` runs, the command is
 //! handed to it over its App Server door (`workflow_door.rs`: its driver moves the run, the
-//! output is the same); a door that refuses leaves `runtime.busy`, saying why. Otherwise this
+//! output is the same); a door that answers but refuses is `runtime.busy`, saying why (that
+//! host owns the agent runtime: steps driven here would fail). Otherwise this
 //! process owns the runs while the command runs (the runs' `runtime.lock`): `start` and `respond`
 //! drive the run until it waits for a person or a timer, or ends, then exit; the run stays
 //! durable and the next command replays it; `resume` drives it again (a due timer, a step a
@@ -12,11 +13,11 @@ use serde_json::{json, Value};
 
 use super::output;
 use super::workflow_door::{self as handoff, Handoff};
+use host_core::api::door_workflow::answer_for;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
 use host_core::hosting::capability::services::Services;
-use host_core::api::door_workflow::answer_for;
 use host_core::hosting::workflow::{self, executor::HostSteps, host_error};
 use host_core::install::store::Store;
 use runtime_core::workflow::machine::{Pending, RunStatus};
@@ -60,12 +61,14 @@ pub enum WorkflowCommand {
 
 pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
     // A running host (the window, `apphost serve`) owns the runs: hand the command to it.
-    let door_refused = match handoff::call(dir, door_command(&cmd), door_params(&cmd)?)? {
+    // A host that answers at the door but refuses the command owns the agent runtime: driving
+    // here would fail its agent steps, so the CLI says why instead.
+    match handoff::call(dir, door_command(&cmd), door_params(&cmd)?)? {
         Handoff::Done(answer) => return print_answer(&cmd, answer, json),
-        Handoff::NoHost => None,
-        Handoff::Failed(why) => Some(why),
-    };
-    let runs = workflow::open_runs(dir).map_err(|e| busy_or_error(e, door_refused.as_deref()))?;
+        Handoff::NoHost => {}
+        Handoff::Failed(why) => return Err(door_refused(&why)),
+    }
+    let runs = workflow::open_runs(dir).map_err(busy_or_error)?;
     let view = match cmd {
         WorkflowCommand::Start {
             app,
@@ -194,23 +197,26 @@ fn print_view(view: &RunView, json: bool) {
 
 /// Another process drives the runs: the window or `apphost serve` (its Tasks page answers and
 /// cancels them), or another `apphost workflow` command.
-/// `door_refused`: the running host's door was there but did not take the command (why).
-fn busy_or_error(e: runtime_core::workflow::runs::RunError, door_refused: Option<&str>) -> HostError {
+fn busy_or_error(e: runtime_core::workflow::runs::RunError) -> HostError {
     if e.code != runtime_core::workflow::runs::code::RUNTIME_BUSY {
         return host_error(e);
     }
-    let err = match door_refused {
-        Some(why) => HostError::new(
-            ErrorCode::RuntimeBusy,
-            format!("AppHost is running, but its App Server door did not take this command ({why}): use its Tasks page"),
-        )
-        .with("door", why),
-        None => HostError::new(
-            ErrorCode::RuntimeBusy,
-            "AppHost is running: use its Tasks page (the running AppHost drives this data directory's workflow runs)",
-        ),
-    };
-    err.with("cause", e.code).with("detail", e.message)
+    HostError::new(
+        ErrorCode::RuntimeBusy,
+        "AppHost is running: use its Tasks page (the running AppHost drives this data directory's workflow runs)",
+    )
+    .with("cause", e.code)
+    .with("detail", e.message)
+}
+
+/// A running host answered at the door but did not take the command (`why`: a wrong token,
+/// a closed connection).
+fn door_refused(why: &str) -> HostError {
+    HostError::new(
+        ErrorCode::RuntimeBusy,
+        format!("AppHost is running, but its App Server door did not take this command ({why}): use its Tasks page"),
+    )
+    .with("door", why)
 }
 
 fn drive(dir: &DataDir, store: &Store, runs: &WorkflowRuns, run_id: &str) -> HostResult<RunView> {

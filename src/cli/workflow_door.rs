@@ -97,7 +97,9 @@ fn answer(lines: &mut impl BufRead, id: u64) -> std::io::Result<Result<Value, Va
             ));
         }
         let Ok(msg) = serde_json::from_slice::<Value>(&line) else {
-            return Err(std::io::Error::other("the door sent a line that is not JSON"));
+            return Err(std::io::Error::other(
+                "the door sent a line that is not JSON",
+            ));
         };
         let for_us = msg.get("id") == Some(&json!(id)) || msg.get("id") == Some(&Value::Null);
         if !for_us {

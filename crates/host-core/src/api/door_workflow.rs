@@ -105,9 +105,8 @@ fn rpc_error(e: HostError) -> RpcError {
 }
 
 fn params<T: DeserializeOwned>(p: Option<Value>) -> HostResult<T> {
-    serde_json::from_value(p.unwrap_or_else(|| json!({}))).map_err(|e| {
-        HostError::new(ErrorCode::ApiBadArguments, format!("invalid params: {e}"))
-    })
+    serde_json::from_value(p.unwrap_or_else(|| json!({})))
+        .map_err(|e| HostError::new(ErrorCode::ApiBadArguments, format!("invalid params: {e}")))
 }
 
 fn view_json(v: &RunView) -> HostResult<Value> {
@@ -115,15 +114,20 @@ fn view_json(v: &RunView) -> HostResult<Value> {
 }
 
 fn not_found(run: &str) -> HostError {
-    HostError::new(ErrorCode::WorkflowRunNotFound, "no workflow run with this id")
-        .with("runId", run.chars().take(128).collect::<String>())
+    HostError::new(
+        ErrorCode::WorkflowRunNotFound,
+        "no workflow run with this id",
+    )
+    .with("runId", run.chars().take(128).collect::<String>())
 }
 
 fn get(session: &Session, run: &str) -> HostResult<RunView> {
     if !any_runs(session) {
         return Err(not_found(run));
     }
-    with_runs(session, |runs, _| runs.get(run).map_err(workflow::host_error))
+    with_runs(session, |runs, _| {
+        runs.get(run).map_err(workflow::host_error)
+    })
 }
 
 /// Whether the driver is done with the run for now: it waits for a person or a timer, or ended.
@@ -168,7 +172,8 @@ fn list(session: &Session, p: Option<Value>) -> HostResult<Value> {
         return Ok(json!([]));
     }
     let all = with_runs(session, |runs, _| Ok(runs.list(a.app.as_deref())))?;
-    serde_json::to_value(all).map_err(|e| HostError::new(ErrorCode::WorkflowRunFailed, e.to_string()))
+    serde_json::to_value(all)
+        .map_err(|e| HostError::new(ErrorCode::WorkflowRunFailed, e.to_string()))
 }
 
 fn show(session: &Session, p: Option<Value>) -> HostResult<Value> {
@@ -186,7 +191,9 @@ fn resume(session: &Session, p: Option<Value>) -> HostResult<Value> {
 fn cancel(session: &Session, p: Option<Value>) -> HostResult<Value> {
     let a: RunParams = params(p)?;
     get(session, &a.run_id)?;
-    let v = with_runs(session, |runs, _| runs.cancel(&a.run_id).map_err(workflow::host_error))?;
+    let v = with_runs(session, |runs, _| {
+        runs.cancel(&a.run_id).map_err(workflow::host_error)
+    })?;
     host::audit(
         session,
         "workflow.cancel",

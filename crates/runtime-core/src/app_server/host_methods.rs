@@ -53,3 +53,29 @@ impl HostMethods {
         self.table.keys().map(String::as_str)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok() -> HostHandler {
+        Arc::new(|_| Ok(Value::Null))
+    }
+
+    #[test]
+    fn names_must_be_namespaced_and_never_shadow_a_standard_method() {
+        let mut t = HostMethods::new();
+        assert!(t.add("apphost/workflow.start", ok()).is_ok());
+        for bad in [
+            "start",
+            "/start",
+            "apphost/",
+            "initialize",
+            "agentSession/start",
+        ] {
+            assert!(t.add(bad, ok()).is_err(), "{bad}");
+            assert!(t.get(bad).is_none(), "{bad}");
+        }
+        assert_eq!(t.names().collect::<Vec<_>>(), ["apphost/workflow.start"]);
+    }
+}
