@@ -3,11 +3,14 @@
 
 import type {
   Bundle,
+  FileRef,
+  FileRefRevoked,
   HostCommandName,
   RunDetail,
   RunSummary,
   ScheduleRecord,
   HostCommands,
+  Indexed,
   ModelSet,
   ModelStatus,
   SecretBound,
@@ -117,7 +120,14 @@ export const bindSecret = (
   slot: string,
   value: string,
 ): Promise<SecretBound> => call("bind_secret", { appId, slot, value });
+/** Binds a folder (an absolute path) to a declared knowledge template and indexes it. */
+export const bindKnowledge = (appId: string, template: string, folder: string): Promise<Indexed> =>
+  call("bind_knowledge", { appId, template, folder });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => call("grant", { appId, scope });
+/** lime.files refs of an app (with their paths: the host UI is the user's). */
+export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });
+export const fileRefRevoke = (appId: string, ref: string): Promise<FileRefRevoked> => call("file_ref_revoke", { appId, ref });
+export const fileGrantPath = (appId: string, path: string): Promise<FileRef> => call("file_grant_path", { appId, path });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   call("list_grants", appId === undefined ? {} : { appId });
@@ -165,8 +175,14 @@ export const answerDownload = (downloadId: string, save: boolean): Promise<Outgo
 export const devDiagnostic = (mountId: string, origin: string, data: string): Promise<unknown> =>
   call("dev_diagnostic", { mountId, origin, data });
 
+/** The `lime.files.requestFiles` picker's commands (`api/files.rs`). */
+export const fileUpload = (appId: string, name: string, base64: string): Promise<FileRef> => call("file_upload", { appId, name, base64 });
+export const answerFilePick = (promptId: string, refs: string[] | null): Promise<Outgoing[]> =>
+  call("answer_file_pick", refs === null ? { promptId } : { promptId, refs });
+
 export const relayTransport = {
   bridgeMessage,
+  files: { grantPath: fileGrantPath, upload: fileUpload, answer: answerFilePick },
   devDiagnostic,
   bridgeRefused,
   answerPrompt,

@@ -43,6 +43,7 @@ pub(crate) struct NextEvents {
 fn next_events(session: &Session, raw: Value) -> HostResult<Value> {
     let a: NextEvents = args("next_events", raw)?;
     let deadline = Instant::now() + Duration::from_millis(a.timeout_ms).min(MAX_WAIT);
+    session.ensure_knowledge_watch();
     loop {
         if let Err(e) = super::watch::sync(session) {
             tracing::debug!(

@@ -16,7 +16,9 @@ pub mod door;
 pub mod door_workflow;
 pub mod events;
 pub mod external;
+pub mod files;
 pub mod host_update;
+pub mod knowledge;
 pub mod launch_package;
 pub mod outbox;
 pub mod schema;
@@ -51,8 +53,10 @@ const AREAS: &[&[Command]] = &[
     dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    files::COMMANDS,
     host_update::COMMANDS,
     launch_package::COMMANDS,
+    knowledge::COMMANDS,
     tasks::COMMANDS,
     workflow::COMMANDS,
 ];
@@ -123,7 +127,7 @@ pub fn answer<T: serde::Serialize>(value: T) -> HostResult<Value> {
     })
 }
 
-fn bad_arguments(command: &str, reason: &str) -> HostError {
+pub(crate) fn bad_arguments(command: &str, reason: &str) -> HostError {
     HostError::new(
         ErrorCode::ApiBadArguments,
         format!(

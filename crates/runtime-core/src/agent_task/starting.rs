@@ -16,6 +16,18 @@ impl AgentTasks {
     /// Starts a task (or returns the app's task with the same idempotency key). Never waits
     /// for the model: the run is submitted to the runtime's own executor.
     pub fn start(&self, app: &AppId, req: StartTask) -> Result<TaskStarted, AgentTaskError> {
+        self.start_with_knowledge(app, req, &[])
+    }
+
+    /// [`Self::start`] for a task that declared knowledge templates: its session's turns get the
+    /// `knowledge_search` tool for them (granted before the run is submitted). The host has
+    /// checked that each is declared and bound.
+    pub fn start_with_knowledge(
+        &self,
+        app: &AppId,
+        req: StartTask,
+        knowledge: &[String],
+    ) -> Result<TaskStarted, AgentTaskError> {
         if req.input.len() > MAX_INPUT_BYTES {
             return Err(AgentTaskError::Invalid(format!(
                 "input is over {MAX_INPUT_BYTES} bytes"
@@ -69,6 +81,10 @@ impl AgentTasks {
         // The same key names the same task, whatever its session is doing now.
         if let Some(k) = &req.idempotency_key {
             if let Some(row) = self.store.get_by_key(app.as_str(), k)? {
+                self.runtime
+                    .tools()
+                    .knowledge_grants()
+                    .grant(&row.session_id, knowledge);
                 self.ensure_started(app, &row, req_id.as_deref())?;
                 return Ok(TaskStarted {
                     task_id: row.task_id,
@@ -103,6 +119,10 @@ impl AgentTasks {
             joined,
         };
         let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
+        self.runtime
+            .tools()
+            .knowledge_grants()
+            .grant(&row.session_id, knowledge);
         self.ensure_started(app, &row, req_id.as_deref())?;
         Ok(TaskStarted {
             task_id: row.task_id,

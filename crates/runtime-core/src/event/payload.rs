@@ -238,8 +238,21 @@ payload!(
     }
 );
 payload!(
-    /// `rate_limit.hit`, `quota.*`, `cost.recorded`, `limit.changed`.
-    Limit { kind: String, status: String, retry_after_ms: u64, amount: f64 }
+    /// `rate_limit.hit`, `quota.*`, `cost.recorded`, `limit.changed`. `cost.recorded` (one per
+    /// model call) carries the call's `inputTokens`/`outputTokens`, the turn's running
+    /// `usedTokens`, its `maxTokens` budget when it has one, and `costUsd` when the provider
+    /// reported a price.
+    Limit {
+        kind: String,
+        status: String,
+        retry_after_ms: u64,
+        amount: f64,
+        input_tokens: u64,
+        output_tokens: u64,
+        used_tokens: u64,
+        max_tokens: u64,
+        cost_usd: f64,
+    }
 );
 payload!(
     /// `snapshot.repaired` / `snapshot.updated`: recovery facts.

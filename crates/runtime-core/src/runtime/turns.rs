@@ -16,7 +16,7 @@ use crate::event::facts::{self, QueueChange, SubmitStatus};
 use crate::event::Scope;
 use crate::ids::*;
 use crate::read_model::TurnStatus;
-use crate::turn::{Decision, TurnMachine, TurnSpec};
+use crate::turn::{Decision, TurnLimits, TurnMachine, TurnSpec};
 
 impl Runtime {
     /// Resumes a queue restored after a restart: the head turn starts. False when there was
@@ -273,6 +273,20 @@ impl Runtime {
         }
     }
 
+    /// The limits of a turn of `app`: the runtime's, with the app's token budget when it is
+    /// lower (a budget is only ever lowered here).
+    fn turn_limits(&self, app: &AppId) -> TurnLimits {
+        let mut limits = self.inner.config.limits.clone();
+        limits.max_tokens = match (
+            limits.max_tokens,
+            self.inner.config.tool_policy.token_budget(app),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        limits
+    }
+
     pub(super) fn spawn_turn(
         &self,
         h: Arc<SessionHandle>,
@@ -304,9 +318,9 @@ impl Runtime {
             history,
             input: input.clone(),
             output_schema,
-            tools: self.inner.tools.current_specs(),
+            tools: self.inner.tools.specs_for(h.id.as_str()),
             backend: backend.info(),
-            limits: self.inner.config.limits.clone(),
+            limits: self.turn_limits(&h.app_id),
             session_allowed_tools,
         };
         let span = tracing::info_span!("agent.task", session = %h.id, turn = %turn_id);

@@ -15,6 +15,7 @@ mod download;
 mod effects;
 mod outbox;
 mod outgoing;
+mod pick_files;
 mod snapshot;
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
@@ -67,6 +68,8 @@ enum PromptKind {
     Call,
     /// `lime.policy.requestPermission`: the answer is the call's value.
     RequestPermission,
+    /// `lime.files.requestFiles`: the user's choice is the call's value (`pick_files.rs`).
+    PickFiles { multiple: bool },
     /// `lime.tools.invoke` of a destructive tool: only "allow" runs it (once; never
     /// remembered), anything else is `tools.denied`.
     ToolApproval,

@@ -201,9 +201,13 @@ impl AgentService {
             AgentMethod::StartTask => {
                 let o = object(a, args, START_TASK_FIELDS)?;
                 check_standard_fields(a, o)?;
+                let knowledge = super::knowledge::task_templates(store, a, o)?;
                 let req = start_request(store, a, o)?;
                 let h = self.host(store, a)?;
-                let started = h.tasks.start(&app, req).map_err(|e| task_err(a, e))?;
+                let started = h
+                    .tasks
+                    .start_with_knowledge(&app, req, &knowledge)
+                    .map_err(|e| task_err(a, e))?;
                 let value = json!({
                     "taskId": started.task_id, "traceId": started.trace_id,
                     "sessionId": started.session_id, "created": started.created,
@@ -385,8 +389,13 @@ fn start_request(
 ) -> Result<StartTask, CallError> {
     let input = match o.get("input") {
         None | Some(Value::Null) => return Err(invalid(a, "args.input is required")),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
+        Some(v) => match super::attachments::attach(store, a, o.get("files"), v)? {
+            Some(with_files) => with_files,
+            None => match v {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            },
+        },
     };
     if input.len() > MAX_INPUT_BYTES {
         return Err(err(

@@ -22,6 +22,12 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "call arguments",
     ),
     ("hosting/capability/services/events.rs", 2, "call arguments"),
+    ("hosting/capability/services/files.rs", 1, "call arguments"),
+    (
+        "hosting/capability/services/attachments.rs",
+        2,
+        "call arguments (startTask's files)",
+    ),
     (
         "hosting/capability/services/evidence.rs",
         4,
@@ -31,6 +37,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     (
         "hosting/capability/services/workflow.rs",
         3,
+        "call arguments",
+    ),
+    (
+        "hosting/capability/services/knowledge.rs",
+        1,
         "call arguments",
     ),
     (
