@@ -310,3 +310,26 @@ fn a_stale_door_without_a_host_leaves_the_cli_driving_itself() {
     assert_eq!(v["waiting"]["type"], "review", "{v}");
     assert_eq!(seen.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn host_methods_answer_nobody_before_the_token_handshake() {
+    let (mut host, seen) = host_with_sample();
+    host.serve();
+    let s = std::os::unix::net::UnixStream::connect(host.runtime_dir().join("app-server.sock"))
+        .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let req = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "apphost/workflow.start",
+        "params": {"app": "reply-workflow", "workflow": "draft-review-publish"}});
+    (&s).write_all(format!("{req}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    BufReader::new(&s).read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    drop(s);
+    assert_eq!(seen.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        host.ok(&["workflow", "list"]),
+        serde_json::json!([]),
+        "nothing started"
+    );
+}
