@@ -40,6 +40,7 @@ mod secrets;
 mod store_open;
 mod tools;
 mod workflow;
+mod workflow_door;
 
 use std::ffi::OsString;
 

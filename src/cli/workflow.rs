@@ -1,7 +1,9 @@
 //! `apphost workflow start|list|show|cancel|respond`: durable workflow runs
-//! (`host_core::hosting::workflow`). This process owns the runs while the command runs (the
-//! runs' `runtime.lock`; another process holding it is `runtime.busy`: "AppHost is running: use
-//! its Tasks page" when it is the window or `apphost serve`): `start` and `respond`
+//! (`host_core::hosting::workflow`). While the window or `apphost serve` runs, the command is
+//! handed to it over its App Server door (`workflow_door.rs`: its driver moves the run, the
+//! output is the same); a door that answers but refuses is `runtime.busy`, saying why (that
+//! host owns the agent runtime: steps driven here would fail). Otherwise this
+//! process owns the runs while the command runs (the runs' `runtime.lock`): `start` and `respond`
 //! drive the run until it waits for a person or a timer, or ends, then exit; the run stays
 //! durable and the next command replays it; `resume` drives it again (a due timer, a step a
 //! stopped process left unfinished).
@@ -10,6 +12,8 @@ use clap::Subcommand;
 use serde_json::{json, Value};
 
 use super::output;
+use super::workflow_door::{self as handoff, Handoff};
+use host_core::api::door_workflow::answer_for;
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
@@ -17,7 +21,7 @@ use host_core::hosting::capability::services::Services;
 use host_core::hosting::workflow::{self, executor::HostSteps, host_error};
 use host_core::install::store::Store;
 use runtime_core::workflow::machine::{Pending, RunStatus};
-use runtime_core::workflow::runs::{Answer, RunView, WorkflowRuns};
+use runtime_core::workflow::runs::{RunView, WorkflowRuns};
 
 #[derive(Debug, Subcommand)]
 pub enum WorkflowCommand {
@@ -56,6 +60,14 @@ pub enum WorkflowCommand {
 }
 
 pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
+    // A running host (the window, `apphost serve`) owns the runs: hand the command to it.
+    // A host that answers at the door but refuses the command owns the agent runtime: driving
+    // here would fail its agent steps, so the CLI says why instead.
+    match handoff::call(dir, door_command(&cmd), door_params(&cmd)?)? {
+        Handoff::Done(answer) => return print_answer(&cmd, answer, json),
+        Handoff::NoHost => {}
+        Handoff::Failed(why) => return Err(door_refused(&why)),
+    }
     let runs = workflow::open_runs(dir).map_err(busy_or_error)?;
     let view = match cmd {
         WorkflowCommand::Start {
@@ -71,22 +83,7 @@ pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
             drive(dir, &store, &runs, &v.run_id)?
         }
         WorkflowCommand::List { app } => {
-            let all = runs.list(app.as_deref());
-            if json {
-                output::print_json(&all);
-            } else if all.is_empty() {
-                out_line!("no workflow runs");
-            } else {
-                for v in &all {
-                    out_line!(
-                        "{:<38} {:<16} {:<24} {}",
-                        v.run_id,
-                        v.app,
-                        v.workflow,
-                        status(v)
-                    );
-                }
-            }
+            print_list(&runs.list(app.as_deref()), json);
             return Ok(0);
         }
         WorkflowCommand::Show { run_id } => runs.show(&run_id).map_err(host_error)?,
@@ -110,12 +107,92 @@ pub fn run(dir: &DataDir, cmd: WorkflowCommand, json: bool) -> HostResult<i32> {
             drive(dir, &store, &runs, &run_id)?
         }
     };
-    if json {
-        output::print_json(&view);
+    print_view(&view, json);
+    Ok(0)
+}
+
+/// The host method a command is handed over as (`apphost/workflow.<name>`).
+fn door_command(cmd: &WorkflowCommand) -> &'static str {
+    match cmd {
+        WorkflowCommand::Start { .. } => "start",
+        WorkflowCommand::List { .. } => "list",
+        WorkflowCommand::Show { .. } => "show",
+        WorkflowCommand::Cancel { .. } => "cancel",
+        WorkflowCommand::Resume { .. } => "resume",
+        WorkflowCommand::Respond { .. } => "respond",
+    }
+}
+
+/// The command's params for the host (its `--input` checked here first, as when driving).
+fn door_params(cmd: &WorkflowCommand) -> HostResult<Value> {
+    Ok(match cmd {
+        WorkflowCommand::Start {
+            app,
+            workflow: wf,
+            input,
+            idempotency_key,
+        } => {
+            let input = parse_input(input.as_deref())?.unwrap_or(json!({}));
+            json!({"app": app, "workflow": wf, "input": input, "idempotencyKey": idempotency_key})
+        }
+        WorkflowCommand::List { app } => json!({ "app": app }),
+        WorkflowCommand::Show { run_id }
+        | WorkflowCommand::Cancel { run_id }
+        | WorkflowCommand::Resume { run_id } => json!({ "runId": run_id }),
+        WorkflowCommand::Respond {
+            run_id,
+            approve,
+            reject,
+            input,
+        } => {
+            let input = parse_input(input.as_deref())?;
+            json!({"runId": run_id, "approve": approve, "reject": reject, "input": input})
+        }
+    })
+}
+
+/// Prints the host's answer exactly as the command prints what it drove itself.
+fn print_answer(cmd: &WorkflowCommand, answer: Value, json: bool) -> HostResult<i32> {
+    let garbled = |e: serde_json::Error| {
+        HostError::new(
+            ErrorCode::Internal,
+            format!("the running AppHost answered something this CLI cannot read: {e}"),
+        )
+    };
+    if let WorkflowCommand::List { .. } = cmd {
+        let all: Vec<RunView> = serde_json::from_value(answer).map_err(garbled)?;
+        print_list(&all, json);
     } else {
-        describe(&view);
+        let view: RunView = serde_json::from_value(answer).map_err(garbled)?;
+        print_view(&view, json);
     }
     Ok(0)
+}
+
+fn print_list(all: &[RunView], json: bool) {
+    if json {
+        output::print_json(&all);
+    } else if all.is_empty() {
+        out_line!("no workflow runs");
+    } else {
+        for v in all {
+            out_line!(
+                "{:<38} {:<16} {:<24} {}",
+                v.run_id,
+                v.app,
+                v.workflow,
+                status(v)
+            );
+        }
+    }
+}
+
+fn print_view(view: &RunView, json: bool) {
+    if json {
+        output::print_json(view);
+    } else {
+        describe(view);
+    }
 }
 
 /// Another process drives the runs: the window or `apphost serve` (its Tasks page answers and
@@ -130,6 +207,16 @@ fn busy_or_error(e: runtime_core::workflow::runs::RunError) -> HostError {
     )
     .with("cause", e.code)
     .with("detail", e.message)
+}
+
+/// A running host answered at the door but did not take the command (`why`: a wrong token,
+/// a closed connection).
+fn door_refused(why: &str) -> HostError {
+    HostError::new(
+        ErrorCode::RuntimeBusy,
+        format!("AppHost is running, but its App Server door did not take this command ({why}): use its Tasks page"),
+    )
+    .with("door", why)
 }
 
 fn drive(dir: &DataDir, store: &Store, runs: &WorkflowRuns, run_id: &str) -> HostResult<RunView> {
@@ -149,38 +236,6 @@ fn parse_input(text: Option<&str>) -> HostResult<Option<Value>> {
         })
     })
     .transpose()
-}
-
-fn answer_for(v: &RunView, approve: bool, reject: bool, data: Option<Value>) -> HostResult<Answer> {
-    let need = |what: &str| {
-        HostError::new(
-            ErrorCode::WorkflowNotWaiting,
-            format!("the run waits for {what}"),
-        )
-        .with("runId", &v.run_id)
-    };
-    match &v.waiting {
-        Some(Pending::Review { .. }) if approve || reject => Ok(Answer::Review {
-            approved: approve,
-            data,
-        }),
-        Some(Pending::Review { .. }) => Err(need("a review: --approve or --reject")),
-        Some(Pending::Input { .. }) => match data {
-            Some(data) => Ok(Answer::Input { data }),
-            None => Err(need("an input: --input JSON")),
-        },
-        Some(Pending::Decision { .. }) if approve || reject => {
-            Ok(Answer::Decision { retry: approve })
-        }
-        Some(Pending::Decision { .. }) => {
-            Err(need("a retry decision: --approve (retry) or --reject"))
-        }
-        Some(_) => Err(need("a timer or a step, not an answer")),
-        None => Err(HostError::new(
-            ErrorCode::WorkflowRunFinished,
-            format!("run {} has ended", v.run_id),
-        )),
-    }
 }
 
 fn status(v: &RunView) -> String {

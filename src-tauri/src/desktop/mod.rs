@@ -53,7 +53,7 @@ pub fn run() -> i32 {
         .with_launch_package(package),
     );
     // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
-    let _door = host_core::api::door::open(&session)
+    let _door = host_core::api::door::open_serving(&session)
         .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
         .ok();
 

@@ -10,6 +10,8 @@ use runtime_core::app_server::door::{self, DoorLimits};
 
 use std::sync::Arc;
 
+use runtime_core::app_server::host_methods::HostMethods;
+
 use runtime_core::runtime::Runtime;
 
 use super::session::Session;
@@ -22,8 +24,24 @@ pub fn open(session: &Session) -> HostResult<Door> {
     open_with(session, DoorLimits::default())
 }
 
+/// [`open`] whose connections also answer the host methods (`apphost/workflow.*`:
+/// `api/door_workflow.rs`), so `apphost workflow ...` hands its runs to this session. The
+/// window and `apphost serve` open this one.
+pub fn open_serving(session: &Arc<Session>) -> HostResult<Door> {
+    let methods = Arc::new(super::door_workflow::methods(session));
+    open_inner(session, DoorLimits::default(), Some(methods))
+}
+
 /// [`open`] with other bounds (tests).
 pub fn open_with(session: &Session, limits: DoorLimits) -> HostResult<Door> {
+    open_inner(session, limits, None)
+}
+
+fn open_inner(
+    session: &Session,
+    limits: DoorLimits,
+    methods: Option<Arc<HostMethods>>,
+) -> HostResult<Door> {
     let (runtime, handle) = session
         .with_bridge(|host, store| host.agent_runtime(store))?
         .map_err(|m| HostError::new(ErrorCode::TaskRuntimeFailed, m))?;
@@ -38,7 +56,7 @@ pub fn open_with(session: &Session, limits: DoorLimits) -> HostResult<Door> {
             rt.set_backend(b);
         }
     });
-    door::open(runtime, &handle, limits, Some(on_connect)).map_err(|e| {
+    door::open_with_host_methods(runtime, &handle, limits, Some(on_connect), methods).map_err(|e| {
         HostError::new(
             ErrorCode::TaskRuntimeFailed,
             format!("cannot open the App Server door: {e}"),

@@ -104,6 +104,17 @@ pub fn open(
     limits: DoorLimits,
     on_connect: Option<OnConnect>,
 ) -> io::Result<Door> {
+    open_with_host_methods(runtime, handle, limits, on_connect, None)
+}
+
+/// [`open`] whose connections also answer the host's extension methods (`host_methods`).
+pub fn open_with_host_methods(
+    runtime: Runtime,
+    handle: &tokio::runtime::Handle,
+    limits: DoorLimits,
+    on_connect: Option<OnConnect>,
+    host_methods: Option<Arc<super::host_methods::HostMethods>>,
+) -> io::Result<Door> {
     let dir = runtime.config().data_dir.clone();
     crate::private_fs::create_private_dir(&dir)?;
     let socket = socket_path(&dir);
@@ -124,6 +135,7 @@ pub fn open(
         max_line_bytes: limits.max_line_bytes,
         token: Some(Arc::from(token.as_str())),
         handshake_timeout: Some(limits.handshake_timeout),
+        host_methods,
         ..ServeConfig::new(runtime)
     };
     let slots = Arc::new(Semaphore::new(limits.max_connections));

@@ -8,6 +8,7 @@ pub mod calls;
 pub mod door;
 mod door_token;
 mod evidence_export;
+pub mod host_methods;
 pub mod methods;
 pub mod paging;
 pub mod protocol;
@@ -61,6 +62,10 @@ impl RpcError {
         self.data = Some(data);
         self
     }
+    /// The same error carrying `data` (a host method's structured refusal).
+    pub fn with_data(self, data: Value) -> Self {
+        self.with(data)
+    }
     fn to_json(&self) -> Value {
         let mut e = json!({"code": self.code, "message": self.message});
         if let Some(d) = &self.data {
@@ -110,6 +115,8 @@ pub struct Connection {
     token: Option<std::sync::Arc<str>>,
     /// Set when the transport must close after sending the current answer (a wrong token).
     close: bool,
+    /// The host's extension methods (`host_methods`), tried after the standard table.
+    host_methods: Option<std::sync::Arc<host_methods::HostMethods>>,
 }
 
 impl Drop for Connection {
@@ -142,7 +149,17 @@ impl Connection {
             max_subscriptions: MAX_SUBSCRIPTIONS,
             token: None,
             close: false,
+            host_methods: None,
         }
+    }
+
+    /// The same connection also answering the host's extension methods.
+    pub fn with_host_methods(
+        mut self,
+        host: Option<std::sync::Arc<host_methods::HostMethods>>,
+    ) -> Self {
+        self.host_methods = host;
+        self
     }
 
     /// The same connection requiring `token` as `initialize`'s `authToken` (the door).
@@ -248,12 +265,34 @@ impl Connection {
         };
         let method = method.clone();
         let span = tracing::debug_span!("app_server.request", method = %method);
-        let _g = span.enter();
-        let result = self.dispatch(&method, p);
+        let result = match self.host_method(&method) {
+            Some(Ok(handler)) => {
+                let run = move || span.in_scope(|| handler(p));
+                tokio::task::spawn_blocking(run).await.unwrap_or_else(|e| {
+                    Err(RpcError::new(codes::INTERNAL_ERROR, "Internal error")
+                        .with(json!({"detail": e.to_string()})))
+                })
+            }
+            Some(Err(e)) => Err(e),
+            None => span.in_scope(|| self.dispatch(&method, p)),
+        };
         Some(match result {
             Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
             Err(e) => error_response(id, &e),
         })
+    }
+
+    /// The host's handler of `method` when it is a host method (not a standard one): refused
+    /// before the handshake completes, like every business method.
+    fn host_method(&self, method: &str) -> Option<Result<host_methods::HostHandler, RpcError>> {
+        if methods::find(method).is_some() {
+            return None;
+        }
+        let handler = self.host_methods.as_ref()?.get(method)?;
+        if self.state != InitState::Ready {
+            return Some(Err(not_initialized()));
+        }
+        Some(Ok(handler))
     }
 
     fn dispatch(&mut self, method: &str, p: Option<Value>) -> Result<Value, RpcError> {
@@ -261,10 +300,7 @@ impl Connection {
             return Err(not_found(method));
         };
         if spec.phase != Phase::Handshake && self.state != InitState::Ready {
-            return Err(RpcError::new(
-                codes::NOT_INITIALIZED,
-                "Not initialized: initialize and initialized must complete before business methods",
-            ));
+            return Err(not_initialized());
         }
         match spec.run {
             Some(run) => run(self, p),
@@ -299,6 +335,13 @@ impl Connection {
             }
         }));
     }
+}
+
+fn not_initialized() -> RpcError {
+    RpcError::new(
+        codes::NOT_INITIALIZED,
+        "Not initialized: initialize and initialized must complete before business methods",
+    )
 }
 
 /// `-32601` for a name the method table does not answer.

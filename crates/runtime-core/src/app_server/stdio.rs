@@ -24,6 +24,8 @@ pub struct ServeConfig {
     pub token: Option<std::sync::Arc<str>>,
     /// Time a client has to complete `initialize` + `initialized` (the door); `None`: no limit.
     pub handshake_timeout: Option<std::time::Duration>,
+    /// The host's extension methods (`host_methods`); `None`: only the standard ones.
+    pub host_methods: Option<std::sync::Arc<super::host_methods::HostMethods>>,
 }
 
 impl ServeConfig {
@@ -34,6 +36,7 @@ impl ServeConfig {
             max_subscriptions: super::MAX_SUBSCRIPTIONS,
             token: None,
             handshake_timeout: None,
+            host_methods: None,
         }
     }
 }
@@ -120,7 +123,8 @@ where
     });
     let mut conn = Connection::new(config.runtime.clone(), tx.clone())
         .with_max_subscriptions(config.max_subscriptions)
-        .with_token(config.token.clone());
+        .with_token(config.token.clone())
+        .with_host_methods(config.host_methods.clone());
     let mut reader = reader;
     let mut buf = Vec::new();
     let deadline = config

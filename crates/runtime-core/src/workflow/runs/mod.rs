@@ -23,7 +23,7 @@ pub use input_check::{check_input, InputRefusal};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::machine::{Call, Effect, Pending, RunMachine, RunState, RunStatus};
@@ -138,8 +138,8 @@ pub struct StartRun {
     pub started_by: Option<String>,
 }
 
-/// A run as clients see it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A run as clients see it (and as the CLI reads it back from the running host's door).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunView {
     pub run_id: String,
