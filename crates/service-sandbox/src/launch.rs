@@ -13,6 +13,9 @@ use crate::spec::ServiceSpec;
 
 /// The descriptor bubblewrap reads the seccomp program from.
 const SECCOMP_FD: i32 = 3;
+/// An `O_PATH|O_NOFOLLOW` descriptor of the service dir, bound by bwrap through
+/// `/proc/self/fd/4`: what was checked is what gets mounted (no rename/symlink race).
+const SERVICE_DIR_FD: i32 = 4;
 /// Sandbox uid/gid (mapped to the host user through the new user namespace).
 const SANDBOX_ID: &str = "65534";
 
@@ -71,7 +74,7 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
     a.push(spec.package_dir.clone().into());
     a.push("/app".into());
     a.push("--bind".into());
-    a.push(spec.service_dir.clone().into());
+    a.push(format!("/proc/self/fd/{SERVICE_DIR_FD}").into());
     a.push("/service".into());
     a.push("--ro-bind".into());
     a.push(spec.shim.clone().into());
@@ -87,8 +90,10 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
 /// placed in `group` before it execs.
 pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Child, SandboxError> {
     check_spec(spec)?;
-    let seccomp: OwnedFd = crate::seccomp::program_fd().map_err(SandboxError::SandboxUnavailable)?;
+    let seccomp = high(crate::seccomp::program_fd().map_err(SandboxError::SandboxUnavailable)?)?;
     let seccomp_raw = seccomp.as_raw_fd();
+    let service_dir = high(open_dir_nofollow(&spec.service_dir)?)?;
+    let service_raw = service_dir.as_raw_fd();
     let procs = CString::new(group.procs_file().as_os_str().as_bytes())
         .map_err(|_| SandboxError::InvalidSpec("cgroup path".into()))?;
     let l = spec.limits;
@@ -135,8 +140,12 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
             } else if libc::dup2(seccomp_raw, SECCOMP_FD) != SECCOMP_FD {
                 return Err(std::io::Error::last_os_error());
             }
-            // every other inherited descriptor is closed: only stdio and the seccomp program remain
-            if libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) != 0 {
+            if libc::dup2(service_raw, SERVICE_DIR_FD) != SERVICE_DIR_FD {
+                return Err(std::io::Error::last_os_error());
+            }
+            // every other inherited descriptor is closed: stdio, the seccomp program and the
+            // service dir handle remain for bwrap, which closes them before the service runs
+            if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -144,5 +153,32 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
     }
     let child = cmd.spawn().map_err(|e| SandboxError::StartFailed(e.to_string()))?;
     drop(seccomp);
+    drop(service_dir);
     Ok(child)
+}
+
+/// The same descriptor moved to a number >= 10, so the dup2s onto 3 and 4 never clobber each other.
+fn high(fd: OwnedFd) -> Result<OwnedFd, SandboxError> {
+    let raw = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if raw < 0 {
+        return Err(SandboxError::StartFailed(std::io::Error::last_os_error().to_string()));
+    }
+    // SAFETY: raw is a fresh descriptor owned by nobody else.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) })
+}
+
+/// Open `dir` without following a symlink in its last component; refuse anything but a directory.
+fn open_dir_nofollow(dir: &Path) -> Result<OwnedFd, SandboxError> {
+    let c = CString::new(dir.as_os_str().as_bytes()).map_err(|_| SandboxError::InvalidSpec("service dir path".into()))?;
+    let fd = unsafe {
+        libc::open(c.as_ptr(), libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC)
+    };
+    if fd < 0 {
+        return Err(SandboxError::InvalidSpec(format!(
+            "service dir: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: fd was just opened and is owned by nobody else.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }

@@ -1,5 +1,5 @@
 //! Runs inside the bubblewrap sandbox: applies the Landlock ruleset (ABI >= 3, fully enforced
-//! or refuse) and execs the service program. Usage: `shim net|nonet -- program args...`.
+//! or refuse), closes every descriptor but stdio and execs the service program. Usage: `shim net|nonet -- program args...`.
 
 use std::os::unix::process::CommandExt;
 
@@ -47,6 +47,12 @@ fn main() {
     }
     if let Err(e) = restrict(args[0] == "net") {
         eprintln!("apphost-service-shim: service.sandbox_unavailable: {e}");
+        std::process::exit(98);
+    }
+    // Nothing but stdio reaches the service (bwrap leaves the service dir handle it bound open).
+    // SAFETY: plain syscall, no descriptor of ours is in use past this point.
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
+        eprintln!("apphost-service-shim: close_range failed");
         std::process::exit(98);
     }
     let err = std::process::Command::new(&args[2]).args(&args[3..]).exec();
