@@ -112,6 +112,17 @@ impl ServiceProcess {
         self.child.id()
     }
 
+    /// The exit status of the outer sandbox process once it has ended.
+    pub fn exit_status(&mut self) -> Option<String> {
+        for _ in 0..50 {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st.to_string());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+
     /// The last [`LOG_RING`] bytes the service wrote to stderr.
     pub fn logs(&self) -> String {
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());

@@ -25,6 +25,12 @@ pub enum SandboxError {
     /// The service broke the protocol (oversized line, bad JSON, bad id).
     #[error("service.protocol: {0}")]
     Protocol(String),
+    /// Inside the restart backoff after a crash.
+    #[error("service.backoff")]
+    Backoff,
+    /// Crashed too often: blocked until a user action.
+    #[error("service.crash_loop: {0}")]
+    CrashLoop(String),
     /// The service answered with a JSON-RPC error.
     #[error("service.error: {code}: {message}")]
     Remote { code: i64, message: String },
@@ -41,6 +47,8 @@ impl SandboxError {
             Self::Timeout => "service.timeout",
             Self::Exited(_) => "service.exited",
             Self::Protocol(_) => "service.protocol",
+            Self::Backoff => "service.backoff",
+            Self::CrashLoop(_) => "service.crash_loop",
             Self::Remote { .. } => "service.error",
         }
     }

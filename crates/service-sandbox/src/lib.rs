@@ -20,8 +20,10 @@ pub mod launch;
 pub mod layers;
 pub mod seccomp;
 pub mod spec;
+pub mod supervisor;
 
 pub use channel::ServiceProcess;
 pub use error::SandboxError;
 pub use layers::{available_layers, Layers};
 pub use spec::{Limits, ServiceSpec};
+pub use supervisor::{AuditEvent, Health, Policy, Supervisor};
