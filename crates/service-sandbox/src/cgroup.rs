@@ -9,13 +9,19 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// The parent under which launch groups are made (cgroup v1 `pids` hierarchy, or v2 unified).
 pub fn root() -> Option<PathBuf> {
-    for base in ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+    for base in [
+        "/sys/fs/cgroup/pids",
+        "/sys/fs/cgroup/unified",
+        "/sys/fs/cgroup",
+    ] {
         let base = PathBuf::from(base);
         if !base.join("cgroup.procs").exists() {
             continue;
         }
         let dir = base.join("apphost-services");
-        if fs::create_dir_all(&dir).is_ok() && (dir.join("pids.max").exists() || base.ends_with("pids")) {
+        if fs::create_dir_all(&dir).is_ok()
+            && (dir.join("pids.max").exists() || base.ends_with("pids"))
+        {
             return Some(dir);
         }
     }

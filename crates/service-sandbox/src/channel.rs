@@ -46,7 +46,11 @@ fn read_lines(out: impl Read, tx: mpsc::Sender<Incoming>) {
     let mut reader = BufReader::with_capacity(64 * 1024, out);
     loop {
         let mut line = Vec::new();
-        match reader.by_ref().take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
+        match reader
+            .by_ref()
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+        {
             Ok(0) | Err(_) => {
                 let _ = tx.send(Incoming::Closed);
                 return;
@@ -91,21 +95,44 @@ impl ServiceProcess {
         let bwrap = crate::layers::available_layers()
             .require()
             .map_err(SandboxError::SandboxUnavailable)?;
-        let spec = ServiceSpec { bwrap: if spec.bwrap.as_os_str().is_empty() { bwrap } else { spec.bwrap.clone() }, ..spec.clone() };
+        let spec = ServiceSpec {
+            bwrap: if spec.bwrap.as_os_str().is_empty() {
+                bwrap
+            } else {
+                spec.bwrap.clone()
+            },
+            ..spec.clone()
+        };
         let group = PidsGroup::create(spec.limits.max_processes)
             .map_err(|e| SandboxError::SandboxUnavailable(format!("pids cgroup: {e}")))?;
         let mut child = crate::launch::spawn(&spec, &group)?;
         let (tx, rx) = mpsc::channel();
         let log = Arc::new(Mutex::new(VecDeque::new()));
-        let out = child.stdout.take().ok_or_else(|| SandboxError::StartFailed("no stdout".into()))?;
-        let err = child.stderr.take().ok_or_else(|| SandboxError::StartFailed("no stderr".into()))?;
+        let out = child
+            .stdout
+            .take()
+            .ok_or_else(|| SandboxError::StartFailed("no stdout".into()))?;
+        let err = child
+            .stderr
+            .take()
+            .ok_or_else(|| SandboxError::StartFailed("no stderr".into()))?;
         let log2 = log.clone();
         let readers = vec![
             std::thread::spawn(move || read_lines(out, tx)),
             std::thread::spawn(move || ring(err, log2)),
         ];
         let stdin = child.stdin.take();
-        Ok(Self { child, stdin, rx, log, readers, group: Some(group), next_id: 1, handler, dead: None })
+        Ok(Self {
+            child,
+            stdin,
+            rx,
+            log,
+            readers,
+            group: Some(group),
+            next_id: 1,
+            handler,
+            dead: None,
+        })
     }
 
     pub fn pid(&self) -> u32 {
@@ -135,15 +162,27 @@ impl ServiceProcess {
     }
 
     fn send(&mut self, msg: &Value) -> Result<(), SandboxError> {
-        let stdin = self.stdin.as_mut().ok_or_else(|| SandboxError::Exited("stdin closed".into()))?;
-        let mut line = serde_json::to_vec(msg).map_err(|e| SandboxError::Protocol(e.to_string()))?;
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| SandboxError::Exited("stdin closed".into()))?;
+        let mut line =
+            serde_json::to_vec(msg).map_err(|e| SandboxError::Protocol(e.to_string()))?;
         line.push(b'\n');
-        stdin.write_all(&line).and_then(|_| stdin.flush()).map_err(|e| SandboxError::Exited(e.to_string()))
+        stdin
+            .write_all(&line)
+            .and_then(|_| stdin.flush())
+            .map_err(|e| SandboxError::Exited(e.to_string()))
     }
 
     /// Call `method` on the service. On timeout a `$/cancelRequest` reaches the process and the
     /// call fails with `service.timeout`.
-    pub fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value, SandboxError> {
+    pub fn call(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, SandboxError> {
         if let Some(why) = &self.dead {
             return Err(SandboxError::Exited(why.clone()));
         }
@@ -178,7 +217,13 @@ impl ServiceProcess {
                     if let Some(err) = msg.get("error") {
                         return Err(SandboxError::Remote {
                             code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                            message: err.get("message").and_then(Value::as_str).unwrap_or("").chars().take(1024).collect(),
+                            message: err
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .chars()
+                                .take(1024)
+                                .collect(),
                         });
                     }
                     return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
@@ -196,7 +241,9 @@ impl ServiceProcess {
         } else {
             match (self.handler)(&method, msg.get("params").cloned().unwrap_or(Value::Null)) {
                 Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+                Err((code, message)) => {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                }
             }
         };
         self.send(&reply)

@@ -20,25 +20,35 @@ const SERVICE_DIR_FD: i32 = 4;
 const SANDBOX_ID: &str = "65534";
 
 fn check_spec(spec: &ServiceSpec) -> Result<(), SandboxError> {
-    for (what, dir) in [("package dir", &spec.package_dir), ("service dir", &spec.service_dir)] {
+    for (what, dir) in [
+        ("package dir", &spec.package_dir),
+        ("service dir", &spec.service_dir),
+    ] {
         let meta = std::fs::symlink_metadata(dir)
             .map_err(|e| SandboxError::InvalidSpec(format!("{what} {}: {e}", dir.display())))?;
         if !meta.is_dir() {
             // a symlink swapped in for the service dir is refused, never followed
-            return Err(SandboxError::InvalidSpec(format!("{what} is not a real directory")));
+            return Err(SandboxError::InvalidSpec(format!(
+                "{what} is not a real directory"
+            )));
         }
     }
     let Some(prog) = spec.program.first() else {
         return Err(SandboxError::InvalidSpec("empty program".into()));
     };
     if !(prog.starts_with("/usr/") || prog.starts_with("/app/")) || prog.contains("..") {
-        return Err(SandboxError::InvalidSpec(format!("program {prog} must be under /usr or /app")));
+        return Err(SandboxError::InvalidSpec(format!(
+            "program {prog} must be under /usr or /app"
+        )));
     }
     if prog.starts_with("/usr/") && !Path::new(prog).exists() {
         return Err(SandboxError::RuntimeUnavailable(prog.clone()));
     }
     if !spec.shim.is_file() {
-        return Err(SandboxError::SandboxUnavailable(format!("shim {} missing", spec.shim.display())));
+        return Err(SandboxError::SandboxUnavailable(format!(
+            "shim {} missing",
+            spec.shim.display()
+        )));
     }
     Ok(())
 }
@@ -46,14 +56,46 @@ fn check_spec(spec: &ServiceSpec) -> Result<(), SandboxError> {
 pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
     let mut a: Vec<std::ffi::OsString> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(Into::into));
-    push(&["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
+    push(&[
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]);
     if !spec.network {
         push(&["--unshare-net"]);
     }
-    push(&["--disable-userns", "--die-with-parent", "--new-session", "--clearenv"]);
-    push(&["--uid", SANDBOX_ID, "--gid", SANDBOX_ID, "--hostname", "apphost-service"]);
-    push(&["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/service"]);
-    push(&["--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]);
+    push(&[
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ]);
+    push(&[
+        "--uid",
+        SANDBOX_ID,
+        "--gid",
+        SANDBOX_ID,
+        "--hostname",
+        "apphost-service",
+    ]);
+    push(&[
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/service",
+    ]);
+    push(&[
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "PYTHONDONTWRITEBYTECODE",
+        "1",
+    ]);
     push(&["--ro-bind", "/usr", "/usr"]);
     for d in ["bin", "lib", "lib64", "sbin"] {
         let host = Path::new("/").join(d);
@@ -62,7 +104,9 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
                 let t = target.to_string_lossy().into_owned();
                 push(&["--symlink", &t, &format!("/{d}")]);
             }
-            Err(_) if host.is_dir() && d != "sbin" => push(&["--ro-bind", &format!("/{d}"), &format!("/{d}")]),
+            Err(_) if host.is_dir() && d != "sbin" => {
+                push(&["--ro-bind", &format!("/{d}"), &format!("/{d}")])
+            }
             Err(_) => {}
         }
     }
@@ -80,8 +124,20 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
     a.push(spec.shim.clone().into());
     a.push("/.shim/shim".into());
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(Into::into));
-    push(&["--remount-ro", "/", "--chdir", "/service", "--seccomp", "3", "--"]);
-    push(&["/.shim/shim", if spec.network { "net" } else { "nonet" }, "--"]);
+    push(&[
+        "--remount-ro",
+        "/",
+        "--chdir",
+        "/service",
+        "--seccomp",
+        "3",
+        "--",
+    ]);
+    push(&[
+        "/.shim/shim",
+        if spec.network { "net" } else { "nonet" },
+        "--",
+    ]);
     a.extend(spec.program.iter().map(Into::into));
     a
 }
@@ -123,7 +179,10 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
             }
             libc::close(fd);
             for (res, v) in rlimits {
-                let r = libc::rlimit { rlim_cur: v, rlim_max: v };
+                let r = libc::rlimit {
+                    rlim_cur: v,
+                    rlim_max: v,
+                };
                 if libc::setrlimit(res, &r) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -151,7 +210,9 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| SandboxError::StartFailed(e.to_string()))?;
+    let child = cmd
+        .spawn()
+        .map_err(|e| SandboxError::StartFailed(e.to_string()))?;
     drop(seccomp);
     drop(service_dir);
     Ok(child)
@@ -161,7 +222,9 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
 fn high(fd: OwnedFd) -> Result<OwnedFd, SandboxError> {
     let raw = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
     if raw < 0 {
-        return Err(SandboxError::StartFailed(std::io::Error::last_os_error().to_string()));
+        return Err(SandboxError::StartFailed(
+            std::io::Error::last_os_error().to_string(),
+        ));
     }
     // SAFETY: raw is a fresh descriptor owned by nobody else.
     Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) })
@@ -169,9 +232,13 @@ fn high(fd: OwnedFd) -> Result<OwnedFd, SandboxError> {
 
 /// Open `dir` without following a symlink in its last component; refuse anything but a directory.
 fn open_dir_nofollow(dir: &Path) -> Result<OwnedFd, SandboxError> {
-    let c = CString::new(dir.as_os_str().as_bytes()).map_err(|_| SandboxError::InvalidSpec("service dir path".into()))?;
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| SandboxError::InvalidSpec("service dir path".into()))?;
     let fd = unsafe {
-        libc::open(c.as_ptr(), libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC)
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
     };
     if fd < 0 {
         return Err(SandboxError::InvalidSpec(format!(

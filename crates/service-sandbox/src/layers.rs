@@ -23,15 +23,26 @@ impl Layers {
             ));
         }
         if !self.pids_cgroup {
-            return Err("no writable pids cgroup (/sys/fs/cgroup/pids or cgroup v2 pids controller)".into());
+            return Err(
+                "no writable pids cgroup (/sys/fs/cgroup/pids or cgroup v2 pids controller)".into(),
+            );
         }
-        self.bwrap.clone().ok_or_else(|| "bubblewrap (bwrap) not installed: apt-get install bubblewrap".into())
+        self.bwrap
+            .clone()
+            .ok_or_else(|| "bubblewrap (bwrap) not installed: apt-get install bubblewrap".into())
     }
 }
 
 pub fn landlock_abi() -> i64 {
     // landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) }
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    }
 }
 
 pub fn find_bwrap() -> Option<PathBuf> {

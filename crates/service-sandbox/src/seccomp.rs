@@ -58,7 +58,9 @@ pub fn program() -> Result<BpfProgram, String> {
         TargetArch::x86_64,
     )
     .map_err(|e| e.to_string())?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
 /// The program as bytes in a sealed-by-convention memfd at offset 0 (bwrap reads it to EOF).

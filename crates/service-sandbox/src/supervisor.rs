@@ -79,7 +79,13 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// `log_file` lives in the service dir's sibling logs area (`apps/<app>/services/.logs/<key>.log`).
-    pub fn new(spec: ServiceSpec, policy: Policy, log_file: PathBuf, handler: HandlerFactory, audit: AuditSink) -> Self {
+    pub fn new(
+        spec: ServiceSpec,
+        policy: Policy,
+        log_file: PathBuf,
+        handler: HandlerFactory,
+        audit: AuditSink,
+    ) -> Self {
         Self {
             spec,
             policy,
@@ -100,7 +106,10 @@ impl Supervisor {
     pub fn health(&self) -> Health {
         let recent = self.recent_crashes();
         if recent >= self.policy.crash_limit {
-            Health::Blocked(format!("crash loop: {recent} crashes within {:?}", self.policy.crash_window))
+            Health::Blocked(format!(
+                "crash loop: {recent} crashes within {:?}",
+                self.policy.crash_window
+            ))
         } else if recent > 0 {
             Health::Degraded(format!("{recent} recent crash(es)"))
         } else {
@@ -110,11 +119,16 @@ impl Supervisor {
 
     fn recent_crashes(&self) -> usize {
         let now = Instant::now();
-        self.crashes.iter().filter(|t| now.duration_since(**t) < self.policy.crash_window).count()
+        self.crashes
+            .iter()
+            .filter(|t| now.duration_since(**t) < self.policy.crash_window)
+            .count()
     }
 
     fn refuse(&mut self, err: SandboxError) -> SandboxError {
-        (self.audit)(AuditEvent::Refused { code: err.code().into() });
+        (self.audit)(AuditEvent::Refused {
+            code: err.code().into(),
+        });
         err
     }
 
@@ -129,9 +143,14 @@ impl Supervisor {
         if self.not_before.is_some_and(|t| Instant::now() < t) {
             return Err(self.refuse(SandboxError::Backoff));
         }
-        let mut svc = ServiceProcess::start(&self.spec, (self.handler)()).map_err(|e| self.refuse(e))?;
+        let mut svc =
+            ServiceProcess::start(&self.spec, (self.handler)()).map_err(|e| self.refuse(e))?;
         (self.audit)(AuditEvent::Started { pid: svc.pid() });
-        if let Err(e) = svc.call("initialize", json!({"host": "apphost"}), self.policy.start_timeout) {
+        if let Err(e) = svc.call(
+            "initialize",
+            json!({"host": "apphost"}),
+            self.policy.start_timeout,
+        ) {
             self.running = Some(svc);
             self.crashed(format!("initialize: {}", e.code()));
             return Err(e);
@@ -145,10 +164,15 @@ impl Supervisor {
     pub fn call(&mut self, method: &str, params: Value) -> Result<Value, SandboxError> {
         self.start()?;
         self.last_used = Instant::now();
-        let svc = self.running.as_mut().ok_or_else(|| SandboxError::Exited("not running".into()))?;
+        let svc = self
+            .running
+            .as_mut()
+            .ok_or_else(|| SandboxError::Exited("not running".into()))?;
         match svc.call(method, params, self.policy.call_timeout) {
             Err(SandboxError::Timeout) => {
-                (self.audit)(AuditEvent::LimitHit { what: format!("call timeout {:?} ({method})", self.policy.call_timeout) });
+                (self.audit)(AuditEvent::LimitHit {
+                    what: format!("call timeout {:?} ({method})", self.policy.call_timeout),
+                });
                 Err(SandboxError::Timeout)
             }
             Err(e @ (SandboxError::Exited(_) | SandboxError::Protocol(_))) => {
@@ -165,7 +189,9 @@ impl Supervisor {
             None => why,
         };
         if status.contains("signal: 24") || status.contains("exit status: 152") {
-            (self.audit)(AuditEvent::LimitHit { what: "cpu time (RLIMIT_CPU)".into() });
+            (self.audit)(AuditEvent::LimitHit {
+                what: "cpu time (RLIMIT_CPU)".into(),
+            });
         }
         self.shutdown();
         (self.audit)(AuditEvent::Crashed { status });
@@ -174,7 +200,11 @@ impl Supervisor {
             self.crashes.pop_front();
         }
         let n = self.recent_crashes().saturating_sub(1).min(16) as u32;
-        let backoff = self.policy.backoff_base.saturating_mul(1 << n).min(self.policy.backoff_max);
+        let backoff = self
+            .policy
+            .backoff_base
+            .saturating_mul(1 << n)
+            .min(self.policy.backoff_max);
         self.not_before = Some(Instant::now() + backoff);
     }
 
@@ -189,7 +219,9 @@ impl Supervisor {
     pub fn stop(&mut self, reason: &str) {
         if self.running.is_some() {
             self.shutdown();
-            (self.audit)(AuditEvent::Stopped { reason: reason.into() });
+            (self.audit)(AuditEvent::Stopped {
+                reason: reason.into(),
+            });
         }
     }
 
@@ -213,13 +245,19 @@ impl Supervisor {
         if let Some(dir) = self.log_file.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        if std::fs::metadata(&self.log_file).is_ok_and(|m| m.len() + text.len() as u64 > self.policy.log_max) {
+        if std::fs::metadata(&self.log_file)
+            .is_ok_and(|m| m.len() + text.len() as u64 > self.policy.log_max)
+        {
             let mut rotated = self.log_file.clone().into_os_string();
             rotated.push(".1");
             let _ = std::fs::rename(&self.log_file, rotated);
         }
         let tail = &text.as_bytes()[text.len().saturating_sub(self.policy.log_max as usize)..];
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&self.log_file) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_file)
+        {
             let _ = f.write_all(tail);
         }
     }

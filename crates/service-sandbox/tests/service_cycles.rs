@@ -13,12 +13,15 @@ fn no_handler() -> service_sandbox::channel::HostHandler {
 
 #[test]
 fn a_thousand_start_kill_cycles_leave_no_orphan_and_no_descriptor() {
-    let host = Host::new();
+    let host = Host::setup();
     let spec = host.spec(&["/usr/bin/sleep", "1000"]);
     // warm up (lazily opened descriptors of the test harness, the cgroup root)
     drop(ServiceProcess::start(&spec, no_handler()).unwrap());
     let fds = open_fds();
-    let cycles: usize = std::env::var("SERVICE_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let cycles: usize = std::env::var("SERVICE_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     let t = Instant::now();
     for i in 0..cycles {
         let mut svc = ServiceProcess::start(&spec, no_handler()).unwrap();
@@ -33,8 +36,11 @@ fn a_thousand_start_kill_cycles_leave_no_orphan_and_no_descriptor() {
     let leftover: Vec<_> = std::fs::read_dir(service_sandbox::cgroup::root().unwrap())
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("svc-{}-", std::process::id())))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("svc-{}-", std::process::id()))
+        })
         .collect();
     assert!(leftover.is_empty(), "cgroups left: {leftover:?}");
 }
-

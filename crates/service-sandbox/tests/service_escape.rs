@@ -15,14 +15,15 @@ const MARKER: &str = "APPHOST_PROBE_MARKER_5f1c";
 
 #[test]
 fn every_escape_probe_is_contained_and_the_host_is_unchanged() {
-    // SAFETY: set before any thread of this test binary reads the environment for this name.
-    unsafe { std::env::set_var("APPHOST_PROBE_SECRET", MARKER) };
-    let host = Host::new();
+    // a secret in the host's environment must not show up in any environ the service can read
+    std::env::set_var("APPHOST_PROBE_SECRET", MARKER);
+    let host = Host::setup();
     let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     tcp.set_nonblocking(true).unwrap();
     let abstract_name = format!("apphost-probe-{}", std::process::id());
     let abstract_listener =
-        UnixListener::bind_addr(&SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap()).unwrap();
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap())
+            .unwrap();
     abstract_listener.set_nonblocking(true).unwrap();
     let unix_path = host.tmp.path().join("host.sock");
     let unix_listener = UnixListener::bind(&unix_path).unwrap();
@@ -46,12 +47,18 @@ fn every_escape_probe_is_contained_and_the_host_is_unchanged() {
     });
 
     let mut svc = host.start_probe();
-    let init = svc.call("initialize", json!({}), Duration::from_secs(20)).unwrap();
+    let init = svc
+        .call("initialize", json!({}), Duration::from_secs(20))
+        .unwrap();
     assert_eq!(init["name"], "service-probe");
-    let report = svc.call("probe", targets, Duration::from_secs(120)).expect(&svc.logs());
+    let report = svc
+        .call("probe", targets, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{e}: {}", svc.logs()));
     let report = report.as_object().expect("probe report object");
-    let escaped: Vec<(&String, &Value)> =
-        report.iter().filter(|(_, r)| r["contained"] != Value::Bool(true)).collect();
+    let escaped: Vec<(&String, &Value)> = report
+        .iter()
+        .filter(|(_, r)| r["contained"] != Value::Bool(true))
+        .collect();
     for (name, r) in report {
         eprintln!("{name:32} {} {}", r["contained"], r["detail"]);
     }
@@ -64,9 +71,14 @@ fn every_escape_probe_is_contained_and_the_host_is_unchanged() {
     assert!(unix_listener.accept().is_err());
     svc.kill();
     // the host's data and the package are byte-for-byte unchanged (the service dir may hold its own files)
-    let after_data: Vec<_> =
-        Host::snapshot(&host.data).into_iter().filter(|(p, _)| !p.starts_with(&host.service_dir)).collect();
-    let before_data: Vec<_> = before_data.into_iter().filter(|(p, _)| !p.starts_with(&host.service_dir)).collect();
+    let after_data: Vec<_> = Host::snapshot(&host.data)
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(&host.service_dir))
+        .collect();
+    let before_data: Vec<_> = before_data
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(&host.service_dir))
+        .collect();
     assert_eq!(before_data, after_data);
     assert_eq!(before_pkg, Host::snapshot(&host.package));
     // and the service left no stray bytes on the host stdio

@@ -33,7 +33,7 @@ pub fn fixture() -> PathBuf {
 }
 
 impl Host {
-    pub fn new() -> Self {
+    pub fn setup() -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let package = tmp.path().join("store/service-probe/1.0.0");
         copy_dir(&fixture(), &package);
@@ -41,13 +41,22 @@ impl Host {
         let service_dir = data.join("apps/service-probe/services/probe");
         fs::create_dir_all(&service_dir).unwrap();
         fs::create_dir_all(data.join("apps/other-app")).unwrap();
-        fs::write(data.join("apps/other-app/notes.txt"), "other app's private notes").unwrap();
+        fs::write(
+            data.join("apps/other-app/notes.txt"),
+            "other app's private notes",
+        )
+        .unwrap();
         fs::write(data.join("host.db"), "SQLite format 3\0 host database").unwrap();
         fs::write(data.join("secrets.enc"), "encrypted secrets").unwrap();
         fs::write(data.join("model.key"), "sk-model-key").unwrap();
         fs::create_dir_all(tmp.path().join("home/.ssh")).unwrap();
         fs::write(tmp.path().join("home/.ssh/id_rsa"), "PRIVATE KEY").unwrap();
-        Host { tmp, package, data, service_dir }
+        Host {
+            tmp,
+            package,
+            data,
+            service_dir,
+        }
     }
 
     pub fn spec(&self, program: &[&str]) -> ServiceSpec {
@@ -56,7 +65,11 @@ impl Host {
             service_dir: self.service_dir.clone(),
             program: program.iter().map(|s| s.to_string()).collect(),
             network: false,
-            limits: Limits { address_space: 1 << 30, max_processes: 32, ..Limits::default() },
+            limits: Limits {
+                address_space: 1 << 30,
+                max_processes: 32,
+                ..Limits::default()
+            },
             shim: PathBuf::from(env!("CARGO_BIN_EXE_apphost-service-shim")),
             bwrap: PathBuf::new(),
         }
@@ -67,8 +80,11 @@ impl Host {
     }
 
     pub fn start_probe(&self) -> ServiceProcess {
-        ServiceProcess::start(&self.probe_spec(), Box::new(|m, p| Ok(serde_json::json!({"method": m, "params": p}))))
-            .unwrap()
+        ServiceProcess::start(
+            &self.probe_spec(),
+            Box::new(|m, p| Ok(serde_json::json!({"method": m, "params": p}))),
+        )
+        .unwrap()
     }
 
     /// Every file under `dir` with its content, to prove nothing changed.
@@ -98,8 +114,12 @@ pub fn children() -> Vec<i32> {
     let mut kids = Vec::new();
     for e in fs::read_dir("/proc").unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(pid) = name.parse::<i32>() else { continue };
-        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Ok(pid) = name.parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
         let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
         let ppid = after.split_whitespace().nth(1).unwrap_or("");
         if ppid == me {
