@@ -361,7 +361,7 @@ fn generate_and_run(template: &str, name: &str) {
     let (code, v) = apphost_json(&["inspect", &pkg], tmp.path());
     assert_eq!(code, 0, "{v}");
     let readiness = &v["readiness"];
-    if template == "agent" {
+    if template == "agent" || template == "workflow" {
         assert_eq!(readiness["status"], "needs-setup", "{readiness}");
         let codes: Vec<&str> = readiness["checks"]
             .as_array()
@@ -374,9 +374,10 @@ fn generate_and_run(template: &str, name: &str) {
             !codes.is_empty() && codes.iter().all(|c| *c == "model.not_configured"),
             "{template}: needs-setup only for want of a model: {codes:?}"
         );
-        let text =
-            String::from_utf8(apphost(&["new", "other", "--template", "agent"], tmp.path()).stdout)
-                .unwrap();
+        let text = String::from_utf8(
+            apphost(&["new", "other", "--template", template], tmp.path()).stdout,
+        )
+        .unwrap();
         assert!(
             text.contains("needs-setup") && text.contains("apphost model set"),
             "{text}"
@@ -411,4 +412,9 @@ fn the_page_template_validates_ready_and_its_own_tests_pass() {
 #[test]
 fn the_agent_template_needs_a_model_and_its_own_tests_pass() {
     generate_and_run("agent", "ask-me");
+}
+
+#[test]
+fn the_workflow_template_validates_its_workflow_needs_a_model_and_its_own_tests_pass() {
+    generate_and_run("workflow", "Draft Desk");
 }

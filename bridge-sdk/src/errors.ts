@@ -4,6 +4,7 @@ import type { ErrorCode, ErrorPayload } from "./protocol.js";
 export const ErrorCodes = {
   CAPABILITY_NOT_AVAILABLE: "APP_E001",
   PERMISSION_DENIED: "APP_E002",
+  KNOWLEDGE_NOT_BOUND: "APP_E003",
   SECRET_NOT_BOUND: "APP_E011",
   MODEL_NOT_CONFIGURED: "APP_E012",
   STORAGE_QUOTA_EXCEEDED: "APP_E201",

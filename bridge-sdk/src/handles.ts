@@ -6,6 +6,7 @@
 // wrapped here.
 
 import { buildAgent, type LimeAgent } from "./agent.js";
+import { buildFiles, type LimeFiles } from "./files.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 
@@ -248,6 +249,35 @@ export interface SecretRef {
   key: string;
 }
 
+/** One `lime.knowledge.search` hit and its citation. */
+export interface KnowledgeHit {
+  /** The document's path relative to the folder the user bound. */
+  document: string;
+  /** The heading above the chunk (`""` before the first heading). */
+  section: string;
+  /** The chunk's byte span in the document. */
+  start: number;
+  end: number;
+  /** A few words around the matches, matches in `[`…`]`. */
+  snippet: string;
+  /** BM25 relevance, higher is better. */
+  score: number;
+}
+
+export interface KnowledgeSearchResult {
+  template: string;
+  hits: KnowledgeHit[];
+}
+
+export interface LimeKnowledge {
+  /**
+   * The best chunks of the folder the user bound to the declared knowledge template, best
+   * first. The query is matched as words (any of them), never as search syntax. Unbound:
+   * `APP_E003` (`knowledge.not_bound`).
+   */
+  search(args: { template: string; query: string; topK?: number }, opts?: CallOptions): Promise<KnowledgeSearchResult>;
+}
+
 export interface LimeSecrets {
   /** An opaque reference to the value bound to the declared slot `key`; never the value. */
   getRef(args: { key: string }, opts?: CallOptions): Promise<SecretRef>;
@@ -324,9 +354,11 @@ export interface LimeHandles {
   readonly artifacts: LimeArtifacts;
   readonly evidence: LimeEvidence;
   readonly secrets: LimeSecrets;
+  readonly knowledge: LimeKnowledge;
   readonly events: LimeEvents;
   readonly policy: LimePolicy;
   readonly agent: LimeAgent;
+  readonly files: LimeFiles;
   readonly tools: LimeTools;
   readonly workflow: LimeWorkflow;
 }
@@ -425,6 +457,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       export: call<EvidencePack>("lime.evidence", "export"),
     },
     secrets: { getRef: call<SecretRef>("lime.secrets", "getRef") },
+    knowledge: { search: call<KnowledgeSearchResult>("lime.knowledge", "search") },
     events: {
       publish: (topic, payload, o) =>
         invoke<{ delivered: number }>("lime.events", "publish", payload === undefined ? { topic } : { topic, payload }, o),
@@ -450,6 +483,7 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     policy: { requestPermission: call<PermissionResult>("lime.policy", "requestPermission") },
     agent: agent.agent,
+    files: buildFiles(invoke),
     tools: {
       list: (o) => invoke<{ tools: ToolDescriptor[] }>("lime.tools", "list", {}, o),
       invoke: call<ToolResult>("lime.tools", "invoke"),

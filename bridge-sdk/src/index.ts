@@ -30,7 +30,10 @@ export type {
   LimeArtifacts,
   LimeEvents,
   LimeEvidence,
+  KnowledgeHit,
+  KnowledgeSearchResult,
   LimeHandles,
+  LimeKnowledge,
   LimePolicy,
   LimeSecrets,
   LimeStorage,
@@ -49,6 +52,7 @@ export type {
   ToolDescriptor,
   ToolResult,
 } from "./handles.js";
+export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
   type AgentResultSubtype,
@@ -94,6 +98,7 @@ export {
   type MockBusMember,
   type MockCall,
   type MockEventBus,
+  type MockFileGrant,
   type MockPermission,
   type MockTable,
   type MockTaskStep,
@@ -104,3 +109,4 @@ export {
   type MockLimeRuntime,
   type MockOptions,
 } from "./mock.js";
+export type { MockKnowledgeDoc } from "./mock/knowledge.js";

@@ -264,8 +264,10 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     evidence: handles.evidence,
     secrets: handles.secrets,
     tools: handles.tools,
+    knowledge: handles.knowledge,
     events: handles.events,
     policy: handles.policy,
+    files: handles.files,
     agent: handles.agent,
     workflow: handles.workflow,
     close() {

@@ -201,7 +201,7 @@ test("mock: unknown capability, unknown method and a capability not offered answ
   await assert.rejects(lime.invoke("lime.storage", "constructor"), (e) => e.code === "APP_E001", "no prototype lookups");
   await assert.rejects(lime.artifacts.list(), (e) => e.code === "APP_E001" && e.capability === "lime.artifacts");
   await assert.rejects(lime.invoke("lime.storage", "get", [1]), (e) => e.code === "APP_E900");
-  assert.deepEqual(MOCK_CAPABILITIES.length, 10);
+  assert.deepEqual(MOCK_CAPABILITIES.length, 12);
 });
 
 test("mock: sha256Hex is SHA-256 (the artifacts' content address)", () => {
@@ -570,4 +570,30 @@ test("lime.ui.download is a host:download message with a requestId, answered by 
   h.answer({ saved: true, fileName: "a.txt" });
   assert.deepEqual(await p, { saved: true, fileName: "a.txt" });
   lime.close();
+});
+
+test("mock: lime.knowledge.search answers citations and refuses as the host does", async () => {
+  const lime = createMockLimeRuntime({
+    knowledge: {
+      handbook: [{ document: "faq.md", sections: [{ title: "Refunds", text: "Refunds take five days." }, { title: "Shipping", text: "Parcels ship on Monday." }] }],
+      extra: null,
+    },
+  });
+  const r = await lime.knowledge.search({ template: "handbook", query: "refunds OR x:*", topK: 3 });
+  assert.equal(r.hits.length, 1);
+  assert.equal(r.hits[0].document, "faq.md");
+  assert.equal(r.hits[0].section, "Refunds");
+  assert.ok(r.hits[0].snippet.includes("[Refunds]"));
+  const refused = [
+    [{ template: "extra", query: "a" }, "APP_E003", "knowledge.not_bound"],
+    [{ template: "other", query: "a" }, "APP_E002", "knowledge.template_not_declared"],
+    [{ template: "handbook", query: "*:^" }, "APP_E900", "knowledge.query_invalid"],
+    [{ template: "handbook", query: "a", topK: 0 }, "APP_E900", "knowledge.query_invalid"],
+    [{ template: "handbook" }, "APP_E900", "knowledge.invalid_argument"],
+  ];
+  for (const [args, code, cause] of refused) {
+    await assert.rejects(lime.knowledge.search(args), (e) => e.code === code && e.causeCode === cause, JSON.stringify(args));
+  }
+  lime.setKnowledgeBound("extra", [{ document: "a.txt", sections: [{ text: "alpha" }] }]);
+  assert.equal((await lime.knowledge.search({ template: "extra", query: "alpha" })).hits[0].section, "");
 });

@@ -114,7 +114,7 @@ test("the mock runtime has the same storage semantics and errors as the host", a
   await assert.rejects(lime.storage.set("b", "0123456789"), (e) => e.code === "APP_E201");
   await assert.rejects(lime.storage.set("", 1), (e) => e.code === "APP_E900" && e.causeCode === "storage.invalid_key");
   await assert.rejects(lime.storage.delete("a"), (e) => e.code === "APP_E002");
-  await assert.rejects(lime.invoke("lime.files", "readRef"), (e) => e.code === "APP_E001");
+  await assert.rejects(lime.invoke("lime.cloudSession", "requestLogin"), (e) => e.code === "APP_E001");
   const many = createMockLimeRuntime();
   for (const k of ["n:2", "n:1", "o:1", "n:3"]) await many.storage.set(k, k);
   const p1 = await many.storage.list({ prefix: "n:", limit: 2 });

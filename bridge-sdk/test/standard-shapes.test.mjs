@@ -163,9 +163,11 @@ test("mock startTask: the standard's request; bindings it cannot honour, foreign
   assert.deepEqual(seen, { schema: { type: "object" } });
   const base = { input: "x" };
   for (const [extra, code, cause] of [
-    [{ knowledge: [{ template: "kb" }] }, "APP_E001", "agent.binding_unsupported"],
+    [{ knowledge: [{ template: "kb" }] }, "APP_E002", "knowledge.template_not_declared"],
+    [{ knowledge: "kb" }, "APP_E900", "agent.invalid_argument"],
     [{ tools: [{ key: "web.search" }] }, "APP_E001", "agent.binding_unsupported"],
-    [{ files: ["fileref_1"] }, "APP_E001", "agent.binding_unsupported"],
+    [{ files: ["fileref_1"] }, "APP_E904", "files.ref_not_found"],
+    [{ files: ["/etc/passwd"] }, "APP_E900", "files.path_not_allowed"],
     [{ secrets: { api: "secretref_1" } }, "APP_E001", "agent.binding_unsupported"],
     [{ expectedOutput: { schema: {}, materializer: { kind: "artifact" } } }, "APP_E001", "agent.binding_unsupported"],
     [{ appId: "other" }, "APP_E002", "agent.app_mismatch"],
@@ -182,9 +184,9 @@ test("mock startTask: the standard's request; bindings it cannot honour, foreign
     );
     assert.deepEqual([e.code, e.causeCode], [code, cause], JSON.stringify(extra));
     if (cause === "agent.binding_unsupported") {
-      assert.match(e.message, /binding "(knowledge|tools|files|secrets|expectedOutput\.materializer)"/);
+      assert.match(e.message, /binding "(tools|files|secrets|expectedOutput\.materializer)"/);
       assert.equal(e.message.includes(JSON.stringify(e.details.binding)), true, "details.binding names the same binding");
-      assert.ok(["knowledge", "tools", "files", "secrets", "expectedOutput.materializer"].includes(e.details.binding));
+      assert.ok(["tools", "files", "secrets", "expectedOutput.materializer"].includes(e.details.binding));
     } else assert.equal(e.details, undefined);
   }
   assert.equal((await lime.agent.listTasks()).items.length, 1, "no other task was started");

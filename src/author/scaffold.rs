@@ -25,6 +25,9 @@ pub enum Template {
     Page,
     /// A page that asks the host's agent (lime.agent); needs a model set up in AppHost.
     Agent,
+    /// A workflow (agent draft, the user's review, storage, artifact) started from a page
+    /// through lime.workflow; needs a model set up in AppHost.
+    Workflow,
 }
 
 impl Template {
@@ -32,6 +35,7 @@ impl Template {
         match self {
             Template::Page => "page",
             Template::Agent => "agent",
+            Template::Workflow => "workflow",
         }
     }
 }
@@ -191,7 +195,7 @@ mod tests {
     #[test]
     fn every_placeholder_is_filled() {
         let name = derive_app_id("demo").unwrap();
-        for t in [Template::Page, Template::Agent] {
+        for t in [Template::Page, Template::Agent, Template::Workflow] {
             for folder in ["common", t.as_str()] {
                 for (rel, bytes) in template_files(folder) {
                     let text = String::from_utf8(fill_in(rel, bytes, &name).unwrap()).unwrap();

@@ -62,6 +62,13 @@ pub struct InstallArgs {
     /// --yes or --sideload.
     #[arg(long)]
     pub accept_new_publisher: bool,
+    /// With an app id (`<app-id>[@<version>]` from a remote catalog): the release channel
+    /// (default: stable; the channel is remembered for `apphost update`).
+    #[arg(long, value_name = "CHANNEL")]
+    pub channel: Option<String>,
+    /// With an app id: the remote catalog to take it from (needed when several offer it).
+    #[arg(long, value_name = "NAME")]
+    pub catalog: Option<String>,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -89,8 +96,9 @@ pub enum Command {
     Install(InstallArgs),
     /// List installed apps.
     List,
-    /// Install a newer version of an installed app (shows the permission diff, asks again).
-    Update(InstallArgs),
+    /// Install a newer version of an installed app (shows the permission diff, asks again):
+    /// from a package, or by app id (or `--all`) from the remote catalog it was installed from.
+    Update(super::catalog::UpdateArgs),
     /// Switch an app back to its previous version (data is kept; no downgrade migration runs).
     Rollback { app: String },
     /// Hide an app's entries without removing anything.
@@ -133,9 +141,15 @@ pub enum Command {
     /// Bind, list or unbind the values of an app's secret slots (values from stdin, never shown).
     #[command(subcommand)]
     Secrets(super::secrets::SecretsCommand),
+    /// Grant, list or revoke the files and folders an app may read (lime.files refs).
+    #[command(subcommand)]
+    Files(super::files::FilesCommand),
     /// MCP servers for lime.tools: add, list, remove, grant and revoke tools, call one.
     #[command(subcommand)]
     Tools(super::tools::ToolsCommand),
+    /// Bind folders to an app's knowledge templates, search them, show their index status.
+    #[command(subcommand)]
+    Knowledge(super::knowledge::KnowledgeCommand),
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),
@@ -185,6 +199,10 @@ pub enum Command {
         #[arg(long, conflicts_with = "value")]
         unset: bool,
     },
+    /// Remote app catalogs (TUF-signed): add, refresh, list, search, remove; `build` is the
+    /// publisher's side.
+    #[command(subcommand)]
+    Catalog(super::catalog::CatalogCommand),
     /// Manage the publisher keys this host trusts.
     #[command(subcommand)]
     Trust(TrustCommand),

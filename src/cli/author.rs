@@ -48,10 +48,16 @@ pub fn new_app(a: &NewArgs, json: bool) -> HostResult<i32> {
         created.sdk_version
     );
     out_line!("The package is {package}; the tests and tooling beside it never ship.");
-    if created.template == Template::Agent {
+    if matches!(created.template, Template::Agent | Template::Workflow) {
         out_line!(
             "It uses lime.agent: until a model is set up (`apphost model set`, or Settings → Model) \
              it is needs-setup (\"Set up a model\") and its page does not open."
+        );
+    }
+    if created.template == Template::Workflow {
+        out_line!(
+            "Its workflow's reviews are yours: answer them on AppHost's Tasks page (or \
+             `apphost workflow respond <run-id> --approve`)."
         );
     }
     out_line!("Next:");

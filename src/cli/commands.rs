@@ -1,11 +1,11 @@
 //! One function per command: call host-core, then render.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::args::{Cli, Command, DataChoice, InstallArgs, SourceArgs, TrustCommand};
+use super::install_run::{install_source, print_installed, with_limit_flags};
 use super::output::{self, Progress};
 use super::prompt;
 use super::store_open::open_locked;
@@ -13,13 +13,11 @@ use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::limits::Limits;
 use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
-use host_core::install::inspect::{inspect, InspectOptions, Inspection};
+use host_core::install::inspect::{inspect, InspectOptions};
 use host_core::install::package::catalog::CatalogSelect;
 use host_core::install::package::source::resolve;
 use host_core::install::signature::{self, TrustedKey};
-use host_core::install::store::{
-    DataMode, InstallMode, InstallPlan, ModeChoice, PlanOptions, Store,
-};
+use host_core::install::store::{DataMode, InstallMode, Store};
 
 pub fn dispatch(cli: Cli) -> HostResult<i32> {
     let dir = match &cli.data_dir {
@@ -62,8 +60,15 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         }
         Command::Validate(a) => validate(&dir, &a, json),
         Command::Inspect(a) => inspect_cmd(&dir, &a, json),
+        Command::Install(a) if super::catalog::is_app_spec(&a.source.source) => {
+            super::catalog_install::install_by_id(&dir, &a, json)
+        }
         Command::Install(a) => install(&dir, &a, InstallMode::Install, json),
-        Command::Update(a) => install(&dir, &a, InstallMode::Update, json),
+        Command::Update(a) => match super::catalog_install::package_update(&a) {
+            Some(args) => install(&dir, &args, InstallMode::Update, json),
+            None => super::catalog_install::update(&dir, a, json),
+        },
+        Command::Catalog(c) => super::catalog::run(&dir, c, json),
         Command::List => {
             let apps = Store::open(&dir)?.list_apps()?;
             output::list(&apps, json);
@@ -111,7 +116,9 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Grant { app, permission } => super::grants::grant(&dir, &app, &permission, json),
         Command::Revoke { app, permission } => super::grants::revoke(&dir, &app, &permission, json),
         Command::Secrets(c) => super::secrets::run(&dir, c, json),
+        Command::Files(c) => super::files::run(&dir, c, json),
         Command::Tools(c) => super::tools::run(&dir, c, json),
+        Command::Knowledge(c) => super::knowledge::run(&dir, c, json),
         Command::Workflow(c) => super::workflow::run(&dir, c, json),
         Command::Export { app, out } => super::records::export_data(&dir, &app, &out, json),
         Command::Artifacts { app } => super::records::artifacts(&dir, &app, json),
@@ -139,16 +146,6 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
     }
 }
 
-/// Limits in effect: defaults, then the host's settings, then command-line flags.
-fn limits(dir: &DataDir, a: &SourceArgs) -> HostResult<Limits> {
-    let l = if dir.db_path().exists() {
-        Store::open(dir)?.limits()?
-    } else {
-        Limits::default()
-    };
-    Ok(with_limit_flags(l, a))
-}
-
 /// Trusted keys and limits in effect, reading the store once, and only if it exists (inspecting
 /// must not create a data directory). Opening host.db is a large part of a small `inspect`.
 fn trusted_keys_and_limits(dir: &DataDir, a: &SourceArgs) -> HostResult<(Vec<TrustedKey>, Limits)> {
@@ -159,20 +156,6 @@ fn trusted_keys_and_limits(dir: &DataDir, a: &SourceArgs) -> HostResult<(Vec<Tru
         (Vec::new(), Limits::default())
     };
     Ok((keys, with_limit_flags(l, a)))
-}
-
-/// Command-line limit flags override the host's settings for one run.
-fn with_limit_flags(mut l: Limits, a: &SourceArgs) -> Limits {
-    if let Some(v) = a.max_files {
-        l.max_files = v;
-    }
-    if let Some(v) = a.max_unpacked_bytes {
-        l.max_unpacked_bytes = v;
-    }
-    if let Some(v) = a.max_manifest_bytes {
-        l.max_manifest_bytes = v;
-    }
-    l
 }
 
 fn select(a: &SourceArgs) -> CatalogSelect {
@@ -241,71 +224,15 @@ fn inspect_cmd(dir: &DataDir, a: &SourceArgs, json: bool) -> HostResult<i32> {
     Ok(0)
 }
 
-fn install(dir: &DataDir, a: &InstallArgs, mode: InstallMode, json: bool) -> HostResult<i32> {
+pub(super) fn install(
+    dir: &DataDir,
+    a: &InstallArgs,
+    mode: InstallMode,
+    json: bool,
+) -> HostResult<i32> {
     let source = resolve(&a.source.source, &select(&a.source))?;
-    let store = open_locked(dir, json)?;
-    let keys = store.trusted_keys()?;
-    let profile = HostProfile::current();
-    let opts = InspectOptions::preview(limits(dir, &a.source)?, &profile, &keys);
-    let mut progress = Progress::new(
-        if mode == InstallMode::Install {
-            "Installing"
-        } else {
-            "Updating"
-        },
-        json,
-    );
-    let staged = store.stage(&source, &opts, &mut |d, t| progress.update(d, t));
-    progress.finish();
-    let options = PlanOptions {
-        sideload: a.sideload,
-        accept_new_publisher: a.accept_new_publisher,
-    };
-    let planned = store.plan_staged(staged?, ModeChoice::Fixed(mode), options)?;
-    let plan = planned.plan().clone();
-    if !json {
-        output::inspection(planned.inspection(), false);
-        output::plan(&plan);
-    }
-    let not_ready = output::not_ready_yet(&planned.inspection().readiness);
-    let not_ready = not_ready.as_deref();
-    let mut ask = |_: &Inspection, plan: &InstallPlan| -> HostResult<BTreeSet<String>> {
-        if let (Some(why), false, false) = (not_ready, a.yes, json) {
-            // Before the question: installing is not the same as being able to run it.
-            err_line!("Note: {} is not ready: {why}.", plan.app());
-        }
-        let consented = if a.yes {
-            true
-        } else if prompt::interactive() {
-            prompt::confirm(&prompt::consent_question(plan))?
-        } else {
-            return Err(HostError::new(
-                ErrorCode::InstallConsentRequired,
-                "installing needs your consent: run on a terminal to be asked, or pass --yes to consent in a script",
-            )
-            .with("plan", plan));
-        };
-        if !consented {
-            return Err(HostError::new(
-                ErrorCode::InstallConsentDeclined,
-                "not installed: you declined",
-            ));
-        }
-        Ok(plan.needs_consent().iter().cloned().collect())
-    };
-    let summary = planned.commit(&store, &mut ask)?.summary;
-    let verb = if mode == InstallMode::Install {
-        "installed"
-    } else {
-        "updated to"
-    };
-    let mut text = format!("{} {verb} {}", summary.name, summary.active_version);
-    if summary.sideloaded {
-        text.push_str(&format!(" (sideloaded, {})", summary.trust));
-    }
-    text.push_str(&format!(" — readiness: {}", summary.readiness));
-    output::warnings(json, &summary.warnings);
-    output::done(json, &text, &json!({"app": summary, "plan": plan}));
+    let (summary, plan) = install_source(dir, &source, a, mode, json)?;
+    print_installed(json, mode, &summary, &plan);
     Ok(0)
 }
 

@@ -21,11 +21,17 @@ macro_rules! err_line {
 }
 
 mod app_server;
+mod app_server_relay;
 mod args;
 mod author;
+mod catalog;
+mod catalog_install;
 mod commands;
 mod dev;
+mod files;
 mod grants;
+mod install_run;
+mod knowledge;
 mod model;
 mod output;
 mod prompt;

@@ -123,6 +123,15 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
             launch: None,
         },
     ));
+    // The App Server door on the same runtime (`docs/app-server.md`): without it (another
+    // process owns the runtime) apps' tasks fail as before and external clients own nothing.
+    let _door = match host_core::api::door::open(&session) {
+        Ok(door) => Some(door),
+        Err(e) => {
+            eprintln!("apphost serve: warning: no App Server door: {}", e.message);
+            None
+        }
+    };
     let shutdown = shutdown_signal()?;
     let token = secret()?;
     let url = format!("{}/?token={token}", hosts.ui_origin());

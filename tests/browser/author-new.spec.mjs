@@ -63,3 +63,47 @@ test("apphost new to the first mounted frame in apphost dev --serve", async ({ p
   // Generous bound for a loaded machine; the figure above is what to compare with the target.
   expect(median).toBeLessThan(10_000);
 });
+
+// The workflow template (issue 20/23): a fresh project's page mounts in `apphost dev --serve`
+// (a placeholder model set first: its workflow's agent step needs one), its Run action is on the
+// app's Entries tab, and a run started from the page shows on the host's Tasks page.
+test("apphost new --template workflow: the page mounts and its run shows on the Tasks page", async ({ page }) => {
+  test.setTimeout(90_000);
+  const root = mkdtempSync(join(tmpdir(), "apphost-new-wf-"));
+  const env = { ...process.env, APPHOST_SECRET_STORE: "file", APPHOST_SECRET_KEY_FILE: join(root, "secrets.key") };
+  const data = join(root, "data");
+  let dev;
+  try {
+    const made = spawnSync(apphostBin(), ["--json", "new", "wf-app", "--template", "workflow", "--dir", root], { encoding: "utf8", env });
+    expect(made.status, made.stderr).toBe(0);
+    const { appId, package: pkg } = JSON.parse(made.stdout);
+    const model = spawnSync(apphostBin(), ["--json", "--data-dir", data, "model", "set", "--base-url", "http://127.0.0.1:9/v1", "--model", "placeholder", "--no-api-key"], { encoding: "utf8", env });
+    expect(model.status, model.stderr).toBe(0);
+    dev = spawn(apphostBin(), ["--json", "--data-dir", data, "dev", pkg, "--serve"], { stdio: ["ignore", "pipe", "pipe"], env });
+    let devErr = "";
+    dev.stderr.on("data", (d) => (devErr += d));
+    const first = await new Promise((resolve, reject) => {
+      createInterface({ input: dev.stdout }).once("line", resolve);
+      dev.once("exit", (code) => reject(new Error(`apphost dev --serve exited with ${code}: ${devErr}`)));
+    });
+    const url = new URL(JSON.parse(first).url);
+    await page.goto(`${url.origin}/apps/${appId}/main?token=${url.searchParams.get("token")}`);
+    const frame = page.frameLocator(`iframe[data-app-id="${appId}"][data-entry-key="main"][data-mount-id]`);
+    await expect(frame.locator("body")).toHaveAttribute("data-status", "ready", { timeout: 20_000 });
+    await frame.locator("#topic").fill("owls");
+    await frame.locator("#run").click();
+    // No model answers (a placeholder): the agent step fails and the run ends.
+    await expect(frame.locator("#run-status")).toHaveText(/^The run ended: /, { timeout: 45_000 });
+    await page.goto(`${url.origin}/#/apps/${appId}/entries`);
+    await expect(page.getByTestId("run-workflow")).toBeVisible({ timeout: 20_000 });
+    await page.goto(`${url.origin}/#/tasks`);
+    await expect(page.getByTestId("run-row").first()).toBeVisible({ timeout: 20_000 });
+  } finally {
+    if (dev?.exitCode === null) {
+      const exited = new Promise((resolve) => dev.once("exit", resolve));
+      dev.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(root, { recursive: true, force: true });
+  }
+});

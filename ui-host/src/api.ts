@@ -3,8 +3,14 @@
 
 import type {
   Bundle,
+  FileRef,
+  FileRefRevoked,
   HostCommandName,
+  RunDetail,
+  RunSummary,
+  ScheduleRecord,
   HostCommands,
+  Indexed,
   ModelSet,
   ModelStatus,
   SecretBound,
@@ -114,7 +120,14 @@ export const bindSecret = (
   slot: string,
   value: string,
 ): Promise<SecretBound> => call("bind_secret", { appId, slot, value });
+/** Binds a folder (an absolute path) to a declared knowledge template and indexes it. */
+export const bindKnowledge = (appId: string, template: string, folder: string): Promise<Indexed> =>
+  call("bind_knowledge", { appId, template, folder });
 export const grant = (appId: string, scope: string): Promise<GrantRow> => call("grant", { appId, scope });
+/** lime.files refs of an app (with their paths: the host UI is the user's). */
+export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });
+export const fileRefRevoke = (appId: string, ref: string): Promise<FileRefRevoked> => call("file_ref_revoke", { appId, ref });
+export const fileGrantPath = (appId: string, path: string): Promise<FileRef> => call("file_grant_path", { appId, path });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   call("list_grants", appId === undefined ? {} : { appId });
@@ -162,8 +175,14 @@ export const answerDownload = (downloadId: string, save: boolean): Promise<Outgo
 export const devDiagnostic = (mountId: string, origin: string, data: string): Promise<unknown> =>
   call("dev_diagnostic", { mountId, origin, data });
 
+/** The `lime.files.requestFiles` picker's commands (`api/files.rs`). */
+export const fileUpload = (appId: string, name: string, base64: string): Promise<FileRef> => call("file_upload", { appId, name, base64 });
+export const answerFilePick = (promptId: string, refs: string[] | null): Promise<Outgoing[]> =>
+  call("answer_file_pick", refs === null ? { promptId } : { promptId, refs });
+
 export const relayTransport = {
   bridgeMessage,
+  files: { grantPath: fileGrantPath, upload: fileUpload, answer: answerFilePick },
   devDiagnostic,
   bridgeRefused,
   answerPrompt,
@@ -192,3 +211,14 @@ export const taskRespond = (
   actionId: string,
   decision: "approve" | "reject",
 ): Promise<{ responded: boolean }> => call("task_respond", { appId, taskId, actionId, decision });
+
+/** Workflow runs of every app (`api/workflow.rs`), acted on as the host's user. */
+export type { RunDetail, RunSummary, ScheduleRecord } from "./generated/host-api.js";
+export const workflowRuns = (appId?: string): Promise<RunSummary[]> => call("workflow_runs", appId === undefined ? {} : { appId });
+export const workflowRun = (runId: string): Promise<RunDetail> => call("workflow_run", { runId });
+export const workflowStart = (appId: string, entryKey: string, input?: unknown): Promise<RunSummary> =>
+  call("workflow_start", input === undefined ? { appId, entryKey } : { appId, entryKey, input });
+export const workflowRespond = (runId: string, decision: string, data?: unknown): Promise<RunSummary> =>
+  call("workflow_respond", data === undefined ? { runId, decision } : { runId, decision, data });
+export const workflowCancel = (runId: string): Promise<RunSummary> => call("workflow_cancel", { runId });
+export const workflowSchedules = (): Promise<ScheduleRecord[]> => call("workflow_schedules");

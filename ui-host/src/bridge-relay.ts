@@ -7,6 +7,7 @@
 // nothing else: origin, protocol, identity, handshake, schema and size are checked in Rust
 // (host_core::bridge). The pure parts at the top are unit-tested under node (test/relay.test.mjs).
 
+import { pickFiles, type FilePickTransport } from "./file-picker.js";
 import type { Answer, Mount, Outgoing, PermissionQuestion } from "./types.js";
 
 /** Rust asks whether to save a file an app offers (`Outgoing::ConfirmDownload`). */
@@ -135,6 +136,8 @@ export interface RelayTransport {
   answerDownload(downloadId: string, save: boolean): Promise<RelayAction[]>;
   unmount(mountId: string): Promise<boolean>;
   openExternal(url: string): Promise<void>;
+  /** The `lime.files.requestFiles` picker's grants and answer (`file-picker.ts`). */
+  files: FilePickTransport;
   /** A dev console report of a frame (`isDevReport`); Rust bounds it and refuses non-dev apps. */
   devDiagnostic?(mountId: string, origin: string, data: string): Promise<unknown>;
 }
@@ -284,6 +287,17 @@ export class BridgeRelay {
           this.queueDialog(async () => {
             if (await confirmExternal(action.url, action.declaredDomains, target.title)) {
               await this.transport.openExternal(action.url);
+            }
+          });
+          break;
+        case "pickFiles":
+          this.hooks.prompt?.(action.mountId, true);
+          this.queueDialog(async () => {
+            try {
+              const refs = await pickFiles(action.appId, target.title, action.request, this.transport.files);
+              await this.execute(await this.transport.files.answer(action.promptId, refs));
+            } finally {
+              this.hooks.prompt?.(action.mountId, false);
             }
           });
           break;

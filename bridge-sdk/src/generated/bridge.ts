@@ -65,6 +65,11 @@ export type ErrorCode =
   | "APP_E001"
   /** PERMISSION_DENIED: not declared, not granted, denied by the user or by policy. */
   | "APP_E002"
+  /**
+   * KNOWLEDGE_NOT_BOUND: the knowledge template is declared but the user has bound no
+   * folder to it (`knowledge.not_bound`).
+   */
+  | "APP_E003"
   /** SECRET_NOT_BOUND: the secret slot is declared but the user has bound no value to it. */
   | "APP_E011"
   /**
@@ -215,7 +220,7 @@ export interface VisibilityPayload {
 }
 
 /** Every error code, in documentation order. */
-export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E011", "APP_E012", "APP_E201", "APP_E202", "APP_E203", "APP_E301", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODES = ["APP_E001", "APP_E002", "APP_E003", "APP_E011", "APP_E012", "APP_E201", "APP_E202", "APP_E203", "APP_E301", "APP_E900", "APP_E904", "APP_E999", "HOST_E_RATE_LIMITED", "HOST_E_DUPLICATE_REQUEST", "HOST_E_TIMEOUT", "HOST_E_CANCELLED"] as const satisfies readonly ErrorCode[];
 
 /** Message types an app frame sends. */
 export const APP_MESSAGE_TYPES = ["app:ready", "host:getSnapshot", "host:navigate", "host:toast", "host:openExternal", "host:download", "capability:invoke", "capability:cancel"] as const;

@@ -26,7 +26,7 @@ interface MockTask {
   joined: boolean;
 }
 
-export function createAgent(ctx: MockContext) {
+export function createAgent(ctx: MockContext, attach: (files: unknown, input: unknown) => unknown = (_f, input) => input) {
   const { appId, options } = ctx;
   const now = ctx.now;
   const mockTasks = new Map<string, MockTask>();
@@ -167,8 +167,9 @@ export function createAgent(ctx: MockContext) {
 
   const service: Service = {
     startTask(a) {
-      const expectedOutput = checkStartTask(a, appId, ctx.entryKey);
+      const expectedOutput = checkStartTask(a, appId, ctx.entryKey, ctx.options.knowledge ?? {});
       if (a["input"] === undefined || a["input"] === null) throw invalid("args.input is required", "agent.invalid_argument");
+      const input = attach(a["files"], a["input"]);
       const key = a["idempotencyKey"];
       if (key !== undefined && (typeof key !== "string" || key.length === 0 || bytes(key) > 200)) {
         throw invalid("idempotencyKey must be 1-200 bytes", "agent.invalid_argument");
@@ -192,7 +193,7 @@ export function createAgent(ctx: MockContext) {
         joined,
         idempotencyKey: typeof key === "string" ? key : null,
         createdAt: now(),
-        input: a["input"],
+        input,
         expectedOutput,
         seq: 0,
         events: [],

@@ -67,6 +67,8 @@ export interface MockContext {
   artifactsReadable(): boolean;
   /** Hands one `host:event` payload to this runtime's listeners. */
   deliver(payload: unknown): void;
+  /** What `lime.files.requestFiles` asked the mock user for, in order. */
+  readonly filePickRequests: { multiple: boolean; folder: boolean; accept: string[] }[];
 }
 
 /** 32 random lowercase hex digits, as the host's ids. */

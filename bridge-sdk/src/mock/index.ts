@@ -3,7 +3,7 @@
 // app_evidence.rs, docs/bridge-protocol.md §5–6): the same methods, argument checks, result
 // shapes, error codes and causeCodes, so a test that passes here exercises what the host answers.
 // One module per capability (storage, artifacts, evidence, secrets, events, policy, agent,
-// workflow, ui);
+// workflow, files, ui);
 // this one wires them to one `invoke` and the typed handles. The conformance app's capability
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
@@ -14,8 +14,10 @@ import { createArtifacts } from "./artifacts.js";
 import { randomHex, type MockContext, type Refusal, type Service } from "./common.js";
 import { createEvents } from "./events.js";
 import { createEvidence } from "./evidence.js";
+import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
+import { createKnowledge } from "./knowledge.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { createTools } from "./tools.js";
@@ -25,6 +27,7 @@ import { createWorkflow } from "./workflow.js";
 
 export { createMockEventBus, type MockBusMember, type MockEventBus } from "./bus.js";
 export { sha256Hex } from "./encoding.js";
+export type { MockFileGrant } from "./files.js";
 export {
   MOCK_CAPABILITIES,
   type MockAgent,
@@ -69,15 +72,18 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     provenance: (): Provenance => ({ appId, appVersion, entryKey, packageHash, manifestHash, traceId }),
     artifactsReadable: () => offered.has("lime.artifacts") && !denied.has("lime.artifacts.read"),
     deliver: (payload) => deliver(payload),
+    filePickRequests: [],
   };
 
   const storage = createStorage(ctx);
   const artifacts = createArtifacts(ctx);
   const evidence = createEvidence(ctx, artifacts.artifactStore);
   const secrets = createSecrets(ctx);
+  const knowledge = createKnowledge(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
-  const agent = createAgent(ctx);
+  const files = createFiles(ctx);
+  const agent = createAgent(ctx, files.attach);
   const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
@@ -89,9 +95,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.artifacts": artifacts.service,
     "lime.evidence": evidence.service,
     "lime.secrets": secrets.service,
+    "lime.knowledge": knowledge.service,
     "lime.events": events.service,
     "lime.agent": agent.service,
     "lime.policy": policy.service,
+    "lime.files": files.service,
     "lime.tools": tools.service,
     "lime.workflow": workflow.service,
   };
@@ -100,9 +108,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.artifacts": artifacts.notAnObject,
     "lime.evidence": evidence.notAnObject,
     "lime.secrets": secrets.notAnObject,
+    "lime.knowledge": knowledge.notAnObject,
     "lime.events": events.notAnObject,
     "lime.policy": policy.notAnObject,
     "lime.agent": agent.notAnObject,
+    "lime.files": files.notAnObject,
     "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
   };
@@ -145,13 +155,19 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     artifacts: handles.artifacts,
     evidence: handles.evidence,
     secrets: handles.secrets,
+    knowledge: handles.knowledge,
     events: handles.events,
     policy: handles.policy,
     agent: handles.agent,
+    files: handles.files,
+    grantFile: files.grantFile,
+    revokeFile: files.revokeFile,
+    filePickRequests: ctx.filePickRequests,
     tools: handles.tools,
     workflow: handles.workflow,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
+    setKnowledgeBound: knowledge.setBound,
     setTheme: ui.setTheme,
     close: () => {
       ui.close();

@@ -91,7 +91,7 @@ const unsupported = (binding: string) =>
   new Refusal(ErrorCodes.CAPABILITY_NOT_AVAILABLE, `binding ${JSON.stringify(binding)} is not supported by this host yet`, "agent.binding_unsupported", false, { binding });
 
 /** Checks the standard's `startTask` fields; returns the request's `expectedOutput` schema source. */
-export function checkStartTask(a: Record<string, unknown>, appId: string, entryKey: string): unknown {
+export function checkStartTask(a: Record<string, unknown>, appId: string, entryKey: string, knowledge: Record<string, unknown> = {}): unknown {
   const bad = (m: string) => invalid(m, "agent.invalid_argument");
   closedTo(a, START_TASK_FIELDS, bad);
   const app = str(a, "appId", bad);
@@ -110,7 +110,18 @@ export function checkStartTask(a: Record<string, unknown>, appId: string, entryK
   if (ref !== undefined && ref !== null && typeof ref !== "string" && !isRecord(ref)) throw bad("args.businessObjectRef must be a string or an object");
   const hints = a["capabilityHints"];
   if (hints !== undefined && hints !== null && !Array.isArray(hints)) throw bad("args.capabilityHints must be an array");
-  for (const b of ["knowledge", "tools", "files", "secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
+  // `knowledge`: templates the task may search (declared and bound, as the host checks).
+  const kb = a["knowledge"];
+  if (kb !== undefined && kb !== null) {
+    if (!Array.isArray(kb) || kb.length > 16) throw bad("args.knowledge must be an array of template keys");
+    for (const item of kb) {
+      const key = typeof item === "string" ? item : isRecord(item) ? (item["template"] ?? item["key"]) : undefined;
+      if (typeof key !== "string" || key === "") throw bad("args.knowledge items must be template keys (or {template})");
+      if (!Object.hasOwn(knowledge, key)) throw refuse(ErrorCodes.PERMISSION_DENIED, "the app's manifest declares no knowledge template with this key", "knowledge.template_not_declared");
+      if (knowledge[key] === null) throw refuse(ErrorCodes.KNOWLEDGE_NOT_BOUND, "no folder is bound to this knowledge template yet; the user binds one in the host", "knowledge.not_bound");
+    }
+  }
+  for (const b of ["tools", "secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
   const eo = a["expectedOutput"];
   if (eo === undefined || eo === null) return null;
   if (!isRecord(eo)) throw bad("args.expectedOutput must be an object");

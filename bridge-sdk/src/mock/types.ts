@@ -4,6 +4,8 @@ import type { AgentTaskEventType, SessionPolicyMode } from "../agent.js";
 import type { HostSnapshot, ThemeSnapshot } from "../protocol.js";
 import type { LimeRuntime } from "../runtime.js";
 import type { MockEventBus } from "./bus.js";
+import type { MockFileGrant } from "./files.js";
+import type { MockKnowledgeDoc } from "./knowledge.js";
 
 /**
  * An optional permission as the mock host knows it: the user's answer when asked (`once`,
@@ -54,6 +56,11 @@ export interface MockOptions {
   approveTools?: boolean;
   /** Declared secret slots and whether each is bound (`getRef` of an unbound one: `APP_E011`). */
   secrets?: Record<string, boolean>;
+  /**
+   * Declared knowledge templates: the documents bound to each, or `null` when declared but
+   * not bound (`search` of it: `APP_E003`; of an undeclared one: `APP_E002`).
+   */
+  knowledge?: Record<string, MockKnowledgeDoc[] | null>;
   /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
   permissions?: Record<string, MockPermission>;
   /** Shares `lime.events` between mock runtimes of the same app. */
@@ -90,6 +97,10 @@ export interface MockOptions {
    * undeclared mode is `APP_E002` (`agent.session_policy_not_declared`), as in the host.
    */
   sessionModes?: SessionPolicyMode[];
+  /** Files and folders the mock user granted before the app starts (`lime.files`; more with `grantFile`). */
+  files?: MockFileGrant[];
+  /** How the mock user answers `lime.files.requestFiles`: what they choose, or `null` to cancel (the default). */
+  pickFiles?: (request: { multiple: boolean; folder: boolean; accept: string[] }) => MockFileGrant[] | null;
   /**
    * The workflows the manifest declares, by key, for `lime.workflow` (a `start` of any other
    * is `APP_E904` `workflow.not_declared`, as in the host).
@@ -195,8 +206,16 @@ export interface MockLimeRuntime extends LimeRuntime {
   readonly toolPrompts: string[];
   /** Binds (new ref, the old one stops working) or unbinds a declared secret slot, as the user would. */
   setSecretBound(key: string, bound: boolean): void;
+  /** Grants a file or folder as the user would (`lime.files`); returns its ref. */
+  grantFile(grant: MockFileGrant): string;
+  /** What `lime.files.requestFiles` asked the mock user for, in order. */
+  readonly filePickRequests: { multiple: boolean; folder: boolean; accept: string[] }[];
+  /** Revokes a ref as the user would on the detail page: the next read is `files.ref_not_found`. */
+  revokeFile(ref: string): boolean;
   /** The user approving or rejecting a run's pending `human-review` in AppHost (an app never can). */
   answerReview(runId: string, approved: boolean, data?: unknown): void;
+  /** Binds documents to (or, with `null`, unbinds) a declared knowledge template. */
+  setKnowledgeBound(template: string, docs: MockKnowledgeDoc[] | null): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
   readonly toasts: { message: string; level: string }[];
@@ -217,4 +236,4 @@ export interface MockTool {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow"];
+export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow", "lime.files", "lime.knowledge"];

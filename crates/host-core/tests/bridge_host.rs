@@ -102,13 +102,13 @@ fn handshake_snapshot_and_a_storage_round_trip() {
         &msg(
             "capability:invoke",
             "r3",
-            json!({"capability": "lime.files", "method": "readRef"}),
+            json!({"capability": "lime.cloudSession", "method": "requestLogin"}),
         ),
     );
     let err = posted(&out)[0];
     assert_eq!(err["type"], "host:error");
     assert_eq!(err["payload"]["code"], "APP_E001");
-    assert_eq!(err["payload"]["capability"], "lime.files");
+    assert_eq!(err["payload"]["capability"], "lime.cloudSession");
     assert_eq!(host.diagnostics().executions, 2);
 }
 

@@ -380,9 +380,9 @@ fn start_task_refuses_unhonoured_bindings_foreign_identity_and_unknown_fields() 
     let cases = [
         (
             with("knowledge", json!([{"template": "kb"}])),
-            "APP_E001",
-            "agent.binding_unsupported",
-            Some("knowledge"),
+            "APP_E002",
+            "knowledge.template_not_declared",
+            None,
         ),
         (
             with("tools", json!([{"key": "web.search"}])),
@@ -390,11 +390,12 @@ fn start_task_refuses_unhonoured_bindings_foreign_identity_and_unknown_fields() 
             "agent.binding_unsupported",
             Some("tools"),
         ),
+        // Files are attached now (tests/files_attachments.rs); this app declares no lime.files.
         (
             with("files", json!(["fileref_1"])),
-            "APP_E001",
-            "agent.binding_unsupported",
-            Some("files"),
+            "APP_E002",
+            "files.not_declared",
+            None,
         ),
         (
             with("secrets", json!({"api": "secretref_1"})),

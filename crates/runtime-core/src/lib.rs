@@ -20,6 +20,7 @@ pub mod clock;
 pub mod durable;
 pub mod event;
 pub mod ids;
+pub mod knowledge;
 pub mod log;
 pub mod private_fs;
 pub mod provider;

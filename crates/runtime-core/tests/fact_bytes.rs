@@ -40,6 +40,7 @@ fn spec(name: &str, schema: Option<Value>, limits: TurnLimits) -> TurnSpec {
         thread_id: ThreadId::new("thread_1").unwrap(),
         turn_id: TurnId::new(format!("turn_{name}")).unwrap(),
         trace_id: Some(TraceId::new("trace_1").unwrap()),
+        request_id: None,
         system_prompt: Some("be brief".into()),
         history: vec![],
         input: "hello".into(),

@@ -23,6 +23,7 @@ fn spec(schema: Option<Value>) -> TurnSpec {
         thread_id: ThreadId::new("thread_1").unwrap(),
         turn_id: TurnId::new("turn_1").unwrap(),
         trace_id: Some(TraceId::new("trace_turn_1").unwrap()),
+        request_id: None,
         system_prompt: None,
         history: vec![],
         input: "hello".into(),
@@ -151,6 +152,7 @@ fn a_text_answer_completes_the_turn() {
             "model.requested",
             "model.delta",
             "model.completed",
+            "cost.recorded",
             "task.attempt.completed",
             "task.completed",
             "turn.completed"
@@ -576,6 +578,123 @@ fn the_model_request_limit_ends_the_turn() {
         }
     }
     assert_eq!(h.last_failed_code().as_deref(), Some("error_max_turns"));
+}
+
+fn usage(h: &mut Harness, id: EffectId, input_tokens: u64, output_tokens: u64) {
+    h.feed(Input::Model(
+        id,
+        BackendEvent::Usage {
+            input_tokens,
+            output_tokens,
+        },
+    ));
+}
+
+fn budgeted(max_tokens: Option<u64>) -> Harness {
+    let mut h = Harness::new(None);
+    let mut s = h.m.checkpoint().spec.clone();
+    s.limits.max_tokens = max_tokens;
+    h.m = TurnMachine::new(s);
+    h
+}
+
+fn cost_facts(h: &Harness) -> Vec<Limit> {
+    h.events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Limit(EventType::CostRecorded, l) => Some(l.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every model call records its usage (`cost.recorded`), with the turn's running total.
+#[test]
+fn each_model_call_records_its_usage() {
+    let mut h = budgeted(None);
+    let (id, _) = h.call_model(Input::Start);
+    usage(&mut h, id, 10, 2);
+    let fx = h.tool_call(id, "no_such_tool", "{}");
+    let [Effect::CallModel { id: id2, .. }] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    usage(&mut h, *id2, 20, 3);
+    h.text(*id2, "done");
+    assert!(h.m.is_finished());
+    let facts = cost_facts(&h);
+    assert_eq!(facts.len(), 2);
+    assert_eq!(
+        (
+            facts[0].input_tokens,
+            facts[0].output_tokens,
+            facts[0].used_tokens
+        ),
+        (Some(10), Some(2), Some(12))
+    );
+    assert_eq!(
+        (
+            facts[1].input_tokens,
+            facts[1].output_tokens,
+            facts[1].used_tokens
+        ),
+        (Some(20), Some(3), Some(35))
+    );
+    assert_eq!(facts[1].status.as_deref(), Some("unbudgeted"));
+    assert_eq!(h.kinds().last(), Some(&"turn.completed"));
+}
+
+/// A call that takes the turn past its token budget ends it with `error_max_budget`; the
+/// tool calls that response asked for never run.
+#[test]
+fn a_turn_over_its_token_budget_ends_with_error_max_budget() {
+    let mut h = budgeted(Some(30));
+    let (id, _) = h.call_model(Input::Start);
+    usage(&mut h, id, 10, 2);
+    let fx = h.tool_call(id, "no_such_tool", "{}");
+    let [Effect::CallModel { id: id2, .. }] = fx.as_slice() else {
+        panic!("within budget the turn goes on: {fx:?}")
+    };
+    usage(&mut h, *id2, 20, 3);
+    let fx = h.tool_call(*id2, "read_file", r#"{"path":"a"}"#);
+    assert!(
+        fx.is_empty(),
+        "no tool runs after the budget is passed: {fx:?}"
+    );
+    assert!(h.m.is_finished());
+    assert_eq!(h.last_failed_code().as_deref(), Some("error_max_budget"));
+    let facts = cost_facts(&h);
+    assert_eq!(facts[0].status.as_deref(), Some("within_budget"));
+    assert_eq!(facts[1].status.as_deref(), Some("over_budget"));
+    assert_eq!(
+        (facts[1].used_tokens, facts[1].max_tokens),
+        (Some(35), Some(30))
+    );
+    // Only the first response's (unknown) tool call started; the over-budget one never did.
+    assert_eq!(
+        h.kinds().iter().filter(|k| **k == "tool.started").count(),
+        1
+    );
+    // The budget holds across a resume from the checkpoint.
+    let cp = h.m.checkpoint().clone();
+    assert_eq!(cp.tokens_used, 35);
+    assert_eq!(
+        TurnMachine::resume(cp).handle(Input::Cancel),
+        Step::default()
+    );
+}
+
+/// Exactly at the budget is within it; a usage-less provider never trips it.
+#[test]
+fn a_turn_exactly_at_its_budget_completes() {
+    let mut h = budgeted(Some(12));
+    let (id, _) = h.call_model(Input::Start);
+    usage(&mut h, id, 10, 2);
+    h.text(id, "ok");
+    assert_eq!(h.kinds().last(), Some(&"turn.completed"));
+    let mut h = budgeted(Some(0));
+    let (id, _) = h.call_model(Input::Start);
+    h.text(id, "ok");
+    assert_eq!(h.kinds().last(), Some(&"turn.completed"));
 }
 
 /// The clippy.toml rule (no clock, no file system) applies to every part of the turn machine:

@@ -52,6 +52,10 @@ pub fn run() -> i32 {
         )
         .with_launch_package(package),
     );
+    // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
+    let _door = host_core::api::door::open(&session)
+        .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
+        .ok();
 
     let mut builder = tauri::Builder::default();
     if bench::enabled() {
@@ -119,7 +123,10 @@ cannot open.
 ";
 
 const CLI_HINT: &str = "\
-Use the command line instead:
+The host UI also runs in a browser, without a display here:
+  apphost serve               the host UI over loopback HTTP (open the printed URL)
+  apphost dev <folder> --serve  develop an app in the browser; every save reloads it
+Or use the command line:
   apphost --help              list every command
   apphost list                show the installed apps
   apphost inspect <package>   check a package before installing it
@@ -186,6 +193,8 @@ mod tests {
             "apphost --help",
             "apphost list",
             "apphost inspect <package>",
+            "apphost serve",
+            "apphost dev <folder> --serve",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in {text}");
         }

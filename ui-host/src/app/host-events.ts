@@ -48,6 +48,10 @@ export async function handleHostEvent(event: HostEvent, on: HostEventHandlers): 
       on.tasksChanged();
       on.approvalsChanged();
       break;
+    case "workflow:changed":
+      // The Tasks page's workflow runs listen with the tasks.
+      on.tasksChanged();
+      break;
     case "dev:diagnostic":
       on.devDiagnostic?.(event.payload);
       break;

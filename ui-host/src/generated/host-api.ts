@@ -25,6 +25,12 @@ export interface AnswerDownloadArgs {
   save: boolean;
 }
 
+export interface AnswerFilePickArgs {
+  promptId: string;
+  /** The refs granted from the user's choice; absent or `null`: the user cancelled. */
+  refs?: Array<string> | null;
+}
+
 export interface AnswerPromptArgs {
   promptId: string;
   answer: Answer;
@@ -141,10 +147,34 @@ export interface Batch {
   missed: number;
 }
 
+export interface BindKnowledgeArgs {
+  appId: string;
+  template: string;
+  /** An absolute path to a folder. */
+  folder: string;
+}
+
 export interface BindSecretArgs {
   appId: string;
   slot: string;
   value: string;
+}
+
+/** One binding's state (`apphost knowledge status`). */
+export interface BindingStatus {
+  app: string;
+  template: string;
+  folder: string;
+  boundAt: string;
+  /** The template is still declared by the app's active manifest. */
+  declared: boolean;
+  files: number;
+  chunks: number;
+  lastIndexed: string | null;
+  problems: Array<Problem2>;
+  problemsDropped: number;
+  /** Why the index could not be read, if it could not. */
+  error: string | null;
 }
 
 export interface BlobRemoval {
@@ -376,6 +406,59 @@ export interface FieldChange {
   new: unknown;
 }
 
+export interface FileGrantPathArgs {
+  appId: string;
+  /** An absolute path (a file or a folder) on this machine. */
+  path: string;
+}
+
+/** One ref, as the host (never the app) sees it: with its path. */
+export interface FileRef {
+  app: string;
+  ref: string;
+  kind: FileRefKind;
+  path: string;
+  displayName: string;
+  size: number;
+  mtime: number;
+  origin: FileRefOrigin;
+  createdAt: string;
+}
+
+/** What a ref names. */
+export type FileRefKind = "file" | "folder";
+
+/** Where the granted bytes live. */
+export type FileRefOrigin =
+  /** A path on this machine the user named (CLI, the desktop's dialog). */
+  | "path"
+  /** A copy the user uploaded to `apphost serve`, kept under `uploads/files/<ref>`. */
+  | "upload";
+
+export interface FileRefRevokeArgs {
+  appId: string;
+  ref: string;
+}
+
+/** What `file_ref_revoke` answers. */
+export interface FileRefRevoked {
+  appId: string;
+  ref: string;
+  revoked: boolean;
+}
+
+export interface FileRefsArgs {
+  appId: string;
+}
+
+export interface FileUploadArgs {
+  appId: string;
+  /** The file's name as the user's browser gave it (shown only). */
+  name: string;
+  /** The bytes, base64 (standard alphabet, padded). */
+  base64: string;
+}
+
 /** `GrantRow` in `docs/host-api.md`. */
 export interface GrantRow {
   appId: string;
@@ -401,6 +484,29 @@ export interface HostSettings {
   limits: Record<string, unknown>;
   theme: string;
   version: string;
+}
+
+/** What one indexing run did. */
+export interface IndexReport {
+  /** Files in the index after the run. */
+  files: number;
+  chunks: number;
+  /** Files read and (re-)chunked this run. */
+  indexed: number;
+  /** Files whose size and mtime, or content hash, matched. */
+  unchanged: number;
+  /** Files that left the index (gone from the folder, now too large, ...). */
+  removed: number;
+  problems: Array<Problem2>;
+  problemsDropped: number;
+}
+
+/** What a bind or reindex did. */
+export interface Indexed {
+  app: string;
+  template: string;
+  folder: string;
+  report: IndexReport;
 }
 
 export interface InstallArgs {
@@ -460,6 +566,10 @@ export type KeyOutcome =
   /** Dropped because the base URL changed. */
   | "dropped-for-new-url";
 
+export interface KnowledgeStatusArgs {
+  appId?: string | null;
+}
+
 /** The answer of `launch_package`. */
 export interface LaunchPackage {
   /** Absolute path of the package file. */
@@ -483,6 +593,16 @@ export interface ListTasksArgs {
   appId?: string | null;
   status?: string | null;
   limit?: number | null;
+}
+
+/** Slots that passed while no host ran, reported when the host next looked. */
+export interface MissedSlots {
+  app: string;
+  entry: string;
+  missed: number;
+  /** The first missed slot and when the host noticed (RFC 3339). */
+  first: string;
+  noticedAt: string;
 }
 
 /** What `set_model` answers: the settings as stored, what happened to the key, and the status. */
@@ -607,12 +727,40 @@ export type Outgoing =
     fileName: string;
     size: number;
     mimeType: string;
+  }
+  /**
+   * `lime.files.requestFiles`: draw the file picker for the app; answer with
+   * [`BridgeHost::answer_file_pick`] (the refs granted from the user's choice, or cancel).
+   */
+  | {
+    kind: "pickFiles";
+    promptId: string;
+    mountId: string;
+    appId: string;
+    entryKey: string;
+    request: PickRequest;
   };
 
 export interface PackRemoval {
   pack: string;
   file: string;
   size: number;
+}
+
+/** What a run waits for from a person, as the host draws it. */
+export interface PendingView {
+  /** `review`, `input` or `decision`. */
+  kind: string;
+  key: string;
+  state: string;
+  prompt: string;
+  /** A review's data to show (JSON), at most [`MAX_SHOW_BYTES`]. */
+  show: unknown;
+  /** The show data as bounded text when it was larger. */
+  showTruncated: string | null;
+  /** An input request's JSON Schema. */
+  schema: unknown;
+  dueAt: string | null;
 }
 
 export interface PermissionChange {
@@ -659,11 +807,31 @@ export interface PermissionRow {
   granted: boolean;
 }
 
+/** What `requestFiles` asks the user for (shown by the host's picker). */
+export interface PickRequest {
+  /** More than one file may be chosen. */
+  multiple: boolean;
+  /** A folder is asked for instead of files. */
+  folder: boolean;
+  /**
+   * File name suffixes or MIME types the app would like (`.md`, `text/plain`): a hint
+   * shown to the user, never enforced on what they choose.
+   */
+  accept: Array<string>;
+}
+
 export interface Problem {
   code: string;
   message: string;
   app?: string | null;
   path?: string | null;
+}
+
+/** Something in the folder that was not indexed, with a stable code. */
+export interface Problem2 {
+  code: string;
+  path: string;
+  message: string;
 }
 
 /** Data recovery kept in `<data>/quarantine/<op>/` instead of restoring it. */
@@ -777,6 +945,55 @@ export interface RowGroup {
   what: string;
 }
 
+/** What `workflow_run` answers. */
+export interface RunDetail {
+  run: RunSummary;
+  /** The start input and each named output, as bounded JSON text. */
+  input: string;
+  outputs: Record<string, unknown>;
+  result: string | null;
+  error: RunFailure | null;
+  pending: PendingView | null;
+  timeline: Timeline;
+  /** The run's `lime.evidence` record, once it ended. */
+  evidence: unknown;
+}
+
+export interface RunFailure {
+  code: string;
+  message: string;
+  state: string | null;
+}
+
+/** A run in a list. */
+export interface RunSummary {
+  runId: string;
+  appId: string;
+  workflow: string;
+  /** `running`, `waiting`, `succeeded`, `failed`, `cancelled`. */
+  status: string;
+  /** What a waiting run waits for: `review`, `input`, `decision`, `timer`, `retry`, `call`. */
+  waiting: string | null;
+  dueAt: string | null;
+  finished: boolean;
+  steps: number;
+  startedAt: string | null;
+}
+
+/** The durable record of one schedule. */
+export interface ScheduleRecord {
+  app: string;
+  entry: string;
+  workflow: string;
+  everySecs: number;
+  /** RFC 3339. */
+  nextDue: string;
+  lastStarted: string | null;
+  /** Slots missed while no host ran, in all. */
+  missedTotal: number;
+  lastMissed: MissedSlots | null;
+}
+
 export interface ScopeArgs {
   appId: string;
   scope: string;
@@ -858,6 +1075,35 @@ export type StaleReason =
 
 export type Status = "ready" | "ready-degraded" | "needs-setup" | "blocked" | "disabled";
 
+export interface StepFailure {
+  code: string;
+  message: string;
+}
+
+/** One step of a run. */
+export interface StepRow {
+  key: string;
+  state: string;
+  /** The state's kind in the run's pinned definition (`agent-task`, `human-review`, ...). */
+  kind: string;
+  /** `step`, `review`, `input`, `decision`, `wait` or `retry`. */
+  what: string;
+  capability: string | null;
+  method: string | null;
+  visit: number;
+  attempt: number;
+  startedAt: string;
+  endedAt: string | null;
+  /**
+   * `running`, `waiting`, `succeeded`, `failed`, `timed-out`, `approved`, `rejected`,
+   * `answered`, `fired`.
+   */
+  status: string;
+  error: StepFailure | null;
+  /** The output as bounded JSON text (`…` marks a cut). */
+  output: string | null;
+}
+
 /** What one poll found. */
 export interface SyncReport {
   /** The store changed since the previous poll. */
@@ -919,6 +1165,15 @@ export interface ThemeSet {
   outgoing: Array<Outgoing>;
 }
 
+/** What the whole history says about the run beyond its rows. */
+export interface Timeline {
+  startedAt: string | null;
+  endedAt: string | null;
+  steps: Array<StepRow>;
+  /** Retries made so far (attempts after the first, over every state). */
+  retries: number;
+}
+
 export type ToastLevel = "info" | "success" | "warning" | "error";
 
 /** A trusted key as the settings page lists it. */
@@ -927,6 +1182,11 @@ export interface TrustedKeyRow {
   publicKey: string;
   name: string;
   fingerprint: string;
+}
+
+export interface UnbindKnowledgeArgs {
+  appId: string;
+  template: string;
 }
 
 export interface UninstallArgs {
@@ -1031,6 +1291,43 @@ export interface VersionInfo {
   trust: string;
 }
 
+/** The payload of `workflow:changed` (built in `api/workflow_host.rs`). */
+export interface WorkflowChanged {
+  appId: string;
+  runId: string | null;
+  /** For `schedule_missed`: the entry and how many slots passed while no host ran. */
+  entryKey: string | null;
+  missed: number | null;
+  /** `workflow.start`, `workflow.respond`, `driven`, `schedule_missed`. */
+  reason: string;
+}
+
+export interface WorkflowRespondArgs {
+  runId: string;
+  /**
+   * `approve`, `reject`, `edit` (approve with edited `data`), `input` (with `data`), `retry`
+   * or `stop` (a failed step's decision).
+   */
+  decision: string;
+  data?: unknown;
+}
+
+export interface WorkflowRunArgs {
+  runId: string;
+}
+
+export interface WorkflowRunsArgs {
+  appId?: string | null;
+  limit?: number | null;
+}
+
+export interface WorkflowStartArgs {
+  appId: string;
+  /** The `workflow` entry to run (its `workflow` names the workflow). */
+  entryKey: string;
+  input?: unknown;
+}
+
 /** The arguments and answer of each host command (docs/host-api.md). */
 export interface HostCommands {
   /** The model the runtime talks to; the API key is write-only (only whether one is set). */
@@ -1111,10 +1408,26 @@ export interface HostCommands {
   next_events: { args: NextEventsArgs; answer: Batch };
   /** Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open. */
   open_external: { args: OpenExternalArgs; answer: OpenedUrl | null };
+  /** An app's lime.files refs (with their paths, for the user). */
+  file_refs: { args: FileRefsArgs; answer: Array<FileRef> };
+  /** Revokes a lime.files ref: the app's next read of it is files.ref_not_found. */
+  file_ref_revoke: { args: FileRefRevokeArgs; answer: FileRefRevoked };
+  /** Grants a file or folder the user named to an app as a lime.files ref. */
+  file_grant_path: { args: FileGrantPathArgs; answer: FileRef };
+  /** Keeps a file the user uploaded (≤ 3 MiB, base64) and grants it to an app as a lime.files ref. */
+  file_upload: { args: FileUploadArgs; answer: FileRef };
+  /** The user's choice in a lime.files.requestFiles picker (the refs granted from it), or a cancel. */
+  answer_file_pick: { args: AnswerFilePickArgs; answer: Array<Outgoing> };
   /** Whether a newer AppHost exists, from the signed update feed (a notice; nothing is downloaded). */
   check_update: { args: NoArgs; answer: UpdateStatus };
   /** The package file the window was started to review (answered once), or null. */
   launch_package: { args: NoArgs; answer: LaunchPackage | null };
+  /** Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge). */
+  bind_knowledge: { args: BindKnowledgeArgs; answer: Indexed };
+  /** Removes a knowledge template's binding and its index. */
+  unbind_knowledge: { args: UnbindKnowledgeArgs; answer: boolean };
+  /** Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems. */
+  knowledge_status: { args: KnowledgeStatusArgs; answer: Array<BindingStatus> };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1125,13 +1438,25 @@ export interface HostCommands {
   task_retry: { args: TaskArgs; answer: AgentTaskView };
   /** Answers a pending action of a task. */
   task_respond: { args: TaskRespondArgs; answer: Responded };
+  /** Every app's workflow runs (or one app's), newest first. */
+  workflow_runs: { args: WorkflowRunsArgs; answer: Array<RunSummary> };
+  /** One run: step timeline, pending review or input, outputs, evidence. */
+  workflow_run: { args: WorkflowRunArgs; answer: RunDetail };
+  /** Runs a `workflow` entry (the Run action) until it waits or ends. */
+  workflow_start: { args: WorkflowStartArgs; answer: RunSummary };
+  /** Answers a run's review, input or retry decision as the host's user. */
+  workflow_respond: { args: WorkflowRespondArgs; answer: RunSummary };
+  /** Cancels a run as the host's user. */
+  workflow_cancel: { args: WorkflowRunArgs; answer: RunSummary };
+  /** The scheduled starts: next due time, last start, missed slots. */
+  workflow_schedules: { args: NoArgs; answer: Array<ScheduleRecord> };
 }
 
 /** A host command's name. */
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "check_update", "launch_package", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;
@@ -1146,6 +1471,8 @@ export interface HostEventPayloads {
   "mounts:ended": Array<EndedMount>;
   /** A task changed its status or approvals. */
   "tasks:changed": TasksChanged;
+  /** A workflow run changed (started, answered, driven, cancelled), or a schedule missed slots. */
+  "workflow:changed": WorkflowChanged;
   /** Bridge actions produced off the request path, executed like a `bridge_message` answer. */
   "outgoing": Array<Outgoing>;
 }

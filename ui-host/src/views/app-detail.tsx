@@ -24,6 +24,7 @@ import { DataTable, GrantBadge, GrantToggle, type Column } from "../ui/data-tabl
 import { Markdown } from "../ui/markdown-view.js";
 import type { AppDetail, AppSummary, CleanupPlan, DetailPermission, DisablePlan, UninstallMode } from "../types.js";
 import { AppIcon } from "./app-list.js";
+import { FilesSection } from "./app-files.js";
 
 const TAB_LABELS: Record<DetailTab, string> = {
   overview: "Overview",
@@ -106,7 +107,7 @@ export function AppDetailPage(props: { appId: string; tab: DetailTab }): JSX.Ele
       {props.tab === "overview" && <Overview app={app} detail={detail} failed={error !== null} after={after} />}
       {props.tab === "entries" && <Entries app={app} detail={detail} />}
       {props.tab === "permissions" && <Permissions app={app} detail={detail} failed={error !== null} after={after} />}
-      {props.tab === "data" && <Data detail={detail} failed={error !== null} />}
+      {props.tab === "data" && <Data appId={app.name} detail={detail} failed={error !== null} />}
       {props.tab === "tasks" && <TasksPage appId={props.appId} apps={[props.appId]} />}
       {props.tab === "versions" && <Versions app={app} detail={detail} after={after} />}
       {props.tab === "danger" && <Danger key={app.name} app={app} detail={detail} after={after} />}
@@ -158,6 +159,47 @@ function BindSecret(props: { appId: string; slot: string; after: () => Promise<v
   );
 }
 
+/** "Bind knowledge <template>": a folder path; Rust indexes it and records the binding. */
+function BindKnowledge(props: { appId: string; template: string; after: () => Promise<void> }): JSX.Element {
+  const [folder, setFolder] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const id = `knowledge-${props.template}`;
+  const bind = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      const r = await api.bindKnowledge(props.appId, props.template, folder.trim());
+      setDone(`${r.report.files} files, ${r.report.chunks} chunks indexed`);
+      setError(null);
+      await props.after();
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      class="row bind-knowledge"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void bind();
+      }}
+    >
+      <label class="field field--inline" for={id}>
+        <span>Folder for {props.template}</span>
+      </label>
+      <input id={id} type="text" placeholder="/home/me/Documents/handbook" value={folder} onInput={(e) => setFolder(e.currentTarget.value)} data-testid={`knowledge-folder-${props.template}`} />
+      <Button type="submit" variant="primary" disabled={busy || folder.trim() === ""} data-testid={`bind-knowledge-${props.template}`}>
+        Bind
+      </Button>
+      {done !== null && <span class="muted">{done}</span>}
+      {error !== null && <ErrorBox error={error} />}
+    </form>
+  );
+}
+
 function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: boolean; after: () => Promise<void> }): JSX.Element {
   const { app, detail } = props;
   const readiness = detail?.readiness;
@@ -179,6 +221,9 @@ function Overview(props: { app: AppSummary; detail: AppDetail | null; failed: bo
               {a.description != null && a.description !== "" && <> — {a.description}</>}
               {a.kind === "configure-secret" && typeof a.target === "string" && a.target !== "" && (
                 <BindSecret appId={app.name} slot={a.target} after={props.after} />
+              )}
+              {a.kind === "bind-knowledge" && typeof a.target === "string" && a.target !== "" && (
+                <BindKnowledge appId={app.name} template={a.target} after={props.after} />
               )}
             </li>
           ))}
@@ -220,9 +265,59 @@ function Entries(props: { app: AppSummary; detail: AppDetail | null }): JSX.Elem
               Open
             </Button>
           )}
+          {e.kind === "workflow" && <RunWorkflow app={props.app} entryKey={e.key} />}
         </li>
       ))}
     </ul>
+  );
+}
+
+/** The Run action of a `workflow` entry: asks for the run's input (JSON, `{}` by default),
+ * starts it (Rust reads the workflow from the store) and opens the Tasks page, where the run
+ * and its review are. */
+function RunWorkflow(props: { app: AppSummary; entryKey: string }): JSX.Element {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [open, setOpen] = useState(false);
+  const [input, setInput] = useState("{}");
+  const run = async (): Promise<void> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input) as unknown;
+    } catch {
+      setError({ code: "api.bad_arguments", message: "The input is not valid JSON." });
+      return;
+    }
+    setBusy(true);
+    try {
+      await api.workflowStart(props.app.name, props.entryKey, parsed);
+      setError(null);
+      setOpen(false);
+      window.location.hash = "#/tasks";
+    } catch (e: unknown) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Button class="run-workflow" data-testid="run-workflow" data-entry-key={props.entryKey} disabled={!props.app.enabled || busy} onClick={() => setOpen(!open)}>
+        Run…
+      </Button>
+      {open && (
+        <div class="run-workflow-form">
+          <label class="field">
+            <span>Input (JSON)</span>
+            <textarea rows={4} value={input} spellcheck={false} onInput={(e) => setInput(e.currentTarget.value)} data-testid="run-workflow-input" />
+          </label>
+          <Button variant="primary" disabled={busy} onClick={() => void run()} data-testid="run-workflow-start">
+            Start
+          </Button>
+        </div>
+      )}
+      {error !== null && <ErrorBox error={error} testid="run-workflow-error" />}
+    </>
   );
 }
 
@@ -293,7 +388,7 @@ function Permissions(props: { app: AppSummary; detail: AppDetail | null; failed:
   );
 }
 
-function Data(props: { detail: AppDetail | null; failed: boolean }): JSX.Element {
+function Data(props: { appId: string; detail: AppDetail | null; failed: boolean }): JSX.Element {
   if (props.detail === null) {
     return <Pending failed={props.failed} />;
   }
@@ -308,6 +403,7 @@ function Data(props: { detail: AppDetail | null; failed: boolean }): JSX.Element
         ]}
       />
       <p class="muted">To export the data, use “Export, then uninstall” in the Danger zone or `apphost export` in a terminal.</p>
+      <FilesSection appId={props.appId} />
     </div>
   );
 }

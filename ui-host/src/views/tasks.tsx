@@ -22,6 +22,7 @@ import {
   type TaskView,
 } from "../tasks.js";
 import { Button, Empty, ErrorBox } from "../ui/components.js";
+import { WorkflowRuns } from "./workflow-runs.js";
 
 const statusTone = (s: string): string =>
   s === "succeeded" ? "good" : s === "failed" ? "bad" : s === "waiting_approval" ? "warn" : s === "cancelled" ? "muted" : "info";
@@ -302,6 +303,7 @@ export function TasksPage(props: { appId?: string; apps: string[] }): JSX.Elemen
           />
         )}
       </div>
+      <WorkflowRuns appId={props.appId} />
     </section>
   );
 }

@@ -43,6 +43,7 @@ pub(crate) struct NextEvents {
 fn next_events(session: &Session, raw: Value) -> HostResult<Value> {
     let a: NextEvents = args("next_events", raw)?;
     let deadline = Instant::now() + Duration::from_millis(a.timeout_ms).min(MAX_WAIT);
+    session.ensure_knowledge_watch();
     loop {
         if let Err(e) = super::watch::sync(session) {
             tracing::debug!(
@@ -51,6 +52,7 @@ fn next_events(session: &Session, raw: Value) -> HostResult<Value> {
             );
         }
         super::dev_console::check_connections(session);
+        super::workflow_host::tick(session);
         let left = deadline.saturating_duration_since(Instant::now());
         let batch = session.outbox.wait_after(a.after, left.min(WATCH_EVERY));
         if !batch.events.is_empty() || batch.missed > 0 || left <= WATCH_EVERY {

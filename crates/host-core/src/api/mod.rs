@@ -12,9 +12,12 @@ pub mod apps;
 pub mod bridge;
 pub mod center;
 pub mod dev_console;
+pub mod door;
 pub mod events;
 pub mod external;
+pub mod files;
 pub mod host_update;
+pub mod knowledge;
 pub mod launch_package;
 pub mod outbox;
 pub mod schema;
@@ -23,6 +26,8 @@ pub mod store_stamp;
 pub mod tasks;
 pub mod uploads;
 pub mod watch;
+pub mod workflow;
+pub mod workflow_host;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -47,9 +52,12 @@ const AREAS: &[&[Command]] = &[
     dev_console::COMMANDS,
     events::COMMANDS,
     external::COMMANDS,
+    files::COMMANDS,
     host_update::COMMANDS,
     launch_package::COMMANDS,
+    knowledge::COMMANDS,
     tasks::COMMANDS,
+    workflow::COMMANDS,
 ];
 
 /// Longest command name echoed back in an error.
@@ -118,7 +126,7 @@ pub fn answer<T: serde::Serialize>(value: T) -> HostResult<Value> {
     })
 }
 
-fn bad_arguments(command: &str, reason: &str) -> HostError {
+pub(crate) fn bad_arguments(command: &str, reason: &str) -> HostError {
     HostError::new(
         ErrorCode::ApiBadArguments,
         format!(

@@ -23,7 +23,7 @@ use super::outbox::Batch;
 use super::session::LaunchTarget;
 use super::watch::{EndedMount, SyncReport};
 use super::NoArgs;
-use super::{agent, apps, bridge, center, events, external, tasks};
+use super::{agent, apps, bridge, center, events, external, knowledge, tasks, workflow};
 use crate::center::detail::AppDetail;
 use crate::center::dev::DevStatus;
 use crate::center::diagnostics::Bundle;
@@ -125,16 +125,33 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("next_events", events::NextEvents, Batch, "The outbox events after `after`, waiting up to `timeoutMs` (at most 25 s)."),
         // external.rs
         cmd!("open_external", external::Link, Option<OpenedUrl>, "Opens a confirmed http(s) link: null when the host opened it, `{url}` for the page to open."),
+        // files.rs
+        cmd!("file_refs", super::files::AppArg, Vec<crate::install::store::FileRef>, "An app's lime.files refs (with their paths, for the user)."),
+        cmd!("file_ref_revoke", super::files::RevokeArgs, super::files::FileRefRevoked, "Revokes a lime.files ref: the app's next read of it is files.ref_not_found."),
+        cmd!("file_grant_path", super::files::GrantArgs, crate::install::store::FileRef, "Grants a file or folder the user named to an app as a lime.files ref."),
+        cmd!("file_upload", super::files::UploadArgs, crate::install::store::FileRef, "Keeps a file the user uploaded (≤ 3 MiB, base64) and grants it to an app as a lime.files ref."),
+        cmd!("answer_file_pick", super::files::PickAnswer, Vec<Outgoing>, "The user's choice in a lime.files.requestFiles picker (the refs granted from it), or a cancel."),
         // host_update.rs
         cmd!("check_update", NoArgs, crate::center::host_update::UpdateStatus, "Whether a newer AppHost exists, from the signed update feed (a notice; nothing is downloaded)."),
         // launch_package.rs
         cmd!("launch_package", NoArgs, Option<super::launch_package::LaunchPackage>, "The package file the window was started to review (answered once), or null."),
+        // knowledge.rs
+        cmd!("bind_knowledge", knowledge::BindKnowledge, crate::hosting::app_knowledge::Indexed, "Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge)."),
+        cmd!("unbind_knowledge", knowledge::UnbindKnowledge, bool, "Removes a knowledge template's binding and its index."),
+        cmd!("knowledge_status", knowledge::StatusArgs, Vec<crate::hosting::app_knowledge::BindingStatus>, "Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),
         cmd!("task_cancel", tasks::TaskArgs, AgentTaskView, "Cancels a task as the host's user."),
         cmd!("task_retry", tasks::TaskArgs, AgentTaskView, "Runs a failed or cancelled task again."),
         cmd!("task_respond", tasks::RespondArgs, Responded, "Answers a pending action of a task."),
+        // workflow.rs
+        cmd!("workflow_runs", workflow::ListArgs, Vec<workflow::RunSummary>, "Every app's workflow runs (or one app's), newest first."),
+        cmd!("workflow_run", workflow::RunArgs, workflow::RunDetail, "One run: step timeline, pending review or input, outputs, evidence."),
+        cmd!("workflow_start", workflow::StartArgs, workflow::RunSummary, "Runs a `workflow` entry (the Run action) until it waits or ends."),
+        cmd!("workflow_respond", workflow::RespondArgs, workflow::RunSummary, "Answers a run's review, input or retry decision as the host's user."),
+        cmd!("workflow_cancel", workflow::RunArgs, workflow::RunSummary, "Cancels a run as the host's user."),
+        cmd!("workflow_schedules", NoArgs, Vec<crate::hosting::workflow::schedule::ScheduleRecord>, "The scheduled starts: next due time, last start, missed slots."),
     ]
 }
 
@@ -173,6 +190,11 @@ pub fn events() -> Vec<EventSpec> {
             payload: sub::<TasksChanged>,
         },
         EventSpec {
+            kind: super::workflow_host::WORKFLOW_CHANGED,
+            doc: "A workflow run changed (started, answered, driven, cancelled), or a schedule missed slots.",
+            payload: sub::<WorkflowChanged>,
+        },
+        EventSpec {
             kind: super::outbox::OUTGOING,
             doc: "Bridge actions produced off the request path, executed like a `bridge_message` answer.",
             payload: sub::<Vec<Outgoing>>,
@@ -203,6 +225,20 @@ struct TasksChanged {
     app_id: Option<String>,
     task_id: Option<String>,
     /// The task event type, or the host action (`task.cancel`, ...).
+    reason: String,
+}
+
+/// The payload of `workflow:changed` (built in `api/workflow_host.rs`).
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct WorkflowChanged {
+    app_id: String,
+    run_id: Option<String>,
+    /// For `schedule_missed`: the entry and how many slots passed while no host ran.
+    entry_key: Option<String>,
+    missed: Option<u64>,
+    /// `workflow.start`, `workflow.respond`, `driven`, `schedule_missed`.
     reason: String,
 }
 

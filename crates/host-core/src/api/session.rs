@@ -116,9 +116,27 @@ pub struct Session {
     pub(crate) dev_console: Mutex<super::dev_console::DevConsole>,
     /// The package file the window was started to review (`api/launch_package.rs`), answered once.
     launch_package: Mutex<Option<std::path::PathBuf>>,
+    /// The data directory's workflow runs, opened on first use (`api/workflow_host.rs`).
+    pub(crate) workflows: super::workflow_host::WorkflowHost,
+    /// Re-indexes bound knowledge folders when they change; started by the host UI's first
+    /// `next_events` (a running window or `apphost serve`), not by every session.
+    knowledge_watch: Mutex<Option<crate::hosting::knowledge_watch::KnowledgeWatcher>>,
 }
 
 impl Session {
+    /// Starts the knowledge watcher once (`hosting::knowledge_watch`).
+    pub fn ensure_knowledge_watch(&self) {
+        let mut w = self
+            .knowledge_watch
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if w.is_none() {
+            *w = Some(crate::hosting::knowledge_watch::KnowledgeWatcher::start(
+                self.data.clone(),
+            ));
+        }
+    }
+
     pub fn new(data: DataDir, config: SessionConfig) -> Self {
         let mut bridge = BridgeHost::new(
             Services::new(data.apps_data()),
@@ -165,6 +183,8 @@ impl Session {
             center,
             dev_console: Mutex::default(),
             launch_package: Mutex::default(),
+            workflows: Default::default(),
+            knowledge_watch: Mutex::new(None),
         }
     }
 

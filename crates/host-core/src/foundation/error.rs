@@ -38,6 +38,45 @@ error_codes! {
     CatalogAmbiguous = "catalog.ambiguous" => Usage,
     CatalogUnsupportedUrl = "catalog.unsupported_url" => Input,
     CatalogReleaseMismatch = "catalog.release_mismatch" => Rejected,
+    // --- remote catalogs (install/remote/, docs/cli.md "apphost catalog") ----------------
+    /// `catalog add` with a name already in use.
+    CatalogExists = "catalog.exists" => Conflict,
+    /// No remote catalog of that name.
+    CatalogNotFound = "catalog.not_found" => NotFound,
+    /// A catalog name that is not `[a-z0-9][a-z0-9._-]{0,63}`.
+    CatalogBadName = "catalog.bad_name" => Usage,
+    /// A catalog URL that is not https (plain http only for loopback hosts).
+    CatalogInsecureUrl = "catalog.insecure_url" => Usage,
+    /// The catalog server could not be reached or answered an HTTP error.
+    CatalogFetchFailed = "catalog.fetch_failed" => Input,
+    /// A download stalled or ran past its total time bound.
+    CatalogTimeout = "catalog.timeout" => Input,
+    /// Metadata is not JSON of TUF's shape, or a role file is not what it claims to be.
+    CatalogMetadataInvalid = "catalog.metadata_invalid" => Rejected,
+    /// Metadata is larger than its bound (the signed length, or the role's fixed limit).
+    CatalogMetadataTooLarge = "catalog.metadata_too_large" => Rejected,
+    /// Metadata not signed by the threshold of keys its role names in the trusted root.
+    CatalogSignatureInvalid = "catalog.signature_invalid" => Rejected,
+    /// A new root not signed by the threshold of both the trusted root's and its own root keys,
+    /// or not the next version.
+    CatalogRootRotationRefused = "catalog.root_rotation_refused" => Rejected,
+    /// Metadata older than what this host already trusts (rollback).
+    CatalogRollback = "catalog.rollback" => Rejected,
+    /// Metadata past its expiry (freeze).
+    CatalogMetadataExpired = "catalog.metadata_expired" => Rejected,
+    /// Snapshot or targets metadata that is not the version, length or hash the signed
+    /// timestamp or snapshot names (mix-and-match).
+    CatalogMetadataMismatch = "catalog.metadata_mismatch" => Rejected,
+    /// A file the signed targets do not list.
+    CatalogTargetUnknown = "catalog.target_unknown" => Rejected,
+    /// A downloaded file whose length or SHA-256 differs from the signed targets.
+    CatalogTargetMismatch = "catalog.target_mismatch" => Rejected,
+    /// A server sent more bytes than the signed length (endless data).
+    CatalogTargetTooLarge = "catalog.target_too_large" => Rejected,
+    /// The release is revoked by its publisher.
+    CatalogReleaseRevoked = "catalog.release_revoked" => Rejected,
+    /// The catalog state on disk is unreadable.
+    CatalogStateInvalid = "catalog.state_invalid" => Internal,
     // --- package contents (folder or zip) -------------------------------------------------
     ArchiveInvalid = "archive.invalid" => Rejected,
     ArchivePathTraversal = "archive.path_traversal" => Rejected,
@@ -232,6 +271,34 @@ error_codes! {
     WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
     /// A start reused an idempotency key with another input.
     WorkflowIdempotencyConflict = "workflow.idempotency_conflict" => Conflict,
+    // --- lime.files refs (docs/cli.md, "apphost files"; docs/bridge-protocol.md) ---------------
+    /// No live file ref with that id for that app (unknown, revoked and other apps' refs alike).
+    FilesRefNotFound = "files.ref_not_found" => NotFound,
+    /// A path was handed in where a ref belongs, a relative path leaves its folder, or a path
+    /// granted is not a regular file or directory (a link, a device, a FIFO, a socket).
+    FilesPathNotAllowed = "files.path_not_allowed" => Rejected,
+    /// `apphost files grant`: nothing at that path.
+    FilesPathNotFound = "files.path_not_found" => NotFound,
+    /// A read or an upload larger than its limit.
+    FilesTooLarge = "files.too_large" => Rejected,
+    /// The granted file was replaced by a link or a special file, or has other hard links
+    /// inside a granted folder: it is not read.
+    FilesChanged = "files.changed" => Conflict,
+    /// The file could not be read (I/O).
+    FilesReadFailed = "files.read_failed" => Internal,
+    /// The app holds the most refs it may (`store::file_refs::MAX_REFS_PER_APP`).
+    FilesTooManyRefs = "files.too_many_refs" => Rejected,
+    // --- knowledge bindings (docs/cli.md, "apphost knowledge") -----------------------------
+    /// The app's active manifest declares no knowledge template with that key.
+    KnowledgeTemplateNotDeclared = "knowledge.template_not_declared" => NotFound,
+    /// The template is declared but no folder is bound to it.
+    KnowledgeNotBound = "knowledge.not_bound" => NotFound,
+    /// The folder to bind is not an absolute path to a readable directory.
+    KnowledgeFolderInvalid = "knowledge.folder_invalid" => Usage,
+    /// A search query with no words, over 1024 bytes or 32 words, or a top-K outside 1-50.
+    KnowledgeQueryInvalid = "knowledge.query_invalid" => Usage,
+    /// The template's index could not be opened, read or written.
+    KnowledgeIndexFailed = "knowledge.index_failed" => Internal,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

@@ -1,6 +1,7 @@
 //! No product knowledge: errors, paths, limits, randomness, YAML, hashing, the host profile,
 //! TypeScript stripping. Depends on nothing else in the crate.
 
+pub mod budget_keys;
 pub mod error;
 pub mod hashing;
 pub mod limits;

@@ -6,6 +6,8 @@
 //! <data>/staging/<op>/      work in progress of one mutating operation (a journal); empty when idle
 //! <data>/staging/uploads/   packages uploaded to the app center awaiting review (private files,
 //!                           owned by the process that took them; recovery leaves them alone)
+//! <data>/user-files/<ref>    files the user uploaded to `apphost serve` for one app (`lime.files`
+//!                           refs of origin `upload`; 0600, removed with the ref)
 //! <data>/apps/<app>/        each app's own data (its storage namespace), owned by RuntimeCore
 //! <data>/quarantine/<op>/   data recovery set aside and could not put back (never deleted by AppHost)
 //! <data>/lock               advisory lock held by the process mutating the store
@@ -67,6 +69,10 @@ impl DataDir {
     /// Packages uploaded for an install review (`center::uploads`): not an operation's folder.
     pub fn uploads(&self) -> PathBuf {
         self.staging().join(UPLOADS_DIR)
+    }
+    /// Copies of files uploaded for `lime.files` refs, one per ref (`user-files/<ref>`).
+    pub fn user_file_uploads(&self) -> PathBuf {
+        self.root.join("user-files")
     }
     pub fn apps_data(&self) -> PathBuf {
         self.root.join("apps")

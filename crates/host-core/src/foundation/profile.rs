@@ -68,8 +68,10 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.artifacts",
     "lime.evidence",
     "lime.agent",
+    "lime.files",
     "lime.tools",
     "lime.workflow",
+    "lime.knowledge",
 ];
 
 impl HostProfile {
@@ -136,7 +138,7 @@ mod tests {
         }
         assert!(profile.available("lime.ui").is_some());
         assert!(profile.available("lime.storage").is_some());
-        assert!(profile.available("lime.files").is_none());
+        assert!(profile.available("lime.cloudSession").is_none());
         // Every implemented capability is one the profile publishes.
         for c in IMPLEMENTED_CAPABILITIES {
             assert!(KNOWN_CAPABILITIES.contains(c), "{c}");

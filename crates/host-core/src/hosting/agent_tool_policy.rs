@@ -8,7 +8,9 @@
 //!   [`ARTIFACT_WRITE_APPROVAL`] (`apphost config agent.artifactWriteApproval allow|ask`); default `ask`
 //!   (an artifact is a deliverable the user downloads and opens, and the model may be steered by
 //!   untrusted content; see `runtime_core::tools::policy`). Anything unreadable means `ask`;
-//! - the active version's package and manifest hashes for an artifact's provenance.
+//! - the active version's package and manifest hashes for an artifact's provenance;
+//! - the app's token budget per task: `model.budget.<app>` (`foundation::budget_keys`); none
+//!   when unset or unreadable.
 
 use runtime_core::app_artifacts::ArtifactLimits;
 use runtime_core::app_storage::DEFAULT_QUOTA_BYTES;
@@ -67,6 +69,11 @@ impl ToolPolicy for StoreToolPolicy {
         }
     }
 
+    fn token_budget(&self, app: &AppId) -> Option<u64> {
+        let settings = self.store()?.settings().ok()?;
+        crate::foundation::budget_keys::app_budget(&settings, app.as_str())
+    }
+
     fn package(&self, app: &AppId) -> Option<PackageFacts> {
         let a = self.store()?.active_app(app.as_str()).ok()?;
         Some(PackageFacts {
@@ -74,5 +81,21 @@ impl ToolPolicy for StoreToolPolicy {
             package_hash: a.package_hash,
             manifest_hash: a.manifest_hash,
         })
+    }
+
+    /// Declared by the active manifest and bound now (`knowledge_search`, every call).
+    fn knowledge_bound(&self, app: &AppId, template: &str) -> bool {
+        let Some(store) = self.store() else {
+            return false;
+        };
+        let declared = store.active_app(app.as_str()).is_ok_and(|a| {
+            crate::hosting::app_knowledge::declared_templates(&a.manifest)
+                .iter()
+                .any(|t| t == template)
+        });
+        declared
+            && store
+                .knowledge_bindings(app.as_str())
+                .is_ok_and(|b| b.iter().any(|b| b.template == template))
     }
 }

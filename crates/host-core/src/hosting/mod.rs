@@ -3,10 +3,13 @@
 //! [`crate::foundation`].
 
 pub mod agent_tool_policy;
+pub mod app_knowledge;
 pub mod app_secrets;
 pub mod bridge;
 pub mod capability;
+pub mod knowledge_watch;
 pub mod model_settings;
 pub mod surface;
 pub mod tools;
+pub mod user_files;
 pub mod workflow;

@@ -9,6 +9,8 @@ pub mod manifest;
 pub mod package;
 pub mod projection;
 pub mod readiness;
+pub mod remote;
+pub mod schedules;
 pub mod secrets;
 pub mod signature;
 pub mod store;

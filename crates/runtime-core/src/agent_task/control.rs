@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::projection::TaskIdentity;
+use crate::app_server::protocol::{ActionRespondParams, TurnCancelParams};
 use crate::ids::*;
 use crate::read_model::PendingAction;
 use crate::runtime::RuntimeError;
@@ -19,8 +20,12 @@ impl AgentTasks {
         if let Some(last) = row.runs.last() {
             let turn =
                 TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
-            match self.runtime.cancel_turn(&session, &turn) {
-                Ok(_) | Err(RuntimeError::TurnNotFound(_)) => {}
+            let cancel = TurnCancelParams {
+                session_id: session,
+                turn_id: turn,
+            };
+            match calls::cancel_turn(&self.runtime, &cancel) {
+                Ok(_) | Err(MethodError::Runtime(RuntimeError::TurnNotFound(_))) => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -45,8 +50,11 @@ impl AgentTasks {
             for row in &rows {
                 if let Some(v) = self.latest_turn(row)? {
                     if !v.status.is_terminal() {
-                        self.runtime
-                            .cancel_turn(&sid(&row.session_id)?, &v.turn_id)?;
+                        let cancel = TurnCancelParams {
+                            session_id: sid(&row.session_id)?,
+                            turn_id: v.turn_id,
+                        };
+                        calls::cancel_turn(&self.runtime, &cancel)?;
                         n += 1;
                     }
                 }
@@ -73,7 +81,7 @@ impl AgentTasks {
             return Err(AgentTaskError::Busy);
         }
         let row = self.row(app, task_id)?;
-        self.ensure_started(app, &row)?;
+        self.ensure_started(app, &row, None)?;
         self.view(&row)
     }
 
@@ -90,7 +98,7 @@ impl AgentTasks {
         let session = sid(&row.session_id)?;
         let missing = || AgentTaskError::ActionNotFound(action_id.to_owned());
         let action = ActionId::new(action_id.to_owned()).map_err(|_| missing())?;
-        let (_, _, model) = self.runtime.read(&session).map_err(|_| missing())?;
+        let model = self.read_session(&session).map_err(|_| missing())?;
         model
             .threads
             .values()
@@ -121,18 +129,21 @@ impl AgentTasks {
         let session = sid(&row.session_id)?;
         let pending = self.pending_action(app, task_id, action_id)?;
         approval::check(&pending, &response, by)?;
-        let action = pending.action_id;
-        let decision = match response {
-            Response::Approve => Decision::AllowOnce,
-            Response::ApproveForSession => Decision::AllowForSession,
-            Response::Reject => Decision::Decline,
-            Response::Answer(input) => {
-                self.runtime
-                    .respond_action_with_input(&session, &action, input)?;
-                return Ok(());
-            }
+        let (decision, updated_input) = match response {
+            Response::Approve => (Decision::AllowOnce, None),
+            Response::ApproveForSession => (Decision::AllowForSession, None),
+            Response::Reject => (Decision::Decline, None),
+            Response::Answer(input) => (Decision::AllowOnce, Some(input)),
         };
-        self.runtime.respond_action(&session, &action, decision)?;
+        let answer = ActionRespondParams {
+            session_id: session,
+            request_id: pending.action_id,
+            action_type: None,
+            confirmed: None,
+            decision: Some(decision.as_str().to_owned()),
+            updated_input,
+        };
+        calls::respond_action(&self.runtime, answer)?;
         Ok(())
     }
 

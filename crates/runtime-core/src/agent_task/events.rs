@@ -84,7 +84,7 @@ impl AgentTasks {
         Ok(TaskEventStream {
             ident,
             facts,
-            sub: self.runtime.log().subscribe(&session, after),
+            sub: calls::follow(&self.runtime, &session, after),
         })
     }
 }

@@ -29,8 +29,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::app_server::calls::{self, MethodError};
+use crate::app_server::protocol::SessionRef;
 use crate::ids::*;
-use crate::read_model::TurnStatus;
+use crate::read_model::{SessionReadModel, TurnStatus};
 use crate::runtime::{Runtime, RuntimeError};
 pub use approval::{Responder, UserOnly};
 pub use events::TaskEventStream;
@@ -121,6 +123,15 @@ impl From<rusqlite::Error> for AgentTaskError {
     }
 }
 
+impl From<MethodError> for AgentTaskError {
+    fn from(e: MethodError) -> Self {
+        match e {
+            MethodError::Runtime(e) => e.into(),
+            MethodError::Params(e) => AgentTaskError::Invalid(e.message),
+        }
+    }
+}
+
 impl From<RuntimeError> for AgentTaskError {
     fn from(e: RuntimeError) -> Self {
         match e {
@@ -160,6 +171,9 @@ pub struct StartTask {
     pub idempotency_key: Option<String>,
     pub output_schema: Option<Value>,
     pub session: SessionPolicy,
+    /// The request that started the task (the bridge call's `requestId`): on its run's events,
+    /// beside the task's `traceId`.
+    pub request_id: Option<String>,
 }
 
 /// What `startTask` answers at once.
@@ -236,6 +250,15 @@ impl AgentTasks {
             self.runtime.session_room(app)?;
         }
         Ok(())
+    }
+
+    /// The session's read models, through the App Server's `agentSession/read`.
+    fn read_session(&self, session: &SessionId) -> Result<SessionReadModel, MethodError> {
+        let r = SessionRef {
+            session_id: session.clone(),
+            workspace_id: None,
+        };
+        Ok(calls::read_session(&self.runtime, &r)?.detail)
     }
 
     pub fn runtime(&self) -> &Runtime {

@@ -20,7 +20,7 @@ impl AgentTasks {
         let Some(last) = row.runs.last() else {
             return Ok(None);
         };
-        let Ok((_, _, model)) = self.runtime.read(&sid(&row.session_id)?) else {
+        let Ok(model) = self.read_session(&sid(&row.session_id)?) else {
             return Ok(None);
         };
         let turn = TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
@@ -35,7 +35,7 @@ impl AgentTasks {
 
     pub(super) fn view(&self, row: &TaskRow) -> Result<Value, AgentTaskError> {
         let session = sid(&row.session_id)?;
-        let model = self.runtime.read(&session).ok().map(|(_, _, m)| m);
+        let model = self.read_session(&session).ok();
         let mut runs = Vec::new();
         let mut pending = Vec::new();
         for (i, t) in row.runs.iter().enumerate() {

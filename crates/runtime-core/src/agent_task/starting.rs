@@ -2,9 +2,13 @@
 //! the caps, and the first run's turn.
 
 use super::store::TaskRow;
+use crate::app_server::protocol::{
+    AgentInput, RuntimeOptions, SessionStartParams, TurnStartParams,
+};
 use crate::event::format_timestamp;
 use crate::ids::*;
 use crate::runtime::RuntimeError;
+use crate::runtime::TurnTrace;
 
 use super::*;
 
@@ -12,6 +16,18 @@ impl AgentTasks {
     /// Starts a task (or returns the app's task with the same idempotency key). Never waits
     /// for the model: the run is submitted to the runtime's own executor.
     pub fn start(&self, app: &AppId, req: StartTask) -> Result<TaskStarted, AgentTaskError> {
+        self.start_with_knowledge(app, req, &[])
+    }
+
+    /// [`Self::start`] for a task that declared knowledge templates: its session's turns get the
+    /// `knowledge_search` tool for them (granted before the run is submitted). The host has
+    /// checked that each is declared and bound.
+    pub fn start_with_knowledge(
+        &self,
+        app: &AppId,
+        req: StartTask,
+        knowledge: &[String],
+    ) -> Result<TaskStarted, AgentTaskError> {
         if req.input.len() > MAX_INPUT_BYTES {
             return Err(AgentTaskError::Invalid(format!(
                 "input is over {MAX_INPUT_BYTES} bytes"
@@ -60,11 +76,16 @@ impl AgentTasks {
         if self.runtime.status() != "ready" {
             return Err(AgentTaskError::NeedsSetup);
         }
+        let req_id = req.request_id.clone();
         let _guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         // The same key names the same task, whatever its session is doing now.
         if let Some(k) = &req.idempotency_key {
             if let Some(row) = self.store.get_by_key(app.as_str(), k)? {
-                self.ensure_started(app, &row)?;
+                self.runtime
+                    .tools()
+                    .knowledge_grants()
+                    .grant(&row.session_id, knowledge);
+                self.ensure_started(app, &row, req_id.as_deref())?;
                 return Ok(TaskStarted {
                     task_id: row.task_id,
                     trace_id: row.trace_id,
@@ -98,7 +119,11 @@ impl AgentTasks {
             joined,
         };
         let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
-        self.ensure_started(app, &row)?;
+        self.runtime
+            .tools()
+            .knowledge_grants()
+            .grant(&row.session_id, knowledge);
+        self.ensure_started(app, &row, req_id.as_deref())?;
         Ok(TaskStarted {
             task_id: row.task_id,
             trace_id: row.trace_id,
@@ -109,14 +134,23 @@ impl AgentTasks {
 
     /// Makes sure the task's session exists and its latest run was submitted (both idempotent;
     /// repairs a crash between recording a run and submitting it).
-    pub(super) fn ensure_started(&self, app: &AppId, row: &TaskRow) -> Result<(), AgentTaskError> {
+    pub(super) fn ensure_started(
+        &self,
+        app: &AppId,
+        row: &TaskRow,
+        request_id: Option<&str>,
+    ) -> Result<(), AgentTaskError> {
         let session = sid(&row.session_id)?;
-        if self.runtime.read(&session).is_err() {
-            match self
-                .runtime
-                .start_session(app.clone(), Some(session.clone()), None)
-            {
-                Ok(_) | Err(RuntimeError::SessionAlreadyExists(_)) => {}
+        if self.read_session(&session).is_err() {
+            let start = SessionStartParams {
+                session_id: Some(session.clone()),
+                app_id: app.as_str().to_owned(),
+                workspace_id: None,
+                business_object_ref: None,
+                locale: None,
+            };
+            match calls::start_session(&self.runtime, start) {
+                Ok(_) | Err(MethodError::Runtime(RuntimeError::SessionAlreadyExists(_))) => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -124,20 +158,33 @@ impl AgentTasks {
             return Ok(());
         };
         let turn = TurnId::new(last.clone()).map_err(|e| AgentTaskError::Storage(e.to_string()))?;
-        self.runtime.start_turn(
-            &session,
-            Some(turn),
-            row.input.clone(),
-            row.output_schema.clone(),
-            true,
-        )?;
+        let submit = TurnStartParams {
+            session_id: session,
+            turn_id: Some(turn),
+            input: AgentInput {
+                text: row.input.clone(),
+                attachments: Vec::new(),
+            },
+            runtime_options: Some(RuntimeOptions {
+                output_schema: row.output_schema.clone(),
+                capability_id: None,
+                metadata: None,
+            }),
+            queue_if_busy: true,
+        };
+        // One trace: the run's events carry the task's traceId and the request that caused it.
+        let trace = TurnTrace {
+            trace_id: TraceId::new(row.trace_id.clone()).ok(),
+            request_id: request_id.and_then(|r| RequestId::new(r.to_owned()).ok()),
+        };
+        calls::start_turn(&self.runtime, submit, trace)?;
         Ok(())
     }
 
     /// `SessionBusy` unless every turn of the session has ended (a session that is not loaded
     /// has no running turn).
     pub(super) fn check_session_idle(&self, session: &str) -> Result<(), AgentTaskError> {
-        let Ok((_, _, model)) = self.runtime.read(&sid(session)?) else {
+        let Ok(model) = self.read_session(&sid(session)?) else {
             return Ok(());
         };
         let busy = model

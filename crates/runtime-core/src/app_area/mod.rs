@@ -72,6 +72,11 @@ pub const RESERVED_NAMES: &[ReservedName] = &[
         owner: "the agent's storage_* tools",
     },
     ReservedName {
+        name: "knowledge",
+        kind: ReservedKind::Directory,
+        owner: "lime.knowledge (one FTS5 index per bound template)",
+    },
+    ReservedName {
         name: "artifacts",
         kind: ReservedKind::Directory,
         owner: "none (legacy agent artifact files; exported, never written)",
@@ -114,6 +119,7 @@ impl Db {
 pub enum SubDir {
     ArtifactBlobs,
     Files,
+    Knowledge,
 }
 
 impl SubDir {
@@ -121,6 +127,7 @@ impl SubDir {
         match self {
             SubDir::ArtifactBlobs => "artifact-blobs",
             SubDir::Files => "files",
+            SubDir::Knowledge => "knowledge",
         }
     }
 }
@@ -295,7 +302,7 @@ mod tests {
                 assert!(is_reserved(&format!("{}{s}", db.file_name())));
             }
         }
-        for d in [SubDir::ArtifactBlobs, SubDir::Files] {
+        for d in [SubDir::ArtifactBlobs, SubDir::Files, SubDir::Knowledge] {
             assert!(is_reserved(d.name()));
         }
         for free in ["notes.txt", "storage.sqlite-x", "storage", "files2"] {

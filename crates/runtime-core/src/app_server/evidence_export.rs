@@ -30,8 +30,16 @@ impl Connection {
             ep.session_id.as_str(),
             evidence_id.as_str()
         );
+        // One trace: the export of a turn carries the turn's own trace (a task's `traceId`)
+        // and the request that caused it, as its events do.
+        let (trace, request) = match &turn {
+            Some(t) => turn_trace(&self.rt, &ep.session_id, &t.turn_id)?,
+            None => (None, None),
+        };
         let scope = Scope {
             evidence_id: Some(evidence_id.clone()),
+            trace_id: trace.clone(),
+            request_id: request,
             turn_id: turn.as_ref().map(|t| t.turn_id.clone()),
             task_id: turn.as_ref().and_then(|t| t.task_id.clone()),
             run_id: turn.as_ref().and_then(|t| t.run_id.clone()),
@@ -101,9 +109,6 @@ impl Connection {
         };
         let th = model.thread(&thread).cloned().unwrap_or_default();
         let latest = th.turns.last().map(|t| t.status);
-        let trace = turn
-            .as_ref()
-            .map(|t| TraceId::derived(t.turn_id.as_str(), 0));
         let mut missing = Vec::new();
         let task_id = turn.as_ref().and_then(|t| t.task_id.clone());
         let run_id = turn.as_ref().and_then(|t| t.run_id.clone());
@@ -158,5 +163,27 @@ impl Connection {
             next_events_cursor,
             exported_at: format_timestamp(self.rt.log().clock().now()),
         })
+    }
+}
+
+/// The trace and request ids the turn's first event carries (`turn.submitted`); a turn recorded
+/// before traces were carried has the derived `trace_<turnId>_0`.
+fn turn_trace(
+    rt: &crate::runtime::Runtime,
+    session: &SessionId,
+    turn: &TurnId,
+) -> Result<(Option<TraceId>, Option<RequestId>), RuntimeError> {
+    let mut from = 1;
+    loop {
+        let page = rt.log().read(session, from, crate::log::CATCH_UP_PAGE)?;
+        if let Some(e) = page.iter().find(|e| e.scope.turn_id.as_ref() == Some(turn)) {
+            let trace = e.scope.trace_id.clone();
+            let trace = trace.or_else(|| Some(TraceId::derived(turn.as_str(), 0)));
+            return Ok((trace, e.scope.request_id.clone()));
+        }
+        match page.last() {
+            Some(last) if page.len() == crate::log::CATCH_UP_PAGE => from = last.sequence + 1,
+            _ => return Ok((Some(TraceId::derived(turn.as_str(), 0)), None)),
+        }
     }
 }

@@ -8,12 +8,10 @@ use serde_json::{json, Value};
 
 use super::protocol::*;
 use super::schema::sub;
-use super::views::{agent_session, agent_turn, artifacts, turns};
-use super::{paging, params, ser, validate, Connection, InitState, RpcError};
-use crate::ids::*;
+use super::views::{agent_session, artifacts, turns};
+use super::{calls, paging, params, ser, Connection, InitState, RpcError};
 use crate::runtime::RuntimeError;
 use crate::tools::HostTools;
-use crate::turn::Decision;
 
 /// When a method may be called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +169,16 @@ fn initialize(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
         ));
     }
     let ip: InitializeParams = params(p)?;
+    if let Some(expected) = &c.token {
+        let given = ip.auth_token.as_deref().unwrap_or("");
+        if !super::door_token::matches(expected, given) {
+            c.close = true;
+            return Err(
+                RpcError::new(codes::UNAUTHORIZED, "Unauthorized: wrong authToken")
+                    .with(json!({"code": "appserver.bad_token"})),
+            );
+        }
+    }
     if ip.client_info.name.trim().is_empty() {
         return Err(RpcError::new(
             codes::INVALID_PARAMS,
@@ -292,82 +300,42 @@ fn evidence_export(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcErr
 /// `agentSession/start`: Starts a session for an app and follows it.
 fn session_start(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
     let sp: SessionStartParams = params(p)?;
-    let app = AppId::new(&sp.app_id)
-        .map_err(|e| RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {e}")))?;
-    validate::session_start(&sp)?;
     c.subscription_room(None)?;
-    let model = c.rt.start_session(app, sp.session_id, sp.workspace_id)?;
-    let sid = model.session.session_id.clone().expect("created");
-    c.subscribe(&sid, 0);
-    let (app, thread, model) = c.rt.read(&sid)?;
-    ser(SessionStartResult {
-        session: agent_session(&sid, &app, &thread, &model),
-    })
+    let started = calls::start_session(&c.rt, sp)?;
+    c.subscribe(&started.session.session_id, 0);
+    ser(started)
 }
 
 /// `agentSession/read`: Reads a session (and follows it).
 fn session_read(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
     let r: SessionRef = params(p)?;
     c.subscription_room(Some(&r.session_id))?;
-    let (app, thread, model) = c.rt.read(&r.session_id)?;
-    c.subscribe(&r.session_id, model.session.recovery_cursor);
-    ser(SessionReadResult {
-        session: agent_session(&r.session_id, &app, &thread, &model),
-        turns: turns(&r.session_id, &thread, &model),
-        detail: model,
-    })
+    let read = calls::read_session(&c.rt, &r)?;
+    c.subscribe(&r.session_id, read.detail.session.recovery_cursor);
+    ser(read)
 }
 
 /// `agentSession/turn/start`: Starts (or queues) a turn.
 fn turn_start(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
     let tp: TurnStartParams = params(p)?;
     c.subscription_room(Some(&tp.session_id))?;
-    let (_, thread, model) = c.rt.read(&tp.session_id)?;
-    c.subscribe(&tp.session_id, model.session.recovery_cursor);
-    let opts = tp.runtime_options.unwrap_or_default();
-    let started = c.rt.start_turn(
-        &tp.session_id,
-        tp.turn_id,
-        tp.input.text,
-        opts.output_schema,
-        tp.queue_if_busy,
-    )?;
-    ser(TurnStartResult {
-        turn: agent_turn(&tp.session_id, &thread, &started.turn),
-    })
+    let session = tp.session_id.clone();
+    let started = calls::start_turn(&c.rt, tp, Default::default())?;
+    c.subscribe(&session, started.follow_after);
+    ser(started.result)
 }
 
 /// `agentSession/turn/cancel`: Cancels a turn.
 fn turn_cancel(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
     let cp: TurnCancelParams = params(p)?;
-    c.rt.cancel_turn(&cp.session_id, &cp.turn_id)?;
+    calls::cancel_turn(&c.rt, &cp)?;
     Ok(json!({}))
 }
 
 /// `agentSession/action/respond`: Answers a pending action.
 fn action_respond(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
     let ap: ActionRespondParams = params(p)?;
-    let decision = match (ap.decision.as_deref(), ap.confirmed) {
-        (Some("allow_once"), _) => Decision::AllowOnce,
-        (Some("allow_for_session"), _) => Decision::AllowForSession,
-        (Some("decline"), _) => Decision::Decline,
-        (Some("cancel"), _) => Decision::Cancel,
-        (Some(other), _) => {
-            return Err(RpcError::new(
-                codes::INVALID_PARAMS,
-                format!("invalid params: unknown decision {other:?}"),
-            ))
-        }
-        (None, Some(true)) => Decision::AllowOnce,
-        (None, Some(false)) => Decision::Decline,
-        (None, None) => {
-            return Err(RpcError::new(
-                codes::INVALID_PARAMS,
-                "invalid params: decision or confirmed is required",
-            ))
-        }
-    };
-    c.rt.respond_action(&ap.session_id, &ap.request_id, decision)?;
+    calls::respond_action(&c.rt, ap)?;
     Ok(json!({}))
 }
 

@@ -4,6 +4,9 @@
 //!
 //! Every method, param, result, error code and event is documented in `docs/app-server.md`.
 
+pub mod calls;
+pub mod door;
+mod door_token;
 mod evidence_export;
 pub mod methods;
 pub mod paging;
@@ -24,6 +27,7 @@ use crate::runtime::{Runtime, RuntimeError};
 use methods::Phase;
 pub use methods::METHODS;
 use protocol::*;
+pub(crate) use stdio::refusal_line;
 pub use stdio::{serve_stdio, ServeConfig, DEFAULT_MAX_LINE_BYTES};
 
 /// Artifact summaries an evidence export lists at most (then `knownGaps:
@@ -53,7 +57,7 @@ impl RpcError {
             data: None,
         }
     }
-    fn with(mut self, data: Value) -> Self {
+    pub(crate) fn with(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
@@ -102,6 +106,10 @@ pub struct Connection {
     subscribed: HashSet<SessionId>,
     forwarders: Vec<tokio::task::JoinHandle<()>>,
     max_subscriptions: usize,
+    /// The door's token `initialize` must carry (`None` on stdio).
+    token: Option<std::sync::Arc<str>>,
+    /// Set when the transport must close after sending the current answer (a wrong token).
+    close: bool,
 }
 
 impl Drop for Connection {
@@ -132,7 +140,25 @@ impl Connection {
             subscribed: HashSet::new(),
             forwarders: Vec::new(),
             max_subscriptions: MAX_SUBSCRIPTIONS,
+            token: None,
+            close: false,
         }
+    }
+
+    /// The same connection requiring `token` as `initialize`'s `authToken` (the door).
+    pub fn with_token(mut self, token: Option<std::sync::Arc<str>>) -> Self {
+        self.token = token;
+        self
+    }
+
+    /// The transport closes the connection once the last answer is sent.
+    pub fn should_close(&self) -> bool {
+        self.close
+    }
+
+    /// `initialize` and `initialized` are done.
+    pub fn is_ready(&self) -> bool {
+        self.state == InitState::Ready
     }
 
     /// The same connection following at most `n` sessions (tests use a small bound).
@@ -252,7 +278,7 @@ impl Connection {
         if !self.subscribed.insert(session.clone()) {
             return;
         }
-        let mut sub = self.rt.log().subscribe(session, after);
+        let mut sub = calls::follow(&self.rt, session, after);
         let out = self.out.clone();
         self.forwarders.push(tokio::spawn(async move {
             loop {

@@ -28,6 +28,15 @@ pub mod codes {
     /// A session cap or the connection's subscription cap is reached (`data.code` says which).
     pub const SESSION_LIMIT: i64 = -32015;
     pub const NEEDS_SETUP: i64 = -32030;
+    /// The App Server door (socket) refused the client: wrong `authToken` in `initialize`
+    /// (`appserver.bad_token`) or another user's process (`appserver.peer_uid`); the connection
+    /// is then closed.
+    pub const UNAUTHORIZED: i64 = -32004;
+    /// The door serves its most connections already (`appserver.connection_limit`), or a
+    /// client did not finish `initialize` in time (`appserver.handshake_timeout`); closed.
+    pub const CONNECTION_REFUSED: i64 = -32005;
+    /// `runtimeOptions.capabilityId` names no capability this server offers (`capability/list`).
+    pub const CAPABILITY_DENIED: i64 = -32020;
     /// Every code, for the docs drift test.
     pub const ALL: &[i64] = &[
         PARSE_ERROR,
@@ -45,6 +54,9 @@ pub mod codes {
         ACTION_NOT_FOUND,
         SESSION_LIMIT,
         NEEDS_SETUP,
+        UNAUTHORIZED,
+        CONNECTION_REFUSED,
+        CAPABILITY_DENIED,
     ];
 }
 
@@ -64,6 +76,10 @@ pub struct InitializeParams {
     pub client_info: ClientInfo,
     #[serde(default)]
     pub capabilities: Option<Value>,
+    /// The door's per-launch token (`<data>/runtime/app-server.token`); required on the
+    /// socket, ignored on stdio.
+    #[serde(default)]
+    pub auth_token: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -118,6 +134,9 @@ pub struct AgentSession {
     pub app_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
+    /// As given to `agentSession/start`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub business_object_ref: Option<Value>,
     /// `idle`, `running`, `waitingAction`, `completed`, `failed`, `cancelled`.
     pub status: String,
     pub created_at: String,
@@ -135,6 +154,10 @@ pub struct SessionStartResult {
 #[serde(rename_all = "camelCase")]
 pub struct SessionRef {
     pub session_id: SessionId,
+    /// `agentSession/read`: the caller's workspace; a session of another workspace is refused
+    /// (`-32010`, `data.code: appserver.workspace_mismatch`).
+    #[serde(default)]
+    pub workspace_id: Option<String>,
 }
 
 /// `agentSession/thread/resume` result.
@@ -232,6 +255,9 @@ pub struct ActionRespondParams {
     /// `allow_once`, `allow_for_session`, `decline` or `cancel` (wins over `confirmed`).
     #[serde(default)]
     pub decision: Option<String>,
+    /// With `allow_once`: run the tool with this input (a JSON object) instead of the model's.
+    #[serde(default)]
+    pub updated_input: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]

@@ -20,6 +20,10 @@ pub struct ServeConfig {
     pub max_line_bytes: usize,
     /// Sessions the connection follows at most ([`super::MAX_SUBSCRIPTIONS`]).
     pub max_subscriptions: usize,
+    /// The token `initialize` must carry (the door); `None` on stdio.
+    pub token: Option<std::sync::Arc<str>>,
+    /// Time a client has to complete `initialize` + `initialized` (the door); `None`: no limit.
+    pub handshake_timeout: Option<std::time::Duration>,
 }
 
 impl ServeConfig {
@@ -28,8 +32,19 @@ impl ServeConfig {
             runtime,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_subscriptions: super::MAX_SUBSCRIPTIONS,
+            token: None,
+            handshake_timeout: None,
         }
     }
+}
+
+/// A JSON-RPC error line (`id: null`) a transport sends before it closes a connection it
+/// refuses (`data.code` names why).
+pub(crate) fn refusal_line(code: i64, message: &str, data_code: &str) -> Vec<u8> {
+    let e = RpcError::new(code, message).with(serde_json::json!({"code": data_code}));
+    let mut line = serde_json::to_vec(&error_response(Value::Null, &e)).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 enum Line {
@@ -104,11 +119,31 @@ where
         let _ = w.flush().await;
     });
     let mut conn = Connection::new(config.runtime.clone(), tx.clone())
-        .with_max_subscriptions(config.max_subscriptions);
+        .with_max_subscriptions(config.max_subscriptions)
+        .with_token(config.token.clone());
     let mut reader = reader;
     let mut buf = Vec::new();
+    let deadline = config
+        .handshake_timeout
+        .map(|t| tokio::time::Instant::now() + t);
     loop {
-        let response = match read_line(&mut reader, config.max_line_bytes, &mut buf).await? {
+        let next = read_line(&mut reader, config.max_line_bytes, &mut buf);
+        let line = match deadline.filter(|_| !conn.is_ready()) {
+            None => next.await?,
+            Some(at) => match tokio::time::timeout_at(at, next).await {
+                Ok(line) => line?,
+                Err(_) => {
+                    let e = RpcError::new(
+                        codes::CONNECTION_REFUSED,
+                        "Connection refused: initialize did not complete in time",
+                    )
+                    .with(serde_json::json!({"code": "appserver.handshake_timeout"}));
+                    let _ = tx.send(error_response(Value::Null, &e)).await;
+                    break;
+                }
+            },
+        };
+        let response = match line {
             Line::Eof => break,
             Line::TooLong => Some(error_response(
                 Value::Null,
@@ -136,6 +171,9 @@ where
             if tx.send(r).await.is_err() {
                 break;
             }
+        }
+        if conn.should_close() {
+            break;
         }
     }
     drop(conn);

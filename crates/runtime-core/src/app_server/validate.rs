@@ -96,6 +96,75 @@ pub fn business_object_ref(r: &Value) -> Result<(), RpcError> {
     Ok(())
 }
 
+/// Attachments a turn keeps at most.
+pub const MAX_ATTACHMENTS: usize = 16;
+/// Bytes of `input.attachments` together, and of `runtimeOptions.metadata`, as compact JSON.
+pub const MAX_GIVEN_BYTES: usize = 16 * 1024;
+
+/// Checks `agentSession/turn/start`'s `input.attachments` (at most [`MAX_ATTACHMENTS`] objects
+/// with a non-empty string `kind`), `runtimeOptions.metadata` (at most [`MAX_GIVEN_BYTES`]) and
+/// `runtimeOptions.capabilityId` (a capability `capability/list` offers, else `-32020`).
+pub fn turn_given(
+    attachments: Vec<Value>,
+    capability_id: Option<String>,
+    metadata: Option<Value>,
+) -> Result<crate::event::facts::TurnGiven, RpcError> {
+    let size = |v: &Value| serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX);
+    if attachments.len() > MAX_ATTACHMENTS
+        || attachments.iter().map(size).sum::<usize>() > MAX_GIVEN_BYTES
+    {
+        return Err(invalid(
+            "input.attachments",
+            MAX_GIVEN_BYTES,
+            "too many or too large",
+        ));
+    }
+    let shaped = |a: &Value| {
+        a.get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| !k.is_empty() && k.len() <= 64)
+    };
+    if !attachments
+        .iter()
+        .all(|a| a.is_object() && shaped(a) && strings_are_plain(a))
+    {
+        return Err(invalid(
+            "input.attachments",
+            MAX_GIVEN_BYTES,
+            "must be objects with a kind",
+        ));
+    }
+    let metadata = metadata.filter(|m| !m.is_null());
+    if let Some(m) = &metadata {
+        if size(m) > MAX_GIVEN_BYTES || !strings_are_plain(m) {
+            return Err(invalid(
+                "runtimeOptions.metadata",
+                MAX_GIVEN_BYTES,
+                "is too large",
+            ));
+        }
+    }
+    if let Some(c) = &capability_id {
+        let known = c == "agentSession"
+            || c.strip_prefix("tool.")
+                .is_some_and(|t| crate::tools::HostTools::specs().iter().any(|s| s.name == t));
+        if !known {
+            let shown: String = c.chars().take(64).collect();
+            let mut e = RpcError::new(
+                codes::CAPABILITY_DENIED,
+                format!("Capability denied: {shown:?} is not offered by capability/list"),
+            );
+            e.data = Some(json!({"code": "appserver.capability_denied"}));
+            return Err(e);
+        }
+    }
+    Ok(crate::event::facts::TurnGiven {
+        attachments,
+        capability_id,
+        metadata,
+    })
+}
+
 /// Every string in `v` (object keys too) is free of control characters. `v` is at most
 /// [`MAX_BUSINESS_OBJECT_REF_BYTES`] of JSON here, so the recursion is shallow.
 fn strings_are_plain(v: &Value) -> bool {

@@ -19,6 +19,7 @@ pub(super) fn agent_session(
         thread_id: thread.clone(),
         app_id: app.to_string(),
         workspace_id: m.session.workspace_id.clone(),
+        business_object_ref: m.session.business_object_ref.clone(),
         status: m.session.status.clone(),
         created_at: m.session.created_at.clone().unwrap_or_default(),
         updated_at: m.session.updated_at.clone().unwrap_or_default(),

@@ -24,7 +24,14 @@ macro_rules! payload {
 
 payload!(
     /// `session.created` / `session.updated`.
-    SessionPayload { app_id: String, status: String, workspace_id: String, title: String }
+    SessionPayload {
+        app_id: String,
+        status: String,
+        workspace_id: String,
+        title: String,
+        /// The business object the session is about (`agentSession/start`), as given.
+        business_object_ref: Value,
+    }
 );
 payload!(
     /// `thread.started` / `thread.updated`.
@@ -40,6 +47,12 @@ payload!(
         status: String,
         input_chars: u64,
         structured_output: bool,
+        /// `input.attachments` as given (kept and echoed; their content is not read yet).
+        attachments: Vec<Value>,
+        /// `runtimeOptions.capabilityId` (a capability `capability/list` offers).
+        capability_id: String,
+        /// `runtimeOptions.metadata` as given.
+        metadata: Value,
     }
 );
 payload!(
@@ -225,8 +238,21 @@ payload!(
     }
 );
 payload!(
-    /// `rate_limit.hit`, `quota.*`, `cost.recorded`, `limit.changed`.
-    Limit { kind: String, status: String, retry_after_ms: u64, amount: f64 }
+    /// `rate_limit.hit`, `quota.*`, `cost.recorded`, `limit.changed`. `cost.recorded` (one per
+    /// model call) carries the call's `inputTokens`/`outputTokens`, the turn's running
+    /// `usedTokens`, its `maxTokens` budget when it has one, and `costUsd` when the provider
+    /// reported a price.
+    Limit {
+        kind: String,
+        status: String,
+        retry_after_ms: u64,
+        amount: f64,
+        input_tokens: u64,
+        output_tokens: u64,
+        used_tokens: u64,
+        max_tokens: u64,
+        cost_usd: f64,
+    }
 );
 payload!(
     /// `snapshot.repaired` / `snapshot.updated`: recovery facts.

@@ -85,6 +85,9 @@ impl SessionReadModel {
                 if p.workspace_id.is_some() {
                     self.session.workspace_id = p.workspace_id.clone();
                 }
+                if p.business_object_ref.is_some() {
+                    self.session.business_object_ref = p.business_object_ref.clone();
+                }
             }
             EventBody::Snapshot(T::SnapshotRepaired, _) => self.session.repairs += 1,
             _ => {}

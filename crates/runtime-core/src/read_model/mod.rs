@@ -61,6 +61,9 @@ pub struct SessionSnapshot {
     pub runtime_id: Option<RuntimeId>,
     pub app_id: Option<String>,
     pub workspace_id: Option<String>,
+    /// The business object the session is about (`agentSession/start`), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_object_ref: Option<serde_json::Value>,
     /// `idle`, `running`, `waitingAction`, `completed`, `failed`, `cancelled`.
     pub status: String,
     pub created_at: Option<String>,

@@ -105,6 +105,32 @@ struct QueuedTurn {
     turn_id: TurnId,
     input: String,
     output_schema: Option<Value>,
+    trace: TurnTrace,
+}
+
+/// The correlation ids every event of a turn carries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnTrace {
+    /// Default `trace_<turnId>_0`; a `lime.agent` task's runs carry the task's `traceId`.
+    pub trace_id: Option<TraceId>,
+    /// The request that caused the turn (a bridge call's `requestId`).
+    pub request_id: Option<RequestId>,
+}
+
+impl TurnTrace {
+    /// The trace id of `turn`'s events.
+    pub fn trace_of(&self, turn: &TurnId) -> TraceId {
+        self.trace_id
+            .clone()
+            .unwrap_or_else(|| TraceId::derived(turn.as_str(), 0))
+    }
+}
+
+/// What a turn carries beside its text: kept in `turn.submitted` as given, and its trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnContext {
+    pub given: crate::event::facts::TurnGiven,
+    pub trace: TurnTrace,
 }
 
 struct SessionState {
@@ -127,7 +153,9 @@ struct SessionHandle {
 
 struct Inner {
     log: EventLog,
-    backend: Option<Arc<dyn ExecutionBackend>>,
+    /// Set at open or later by [`Runtime::set_backend`] (once a model is configured); never
+    /// taken away while the runtime lives.
+    backend: std::sync::RwLock<Option<Arc<dyn ExecutionBackend>>>,
     tools: HostTools,
     config: RuntimeConfig,
     /// Resident sessions (an LRU cache over the log) and the session counts.
@@ -192,7 +220,7 @@ impl Runtime {
                 tools: HostTools::new(AppDataStore::new(config.apps_dir.clone()))
                     .with_policy(config.tool_policy.clone()),
                 log,
-                backend,
+                backend: std::sync::RwLock::new(backend),
                 config,
                 sessions: Mutex::new(Resident::default()),
                 tokio: tokio::runtime::Handle::try_current()
@@ -218,7 +246,7 @@ impl Runtime {
 
     /// `ready` with a backend, `needs-setup` without one.
     pub fn status(&self) -> &'static str {
-        if self.inner.backend.is_some() {
+        if self.backend().is_some() {
             "ready"
         } else {
             "needs-setup"
@@ -226,7 +254,27 @@ impl Runtime {
     }
 
     pub fn backend_info(&self) -> Option<crate::backend::BackendInfo> {
-        self.inner.backend.as_ref().map(|b| b.info())
+        self.backend().map(|b| b.info())
+    }
+
+    /// The model backend, if one is set.
+    fn backend(&self) -> Option<Arc<dyn ExecutionBackend>> {
+        self.inner
+            .backend
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets the model backend of a runtime opened without one (or replaces it): the host sets
+    /// it when a model is configured while its runtime (and the App Server door on it) is
+    /// open. Turns already running keep the backend they started with.
+    pub fn set_backend(&self, backend: Arc<dyn ExecutionBackend>) {
+        *self
+            .inner
+            .backend
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(backend);
     }
 
     fn append(

@@ -75,6 +75,7 @@ impl Runtime {
                     turn_id,
                     input: input.clone(),
                     output_schema: output_schema.clone(),
+                    trace: Default::default(),
                 }),
                 None => {
                     let ts = Scope::turn(&h.thread_id, &turn_id);

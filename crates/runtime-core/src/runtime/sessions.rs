@@ -110,6 +110,17 @@ impl Runtime {
         session_id: Option<SessionId>,
         workspace_id: Option<String>,
     ) -> Result<SessionReadModel, RuntimeError> {
+        self.start_session_about(app, session_id, workspace_id, None)
+    }
+
+    /// [`Runtime::start_session`] about a business object (`businessObjectRef`, kept as given).
+    pub fn start_session_about(
+        &self,
+        app: AppId,
+        session_id: Option<SessionId>,
+        workspace_id: Option<String>,
+        business_object_ref: Option<Value>,
+    ) -> Result<SessionReadModel, RuntimeError> {
         let id = session_id.unwrap_or_else(SessionId::random);
         let mut sessions = lock(&self.inner.sessions);
         if sessions.contains(&id) || self.inner.log.last_sequence(&id)? > 0 {
@@ -134,7 +145,7 @@ impl Runtime {
         self.append(
             &h,
             vec![
-                facts::session_created(app.as_str(), workspace_id),
+                facts::session_created(app.as_str(), workspace_id, business_object_ref),
                 facts::thread_started(Scope::thread(&thread)),
             ],
         )?;

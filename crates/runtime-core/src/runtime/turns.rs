@@ -8,13 +8,15 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use super::executor::execute;
-use super::{lock, Control, QueuedTurn, Runtime, RuntimeError, SessionHandle, TurnStarted};
+use super::{
+    lock, Control, QueuedTurn, Runtime, RuntimeError, SessionHandle, TurnContext, TurnStarted,
+};
 use crate::backend::ChatMessage;
 use crate::event::facts::{self, QueueChange, SubmitStatus};
 use crate::event::Scope;
 use crate::ids::*;
 use crate::read_model::TurnStatus;
-use crate::turn::{Decision, TurnMachine, TurnSpec};
+use crate::turn::{Decision, TurnLimits, TurnMachine, TurnSpec};
 
 impl Runtime {
     /// Resumes a queue restored after a restart: the head turn starts. False when there was
@@ -25,7 +27,7 @@ impl Runtime {
         if !st.queue_paused {
             return Ok(false);
         }
-        if self.inner.backend.is_none() {
+        if self.backend().is_none() {
             return Err(RuntimeError::NeedsSetup);
         }
         st.queue_paused = false;
@@ -49,7 +51,7 @@ impl Runtime {
         let (tx, rx) = mpsc::channel(16);
         st.active = Some((q.turn_id.clone(), tx));
         drop(st);
-        self.spawn_turn(h.clone(), q.turn_id, q.input, q.output_schema, rx);
+        self.spawn_turn(h.clone(), q, rx);
         Ok(true)
     }
 
@@ -63,6 +65,20 @@ impl Runtime {
         output_schema: Option<Value>,
         queue_if_busy: bool,
     ) -> Result<TurnStarted, RuntimeError> {
+        let ctx = TurnContext::default();
+        self.start_turn_with(session, turn_id, input, output_schema, queue_if_busy, ctx)
+    }
+
+    /// [`Runtime::start_turn`] with what the client gave beside the text and the turn's trace.
+    pub fn start_turn_with(
+        &self,
+        session: &SessionId,
+        turn_id: Option<TurnId>,
+        input: String,
+        output_schema: Option<Value>,
+        queue_if_busy: bool,
+        ctx: TurnContext,
+    ) -> Result<TurnStarted, RuntimeError> {
         let h = self.session(session)?;
         // Everything up to the decision happens under the session lock, so two submissions
         // (even with the same caller turnId) cannot both start or both be recorded.
@@ -75,7 +91,7 @@ impl Runtime {
                 });
             }
         }
-        if self.inner.backend.is_none() {
+        if self.backend().is_none() {
             return Err(RuntimeError::NeedsSetup);
         }
         if let Some(schema) = &output_schema {
@@ -103,7 +119,8 @@ impl Runtime {
             )));
         }
         let ts = Scope {
-            trace_id: Some(TraceId::derived(turn_id.as_str(), 0)),
+            trace_id: Some(ctx.trace.trace_of(&turn_id)),
+            request_id: ctx.trace.request_id.clone(),
             ..Scope::turn(&h.thread_id, &turn_id)
         };
         let submitted = |status: SubmitStatus| {
@@ -113,6 +130,7 @@ impl Runtime {
                 status,
                 input.chars().count() as u64,
                 output_schema.is_some(),
+                &ctx.given,
             )
         };
         if st.active.is_some() || st.queue_paused {
@@ -133,6 +151,7 @@ impl Runtime {
                 turn_id: turn_id.clone(),
                 input,
                 output_schema,
+                trace: ctx.trace,
             });
         } else {
             let events = self
@@ -145,7 +164,13 @@ impl Runtime {
             let (tx, rx) = mpsc::channel(16);
             st.active = Some((turn_id.clone(), tx));
             drop(st);
-            self.spawn_turn(h.clone(), turn_id.clone(), input, output_schema, rx);
+            let q = QueuedTurn {
+                turn_id: turn_id.clone(),
+                input,
+                output_schema,
+                trace: ctx.trace,
+            };
+            self.spawn_turn(h.clone(), q, rx);
             st = lock(&h.state);
         }
         let turn = st.model.turn(&turn_id).cloned().expect("just submitted");
@@ -248,16 +273,35 @@ impl Runtime {
         }
     }
 
+    /// The limits of a turn of `app`: the runtime's, with the app's token budget when it is
+    /// lower (a budget is only ever lowered here).
+    fn turn_limits(&self, app: &AppId) -> TurnLimits {
+        let mut limits = self.inner.config.limits.clone();
+        limits.max_tokens = match (
+            limits.max_tokens,
+            self.inner.config.tool_policy.token_budget(app),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        limits
+    }
+
     pub(super) fn spawn_turn(
         &self,
         h: Arc<SessionHandle>,
-        turn_id: TurnId,
-        input: String,
-        output_schema: Option<Value>,
+        q: QueuedTurn,
         rx: mpsc::Receiver<Control>,
     ) {
+        let QueuedTurn {
+            turn_id,
+            input,
+            output_schema,
+            trace,
+        } = q;
         let rt = self.clone();
-        let backend = self.inner.backend.clone().expect("checked by start_turn");
+        // Checked by start_turn and resume_queue; a backend is never taken away.
+        let backend = self.backend().expect("checked by start_turn");
         let (history, session_allowed_tools) = {
             let st = lock(&h.state);
             (
@@ -268,14 +312,15 @@ impl Runtime {
         let spec = TurnSpec {
             thread_id: h.thread_id.clone(),
             turn_id: turn_id.clone(),
-            trace_id: Some(TraceId::derived(turn_id.as_str(), 0)),
+            trace_id: Some(trace.trace_of(&turn_id)),
+            request_id: trace.request_id,
             system_prompt: self.inner.config.system_prompt.clone(),
             history,
             input: input.clone(),
             output_schema,
-            tools: self.inner.tools.current_specs(),
+            tools: self.inner.tools.specs_for(h.id.as_str()),
             backend: backend.info(),
-            limits: self.inner.config.limits.clone(),
+            limits: self.turn_limits(&h.app_id),
             session_allowed_tools,
         };
         let span = tracing::info_span!("agent.task", session = %h.id, turn = %turn_id);
@@ -297,7 +342,7 @@ impl Runtime {
                     let (tx, rx) = mpsc::channel(16);
                     st.active = Some((q.turn_id.clone(), tx));
                     drop(st);
-                    rt.spawn_turn(h.clone(), q.turn_id, q.input, q.output_schema, rx);
+                    rt.spawn_turn(h.clone(), q, rx);
                 }
             }
             .instrument(span),

@@ -14,6 +14,7 @@
 //! `storage_write` always needs an explicit approval per call; `artifact_write` does when the
 //! host's [`ToolPolicy`] says so (default: yes).
 
+pub mod knowledge;
 pub mod policy;
 #[cfg(test)]
 mod tests;
@@ -116,6 +117,7 @@ impl ToolCall {
 pub struct HostTools {
     apps: AppDataStore,
     policy: Arc<dyn ToolPolicy>,
+    knowledge: knowledge::KnowledgeGrants,
 }
 
 pub type ToolOutput = (String, Vec<ArtifactRecord>);
@@ -125,6 +127,7 @@ impl HostTools {
         HostTools {
             apps,
             policy: Arc::new(DefaultToolPolicy),
+            knowledge: knowledge::KnowledgeGrants::default(),
         }
     }
 
@@ -143,6 +146,22 @@ impl HostTools {
         specs(self.policy.artifact_write_needs_approval())
     }
 
+    /// The tools a turn of `session_id` gets: [`Self::current_specs`], and `knowledge_search`
+    /// when the session's task declared knowledge templates.
+    pub fn specs_for(&self, session_id: &str) -> Vec<ToolSpec> {
+        let mut specs = self.current_specs();
+        let templates = self.knowledge.of(session_id);
+        if !templates.is_empty() {
+            specs.push(knowledge::spec(&templates));
+        }
+        specs
+    }
+
+    /// The knowledge templates each session's tasks declared.
+    pub fn knowledge_grants(&self) -> &knowledge::KnowledgeGrants {
+        &self.knowledge
+    }
+
     /// Runs `name` for `call.app` (blocking file I/O: call from a blocking thread).
     pub fn run(&self, call: &ToolCall, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
         match name {
@@ -157,6 +176,7 @@ impl HostTools {
             }
             "storage_write" => self.storage_write(call, args),
             "artifact_write" => self.artifact_write(call, args),
+            "knowledge_search" => knowledge::run(self, call, args),
             other => Err(terr("unknown_tool", format!("no tool named {other:?}"))),
         }
     }

@@ -36,8 +36,21 @@ pub trait ToolPolicy: Send + Sync + std::fmt::Debug {
         DEFAULT_ARTIFACT_WRITE_NEEDS_APPROVAL
     }
 
+    /// Whether a folder is bound to the app's knowledge template `template` now (asked on every
+    /// `knowledge_search` call; no host: never).
+    fn knowledge_bound(&self, _app: &AppId, _template: &str) -> bool {
+        false
+    }
+
     /// The installed version's facts, when the app is installed.
     fn package(&self, _app: &AppId) -> Option<PackageFacts> {
+        None
+    }
+
+    /// The app's token budget per task (the host's `model budget` setting): a turn of the
+    /// app's sessions ends `error_max_budget` once its model calls used more. It can only
+    /// lower `RuntimeConfig::limits.max_tokens`, never raise it. `None`: no app budget.
+    fn token_budget(&self, _app: &AppId) -> Option<u64> {
         None
     }
 }

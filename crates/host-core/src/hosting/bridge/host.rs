@@ -15,6 +15,7 @@ mod download;
 mod effects;
 mod outbox;
 mod outgoing;
+mod pick_files;
 mod snapshot;
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
@@ -67,6 +68,8 @@ enum PromptKind {
     Call,
     /// `lime.policy.requestPermission`: the answer is the call's value.
     RequestPermission,
+    /// `lime.files.requestFiles`: the user's choice is the call's value (`pick_files.rs`).
+    PickFiles { multiple: bool },
     /// `lime.tools.invoke` of a destructive tool: only "allow" runs it (once; never
     /// remembered), anything else is `tools.denied`.
     ToolApproval,
@@ -137,6 +140,15 @@ impl BridgeHost {
         store: &Store,
     ) -> Result<runtime_core::agent_task::AgentTasks, String> {
         self.services.agent_tasks(store)
+    }
+
+    /// The one runtime of the bridge's `lime.agent` and its tokio runtime (the App Server door
+    /// serves it, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.services.agent_runtime(store)
     }
 
     /// The data directory's workflow runs, driven by this host session (opened on first use;

@@ -29,6 +29,9 @@ error_codes! {
     CapabilityNotAvailable = "APP_E001",
     /// PERMISSION_DENIED: not declared, not granted, denied by the user or by policy.
     PermissionDenied = "APP_E002",
+    /// KNOWLEDGE_NOT_BOUND: the knowledge template is declared but the user has bound no
+    /// folder to it (`knowledge.not_bound`).
+    KnowledgeNotBound = "APP_E003",
     /// SECRET_NOT_BOUND: the secret slot is declared but the user has bound no value to it.
     SecretNotBound = "APP_E011",
     /// MODEL_NOT_CONFIGURED (AppHost extension in the standard's configuration range): no

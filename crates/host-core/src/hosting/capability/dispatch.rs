@@ -253,8 +253,10 @@ pub fn dispatch_with(
                 | Capability::Events
                 | Capability::Policy
                 | Capability::Agent
+                | Capability::Files
                 | Capability::Tools
-                | Capability::Workflow => false,
+                | Capability::Workflow
+                | Capability::Knowledge => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);

@@ -3,7 +3,8 @@
 //! point everything matches on [`Capability`] and [`Method`] exhaustively, so a new method is a
 //! compile error in every place that must handle it.
 //!
-//! The standard names more namespaces than this host implements (`lime.files`, …): [`Namespace::parse`] keeps them visible as
+//! The standard names more namespaces than this host implements (`lime.knowledge`,
+//! `lime.tools`, …): [`Namespace::parse`] keeps them visible as
 //! [`Namespace::NotImplementedHere`], so manifests, the host profile and readiness still list
 //! them (as unavailable, `capability.not_implemented`) while no call can reach a service.
 
@@ -34,8 +35,10 @@ pub enum Capability {
     Artifacts,
     Evidence,
     Agent,
+    Files,
     Tools,
     Workflow,
+    Knowledge,
 }
 
 impl Capability {
@@ -48,8 +51,10 @@ impl Capability {
         Capability::Artifacts,
         Capability::Evidence,
         Capability::Agent,
+        Capability::Files,
         Capability::Tools,
         Capability::Workflow,
+        Capability::Knowledge,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -63,8 +68,10 @@ impl Capability {
             Capability::Artifacts => "lime.artifacts",
             Capability::Evidence => "lime.evidence",
             Capability::Agent => "lime.agent",
+            Capability::Files => "lime.files",
             Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
+            Capability::Knowledge => "lime.knowledge",
         }
     }
 
@@ -151,6 +158,13 @@ methods! {
         GetTaskEvents = "getTaskEvents", WatchTask = "watchTask",
     }
 }
+methods! {
+    /// `lime.files`: documents the user chose, by opaque per-app refs (`services/files.rs`).
+    FilesMethod {
+        List = "list", ReadRef = "readRef", Stat = "stat", ListFolder = "listFolder",
+        RequestFiles = "requestFiles",
+    }
+}
 
 methods! {
     /// `lime.tools`: the MCP tools the user granted the app (`hosting/tools/`).
@@ -162,6 +176,10 @@ methods! {
         Start = "start", Get = "get", List = "list", Cancel = "cancel", Respond = "respond",
         Watch = "watch",
     }
+}
+methods! {
+    /// `lime.knowledge`: search the folders the user bound to the app's knowledge templates.
+    KnowledgeMethod { Search = "search", }
 }
 
 /// One implemented method of one capability.
@@ -175,8 +193,10 @@ pub enum Method {
     Artifacts(ArtifactsMethod),
     Evidence(EvidenceMethod),
     Agent(AgentMethod),
+    Files(FilesMethod),
     Tools(ToolsMethod),
     Workflow(WorkflowMethod),
+    Knowledge(KnowledgeMethod),
 }
 
 impl Method {
@@ -190,8 +210,10 @@ impl Method {
             Method::Artifacts(_) => Capability::Artifacts,
             Method::Evidence(_) => Capability::Evidence,
             Method::Agent(_) => Capability::Agent,
+            Method::Files(_) => Capability::Files,
             Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
+            Method::Knowledge(_) => Capability::Knowledge,
         }
     }
 
@@ -206,8 +228,10 @@ impl Method {
             Method::Artifacts(m) => m.as_str(),
             Method::Evidence(m) => m.as_str(),
             Method::Agent(m) => m.as_str(),
+            Method::Files(m) => m.as_str(),
             Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
+            Method::Knowledge(m) => m.as_str(),
         }
     }
 
@@ -221,8 +245,10 @@ impl Method {
         let artifacts = ArtifactsMethod::ALL.iter().map(|m| Method::Artifacts(*m));
         let evidence = EvidenceMethod::ALL.iter().map(|m| Method::Evidence(*m));
         let agent = AgentMethod::ALL.iter().map(|m| Method::Agent(*m));
+        let files = FilesMethod::ALL.iter().map(|m| Method::Files(*m));
         let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
+        let knowledge = KnowledgeMethod::ALL.iter().map(|m| Method::Knowledge(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -230,8 +256,10 @@ impl Method {
             .chain(artifacts)
             .chain(evidence)
             .chain(agent)
+            .chain(files)
             .chain(tools)
             .chain(workflow)
+            .chain(knowledge)
     }
 }
 
@@ -253,11 +281,11 @@ mod tests {
                 "{c}"
             );
         }
-        assert_eq!(Capability::parse("lime.files"), None);
+        assert_eq!(Capability::parse("lime.knowledge"), None);
         assert_eq!(Capability::parse("LIME.UI"), None);
         assert_eq!(
-            Namespace::parse("lime.files"),
-            Some(Namespace::NotImplementedHere("lime.files"))
+            Namespace::parse("lime.knowledge"),
+            Some(Namespace::NotImplementedHere("lime.knowledge"))
         );
         assert_eq!(Namespace::parse("lime.nope"), None);
     }

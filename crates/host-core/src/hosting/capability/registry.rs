@@ -6,8 +6,8 @@
 use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
-    Method, PolicyMethod as Po, SecretsMethod as Se, StorageMethod as St, ToolsMethod as To,
-    UiMethod as Ui, WorkflowMethod as Wf,
+    FilesMethod as Fi, KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se,
+    StorageMethod as St, ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
 };
 
 /// One method an app may call.
@@ -96,6 +96,14 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Agent(Ag::RespondAction), None, Allow),
     m(M::Agent(Ag::GetTaskEvents), None, Allow),
     m(M::Agent(Ag::WatchTask), None, Allow),
+    // lime.files: documents the user chose. Declaring the capability is enough: the user's
+    // choice of each file (a ref) is the grant, and a ref reaches only what it names.
+    m(M::Files(Fi::List), None, Allow),
+    m(M::Files(Fi::ReadRef), None, Allow),
+    m(M::Files(Fi::Stat), None, Allow),
+    m(M::Files(Fi::ListFolder), None, Allow),
+    // Asks the USER to pick: the host draws the picker; the app gets only what the user chose.
+    m(M::Files(Fi::RequestFiles), None, Allow),
     // lime.tools: the capability declaration is enough here; the broker (`hosting/tools/`)
     // checks per tool: declared in toolRefs[], granted by the user, allowed by the admin
     // policy, and a destructive one approved by the user in the host's prompt.
@@ -110,6 +118,9 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Workflow(Wf::Cancel), None, Allow),
     m(M::Workflow(Wf::Respond), None, Allow),
     m(M::Workflow(Wf::Watch), None, Allow),
+    // lime.knowledge: search a template the app declares and the user bound to a folder (the
+    // binding is the user's grant; no permission scope names knowledge).
+    m(M::Knowledge(Kn::Search), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names
@@ -149,6 +160,7 @@ mod tests {
         assert_eq!(METHODS.len(), Method::all().count());
         assert!(lookup("lime.storage", "tableget").is_none());
         assert!(lookup("lime.files", "read").is_none());
+        assert!(lookup("lime.files", "readRef").is_some());
         assert!(lookup("lime.ui", "set").is_none());
         let fsynced: Vec<Method> = METHODS
             .iter()

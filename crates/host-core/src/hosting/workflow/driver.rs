@@ -180,6 +180,11 @@ impl HostRuns {
         Ok(view)
     }
 
+    /// The runs themselves, for reading (a run's facts for the host UI's timeline).
+    pub fn runs(&self) -> &WorkflowRuns {
+        &self.shared.runs
+    }
+
     pub fn get(&self, run_id: &str) -> Result<RunView, RunError> {
         self.shared.runs.show(run_id)
     }
@@ -193,8 +198,12 @@ impl HostRuns {
     /// cancels its task); the step's result is not recorded.
     pub fn cancel(&self, run_id: &str) -> Result<RunView, RunError> {
         let view = self.shared.runs.cancel(run_id)?;
-        // An in-flight step of the run sees it has ended (its interrupt) and stops.
-        self.shared.poke(|_| {});
+        // An in-flight step of the run sees it has ended (its interrupt) and stops; driven once
+        // more, the run's end gets its evidence (`run_evidence::after_drive`).
+        let id = run_id.to_owned();
+        self.shared.poke(|s| {
+            s.dirty.insert(id);
+        });
         Ok(view)
     }
 
@@ -297,6 +306,8 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
         }
     };
     let profile = HostProfile::current();
+    let apps_data = data.apps_data();
+    super::run_evidence::record_missing(&apps_data, &store, &shared.runs);
     let interrupt: Interrupt = {
         let shared = shared.clone();
         Arc::new(move |run: &str, app: &str| {
@@ -353,13 +364,17 @@ fn drive_loop(shared: &Arc<Shared>, data: &DataDir, mut services: Box<dyn StepSe
         {
             let steps =
                 HostSteps::new(&store, &profile, &mut *services).interrupted_by(interrupt.clone());
+            let ended =
+                |v: &RunView| super::run_evidence::after_drive(&apps_data, &store, &shared.runs, v);
             if let Some(id) = &run {
-                if let Err(e) = shared.runs.drive(id, &steps) {
-                    tracing::warn!("workflow run {id}: {e}");
+                match shared.runs.drive(id, &steps) {
+                    Ok(v) => ended(&v),
+                    Err(e) => tracing::warn!("workflow run {id}: {e}"),
                 }
             }
-            if let Err(e) = shared.runs.drive_due(&steps) {
-                tracing::warn!("workflow timers: {e}");
+            match shared.runs.drive_due(&steps) {
+                Ok(moved) => moved.iter().for_each(ended),
+                Err(e) => tracing::warn!("workflow timers: {e}"),
             }
         }
         let s = shared.signal();

@@ -19,7 +19,10 @@
 
 pub mod driver;
 pub mod executor;
+pub mod run_evidence;
+pub mod schedule;
 mod step_args;
+pub mod timeline;
 
 use std::path::PathBuf;
 

@@ -459,6 +459,11 @@ impl<'a> Entry<'a> {
     pub fn workflow(self) -> Option<&'a str> {
         text(self.0, "workflow")
     }
+    /// `schedule` of a `background-task` entry (`{every: "15m"}`, `docs/package-format.md`):
+    /// as written; `hosting::workflow::schedule` parses it.
+    pub fn schedule(self) -> Option<&'a Value> {
+        self.0.get("schedule")
+    }
     /// `service`: the `services[]` key this entry's work runs on.
     pub fn service(self) -> Option<&'a str> {
         text(self.0, "service")

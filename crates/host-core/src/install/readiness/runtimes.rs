@@ -24,13 +24,14 @@ pub(super) enum Runs {
     Unsupported,
     /// This host runs every valid item.
     Supported,
-    /// Runs only what the host has bound or connected (`HostState::bound_knowledge`);
-    /// anything else is unsupported.
-    WhenBound,
     /// Runs what the user granted the app and a configured MCP server lists
     /// (`HostState::available_tools`, from `host.db`'s `tools.*` rows); anything else needs
     /// setup, with a "Grant tool" action.
     WhenGranted,
+    /// Runs what the user binds (`HostState::bound_knowledge`: a folder bound to the template,
+    /// `apphost knowledge bind`); until then a required item is `needs-setup` with a setup
+    /// action of kind `bind-knowledge`, an optional one a notice.
+    UserBinds,
 }
 
 /// One row of [`HOST_RUNS`].
@@ -60,9 +61,9 @@ pub(super) const HOST_RUNS: [Row; 4] = [
     },
     Row {
         kind: "knowledge",
-        runs: Runs::WhenBound,
-        code: "knowledge.unsupported",
-        why: "this AppHost has no knowledge service to bind it to yet",
+        runs: Runs::UserBinds,
+        code: "knowledge.not_bound",
+        why: "no folder is bound to it yet",
     },
     Row {
         kind: "tool",
@@ -93,6 +94,7 @@ fn unsupported(required: bool) -> Outcome {
 pub(super) fn runtimes(cx: &mut Ctx) {
     services(cx);
     workflows(cx);
+    schedules(cx);
     bound(cx, Key::KnowledgeTemplates, "knowledge");
     bound(cx, Key::ToolRefs, "tool");
 }
@@ -107,8 +109,29 @@ fn bound(cx: &mut Ctx, list: Key, kind: &'static str) {
     for item in cx.m.view().items(list) {
         let key = item.label(kind).to_owned();
         let req = item.required();
-        if matches!(r.runs, Runs::WhenBound | Runs::WhenGranted) && present.contains(&key) {
+        if matches!(r.runs, Runs::WhenGranted | Runs::UserBinds) && present.contains(&key) {
             cx.push(kind, key, req, Outcome::Pass, format!("{kind} is ready"));
+            continue;
+        }
+        if r.runs == Runs::UserBinds {
+            let app = cx.m.name().to_owned();
+            let outcome = if req {
+                Outcome::NeedsSetup
+            } else {
+                Outcome::Notice
+            };
+            let message = format!("{kind} {key} is not bound: {}", r.why);
+            let c = cx.push(kind, key.clone(), req, outcome, message);
+            c.code = Some(r.code);
+            c.setup_action = super::action(
+                &key,
+                format!("Bind knowledge {key}"),
+                "bind-knowledge",
+                Some(key.clone()),
+            );
+            if let Some(a) = c.setup_action.as_mut() {
+                a.description = Some(format!("apphost knowledge bind {app} {key} <folder>"));
+            }
             continue;
         }
         if r.runs == Runs::WhenGranted {
@@ -233,6 +256,40 @@ fn workflows(cx: &mut Ctx) {
     for (i, w) in items.iter().enumerate() {
         if !used[i] {
             workflow_check(cx, w.key().unwrap_or("workflow"), &checked[i], false, None);
+        }
+    }
+}
+
+/// Scheduled `background-task` entries (`install/schedules.rs`): a valid schedule passes; an
+/// invalid one blocks its entry with `schedule.invalid` / `schedule.no_workflow` (the host never
+/// starts it), and only that entry.
+fn schedules(cx: &mut Ctx) {
+    let v = cx.m.view();
+    for found in crate::install::schedules::of_manifest(v.name(), v) {
+        let (entry, outcome, code, message) = match found {
+            Ok(d) => (
+                d.entry.clone(),
+                Outcome::Pass,
+                None,
+                format!(
+                    "entry {} starts workflow {} every {} s while AppHost runs",
+                    d.entry,
+                    d.workflow,
+                    d.every.as_secs()
+                ),
+            ),
+            Err((entry, code, why)) => (
+                entry.clone(),
+                Outcome::Blocked,
+                Some(code),
+                format!("the schedule of entry {entry} cannot run: {why}"),
+            ),
+        };
+        let c = cx.push("schedule", entry.clone(), true, outcome, message);
+        c.code = code;
+        c.entry = Some(entry);
+        if code.is_some() {
+            c.remediation = Some("fix the entry's schedule (docs/package-format.md §8)".into());
         }
     }
 }

@@ -152,7 +152,7 @@ fn permissions_secrets_and_entries() {
 
 #[test]
 fn eval_tiers_map_to_states() {
-    let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.files, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
+    let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.cloudSession, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
     let r = run(
         "",
         &[("evals/readiness.yaml", evals)],

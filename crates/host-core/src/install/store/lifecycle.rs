@@ -100,86 +100,93 @@ impl Store {
         let data = self.app_data();
         let mut op = Op::begin(&self.dir, "uninstall", Some(name))?;
         let mut export_skipped = Vec::new();
-        let result = (|| -> HostResult<(Option<String>, Vec<super::SecretBinding>)> {
-            let mut exported = None;
-            if mode == DataMode::ExportThenDelete {
-                let dest = export_to.ok_or_else(|| {
-                    HostError::new(
-                        ErrorCode::CliUsage,
-                        "export-then-delete needs a destination file",
-                    )
-                })?;
-                let dest =
-                    std::path::absolute(dest).map_err(|e| super::io("cannot resolve", dest, e))?;
-                if dest.exists() {
-                    return Err(HostError::new(
-                        ErrorCode::ExportFailed,
-                        format!("{} already exists; choose a new file", dest.display()),
-                    )
-                    .with("path", dest.display().to_string()));
+        let result =
+            (|| -> HostResult<(Option<String>, Vec<super::SecretBinding>, Vec<String>)> {
+                let mut exported = None;
+                if mode == DataMode::ExportThenDelete {
+                    let dest = export_to.ok_or_else(|| {
+                        HostError::new(
+                            ErrorCode::CliUsage,
+                            "export-then-delete needs a destination file",
+                        )
+                    })?;
+                    let dest = std::path::absolute(dest)
+                        .map_err(|e| super::io("cannot resolve", dest, e))?;
+                    if dest.exists() {
+                        return Err(HostError::new(
+                            ErrorCode::ExportFailed,
+                            format!("{} already exists; choose a new file", dest.display()),
+                        )
+                        .with("path", dest.display().to_string()));
+                    }
+                    op.remember_file(&runtime_core::partial_export_path(&dest), true)?;
+                    op.remember_file(&dest, false)?;
+                    let report = data.export_zip(&id, &dest).map_err(|e| {
+                        HostError::new(
+                            ErrorCode::ExportFailed,
+                            format!("export failed, nothing was removed: {e}"),
+                        )
+                    })?;
+                    export_skipped = report.skipped;
+                    failpoint::hit("uninstall.exported");
+                    exported = Some(dest.display().to_string());
                 }
-                op.remember_file(&runtime_core::partial_export_path(&dest), true)?;
-                op.remember_file(&dest, false)?;
-                let report = data.export_zip(&id, &dest).map_err(|e| {
-                    HostError::new(
-                        ErrorCode::ExportFailed,
-                        format!("export failed, nothing was removed: {e}"),
+                if mode != DataMode::KeepData && data.exists(&id) {
+                    op.move_aside(&data.dir(&id), "app-data")?;
+                }
+                let secret_values = if mode != DataMode::KeepData {
+                    self.secret_bindings(name)?
+                } else {
+                    Vec::new()
+                };
+                let tx = self.immediate_transaction()?;
+                // Re-checked inside the write transaction: still installed, same versions.
+                if self.versions_of(name)? != plan.versions {
+                    return Err(HostError::new(
+                        ErrorCode::InstallPlanStale,
+                        format!(
+                            "{name} changed while it was being uninstalled; nothing was removed"
+                        ),
                     )
-                })?;
-                export_skipped = report.skipped;
-                failpoint::hit("uninstall.exported");
-                exported = Some(dest.display().to_string());
-            }
-            if mode != DataMode::KeepData && data.exists(&id) {
-                op.move_aside(&data.dir(&id), "app-data")?;
-            }
-            let secret_values = if mode != DataMode::KeepData {
-                self.secret_bindings(name)?
-            } else {
-                Vec::new()
-            };
-            let tx = self.immediate_transaction()?;
-            // Re-checked inside the write transaction: still installed, same versions.
-            if self.versions_of(name)? != plan.versions {
-                return Err(HostError::new(
-                    ErrorCode::InstallPlanStale,
-                    format!("{name} changed while it was being uninstalled; nothing was removed"),
-                )
-                .with("app", name));
-            }
-            tx.execute("DELETE FROM version_files WHERE name = ?1", [name])?;
-            tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
-            tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
-            tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
-            // An `apphost dev` install stops being one with its package: a later install of
-            // the name is a normal one.
-            tx.execute(
-                "DELETE FROM settings WHERE key = ?1",
-                [format!("{}{name}", super::DEV_PREFIX)],
-            )?;
-            // Kept data stays bound to its publisher; with the data gone, so is the pin.
-            if mode != DataMode::KeepData {
-                tx.execute("DELETE FROM publishers WHERE app = ?1", [name])?;
-                super::secret_bindings::delete_all(&tx, name)?;
-            }
-            packs::collect_rows(&tx)?;
-            audit(
-                &tx,
-                "uninstall",
-                Some(name),
-                None,
-                &json!({"mode": mode, "versions": plan.versions, "blobsRemoved": plan.blobs_removed.len(), "dataFilesRemoved": plan.data_files_removed.len(), "exportedTo": exported}),
-            )?;
-            tx.execute(
+                    .with("app", name));
+                }
+                tx.execute("DELETE FROM version_files WHERE name = ?1", [name])?;
+                tx.execute("DELETE FROM app_versions WHERE name = ?1", [name])?;
+                tx.execute("DELETE FROM apps WHERE name = ?1", [name])?;
+                tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
+                // A bound folder is the user's grant to this install: a reinstall asks again.
+                super::knowledge_bindings::delete_all(&tx, name)?;
+                // An `apphost dev` install stops being one with its package: a later install of
+                // the name is a normal one.
+                tx.execute(
+                    "DELETE FROM settings WHERE key = ?1",
+                    [format!("{}{name}", super::DEV_PREFIX)],
+                )?;
+                // Kept data stays bound to its publisher; with the data gone, so is the pin.
+                if mode != DataMode::KeepData {
+                    tx.execute("DELETE FROM publishers WHERE app = ?1", [name])?;
+                    super::secret_bindings::delete_all(&tx, name)?;
+                }
+                // The user's file refs go in every mode: they were handed to this installation.
+                let uploaded_files = super::file_refs::delete_all(&tx, name)?;
+                packs::collect_rows(&tx)?;
+                audit(
+                    &tx,
+                    "uninstall",
+                    Some(name),
+                    None,
+                    &json!({"mode": mode, "versions": plan.versions, "blobsRemoved": plan.blobs_removed.len(), "dataFilesRemoved": plan.data_files_removed.len(), "exportedTo": exported}),
+                )?;
+                tx.execute(
                 "INSERT INTO ops (op_id, kind, app, committed_at) VALUES (?1, 'uninstall', ?2, ?3)",
                 params![op.journal.op_id, name, now_str()],
             )?;
-            failpoint::hit("uninstall.commit");
-            tx.commit()?;
-            failpoint::hit("uninstall.committed");
-            Ok((exported, secret_values))
-        })();
-        let (exported, secret_values) = match result {
+                failpoint::hit("uninstall.commit");
+                tx.commit()?;
+                failpoint::hit("uninstall.committed");
+                Ok((exported, secret_values, uploaded_files))
+            })();
+        let (exported, secret_values, uploaded_files) = match result {
             Ok(e) => e,
             Err(e) => {
                 // Undo everything, exactly as recovery would after a crash here.
@@ -203,6 +210,20 @@ impl Store {
             &self.dir,
             &secret_values,
         ));
+        for handle in &uploaded_files {
+            let copy = self.dir.user_file_uploads().join(handle);
+            if let Err(e) = std::fs::remove_file(&copy) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    warnings.push(HostError::new(
+                        ErrorCode::StoreCleanupIncomplete,
+                        format!(
+                            "the uploaded file {} could not be removed: {e}",
+                            copy.display()
+                        ),
+                    ));
+                }
+            }
+        }
         // The app's agent tasks (RuntimeCore's task rows and their sessions' events) go with its
         // data; a failure is a warning like any cleanup after the commit point.
         if mode != DataMode::KeepData {

@@ -17,10 +17,12 @@ mod data_export;
 mod driver;
 pub mod durability;
 pub mod failpoint;
+pub mod file_refs;
 mod gc;
 mod icon;
 mod install;
 mod journal;
+mod knowledge_bindings;
 mod lifecycle;
 mod packs;
 mod queries;
@@ -49,11 +51,13 @@ pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use data_export::ExportOutcome;
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
+pub use file_refs::{FileRef, FileRefKind, FileRefOrigin, NewFileRef};
 pub(crate) use install::diff_permissions;
 pub use install::{
     FieldChange, InstallMode, InstallPlan, PermissionChange, PlanOptions, PublisherChange, Signer,
     Staged,
 };
+pub use knowledge_bindings::KnowledgeBinding;
 pub use lifecycle::UninstallOutcome;
 pub use queries::{AuditQuery, AuditRow, VersionInfo, MAX_AUDIT_LIMIT};
 pub use recovery::{Quarantined, Recovered};

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Version 1, as first released. A new database is created at version 1 and migrated like an
 /// old one, so every migration runs on every fresh store (and in every test).
@@ -140,6 +140,10 @@ fn open_once(path: &std::path::Path) -> HostResult<Connection> {
                 migrate_2_to_3(&tx)?;
                 at = 3;
             }
+            if at == 3 {
+                migrate_3_to_4(&tx)?;
+                at = 4;
+            }
             if at == SCHEMA_VERSION {
                 tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
             }
@@ -255,6 +259,30 @@ CREATE TABLE storage_failures (
     PRIMARY KEY (name, version),
     FOREIGN KEY (name, version) REFERENCES app_versions (name, version) ON DELETE CASCADE
 );
+"#,
+    )?;
+    Ok(())
+}
+
+/// Version 4: `file_refs`, the `lime.files` refs (`store/file_refs.rs`): per app, an opaque
+/// random ref for a file or folder the user chose; the path never leaves the host. A revoked
+/// ref keeps its row with `revoked_at`; uninstall deletes the app's rows.
+fn migrate_3_to_4(tx: &rusqlite::Transaction) -> HostResult<()> {
+    tx.execute_batch(
+        r#"
+CREATE TABLE file_refs (
+    ref          TEXT PRIMARY KEY,
+    app          TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('file', 'folder')),
+    path         TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    mtime        INTEGER NOT NULL,
+    origin       TEXT NOT NULL CHECK (origin IN ('path', 'upload')),
+    created_at   TEXT NOT NULL,
+    revoked_at   TEXT
+);
+CREATE INDEX file_refs_app ON file_refs (app, revoked_at);
 "#,
     )?;
     Ok(())

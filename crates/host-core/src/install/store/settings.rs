@@ -25,6 +25,11 @@ impl Store {
                 Ok(false) => {}
                 Err(m) => return Err(HostError::new(ErrorCode::SettingInvalid, m).with("key", key)),
             }
+            match crate::foundation::budget_keys::check_budget_setting(key, v) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(m) => return Err(HostError::new(ErrorCode::SettingInvalid, m).with("key", key)),
+            }
             if key == crate::foundation::setting_keys::ARTIFACT_WRITE_APPROVAL {
                 return crate::foundation::setting_keys::check_artifact_write_approval(v)
                     .map_err(|m| HostError::new(ErrorCode::SettingInvalid, m).with("key", key));

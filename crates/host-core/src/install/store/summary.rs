@@ -21,6 +21,11 @@ impl Store {
             .into_iter()
             .map(|b| b.slot)
             .collect();
+        state.bound_knowledge = self
+            .knowledge_bindings(name)?
+            .into_iter()
+            .map(|b| b.template)
+            .collect();
         state.storage_failure = self.storage_failure(name, &app.active)?;
         let settings = self.settings()?;
         state.model_configured = crate::foundation::setting_keys::model_configured(&settings);

@@ -6,7 +6,7 @@
 //!
 //! Families: [`session`] (session, thread, submission, queue), [`turn`] (turn and task
 //! lifecycle, routing), [`model`] (model requests and streams), [`tool`] (tool calls, their
-//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes), [`workflow`] (durable workflow runs).
+//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes), [`workflow`] (durable workflow runs), [`usage`] (tokens per model call, budgets).
 
 mod action;
 mod model;
@@ -15,6 +15,7 @@ mod session;
 pub mod status;
 mod tool;
 mod turn;
+mod usage;
 mod workflow;
 
 pub use action::*;
@@ -24,6 +25,7 @@ pub use session::*;
 pub use status::*;
 pub use tool::*;
 pub use turn::*;
+pub use usage::*;
 pub use workflow::*;
 
 use super::{EventBody, EventDraft, Scope};

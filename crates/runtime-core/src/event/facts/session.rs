@@ -5,7 +5,11 @@ use crate::event::*;
 use crate::ids::TurnId;
 
 /// `session.created` (an idle session of `app_id`).
-pub fn session_created(app_id: &str, workspace_id: Option<String>) -> EventDraft {
+pub fn session_created(
+    app_id: &str,
+    workspace_id: Option<String>,
+    business_object_ref: Option<serde_json::Value>,
+) -> EventDraft {
     draft(
         Scope::default(),
         EventBody::Session(
@@ -14,6 +18,7 @@ pub fn session_created(app_id: &str, workspace_id: Option<String>) -> EventDraft
                 app_id: some(app_id),
                 status: some(SessionStatus::Idle),
                 workspace_id,
+                business_object_ref,
                 ..Default::default()
             },
         ),
@@ -34,6 +39,14 @@ pub fn thread_started(scope: Scope) -> EventDraft {
     )
 }
 
+/// What a client gave with a turn beside its text, kept in `turn.submitted` as given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnGiven {
+    pub attachments: Vec<serde_json::Value>,
+    pub capability_id: Option<String>,
+    pub metadata: Option<serde_json::Value>,
+}
+
 /// `turn.submitted`: the turn is recorded (accepted or queued) before any work; the input is a
 /// ref, never the text.
 pub fn turn_submitted(
@@ -42,6 +55,7 @@ pub fn turn_submitted(
     status: SubmitStatus,
     input_chars: u64,
     structured_output: bool,
+    given: &TurnGiven,
 ) -> EventDraft {
     draft(
         scope,
@@ -53,6 +67,9 @@ pub fn turn_submitted(
                 status: some(status),
                 input_chars: Some(input_chars),
                 structured_output: Some(structured_output),
+                attachments: (!given.attachments.is_empty()).then(|| given.attachments.clone()),
+                capability_id: given.capability_id.clone(),
+                metadata: given.metadata.clone(),
                 ..Default::default()
             },
         ),

@@ -359,7 +359,7 @@ fn session_queue_and_recovery_facts_keep_their_wire_shape() {
     let turn = TurnId::new("tu").unwrap();
     let cases: Vec<(EventDraft, &str, Value)> = vec![
         (
-            session_created("app.x", Some("w".into())),
+            session_created("app.x", Some("w".into()), None),
             "session.created",
             json!({"appId": "app.x", "status": "idle", "workspaceId": "w"}),
         ),
@@ -369,7 +369,14 @@ fn session_queue_and_recovery_facts_keep_their_wire_shape() {
             json!({"status": "idle"}),
         ),
         (
-            turn_submitted(s(), &turn, SubmitStatus::Queued, 5, false),
+            turn_submitted(
+                s(),
+                &turn,
+                SubmitStatus::Queued,
+                5,
+                false,
+                &Default::default(),
+            ),
             "turn.submitted",
             json!({"inputRef": "input://tu/user", "source": "agentSession/turn/start",
                    "status": "queued", "inputChars": 5, "structuredOutput": false}),

@@ -33,6 +33,8 @@ pub struct TurnMachine {
 
 const ERROR_MAX_TURNS: &str = "error_max_turns";
 pub const ERROR_MAX_STRUCTURED: &str = "error_max_structured_output_retries";
+/// A turn whose token usage passed its budget (`TurnLimits::max_tokens`).
+pub const ERROR_MAX_BUDGET: &str = "error_max_budget";
 
 impl TurnMachine {
     pub fn new(spec: TurnSpec) -> TurnMachine {
@@ -67,6 +69,7 @@ impl TurnMachine {
                 tool_calls_total: 0,
                 session_allowed_tools,
                 usage: (0, 0),
+                tokens_used: 0,
             },
         }
     }
@@ -90,6 +93,7 @@ impl TurnMachine {
     fn turn_scope(&self) -> Scope {
         Scope {
             trace_id: self.cp.spec.trace_id.clone(),
+            request_id: self.cp.spec.request_id.clone(),
             ..Scope::turn(&self.cp.spec.thread_id, &self.cp.spec.turn_id)
         }
     }

@@ -3,9 +3,12 @@
 #![deny(clippy::disallowed_methods)]
 
 use super::schema::check_structured;
-use super::{Effect, PendingCall, Phase, Step, TurnMachine, ERROR_MAX_STRUCTURED, ERROR_MAX_TURNS};
+use super::{
+    Effect, PendingCall, Phase, Step, TurnMachine, ERROR_MAX_BUDGET, ERROR_MAX_STRUCTURED,
+    ERROR_MAX_TURNS,
+};
 use crate::backend::{BackendError, BackendEvent, ChatMessage, ChatToolCall, ModelRequest};
-use crate::event::facts::{self, ModelCompletion, ModelRequestFacts, TurnEnd};
+use crate::event::facts::{self, ModelCompletion, ModelRequestFacts, TurnEnd, UsageFacts};
 use crate::ids::RunId;
 
 impl TurnMachine {
@@ -121,6 +124,9 @@ impl TurnMachine {
                 output_tokens: out,
             },
         ));
+        if self.over_budget(inp, out, step) {
+            return;
+        }
         self.cp
             .calls
             .retain(|c| !c.name.is_empty() || !c.arguments.is_empty());
@@ -184,6 +190,41 @@ impl TurnMachine {
                     }
                 }
             },
+        }
+    }
+
+    /// Records the call's usage (`cost.recorded`) and, when the turn's total passed its token
+    /// budget, ends the turn with `error_max_budget` (the answer or tool calls of that response
+    /// are not acted on).
+    fn over_budget(&mut self, inp: u64, out: u64, step: &mut Step) -> bool {
+        self.cp.tokens_used = self.cp.tokens_used.saturating_add(inp).saturating_add(out);
+        let max = self.cp.spec.limits.max_tokens;
+        step.events.push(facts::usage_recorded(
+            self.task_scope(true),
+            UsageFacts {
+                input_tokens: inp,
+                output_tokens: out,
+                used_tokens: self.cp.tokens_used,
+                max_tokens: max,
+                cost_usd: None,
+            },
+        ));
+        match max {
+            Some(max) if self.cp.tokens_used > max => {
+                self.cp.phase = Phase::Idle;
+                self.fail_turn(
+                    ERROR_MAX_BUDGET,
+                    &format!(
+                        "the turn used {} tokens, over its budget of {max}",
+                        self.cp.tokens_used
+                    ),
+                    false,
+                    TurnEnd::Failed,
+                    step,
+                );
+                true
+            }
+            _ => false,
         }
     }
 

@@ -49,6 +49,10 @@ pub struct TurnLimits {
     /// Runs (attempts) per turn; retryable provider failures start a new run.
     pub max_attempts: u32,
     pub output_budget: OutputBudget,
+    /// Tokens (input + output, summed over the turn's model calls) the turn may use; a call
+    /// that takes the total past it ends the turn with `error_max_budget`. `None`: no budget.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
 }
 
 impl Default for TurnLimits {
@@ -58,6 +62,7 @@ impl Default for TurnLimits {
             max_structured_output_retries: 2,
             max_attempts: 2,
             output_budget: OutputBudget::default(),
+            max_tokens: None,
         }
     }
 }
@@ -68,6 +73,9 @@ pub struct TurnSpec {
     pub thread_id: ThreadId,
     pub turn_id: TurnId,
     pub trace_id: Option<TraceId>,
+    /// The request that caused the turn, on every event of it.
+    #[serde(default)]
+    pub request_id: Option<RequestId>,
     pub system_prompt: Option<String>,
     /// The prior conversation of the thread (completed turns), oldest first.
     pub history: Vec<ChatMessage>,
@@ -202,6 +210,10 @@ pub struct TurnCheckpoint {
     pub next_call: usize,
     pub tool_calls_total: u64,
     pub usage: (u64, u64),
+    /// Tokens the turn's model calls used so far (every run), checked against
+    /// `spec.limits.max_tokens`.
+    #[serde(default)]
+    pub tokens_used: u64,
     /// `spec.session_allowed_tools` plus the tools allowed for the session during this turn.
     #[serde(default)]
     pub session_allowed_tools: Vec<String>,

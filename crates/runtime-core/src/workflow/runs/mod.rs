@@ -14,6 +14,7 @@
 //!   capability.
 
 mod drive;
+pub mod history;
 mod input_check;
 mod replay;
 

@@ -15,6 +15,10 @@ impl BridgeHost {
         if p.kind == PromptKind::RequestPermission {
             return self.answer_request(store, &mount, p, answer);
         }
+        if let PromptKind::PickFiles { .. } = p.kind {
+            // A picker answered as a prompt (closed, dismissed): nothing was chosen.
+            return self.finish_pick(store, &mount, p, None);
+        }
         if p.kind == PromptKind::ToolApproval {
             return self.answer_tool_approval(store, &mount, p, answer);
         }

@@ -165,6 +165,7 @@ impl BridgeHost {
                 );
                 Ok(json!({ "delivered": out.len() }))
             }
+            Effect::PickFiles(request) => return self.pick_files(mount, call, trace_id, request),
             Effect::AskToolApproval {
                 tool,
                 arguments_sha256,

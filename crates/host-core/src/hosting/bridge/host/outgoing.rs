@@ -99,6 +99,16 @@ pub enum Outgoing {
         size: u64,
         mime_type: String,
     },
+    /// `lime.files.requestFiles`: draw the file picker for the app; answer with
+    /// [`BridgeHost::answer_file_pick`] (the refs granted from the user's choice, or cancel).
+    #[serde(rename_all = "camelCase")]
+    PickFiles {
+        prompt_id: String,
+        mount_id: String,
+        app_id: String,
+        entry_key: String,
+        request: crate::hosting::capability::services::PickRequest,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]

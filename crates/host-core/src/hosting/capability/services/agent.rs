@@ -12,6 +12,7 @@
 //! settings when the runtime is opened; the runtime is reopened once settings appear.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use runtime_core::agent_task::projection::AgentTaskEvent;
@@ -40,7 +41,7 @@ pub const MAX_INPUT_BYTES: usize = runtime_core::agent_task::MAX_INPUT_BYTES;
 struct AgentHost {
     tokio: Option<tokio::runtime::Runtime>,
     tasks: AgentTasks,
-    with_model: bool,
+    with_model: AtomicBool,
 }
 
 impl Drop for AgentHost {
@@ -131,14 +132,35 @@ impl AgentService {
         self.open(store).map(|h| h.tasks.clone())
     }
 
+    /// The host session's runtime and the tokio runtime it runs on (the App Server door
+    /// serves it): opened like for an app's first call. `Err` is a message.
+    pub(super) fn runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(Runtime, tokio::runtime::Handle), String> {
+        let h = self.open(store)?;
+        let handle = h
+            .tokio
+            .as_ref()
+            .map(|t| t.handle().clone())
+            .ok_or("the agent runtime is shutting down")?;
+        Ok((h.tasks.runtime().clone(), handle))
+    }
+
     fn open(&mut self, store: &Store) -> Result<Arc<AgentHost>, String> {
-        let configured = configured(store);
         let mut shared = self.shared();
-        if let Some(h) = shared.host.as_ref().filter(|h| h.with_model || !configured) {
-            return Ok(h.clone());
+        if let Some(h) = shared.host.clone() {
+            // A model configured since the runtime opened without one: the same runtime (and
+            // every App Server client on it) gets the backend, never a second runtime.
+            if !h.with_model.load(Ordering::Acquire) && configured(store) {
+                if let Some(b) = Self::backend(store, shared.backend_override.as_ref()) {
+                    h.tasks.runtime().set_backend(b);
+                    h.with_model.store(true, Ordering::Release);
+                }
+            }
+            return Ok(h);
         }
-        // First use, or a model was configured since the runtime opened without one.
-        shared.host = None;
+        // First use.
         let backend = Self::backend(store, shared.backend_override.as_ref());
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -161,7 +183,7 @@ impl AgentService {
         let host = Arc::new(AgentHost {
             tokio: Some(tokio),
             tasks,
-            with_model,
+            with_model: AtomicBool::new(with_model),
         });
         shared.host = Some(host.clone());
         Ok(host)
@@ -179,9 +201,13 @@ impl AgentService {
             AgentMethod::StartTask => {
                 let o = object(a, args, START_TASK_FIELDS)?;
                 check_standard_fields(a, o)?;
+                let knowledge = super::knowledge::task_templates(store, a, o)?;
                 let req = start_request(store, a, o)?;
                 let h = self.host(store, a)?;
-                let started = h.tasks.start(&app, req).map_err(|e| task_err(a, e))?;
+                let started = h
+                    .tasks
+                    .start_with_knowledge(&app, req, &knowledge)
+                    .map_err(|e| task_err(a, e))?;
                 let value = json!({
                     "taskId": started.task_id, "traceId": started.trace_id,
                     "sessionId": started.session_id, "created": started.created,
@@ -363,8 +389,13 @@ fn start_request(
 ) -> Result<StartTask, CallError> {
     let input = match o.get("input") {
         None | Some(Value::Null) => return Err(invalid(a, "args.input is required")),
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
+        Some(v) => match super::attachments::attach(store, a, o.get("files"), v)? {
+            Some(with_files) => with_files,
+            None => match v {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            },
+        },
     };
     if input.len() > MAX_INPUT_BYTES {
         return Err(err(
@@ -394,6 +425,8 @@ fn start_request(
         idempotency_key,
         output_schema,
         session,
+        // One trace: the bridge call that started the task is on its run's events.
+        request_id: Some(a.request_id().to_owned()),
     })
 }
 

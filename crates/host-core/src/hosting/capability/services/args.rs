@@ -15,8 +15,10 @@ pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
     let cause = match a.capability() {
         Capability::Evidence => "evidence.invalid_argument",
         Capability::Agent => "agent.invalid_argument",
+        Capability::Files => "files.invalid_argument",
         Capability::Tools => "tools.invalid",
         Capability::Workflow => "workflow.invalid_argument",
+        Capability::Knowledge => "knowledge.invalid_argument",
         Capability::Artifacts
         | Capability::Ui
         | Capability::Storage

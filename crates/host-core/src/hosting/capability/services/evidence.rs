@@ -50,6 +50,15 @@ impl EvidenceService {
                 let kind = req_str(a, o, "kind")?.to_owned();
                 // Checked before the app's files are opened (and again by the store).
                 check_kind(&kind).map_err(|e| evidence_err(a, e))?;
+                if kind.starts_with(crate::hosting::workflow::run_evidence::RESERVED_KIND_PREFIX) {
+                    // The host's own records (a workflow run's evidence): an app cannot forge one.
+                    return Err(err(
+                        a,
+                        ErrorCode::InvalidArgument,
+                        "kinds starting with \"apphost.\" are the host's own",
+                        Some("evidence.reserved_kind"),
+                    ));
+                }
                 let summary = opt_str(a, o, "summary")?.unwrap_or("").to_owned();
                 let data = o.get("data").cloned().unwrap_or(Value::Null);
                 let artifact_ids: Vec<String> = match o.get("artifactIds") {

@@ -12,8 +12,11 @@
 mod agent;
 mod args;
 mod artifacts;
+mod attachments;
 mod events;
 mod evidence;
+mod files;
+mod knowledge;
 mod policy;
 mod secrets;
 mod shapes;
@@ -24,6 +27,9 @@ mod workflow;
 
 pub use agent::TaskEventSink;
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
+pub use files::{
+    describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
+};
 
 use std::path::PathBuf;
 
@@ -53,6 +59,9 @@ pub enum Effect {
         permission: String,
         reason: Option<String>,
     },
+    /// `lime.files.requestFiles`: ask the user to pick files (or a folder) for the app; the refs
+    /// granted from the choice become the call's value (`bridge/host/pick_files.rs`).
+    PickFiles(PickRequest),
     /// `lime.agent.startTask` / `watchTask`: forward the task's events after `after` to the
     /// calling frame as asynchronous `host:event`s ([`Services::watch_agent_task`]).
     WatchTask {
@@ -106,6 +115,7 @@ pub struct Services {
     workflow: Option<HostRuns>,
     /// This is the workflow driver's own services: `lime.workflow` is not served to steps.
     driver_side: bool,
+    knowledge: knowledge::KnowledgeService,
 }
 
 impl Services {
@@ -117,6 +127,7 @@ impl Services {
             evidence: evidence::EvidenceService::default(),
             agent: agent::AgentService::new(apps_data.clone()),
             tools: tools::ToolsService::new(&apps_data),
+            knowledge: knowledge::KnowledgeService::default(),
             apps_data,
             workflow: None,
             driver_side: false,
@@ -135,6 +146,7 @@ impl Services {
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
                 tools: tools::ToolsService::new(&apps_data),
+                knowledge: knowledge::KnowledgeService::default(),
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
@@ -185,6 +197,7 @@ impl Services {
         if let Some(w) = &self.workflow {
             w.close_app(app);
         }
+        self.knowledge.close_app(app);
     }
 
     /// Runs `lime.agent` tasks on `backend` instead of the configured model provider (tests
@@ -234,6 +247,15 @@ impl Services {
         self.agent.tasks(store)
     }
 
+    /// The runtime `lime.agent` uses and the tokio runtime it runs on (the App Server door
+    /// serves the same one, `api/door.rs`). `Err` is a message.
+    pub fn agent_runtime(
+        &mut self,
+        store: &Store,
+    ) -> Result<(runtime_core::runtime::Runtime, tokio::runtime::Handle), String> {
+        self.agent.runtime(store)
+    }
+
     /// `lime.agent`'s status for the store's model settings: `ready` or `needs-setup`.
     pub fn agent_status(&self, store: &Store) -> &'static str {
         self.agent.status(store)
@@ -252,6 +274,7 @@ impl Services {
             Method::Events(m) => events::call(allowed, m, args),
             Method::Policy(m) => policy::call(store, allowed, m, args),
             Method::Agent(m) => self.agent.call(store, allowed, m, args),
+            Method::Files(m) => files::call_with(store, allowed, m, args),
             // A workflow step's tool call cannot wait for a prompt: a destructive tool is
             // refused there (`tools.denied`), never run.
             Method::Tools(m) => self.tools.call(store, allowed, m, args, !self.driver_side),
@@ -269,6 +292,10 @@ impl Services {
                     .map_err(|m| workflow::host_failed(allowed, &m))?;
                 workflow::call(store, runs, allowed, m, args)
             }
+            Method::Knowledge(m) => self
+                .knowledge
+                .call(store, allowed, m, args)
+                .map(Reply::value),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
@@ -330,8 +357,10 @@ impl Services {
             | Method::Events(_)
             | Method::Policy(_)
             | Method::Agent(_)
+            | Method::Files(_)
             | Method::Tools(_)
-            | Method::Workflow(_) => Err(err(
+            | Method::Workflow(_)
+            | Method::Knowledge(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",

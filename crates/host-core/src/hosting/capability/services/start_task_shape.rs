@@ -7,7 +7,10 @@
 //! - `taskKind` (1–128 characters), `context` / `metadata` (objects), `businessObjectRef` (a
 //!   string or an object) and `capabilityHints` (an array): accepted business context; the task
 //!   does not record them yet.
-//! - `knowledge`, `tools`, `files`, `secrets` and `expectedOutput.artifactKind` /
+//! - `files`: the app's `lime.files` refs attached to the task (`attachments.rs`).
+//! - `knowledge`: the knowledge templates the task may search (`services/knowledge.rs`
+//!   `task_templates`: declared and bound, else refused; the task's turns get `knowledge_search`).
+//! - `tools`, `secrets` and `expectedOutput.artifactKind` /
 //!   `expectedOutput.materializer`: bindings the host understands but cannot honour yet. A
 //!   non-empty one is refused `APP_E001` with `agent.binding_unsupported` and
 //!   `details: {binding}` naming it (the message names it too); an absent, `null` or empty one
@@ -47,7 +50,7 @@ pub(super) const START_TASK_FIELDS: &[&str] = &[
 ];
 
 /// The bindings a task request may name that this host cannot honour yet.
-const BINDINGS: &[&str] = &["knowledge", "tools", "files", "secrets"];
+const BINDINGS: &[&str] = &["tools", "secrets"];
 
 /// Longest `taskKind`.
 const MAX_TASK_KIND: usize = 128;

@@ -22,6 +22,12 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "call arguments",
     ),
     ("hosting/capability/services/events.rs", 2, "call arguments"),
+    ("hosting/capability/services/files.rs", 1, "call arguments"),
+    (
+        "hosting/capability/services/attachments.rs",
+        2,
+        "call arguments (startTask's files)",
+    ),
     (
         "hosting/capability/services/evidence.rs",
         4,
@@ -31,6 +37,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     (
         "hosting/capability/services/workflow.rs",
         3,
+        "call arguments",
+    ),
+    (
+        "hosting/capability/services/knowledge.rs",
+        1,
         "call arguments",
     ),
     (
@@ -64,6 +75,16 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ("install/inspect.rs", 1, "the captured file map (APP.md)"),
     ("center/dev.rs", 1, "error details"),
     ("api/dev_console.rs", 1, "a frame's diagnostic report"),
+    (
+        "hosting/workflow/timeline.rs",
+        11,
+        "a run's recorded facts (payloads, the pinned definition's state kinds)",
+    ),
+    (
+        "install/schedules.rs",
+        1,
+        "the entry's `schedule` value the view hands over (`every`)",
+    ),
     (
         "hosting/capability/services/shapes.rs",
         3,

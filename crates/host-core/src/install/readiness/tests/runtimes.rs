@@ -37,6 +37,8 @@ fn the_table_names_a_stable_code_for_every_kind() {
             ("workflow", "workflow.not_declared"),
             ("knowledge", "knowledge.unsupported"),
             ("tool", "tools.not_granted"),
+            ("knowledge", "knowledge.not_bound"),
+            ("tool", "tool.unsupported"),
         ]
     );
 }
@@ -209,21 +211,42 @@ fn a_hostile_workflow_blocks_its_entry_without_panicking() {
 }
 
 #[test]
-fn a_required_knowledge_template_blocks_until_it_can_be_bound() {
+fn a_required_knowledge_template_needs_setup_until_the_user_binds_a_folder() {
     let front = "knowledgeTemplates:\n  - {key: kb, standard: agentknowledge, type: pack, required: true}\n  - {key: extra, standard: agentknowledge, type: pack}\n";
     let r = run(front, &[], &HostProfile::current(), &preview());
-    assert_eq!(r.status, Status::Blocked);
+    assert_eq!(r.status, Status::NeedsSetup);
     let c = check(&r, "knowledge", "kb");
-    assert_eq!(c.code, Some("knowledge.unsupported"));
+    assert_eq!(c.code, Some("knowledge.not_bound"));
+    assert_eq!(c.outcome, Outcome::NeedsSetup);
     assert!(c.message.contains("kb"));
-    assert!(c.setup_action.is_none(), "no action the user could take");
-    assert_eq!(check(&r, "knowledge", "extra").outcome, Outcome::Degraded);
-    // A host that has bound it (a later knowledge service) passes it.
+    let a = c.setup_action.as_ref().expect("a Bind knowledge action");
+    assert_eq!(
+        (a.kind, a.title.as_str()),
+        ("bind-knowledge", "Bind knowledge kb")
+    );
+    assert!(r
+        .setup_actions
+        .iter()
+        .any(|a| a.kind == "bind-knowledge" && a.key == "kb"));
+    let extra = r
+        .checks
+        .iter()
+        .find(|c| c.kind == "knowledge" && c.key == "extra")
+        .unwrap();
+    assert_eq!(
+        extra.outcome,
+        Outcome::Notice,
+        "an optional template never holds the app back"
+    );
+    // Bound (the user bound a folder to each template): ready.
     let mut state = preview();
     state.bound_knowledge.insert("kb".into());
+    let r = run(front, &[], &HostProfile::current(), &state);
+    assert_eq!(r.status, Status::Ready);
     state.bound_knowledge.insert("extra".into());
     let r = run(front, &[], &HostProfile::current(), &state);
     assert_eq!(r.status, Status::Ready);
+    assert!(r.setup_actions.is_empty());
 }
 
 #[test]
