@@ -25,6 +25,8 @@ APT_PACKAGES=(
   dbus
   # A real Secret Service for host-core's tests/secrets_keyring_service.rs (OS keyring path).
   gnome-keyring
+  # Namespaces + mounts of the backend-service sandbox (crates/service-sandbox, docs/services.md).
+  bubblewrap
   # The installers' test (scripts/test-packages.sh): rpm inspects and scratch-installs the .rpm,
   # xdotool finds the installed window, desktop-file-utils validates the desktop entry,
   # shared-mime-info registers the *.agentapp type, zip makes a package file.

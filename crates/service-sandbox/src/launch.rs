@@ -1,0 +1,251 @@
+//! Builds the bubblewrap command line and the pre-exec hook (rlimits, prctl, cgroup, fds).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::cgroup::PidsGroup;
+use crate::error::SandboxError;
+use crate::spec::ServiceSpec;
+
+/// The descriptor bubblewrap reads the seccomp program from.
+const SECCOMP_FD: i32 = 3;
+/// An `O_PATH|O_NOFOLLOW` descriptor of the service dir, bound by bwrap through
+/// `/proc/self/fd/4`: what was checked is what gets mounted (no rename/symlink race).
+const SERVICE_DIR_FD: i32 = 4;
+/// Sandbox uid/gid (mapped to the host user through the new user namespace).
+const SANDBOX_ID: &str = "65534";
+
+fn check_spec(spec: &ServiceSpec) -> Result<(), SandboxError> {
+    for (what, dir) in [
+        ("package dir", &spec.package_dir),
+        ("service dir", &spec.service_dir),
+    ] {
+        let meta = std::fs::symlink_metadata(dir)
+            .map_err(|e| SandboxError::InvalidSpec(format!("{what} {}: {e}", dir.display())))?;
+        if !meta.is_dir() {
+            // a symlink swapped in for the service dir is refused, never followed
+            return Err(SandboxError::InvalidSpec(format!(
+                "{what} is not a real directory"
+            )));
+        }
+    }
+    let Some(prog) = spec.program.first() else {
+        return Err(SandboxError::InvalidSpec("empty program".into()));
+    };
+    if !(prog.starts_with("/usr/") || prog.starts_with("/app/")) || prog.contains("..") {
+        return Err(SandboxError::InvalidSpec(format!(
+            "program {prog} must be under /usr or /app"
+        )));
+    }
+    if prog.starts_with("/usr/") && !Path::new(prog).exists() {
+        return Err(SandboxError::RuntimeUnavailable(prog.clone()));
+    }
+    if !spec.shim.is_file() {
+        return Err(SandboxError::SandboxUnavailable(format!(
+            "shim {} missing",
+            spec.shim.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
+    let mut a: Vec<std::ffi::OsString> = Vec::new();
+    let mut push = |xs: &[&str]| a.extend(xs.iter().map(Into::into));
+    push(&[
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]);
+    if !spec.network {
+        push(&["--unshare-net"]);
+    }
+    push(&[
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ]);
+    push(&[
+        "--uid",
+        SANDBOX_ID,
+        "--gid",
+        SANDBOX_ID,
+        "--hostname",
+        "apphost-service",
+    ]);
+    push(&[
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/service",
+    ]);
+    push(&[
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "PYTHONDONTWRITEBYTECODE",
+        "1",
+    ]);
+    push(&["--ro-bind", "/usr", "/usr"]);
+    for d in ["bin", "lib", "lib64", "sbin"] {
+        let host = Path::new("/").join(d);
+        match std::fs::read_link(&host) {
+            Ok(target) => {
+                let t = target.to_string_lossy().into_owned();
+                push(&["--symlink", &t, &format!("/{d}")]);
+            }
+            Err(_) if host.is_dir() && d != "sbin" => {
+                push(&["--ro-bind", &format!("/{d}"), &format!("/{d}")])
+            }
+            Err(_) => {}
+        }
+    }
+    for f in ["/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"] {
+        push(&["--ro-bind-try", f, f]);
+    }
+    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    a.push("--ro-bind".into());
+    a.push(spec.package_dir.clone().into());
+    a.push("/app".into());
+    a.push("--bind".into());
+    a.push(format!("/proc/self/fd/{SERVICE_DIR_FD}").into());
+    a.push("/service".into());
+    a.push("--ro-bind".into());
+    a.push(spec.shim.clone().into());
+    a.push("/.shim/shim".into());
+    let mut push = |xs: &[&str]| a.extend(xs.iter().map(Into::into));
+    push(&[
+        "--remount-ro",
+        "/",
+        "--chdir",
+        "/service",
+        "--seccomp",
+        "3",
+        "--",
+    ]);
+    push(&[
+        "/.shim/shim",
+        if spec.network { "net" } else { "nonet" },
+        "--",
+    ]);
+    a.extend(spec.program.iter().map(Into::into));
+    a
+}
+
+/// Spawn the sandbox. The returned child is the outer bwrap, leader of its own process group,
+/// placed in `group` before it execs.
+pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Child, SandboxError> {
+    check_spec(spec)?;
+    let seccomp = high(crate::seccomp::program_fd().map_err(SandboxError::SandboxUnavailable)?)?;
+    let seccomp_raw = seccomp.as_raw_fd();
+    let service_dir = high(open_dir_nofollow(&spec.service_dir)?)?;
+    let service_raw = service_dir.as_raw_fd();
+    let procs = CString::new(group.procs_file().as_os_str().as_bytes())
+        .map_err(|_| SandboxError::InvalidSpec("cgroup path".into()))?;
+    let l = spec.limits;
+    let rlimits = [
+        (libc::RLIMIT_AS, l.address_space),
+        (libc::RLIMIT_CPU, l.cpu_seconds),
+        (libc::RLIMIT_NOFILE, l.open_files),
+        (libc::RLIMIT_NPROC, l.max_processes),
+        (libc::RLIMIT_FSIZE, l.file_size),
+        (libc::RLIMIT_CORE, 0),
+        (libc::RLIMIT_MEMLOCK, 0),
+    ];
+    let mut cmd = Command::new(&spec.bwrap);
+    cmd.args(bwrap_args(spec))
+        .env_clear()
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: only async-signal-safe libc calls on pre-built data, no allocation.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fd);
+            for (res, v) in rlimits {
+                let r = libc::rlimit {
+                    rlim_cur: v,
+                    rlim_max: v,
+                };
+                if libc::setrlimit(res, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if seccomp_raw == SECCOMP_FD {
+                if libc::fcntl(SECCOMP_FD, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(seccomp_raw, SECCOMP_FD) != SECCOMP_FD {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::dup2(service_raw, SERVICE_DIR_FD) != SERVICE_DIR_FD {
+                return Err(std::io::Error::last_os_error());
+            }
+            // every other inherited descriptor is closed: stdio, the seccomp program and the
+            // service dir handle remain for bwrap, which closes them before the service runs
+            if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| SandboxError::StartFailed(e.to_string()))?;
+    drop(seccomp);
+    drop(service_dir);
+    Ok(child)
+}
+
+/// The same descriptor moved to a number >= 10, so the dup2s onto 3 and 4 never clobber each other.
+fn high(fd: OwnedFd) -> Result<OwnedFd, SandboxError> {
+    let raw = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if raw < 0 {
+        return Err(SandboxError::StartFailed(
+            std::io::Error::last_os_error().to_string(),
+        ));
+    }
+    // SAFETY: raw is a fresh descriptor owned by nobody else.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) })
+}
+
+/// Open `dir` without following a symlink in its last component; refuse anything but a directory.
+fn open_dir_nofollow(dir: &Path) -> Result<OwnedFd, SandboxError> {
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| SandboxError::InvalidSpec("service dir path".into()))?;
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(SandboxError::InvalidSpec(format!(
+            "service dir: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: fd was just opened and is owned by nobody else.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}

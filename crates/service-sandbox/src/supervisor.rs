@@ -1,0 +1,279 @@
+//! Supervision of one service: start on demand (and `initialize`), stop when idle or on the app's
+//! close/disable/uninstall, restart with exponential backoff, crash loop -> degraded then blocked,
+//! per-call timeout, logs flushed to a size-capped rotated file, every start/stop/kill/crash/limit
+//! hit reported to the audit sink.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::channel::{HostHandler, ServiceProcess};
+use crate::error::SandboxError;
+use crate::spec::ServiceSpec;
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub idle_after: Duration,
+    pub call_timeout: Duration,
+    pub start_timeout: Duration,
+    pub backoff_base: Duration,
+    pub backoff_max: Duration,
+    /// This many crashes inside `crash_window` = crash loop (blocked).
+    pub crash_limit: usize,
+    pub crash_window: Duration,
+    /// Log file size before it is rotated to `<name>.1`.
+    pub log_max: u64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            idle_after: Duration::from_secs(300),
+            call_timeout: Duration::from_secs(30),
+            start_timeout: Duration::from_secs(10),
+            backoff_base: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(60),
+            crash_limit: 5,
+            crash_window: Duration::from_secs(300),
+            log_max: 1 << 20,
+        }
+    }
+}
+
+/// The service's readiness as the supervisor sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    Ready,
+    /// Crashed recently; restarts continue with backoff.
+    Degraded(String),
+    /// Crash loop: no more automatic starts until `reset` (user action / update).
+    Blocked(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditEvent {
+    Started { pid: u32 },
+    Stopped { reason: String },
+    Crashed { status: String },
+    LimitHit { what: String },
+    Refused { code: String },
+}
+
+pub type HandlerFactory = Box<dyn Fn() -> HostHandler + Send>;
+pub type AuditSink = Box<dyn FnMut(AuditEvent) + Send>;
+
+pub struct Supervisor {
+    spec: ServiceSpec,
+    policy: Policy,
+    handler: HandlerFactory,
+    audit: AuditSink,
+    log_file: PathBuf,
+    running: Option<ServiceProcess>,
+    crashes: VecDeque<Instant>,
+    not_before: Option<Instant>,
+    last_used: Instant,
+}
+
+impl Supervisor {
+    /// `log_file` lives in the service dir's sibling logs area (`apps/<app>/services/.logs/<key>.log`).
+    pub fn new(
+        spec: ServiceSpec,
+        policy: Policy,
+        log_file: PathBuf,
+        handler: HandlerFactory,
+        audit: AuditSink,
+    ) -> Self {
+        Self {
+            spec,
+            policy,
+            handler,
+            audit,
+            log_file,
+            running: None,
+            crashes: VecDeque::new(),
+            not_before: None,
+            last_used: Instant::now(),
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    pub fn health(&self) -> Health {
+        let recent = self.recent_crashes();
+        if recent >= self.policy.crash_limit {
+            Health::Blocked(format!(
+                "crash loop: {recent} crashes within {:?}",
+                self.policy.crash_window
+            ))
+        } else if recent > 0 {
+            Health::Degraded(format!("{recent} recent crash(es)"))
+        } else {
+            Health::Ready
+        }
+    }
+
+    fn recent_crashes(&self) -> usize {
+        let now = Instant::now();
+        self.crashes
+            .iter()
+            .filter(|t| now.duration_since(**t) < self.policy.crash_window)
+            .count()
+    }
+
+    fn refuse(&mut self, err: SandboxError) -> SandboxError {
+        (self.audit)(AuditEvent::Refused {
+            code: err.code().into(),
+        });
+        err
+    }
+
+    /// Start now (on demand), unless blocked or inside the restart backoff.
+    pub fn start(&mut self) -> Result<(), SandboxError> {
+        if self.running.is_some() {
+            return Ok(());
+        }
+        if let Health::Blocked(why) = self.health() {
+            return Err(self.refuse(SandboxError::CrashLoop(why)));
+        }
+        if self.not_before.is_some_and(|t| Instant::now() < t) {
+            return Err(self.refuse(SandboxError::Backoff));
+        }
+        let mut svc =
+            ServiceProcess::start(&self.spec, (self.handler)()).map_err(|e| self.refuse(e))?;
+        (self.audit)(AuditEvent::Started { pid: svc.pid() });
+        if let Err(e) = svc.call(
+            "initialize",
+            json!({"host": "apphost"}),
+            self.policy.start_timeout,
+        ) {
+            self.running = Some(svc);
+            self.crashed(format!("initialize: {}", e.code()));
+            return Err(e);
+        }
+        self.running = Some(svc);
+        self.last_used = Instant::now();
+        Ok(())
+    }
+
+    /// Call a method, starting the service on demand.
+    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, SandboxError> {
+        self.start()?;
+        self.last_used = Instant::now();
+        let svc = self
+            .running
+            .as_mut()
+            .ok_or_else(|| SandboxError::Exited("not running".into()))?;
+        match svc.call(method, params, self.policy.call_timeout) {
+            Err(SandboxError::Timeout) => {
+                (self.audit)(AuditEvent::LimitHit {
+                    what: format!("call timeout {:?} ({method})", self.policy.call_timeout),
+                });
+                Err(SandboxError::Timeout)
+            }
+            Err(e @ (SandboxError::Exited(_) | SandboxError::Protocol(_))) => {
+                self.crashed(e.code().to_string());
+                Err(e)
+            }
+            other => other,
+        }
+    }
+
+    fn crashed(&mut self, why: String) {
+        let status = match self.running.as_mut().and_then(ServiceProcess::exit_status) {
+            Some(s) => format!("{why}; {s}"),
+            None => why,
+        };
+        if status.contains("signal: 24") || status.contains("exit status: 152") {
+            (self.audit)(AuditEvent::LimitHit {
+                what: "cpu time (RLIMIT_CPU)".into(),
+            });
+        }
+        self.shutdown();
+        (self.audit)(AuditEvent::Crashed { status });
+        self.crashes.push_back(Instant::now());
+        while self.crashes.len() > self.policy.crash_limit.max(1) * 2 {
+            self.crashes.pop_front();
+        }
+        let n = self.recent_crashes().saturating_sub(1).min(16) as u32;
+        let backoff = self
+            .policy
+            .backoff_base
+            .saturating_mul(1 << n)
+            .min(self.policy.backoff_max);
+        self.not_before = Some(Instant::now() + backoff);
+    }
+
+    /// Stop when idle longer than the policy allows; call periodically.
+    pub fn tick(&mut self) {
+        if self.running.is_some() && self.last_used.elapsed() >= self.policy.idle_after {
+            self.stop("idle");
+        }
+    }
+
+    /// Stop for `reason` (`idle`, `app-closed`, `disabled`, `uninstalled`, `user`).
+    pub fn stop(&mut self, reason: &str) {
+        if self.running.is_some() {
+            self.shutdown();
+            (self.audit)(AuditEvent::Stopped {
+                reason: reason.into(),
+            });
+        }
+    }
+
+    /// A user action clears the crash history (readiness back to ready).
+    pub fn reset(&mut self) {
+        self.crashes.clear();
+        self.not_before = None;
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(mut svc) = self.running.take() {
+            svc.kill();
+            self.append_log(&svc.logs());
+        }
+    }
+
+    fn append_log(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(dir) = self.log_file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if std::fs::metadata(&self.log_file)
+            .is_ok_and(|m| m.len() + text.len() as u64 > self.policy.log_max)
+        {
+            let mut rotated = self.log_file.clone().into_os_string();
+            rotated.push(".1");
+            let _ = std::fs::rename(&self.log_file, rotated);
+        }
+        let tail = &text.as_bytes()[text.len().saturating_sub(self.policy.log_max as usize)..];
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_file)
+        {
+            let _ = f.write_all(tail);
+        }
+    }
+
+    /// The persisted log plus the live ring of the running process.
+    pub fn logs(&self) -> String {
+        let mut out = std::fs::read_to_string(&self.log_file).unwrap_or_default();
+        if let Some(svc) = &self.running {
+            out.push_str(&svc.logs());
+        }
+        out
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.stop("host-exit");
+    }
+}
