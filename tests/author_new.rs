@@ -212,7 +212,7 @@ fn invalid_names_are_refused_with_a_stable_code_and_nothing_is_written() {
     }
     assert!(!tmp.path().join("..").join("escape").exists());
     // An unknown template is a usage error from the argument parser.
-    let (code, v) = apphost_json(&["new", "ok", "--template", "workflow"], tmp.path());
+    let (code, v) = apphost_json(&["new", "ok", "--template", "no-such-template"], tmp.path());
     assert_eq!((code, v["code"].as_str()), (2, Some("cli.usage")));
     assert_eq!(names_of(tmp.path()), Vec::<String>::new());
 }

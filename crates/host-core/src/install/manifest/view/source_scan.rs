@@ -15,6 +15,16 @@ const VIEW: &[&str] = &["install/manifest/view.rs", "install/manifest/view/"];
 /// Files that read JSON documents other than the manifest by string key: (path under `src/`,
 /// most `.get("`/`.pointer("` reads, what they read).
 const OTHER_JSON: &[(&str, usize, &str)] = &[
+    (
+        "hosting/capability/dispatch.rs",
+        1,
+        "the call's options.idempotencyKey",
+    ),
+    (
+        "hosting/capability/contract/emit.rs",
+        2,
+        "the emitted JSON Schemas (description fields)",
+    ),
     ("hosting/capability/services/agent.rs", 8, "call arguments"),
     (
         "hosting/capability/services/artifacts.rs",
