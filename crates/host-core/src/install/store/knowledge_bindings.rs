@@ -23,12 +23,8 @@ pub struct KnowledgeBinding {
     pub bound_at: String,
 }
 
-fn key_range(app: &str) -> (String, String) {
-    (format!("{PREFIX}{app}/"), format!("{PREFIX}{app}0"))
-}
-
 fn setting_key(app: &str, template: &str) -> String {
-    format!("{PREFIX}{app}/{template}")
+    super::app_rows::key(PREFIX, app, template)
 }
 
 impl Store {
@@ -122,11 +118,7 @@ impl Store {
 
 /// Deletes every binding row of `app` (inside the caller's transaction).
 pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    let (start, end) = key_range(app);
-    Ok(tx.execute(
-        "DELETE FROM settings WHERE key >= ?1 AND key < ?2",
-        params![start, end],
-    )?)
+    super::app_rows::delete_all(tx, PREFIX, app)
 }
 
 fn parse(key: &str, template: &str, value: &str) -> HostResult<KnowledgeBinding> {
@@ -141,16 +133,8 @@ fn parse(key: &str, template: &str, value: &str) -> HostResult<KnowledgeBinding>
 }
 
 fn bindings_in(conn: &Connection, app: &str) -> HostResult<Vec<KnowledgeBinding>> {
-    let (start, end) = key_range(app);
-    let mut stmt =
-        conn.prepare("SELECT key, value FROM settings WHERE key >= ?1 AND key < ?2 ORDER BY key")?;
-    let rows = stmt.query_map(params![start, end], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (key, value) = row?;
-        out.push(parse(&key, &key[start.len()..], &value)?);
-    }
-    Ok(out)
+    super::app_rows::rows(conn, PREFIX, app)?
+        .iter()
+        .map(|(key, template, value)| parse(key, template, value))
+        .collect()
 }

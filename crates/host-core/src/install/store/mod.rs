@@ -12,6 +12,7 @@
 //! On the next locked open, [`recovery`] finishes or undoes any operation whose staging folder
 //! still exists: committed (its id is in `ops`) means roll forward, otherwise roll back.
 
+mod app_rows;
 mod cleanup;
 mod data_export;
 mod driver;

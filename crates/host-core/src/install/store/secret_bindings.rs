@@ -28,13 +28,8 @@ pub struct SecretBinding {
     pub bound_at: String,
 }
 
-/// `[start, end)` of the settings keys of `app` (`/` + 1 is `0`).
-fn key_range(app: &str) -> (String, String) {
-    (format!("{PREFIX}{app}/"), format!("{PREFIX}{app}0"))
-}
-
 fn setting_key(app: &str, slot: &str) -> String {
-    format!("{PREFIX}{app}/{slot}")
+    super::app_rows::key(PREFIX, app, slot)
 }
 
 impl Store {
@@ -107,30 +102,19 @@ impl Store {
 
 /// Deletes every binding row of `app` (inside the caller's transaction).
 pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    let (start, end) = key_range(app);
-    Ok(tx.execute(
-        "DELETE FROM settings WHERE key >= ?1 AND key < ?2",
-        params![start, end],
-    )?)
+    super::app_rows::delete_all(tx, PREFIX, app)
 }
 
 pub(super) fn bindings_in(conn: &Connection, app: &str) -> HostResult<Vec<SecretBinding>> {
-    let (start, end) = key_range(app);
-    let mut stmt =
-        conn.prepare("SELECT key, value FROM settings WHERE key >= ?1 AND key < ?2 ORDER BY key")?;
-    let rows = stmt.query_map(params![start, end], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-    })?;
     let mut out = Vec::new();
-    for row in rows {
-        let (key, value) = row?;
+    for (key, slot, value) in super::app_rows::rows(conn, PREFIX, app)? {
         let mut b: SecretBinding = serde_json::from_str(&value).map_err(|e| {
             HostError::new(
                 ErrorCode::StoreCorrupt,
                 format!("stored secret binding {key}: {e}"),
             )
         })?;
-        b.slot = key[start.len()..].to_owned();
+        b.slot = slot;
         out.push(b);
     }
     Ok(out)
