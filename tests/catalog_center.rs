@@ -90,7 +90,11 @@ fn browse_install_update_roll_back_and_stale_catalogs_over_local_https() {
     repo.add("hello-app");
     repo.build();
     let mut server = HttpsCatalog::start(&repo.out, &t.join("certs"));
-    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
+    assert!(
+        server.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url
+    );
     let dir = DataDir::at(t.join("data"));
     let root = std::fs::read(repo.root_file()).unwrap();
 
@@ -268,7 +272,10 @@ fn browse_install_update_roll_back_and_stale_catalogs_over_local_https() {
             mode => server.set_mode(mode),
         }
         let r = call(&s, "catalog_refresh", json!({}));
-        let code = r["errors"][0]["code"].as_str().unwrap_or_default().to_owned();
+        let code = r["errors"][0]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         assert!(
             code.starts_with("catalog."),
             "{failure}: refresh answered {r:#}"

@@ -116,7 +116,11 @@ pub struct UpdateOffer {
 
 /// The trust of a release's signature as the Browse page shows it.
 fn trust_of(release: &Release, trusted: &BTreeSet<String>) -> &'static str {
-    match release.signature.as_ref().and_then(|s| s.public_key.as_ref()) {
+    match release
+        .signature
+        .as_ref()
+        .and_then(|s| s.public_key.as_ref())
+    {
         Some(pk) if trusted.contains(&pk.to_ascii_lowercase()) => "pinned",
         Some(_) => "signed",
         None => "unknown",
@@ -127,19 +131,23 @@ fn trust_of(release: &Release, trusted: &BTreeSet<String>) -> &'static str {
 pub fn readiness_preview(compat: &serde_json::Value, profile: &HostProfile) -> ReadinessPreview {
     let mut blocked = Vec::new();
     let mut unknown = Vec::new();
-    let check = |range: &str, have: &str, what: &str, out: &mut Vec<String>| {
-        match (Range::parse(range), parse_version(have)) {
-            (Ok(r), Some(v)) if r.matches(&v) => {}
-            _ => out.push(format!("{what} is {have}; the app needs {range}")),
-        }
+    let check = |range: &str, have: &str, what: &str, out: &mut Vec<String>| match (
+        Range::parse(range),
+        parse_version(have),
+    ) {
+        (Ok(r), Some(v)) if r.matches(&v) => {}
+        _ => out.push(format!("{what} is {have}; the app needs {range}")),
     };
     if let Some(lime) = compat.get("lime").and_then(serde_json::Value::as_object) {
         for (name, range) in lime {
             let range = range.as_str().unwrap_or_default();
             match name.as_str() {
-                "appRuntime" | "runtime" => {
-                    check(range, &profile.app_runtime_version, "the host runtime", &mut blocked)
-                }
+                "appRuntime" | "runtime" => check(
+                    range,
+                    &profile.app_runtime_version,
+                    "the host runtime",
+                    &mut blocked,
+                ),
                 "host" | "desktop" | "apphost" => {
                     check(range, &profile.host_version, "AppHost", &mut blocked)
                 }
@@ -344,7 +352,10 @@ pub fn browse(dir: &DataDir, text: &str, now: jiff::Timestamp) -> HostResult<Bro
 /// Makes an installed app follow `channel` of `catalog` for its updates. The channel must be
 /// one the catalog's verified metadata has for the app (`catalog.release_not_found`).
 pub fn set_channel(dir: &DataDir, app: &str, catalog: &str, channel: &str) -> HostResult<()> {
-    let installed = Store::open(dir)?.list_apps()?.into_iter().any(|s| s.name == app);
+    let installed = Store::open(dir)?
+        .list_apps()?
+        .into_iter()
+        .any(|s| s.name == app);
     if !installed {
         return Err(HostError::new(
             ErrorCode::AppNotInstalled,
