@@ -261,6 +261,15 @@ export function Schedules(props: { schedules: ScheduleRecord[] }): JSX.Element |
   );
 }
 
+/** How many loads of an ended run's detail look for its evidence before the poll stops. */
+export const MAX_EVIDENCE_LOOKS = 10;
+
+/** The count of loads of an ended run's detail without its evidence, after one more load `d`
+ * (0 while the run is going or once the evidence is there). */
+export function evidenceLooks(looks: number, d: RunDetail): number {
+  return d.run.finished && d.evidence === null ? looks + 1 : 0;
+}
+
 /** The workflow runs section of the Tasks page; with `appId` only that app's runs. */
 export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element {
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
@@ -283,12 +292,17 @@ export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element
     }
   }, [props.appId]);
 
+  // The driver records an ended run's evidence just after its end: look again a few times
+  // (counted per load: renders are far more frequent and would end the looking too early).
+  const evidencePolls = useRef(0);
   const loadDetail = useCallback(async () => {
     const sel = selectedRef.current;
     if (sel === null) return;
     try {
       const d = await api.workflowRun(sel);
-      if (selectedRef.current === sel) setDetail(d);
+      if (selectedRef.current !== sel) return;
+      evidencePolls.current = evidenceLooks(evidencePolls.current, d);
+      setDetail(d);
     } catch (e: unknown) {
       setError(e);
     }
@@ -297,13 +311,10 @@ export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element
   useEffect(() => {
     setDetail(null);
     setError(null);
+    evidencePolls.current = 0;
     void loadDetail();
   }, [selected, loadDetail]);
-  // The driver records an ended run's evidence just after its end: look again a few times.
-  const evidencePolls = useRef(0);
-  const awaitingEvidence = detail !== null && detail.run.finished && detail.evidence === null && evidencePolls.current < 10;
-  if (detail !== null && detail.run.finished && awaitingEvidence) evidencePolls.current += 1;
-  if (detail === null || !detail.run.finished) evidencePolls.current = 0;
+  const awaitingEvidence = detail !== null && detail.run.finished && detail.evidence === null && evidencePolls.current < MAX_EVIDENCE_LOOKS;
   const live = (runs ?? []).some((r) => r.status === "running") || awaitingEvidence;
   const { busy, act } = useLiveList(loadList, loadDetail, live, setError);
 
