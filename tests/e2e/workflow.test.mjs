@@ -19,6 +19,7 @@ import { APPHOST_BIN, withApp } from "./lib/harness.mjs";
 import { StandInProvider } from "./lib/stand-in-openai.mjs";
 import { call } from "./lib/tasks.mjs";
 import { waitFor } from "./lib/webdriver.mjs";
+import { makeSampleApps } from "./lib/workflow-apps.mjs";
 import {
   PAUSE,
   PAUSE_MS,
@@ -26,7 +27,6 @@ import {
   SAMPLE,
   cliJson,
   enterFrame,
-  makeSampleApps,
   openRun,
   runEvents,
   showPage,
@@ -42,7 +42,7 @@ const work = mkdtempSync(join(tmpdir(), "apphost-e2e-workflow-"));
 
 before(async () => {
   const base = await provider.start();
-  const { sample, pause } = makeSampleApps(work);
+  const { sample, pause } = makeSampleApps(work, APPHOST_BIN);
   for (const pkg of [sample, pause]) {
     execFileSync(APPHOST_BIN, ["install", "--yes", "--sideload", pkg], { encoding: "utf8", timeout: 120_000 });
   }

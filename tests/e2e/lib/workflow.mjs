@@ -1,72 +1,17 @@
-// Helpers for workflow runs in the real window (workflow.test.mjs): the workflow sample app made
-// with `apphost new --template workflow` and a copy with a second workflow (user input, then a
-// timer), a collector of the frame's lime.workflow `host:event`s (answers to raw calls are kept
+// Helpers for workflow runs in the real window (workflow.test.mjs): a collector of the frame's lime.workflow `host:event`s (answers to raw calls are kept
 // where lib/tasks.mjs's `call` reads them), and the host page's Tasks page and run detail.
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 
 import { APPHOST_BIN } from "./harness.mjs";
 import { waitFor } from "./webdriver.mjs";
 
-export const SAMPLE = "draft-desk";
-export const SAMPLE_WORKFLOW = "draft-review-publish";
-/** The copy with the second workflow. */
-export const PAUSE = "pause-desk";
-export const PAUSE_WORKFLOW = "ask-then-wait";
-/** How long the copy's `wait` state waits: long enough to close and reopen the window. */
-export const PAUSE_MS = 12_000;
+export { PAUSE, PAUSE_MS, PAUSE_WORKFLOW, SAMPLE, SAMPLE_WORKFLOW } from "./workflow-apps.mjs";
 
 /** `apphost --json ARGS…` on the harness's data directory, parsed. */
 export function cliJson(...args) {
   return JSON.parse(execFileSync(APPHOST_BIN, ["--json", ...args], { encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] }));
 }
 
-/** The second workflow: a `user-input` with a schema, a durable `wait`, then a storage write. */
-const PAUSE_STATES = `
-  - key: ${PAUSE_WORKFLOW}
-    title: Ask for a count, wait, then keep it
-    recovery: {onTimeout: fail, onError: fail}
-    states:
-      - {key: start, kind: start, next: ask}
-      - key: ask
-        kind: user-input
-        prompt: How many copies?
-        schema: {type: object, required: [copies], additionalProperties: false, properties: {copies: {type: integer, minimum: 1, maximum: 10}}}
-        output: answer
-        next: pause
-      - {key: pause, kind: wait, duration: ${PAUSE_MS}ms, next: keep}
-      - {key: keep, kind: storage-write, storageKey: copies, value: "outputs.answer.copies", next: done}
-      - {key: done, kind: end, result: {copies: "outputs.answer.copies"}}
-`;
-
-/**
- * Makes the sample project in `dir` with `apphost new` and, beside its package, a copy named
- * PAUSE with the second workflow and its `workflow` entry. Returns both package folders.
- */
-export function makeSampleApps(dir) {
-  execFileSync(APPHOST_BIN, ["new", SAMPLE, "--template", "workflow", "--dir", dir], { encoding: "utf8", timeout: 60_000 });
-  const sample = join(dir, SAMPLE, "app");
-  const pause = join(dir, PAUSE);
-  execFileSync("cp", ["-R", sample, pause]);
-  const md = join(pause, "APP.md");
-  let text = readFileSync(md, "utf8");
-  const end = text.indexOf("\n---\n");
-  const entry = `  - key: pause
-    kind: workflow
-    title: Ask, wait and keep
-    workflow: ${PAUSE_WORKFLOW}
-    requiredCapabilities: [lime.storage]
-    permissions: [app_storage]
-`;
-  text = text.slice(0, end) + PAUSE_STATES.trimEnd() + text.slice(end);
-  text = text
-    .replace(`name: ${SAMPLE}\n`, `name: ${PAUSE}\n`)
-    .replace(`namespace: ${SAMPLE}\n`, `namespace: ${PAUSE}\n`)
-    .replace("\nstorage:\n", `\n${entry}storage:\n`);
-  writeFileSync(md, text);
-  return { sample, pause };
-}
 
 /**
  * Installed in the frame once: records every lime.workflow `host:event` and the answers to raw
