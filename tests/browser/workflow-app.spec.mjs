@@ -1,7 +1,7 @@
 // Workflow runs started FROM THE APP'S PAGE in `apphost serve` (issue 20 §3/§4), what
 // workflow-runs.spec.mjs (runs started with the Run action) does not cover. The apps are the
 // workflow sample made with `apphost new --template workflow` and a copy with a second workflow
-// (a `user-input` with a JSON Schema, then a 12 s `wait`), both from
+// (a `user-input` with a JSON Schema, then a 20 s `wait`), both from
 // ../e2e/lib/workflow-apps.mjs (the window's workflow.test.mjs uses the same). The model is a
 // stand-in (lib/provider.mjs).
 //   - the sample's own button starts a run (lime.workflow.start through its vendored SDK); the

@@ -1,7 +1,7 @@
 // Desktop phase 6: apps' workflow runs in the real window (issue 20 §3/§4). This file makes the
 // workflow sample with `apphost new --template workflow` (agent task → human review → branch →
 // storage write → artifact) and a copy with a second workflow (a `user-input` with a schema, then
-// a 12 s `wait`), installs both, and points the model at a stand-in OpenAI-compatible provider
+// a 20 s `wait`), installs both, and points the model at a stand-in OpenAI-compatible provider
 // (lib/stand-in-openai.mjs). Runs start FROM THE APP'S FRAME (`lime.workflow.start`: the
 // sample's own button, through its vendored SDK, or a raw bridge call); the user answers on the
 // Tasks page the host draws: Edit + Approve (the edited draft is saved and published, and the
@@ -272,8 +272,13 @@ test("a wrongly shaped input is refused in the host's form; the run's wait survi
   );
 
   // The window is closed before the timer is due: the run is durable, still waiting, and owned
-  // by no process (the CLI reads it itself).
-  const shown = cliJson("workflow", "show", runId);
+  // by no process (the CLI reads it itself, once the closing window's process has let go of the
+  // runs: until then the CLI is told `runtime.busy`).
+  const shown = await waitFor(() => cliJson("workflow", "show", runId), {
+    timeoutMs: 10_000,
+    intervalMs: 250,
+    what: "`apphost workflow show` once the window's process is gone",
+  });
   assert.equal(Date.now() < Date.parse(dueAt), true, "the window closed before the timer was due");
   assert.equal(shown.finished, false, JSON.stringify(shown));
   assert.equal(shown.waiting.type, "timer", JSON.stringify(shown));

@@ -12,7 +12,7 @@ export const SAMPLE_WORKFLOW = "draft-review-publish";
 export const PAUSE = "pause-desk";
 export const PAUSE_WORKFLOW = "ask-then-wait";
 /** How long the copy's `wait` state waits: long enough to close and reopen the window. */
-export const PAUSE_MS = 12_000;
+export const PAUSE_MS = 20_000;
 
 /** The second workflow: a `user-input` with a schema, a durable `wait`, then a storage write. */
 const PAUSE_STATES = `
