@@ -98,9 +98,14 @@ test("a run with a wait, started by the page: a wrong input is refused in the ho
   const pending = detail.getByTestId("run-pending");
   await expect(pending).toHaveAttribute("data-kind", "input", { timeout: 20_000 });
   await expect(pending.getByTestId("run-pending-prompt")).toContainText("How many copies?");
+  let said = "";
   for (const wrong of ['{"copies": "three"}', '{"copies": 11}']) {
     await pending.getByTestId("run-edit-json").fill(wrong);
     await pending.getByTestId("run-submit-input").click();
+    // Each refusal says what is wrong (so this one is not the last one's message).
+    const message = detail.getByTestId("run-error").locator(".error-message");
+    await expect(message).not.toHaveText(said === "" ? /^$/ : said);
+    said = await message.textContent();
     await expect(detail.getByTestId("run-error")).toHaveAttribute("data-code", "workflow.invalid_input");
     await expect(pending).toHaveAttribute("data-kind", "input");
   }

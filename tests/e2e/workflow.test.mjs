@@ -243,12 +243,21 @@ test("a wrongly shaped input is refused in the host's form; the run's wait survi
       // Not JSON: the form says so and sends nothing.
       await submit("{copies: three");
       await waitFor(async () => (await textOf(app, `${pending} [role="alert"]`)) === "This is not valid JSON.", { what: "the form's JSON notice" });
-      // JSON of the wrong shape: the host refuses it with its stable code; the run still asks.
+      // JSON of the wrong shape: the host refuses each with its stable code and says what is
+      // wrong (each message differs from the last); the run still asks.
+      const error = `${detail} [data-testid="run-error"]`;
+      let said = "";
       for (const wrong of ['{"copies": "three"}', '{"copies": 0}', '{"copies": 2, "extra": true}', "[]"]) {
         await submit(wrong);
-        const box = await app.waitForElement(`${detail} [data-testid="run-error"]`, 15_000);
-        assert.equal(await app.attribute(box, "data-code"), "workflow.invalid_input", wrong);
-        await app.waitForElement(pending, 5_000);
+        said = await waitFor(
+          async () => {
+            const now = await textOf(app, `${error} .error-message`);
+            return now !== "" && now !== said ? now : null;
+          },
+          { what: `the refusal of ${wrong}` },
+        );
+        assert.equal(await app.attribute(await app.find(error), "data-code"), "workflow.invalid_input", wrong);
+        assert.notEqual(await app.find(pending), null, "the form still asks");
       }
       await enterFrame(app, PAUSE, "main");
       const asking = await call(app, "lime.workflow", "get", { runId });
