@@ -12,13 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::catalog_download::KeptDownload;
 use super::review::KeptSource;
 use super::{Center, InstallReview};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
 use crate::foundation::profile::HostProfile;
 use crate::install::compat::{parse_version, split_package_spec, Range};
-use crate::install::remote::catalogs::{self, CatalogInfo, Fetched};
+use crate::install::remote::catalogs::{self, CatalogInfo};
 use crate::install::remote::releases::{self, Release, Wanted, STABLE};
 use crate::install::remote::state::{self, Followed};
 use crate::install::remote::trusted::{first_expired, verify_state};
@@ -384,30 +385,6 @@ pub fn set_channel(dir: &DataDir, app: &str, catalog: &str, channel: &str) -> Ho
             channel: channel.to_owned(),
         },
     )
-}
-
-/// A catalog download kept with its review: the file goes away with the review, and a
-/// consented install makes the app follow the catalog and channel.
-pub(crate) struct KeptDownload {
-    pub(crate) fetched: Fetched,
-    pub(crate) channel: Option<String>,
-}
-
-impl KeptDownload {
-    /// Records the catalog and channel the installed app follows (after the install).
-    pub(crate) fn follow(&self, dir: &DataDir) -> HostResult<()> {
-        state::set_followed(
-            dir,
-            &self.fetched.release.app_id,
-            Followed {
-                catalog: self.fetched.catalog.clone(),
-                channel: self
-                    .channel
-                    .clone()
-                    .unwrap_or_else(|| self.fetched.release.channel.clone()),
-            },
-        )
-    }
 }
 
 impl Center {

@@ -8,6 +8,7 @@
 //! reviews awaiting consent, each keyed by a random 128-bit id and used once.
 
 pub mod catalog;
+mod catalog_download;
 pub mod detail;
 pub mod dev;
 pub mod diagnostics;

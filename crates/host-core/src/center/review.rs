@@ -146,7 +146,7 @@ pub(crate) enum KeptSource {
     Upload(UploadFile),
     /// A release downloaded from a remote catalog (`center/catalog.rs`); dropping it removes
     /// the downloaded file.
-    Catalog(Box<super::catalog::KeptDownload>),
+    Catalog(Box<super::catalog_download::KeptDownload>),
 }
 
 impl KeptSource {
