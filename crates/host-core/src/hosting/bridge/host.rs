@@ -318,7 +318,8 @@ impl BridgeHost {
             AppMessage::Ready { request_id } | AppMessage::GetSnapshot { request_id } => {
                 self.table.mark_ready(mount_id);
                 let payload = self.snapshot(store, &mount);
-                let mut out = vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)];
+                let mut out =
+                    vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)];
                 out.extend(self.take_launches(&mount));
                 out
             }

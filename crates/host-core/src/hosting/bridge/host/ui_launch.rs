@@ -90,7 +90,11 @@ pub fn route_fits(pattern: &str, route: &str) -> bool {
 
 impl BridgeHost {
     /// `lime.ui.registerRoute({path, title?})` from `mount`: answers the registered route.
-    pub(super) fn register_route(&mut self, mount: &Mount, call: &Call) -> Result<Value, CallError> {
+    pub(super) fn register_route(
+        &mut self,
+        mount: &Mount,
+        call: &Call,
+    ) -> Result<Value, CallError> {
         let invalid = |m: &str, cause: &'static str| {
             let mut e = error_for(call, ErrorCode::InvalidArgument, m);
             e.cause_code = Some(cause);
@@ -101,7 +105,10 @@ impl BridgeHost {
         };
         if let Some(k) = o.keys().find(|k| !matches!(k.as_str(), "path" | "title")) {
             let shown: String = k.chars().take(64).collect();
-            return Err(invalid(&format!("unknown argument {shown:?}"), "ui.route_invalid"));
+            return Err(invalid(
+                &format!("unknown argument {shown:?}"),
+                "ui.route_invalid",
+            ));
         }
         let Some(path) = o.get("path").and_then(Value::as_str) else {
             return Err(invalid("args.path must be a string", "ui.route_invalid"));
@@ -334,7 +341,10 @@ pub mod catalog {
                     .map_or(report.status, |r| r.status);
                 out.push(PaletteCommand {
                     app_id: summary.name.clone(),
-                    app_title: summary.display_name.clone().unwrap_or_else(|| summary.name.clone()),
+                    app_title: summary
+                        .display_name
+                        .clone()
+                        .unwrap_or_else(|| summary.name.clone()),
                     entry_key: key.to_owned(),
                     title: e.title().unwrap_or(key).to_owned(),
                     command: e.command().map(str::to_owned),
@@ -365,7 +375,10 @@ pub mod catalog {
                 let Some(key) = e.key() else { continue };
                 out.push(ArtifactViewer {
                     app_id: summary.name.clone(),
-                    app_title: summary.display_name.clone().unwrap_or_else(|| summary.name.clone()),
+                    app_title: summary
+                        .display_name
+                        .clone()
+                        .unwrap_or_else(|| summary.name.clone()),
                     entry_key: key.to_owned(),
                     title: e.title().unwrap_or(key).to_owned(),
                 });
