@@ -22,6 +22,7 @@ import {
   type TaskView,
 } from "../tasks.js";
 import { Button, Empty, ErrorBox } from "../ui/components.js";
+import { OpenArtifactButton } from "./open-artifact.js";
 import { WorkflowRuns } from "./workflow-runs.js";
 
 const statusTone = (s: string): string =>
@@ -178,6 +179,9 @@ export function TaskDetailView(props: {
             <li key={`${r.kind}-${r.id}`} data-testid="task-ref" data-kind={r.kind}>
               {r.kind === "artifact" ? "Artifact" : "Evidence"} {r.title ?? r.id}
               {r.refs.length > 0 && <code class="task-ref-id"> {r.refs.join(" ")}</code>}
+              {r.kind === "artifact" && r.type !== null && (
+                <OpenArtifactButton ownerAppId={t.appId} artifactId={r.id} artifactType={r.type} />
+              )}
             </li>
           ))}
         </ul>
