@@ -26,6 +26,9 @@
 #   phase 5  tests/e2e/tasks.test.mjs (lime.agent tasks from the review-queue frame against a
 #            stand-in OpenAI-compatible provider the test starts: streaming, approvals, cancel,
 #            retry, structured output, event schema, cross-app isolation)
+#   install  fixtures/apps/standard-conformance
+#   phase 6  tests/e2e/standard-conformance.test.mjs (the standard's SDK call shapes from the
+#            frame, lime.ui deep link, command palette, artifact viewer)
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
 # (default test-results/e2e). Exit status: 0 only if every phase passed.
@@ -139,6 +142,18 @@ if "$APPHOST_BIN" trust add "$REPO/fixtures/keys/fixture-publisher.pub.json" \
 else
   cat "$E2E_ARTIFACTS_DIR/install-review-queue.log" >&2
   log "error: installing review-queue failed; phase 5 not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
+
+# The app written only from the standard's Capability SDK page (its SDK vendored in ui/sdk/).
+log "install: apphost install --yes --sideload fixtures/apps/standard-conformance"
+if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/standard-conformance" \
+    >"$E2E_ARTIFACTS_DIR/install-standard-conformance.log" 2>&1; then
+  run_node_tests standard-conformance tests/e2e/standard-conformance.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-standard-conformance.log" >&2
+  log "error: installing standard-conformance failed; its phase not run"
   FAILED=$((FAILED + 1))
   STATUS=1
 fi
