@@ -100,25 +100,26 @@ impl BridgeHost {
             e.cause_code = Some(cause);
             e
         };
-        let Some(o) = call.args.as_object() else {
-            return Err(invalid("args must be {path, title?}", "ui.route_invalid"));
-        };
-        if let Some(k) = o.keys().find(|k| !matches!(k.as_str(), "path" | "title")) {
-            let shown: String = k.chars().take(64).collect();
+        /// `registerRoute`'s arguments (a closed object).
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Args {
+            path: String,
+            #[serde(default)]
+            title: Option<String>,
+        }
+        let Ok(Args { path, title }) = serde_json::from_value::<Args>(call.args.clone()) else {
             return Err(invalid(
-                &format!("unknown argument {shown:?}"),
+                "args must be {path: string, title?: string} and nothing else",
                 "ui.route_invalid",
             ));
-        }
-        let Some(path) = o.get("path").and_then(Value::as_str) else {
-            return Err(invalid("args.path must be a string", "ui.route_invalid"));
         };
-        if let Some(why) = check_route_path(path) {
+        if let Some(why) = check_route_path(&path) {
             return Err(invalid(why, "ui.route_invalid"));
         }
-        let title = match o.get("title") {
-            None | Some(Value::Null) => path.to_owned(),
-            Some(Value::String(t))
+        let title = match title {
+            None => path.clone(),
+            Some(t)
                 if !t.trim().is_empty()
                     && t.chars().count() <= MAX_TITLE_CHARS
                     && !t.chars().any(char::is_control) =>
@@ -136,7 +137,7 @@ impl BridgeHost {
         let route = RegisteredRoute {
             app_id: mount.app_id.clone(),
             entry_key: mount.entry_key.clone(),
-            path: path.to_owned(),
+            path,
             title,
         };
         let count = routes.len();
