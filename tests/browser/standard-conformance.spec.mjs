@@ -11,7 +11,7 @@ test.describe.configure({ mode: "serial" });
 
 const APP = "standard-conformance";
 const frameOf = (entry) => `iframe[data-app-id="${APP}"][data-entry-key="${entry}"]`;
-const PROBED = ["modelSettings.get", "capabilities.get", "workspace.get"];
+const PROBED = ["modelSettings.get", "capabilities.list", "workspace.get"];
 let server;
 let page;
 
@@ -48,7 +48,8 @@ test("a deep link opens the entry on its route, and every call shape of the stan
   const failed = Object.entries(rows).filter(([, r]) => r.status === "fail");
   expect(failed, JSON.stringify(failed)).toEqual([]);
   expect(Object.keys(rows).length).toBeGreaterThanOrEqual(22);
-  for (const id of PROBED) expect(rows[id], id).toEqual({ status: "skip", detail: "skipped: not provided" });
+  // Skipped until the host serves them (then they run like any row).
+  for (const id of PROBED) expect([rows[id].status === "pass" || rows[id].detail === "skipped: not provided", id]).toEqual([true, id]);
   // No model here: startTask's shapes are accepted and the task waits for setup (never APP_E900).
   expect(rows["agent.startTask-entry-input-idempotencyKey"].detail).toMatch(/APP_E012|task /);
   expect(rows["ui.registerRoute"].detail).toBe("registered /reports/:id");

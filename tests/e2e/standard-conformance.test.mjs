@@ -13,7 +13,7 @@ import { waitFor } from "./lib/webdriver.mjs";
 
 const APP = "standard-conformance";
 const frameOf = (entry) => `iframe[data-app-id="${APP}"][data-entry-key="${entry}"]`;
-const PROBED = ["modelSettings.get", "capabilities.get", "workspace.get"];
+const PROBED = ["modelSettings.get", "capabilities.list", "workspace.get"];
 
 async function enter(app, entry) {
   const frame = await app.waitForElement(frameOf(entry), 20_000);
@@ -41,7 +41,8 @@ test("the standard's call shapes, deep links, the palette and an artifact viewer
     const failed = Object.entries(all).filter(([, r]) => r.status === "fail");
     assert.deepEqual(failed, [], "no check fails in the window");
     assert.ok(Object.keys(all).length >= 22);
-    for (const id of PROBED) assert.deepEqual(all[id], { status: "skip", detail: "skipped: not provided" }, id);
+    // Skipped until the host serves them (then they run like any row).
+    for (const id of PROBED) assert.ok(all[id].status === "pass" || all[id].detail === "skipped: not provided", `${id}: ${JSON.stringify(all[id])}`);
     assert.equal(await dataset(app, "#launch", "route"), "/checks", "the deep link's route reached the frame");
     const artifactId = all["artifacts.create-kind-title-content"].detail.replace(/^artifact /, "").trim();
     await app.switchToTop();
