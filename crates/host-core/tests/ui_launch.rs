@@ -159,7 +159,7 @@ fn an_app_registers_its_routes_and_lists_only_its_own() {
         json!([]),
         "another app's routes stay private"
     );
-    assert_eq!(host.registered_routes().len(), 1);
+    assert_eq!(host.registered_routes(&store).len(), 1);
 }
 
 #[test]
@@ -195,7 +195,10 @@ fn bad_routes_are_refused_with_stable_causes_and_store_nothing() {
         assert_eq!(e["payload"]["code"], "APP_E900", "{args}");
         assert_eq!(e["payload"]["causeCode"], "ui.route_invalid", "{args}");
     }
-    assert!(host.registered_routes().is_empty(), "nothing was stored");
+    assert!(
+        host.registered_routes(&store).is_empty(),
+        "nothing was stored"
+    );
 }
 
 #[test]
@@ -216,7 +219,7 @@ fn routes_are_bounded_per_app() {
         ),
         (Some("APP_E900"), Some("ui.route_limit"))
     );
-    assert_eq!(host.registered_routes().len(), MAX_ROUTES_PER_APP);
+    assert_eq!(host.registered_routes(&store).len(), MAX_ROUTES_PER_APP);
     // Re-registering a known path still works at the limit.
     let again = register(
         &mut host,
@@ -502,7 +505,7 @@ fn an_app_removed_from_the_session_loses_its_routes() {
     // Disable, uninstall, update and rollback all end the app's mounts this way.
     host.unmount_app(APP);
     let paths: Vec<String> = host
-        .registered_routes()
+        .registered_routes(&store)
         .into_iter()
         .map(|r| r.path)
         .collect();
@@ -510,6 +513,71 @@ fn an_app_removed_from_the_session_loses_its_routes() {
         paths,
         vec!["/kept".to_owned()],
         "only the other app's route is left"
+    );
+    let again = host.mount(&store, APP, "main").unwrap();
+    ready(&mut host, &store, &again);
+    let e = host
+        .launch(&store, &again.mount_id, route("/reports/42"))
+        .unwrap_err();
+    assert_eq!(
+        refusal_reason(&e),
+        ("ui.launch_refused", "route_unknown".into())
+    );
+}
+
+#[test]
+fn routes_of_a_package_no_longer_active_are_retired_even_without_a_live_mount() {
+    let (_t, dir, mut host) = setup();
+    let store = Store::open(&dir).unwrap();
+    let m = host.mount(&store, APP, "main").unwrap();
+    ready(&mut host, &store, &m);
+    register(&mut host, &store, &m, json!({"path": "/reports/:id"}));
+    host.unmount(&m.mount_id); // the tab was closed: no mount of the app is left
+    assert_eq!(host.registered_routes(&store).len(), 1);
+
+    // Another process disables the app: the palette no longer offers its routes.
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        locked.set_enabled(APP, false).unwrap();
+    }
+    assert!(
+        host.registered_routes(&store).is_empty(),
+        "a disabled app's routes are not listed"
+    );
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        locked.set_enabled(APP, true).unwrap();
+    }
+    assert_eq!(
+        host.registered_routes(&store).len(),
+        1,
+        "same package again: its routes are back"
+    );
+
+    // Uninstalled and installed again (another process, no unmount in this session): a fresh
+    // install's frames have not registered anything.
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        locked
+            .uninstall(APP, host_core::install::store::DataMode::DeleteData, None)
+            .unwrap();
+    }
+    assert!(host.registered_routes(&store).is_empty());
+    let pkg = tempfile::tempdir().unwrap();
+    let changed = pkg.path().join("standard-conformance");
+    support::copy_dir(
+        &repo_root().join("fixtures/apps/standard-conformance"),
+        &changed,
+    );
+    let app_md = changed.join("APP.md");
+    let text = std::fs::read_to_string(&app_md)
+        .unwrap()
+        .replace("version: 1.0.0", "version: 1.0.1");
+    std::fs::write(&app_md, text).unwrap();
+    install(&dir, &changed);
+    assert!(
+        host.registered_routes(&store).is_empty(),
+        "the new package registered nothing"
     );
     let again = host.mount(&store, APP, "main").unwrap();
     ready(&mut host, &store, &again);

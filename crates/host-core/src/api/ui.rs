@@ -36,7 +36,10 @@ pub struct Palette {
 fn ui_palette(session: &Session, raw: Value) -> HostResult<Value> {
     let NoArgs {} = args("ui_palette", raw)?;
     let (routes, commands) = session.with_bridge(|bridge, store| {
-        (bridge.registered_routes(), bridge.palette_commands(store))
+        (
+            bridge.registered_routes(store),
+            bridge.palette_commands(store),
+        )
     })?;
     answer(Palette {
         commands: commands?,

@@ -40,6 +40,12 @@ pub struct RegisteredRoute {
     pub entry_key: String,
     pub path: String,
     pub title: String,
+    /// The package the registering frame ran: a route is only used while that package is the
+    /// app's active, enabled version (an update, rollback, disable or reinstall made without a
+    /// live mount in this session still retires it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    package_hash: String,
 }
 
 /// Routes per app and launches waiting for a frame's handshake.
@@ -139,6 +145,7 @@ impl BridgeHost {
             entry_key: mount.entry_key.clone(),
             path,
             title,
+            package_hash: mount.package_hash.clone(),
         };
         let count = routes.len();
         match routes.iter_mut().find(|r| r.path == route.path) {
@@ -156,7 +163,21 @@ impl BridgeHost {
 
     /// `lime.ui.listRoutes`: the routes the calling app registered (never another app's).
     pub(super) fn own_routes(&self, mount: &Mount) -> Value {
-        json!({ "routes": self.ui.routes.get(&mount.app_id).cloned().unwrap_or_default() })
+        json!({ "routes": self.routes_of(&mount.app_id, &mount.package_hash).cloned().collect::<Vec<_>>() })
+    }
+
+    /// `app_id`'s routes registered by frames of the package `package_hash`.
+    fn routes_of<'s>(
+        &'s self,
+        app_id: &str,
+        package_hash: &'s str,
+    ) -> impl Iterator<Item = &'s RegisteredRoute> + 's {
+        self.ui
+            .routes
+            .get(app_id)
+            .into_iter()
+            .flatten()
+            .filter(move |r| r.package_hash == package_hash)
     }
 
     /// Every enabled app's `command` entries with their readiness under this host's profile.
@@ -164,9 +185,19 @@ impl BridgeHost {
         catalog::commands(store, &self.profile)
     }
 
-    /// Every app's registered routes (the host UI's palette), by app then registration order.
-    pub fn registered_routes(&self) -> Vec<RegisteredRoute> {
-        self.ui.routes.values().flatten().cloned().collect()
+    /// Every app's registered routes (the host UI's palette), by app then registration order:
+    /// only those of an enabled app's active package.
+    pub fn registered_routes(&self, store: &Store) -> Vec<RegisteredRoute> {
+        let mut out = Vec::new();
+        for app_id in self.ui.routes.keys() {
+            match self.facts.active_app(store, app_id) {
+                Ok(app) if app.enabled => {
+                    out.extend(self.routes_of(app_id, &app.package_hash).cloned())
+                }
+                _ => {}
+            }
+        }
+        out
     }
 
     /// The host UI opened `mount_id` for `launch`: checked against the mount's own app, then
@@ -197,10 +228,8 @@ impl BridgeHost {
                     .into_iter()
                     .any(|d| route_matches(&d, route));
                 let registered = self
-                    .ui
-                    .routes
-                    .get(&mount.app_id)
-                    .is_some_and(|rs| rs.iter().any(|r| route_fits(&r.path, route)));
+                    .routes_of(&mount.app_id, &mount.package_hash)
+                    .any(|r| route_fits(&r.path, route));
                 if !declared && !registered {
                     return refuse(
                         "route_unknown",
