@@ -563,6 +563,23 @@ fn routes_of_a_package_no_longer_active_are_retired_even_without_a_live_mount() 
             .unwrap();
     }
     assert!(host.registered_routes(&store).is_empty());
+    // The mount watcher retires them for good once it sees the uninstall, so the very same
+    // package installed again starts with none.
+    host.retire_routes(&store);
+    install(
+        &dir,
+        &repo_root().join("fixtures/apps/standard-conformance"),
+    );
+    assert!(
+        host.registered_routes(&store).is_empty(),
+        "a reinstall starts without the old routes"
+    );
+    {
+        let (locked, _) = Store::open_locked(&dir).unwrap();
+        locked
+            .uninstall(APP, host_core::install::store::DataMode::DeleteData, None)
+            .unwrap();
+    }
     let pkg = tempfile::tempdir().unwrap();
     let changed = pkg.path().join("standard-conformance");
     support::copy_dir(

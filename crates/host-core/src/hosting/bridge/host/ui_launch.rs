@@ -180,6 +180,28 @@ impl BridgeHost {
             .filter(move |r| r.package_hash == package_hash)
     }
 
+    /// Drops the routes of packages that are no longer their app's active one (uninstalled,
+    /// updated, rolled back); called by the mount watcher whenever `host.db` changed, so an
+    /// identical package installed again starts without the old registrations. An app whose
+    /// state cannot be read now keeps its routes until the next look.
+    pub fn retire_routes(&mut self, store: &Store) {
+        let apps: Vec<String> = self.ui.routes.keys().cloned().collect();
+        for app_id in apps {
+            match self.facts.active_app(store, &app_id) {
+                Ok(app) => {
+                    if let Some(routes) = self.ui.routes.get_mut(&app_id) {
+                        routes.retain(|r| r.package_hash == app.package_hash);
+                    }
+                }
+                Err(e) if e.code == HostCode::AppNotInstalled => {
+                    self.ui.routes.remove(&app_id);
+                }
+                Err(_) => {}
+            }
+        }
+        self.ui.routes.retain(|_, routes| !routes.is_empty());
+    }
+
     /// Every enabled app's `command` entries with their readiness under this host's profile.
     pub fn palette_commands(&self, store: &Store) -> HostResult<Vec<catalog::PaletteCommand>> {
         catalog::commands(store, &self.profile)
