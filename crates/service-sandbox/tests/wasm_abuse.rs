@@ -340,3 +340,61 @@ fn a_module_path_outside_the_package_is_refused() {
         assert_eq!(err.code(), "service.invalid_spec", "{program}: {err}");
     }
 }
+
+#[test]
+fn the_supervisor_picks_the_wasm_plane_from_the_manifest_and_audits_a_fuel_limit() {
+    use service_sandbox::{AuditEvent, Health, Plane, Policy, Supervisor};
+    assert_eq!(
+        Plane::for_manifest("cloud-remote", "remote-http")
+            .unwrap_err()
+            .code(),
+        "service.runtime_unavailable"
+    );
+    let pkg = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(pkg.path().join("services")).unwrap();
+    // answers `initialize` (short request), spins on anything longer
+    let body = format!(
+        "(if (i32.gt_u (local.get $len) (i32.const 80)) (then (loop $l (br $l)))) {OK_BODY}"
+    );
+    std::fs::write(pkg.path().join("services/m.wasm"), module(OK_REPLY, &body)).unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let plane = match Plane::for_manifest("client-local", "wasm").unwrap() {
+        Plane::Wasm(l) => Plane::Wasm(WasmLimits {
+            fuel_per_call: 20_000_000,
+            ..l
+        }),
+        other => panic!("{other:?}"),
+    };
+    let mut sup = Supervisor::new(
+        spec_in(pkg.path().to_path_buf(), "/app/services/m.wasm"),
+        Policy {
+            backoff_base: Duration::ZERO,
+            ..Policy::default()
+        },
+        pkg.path().join("logs/m.log"),
+        Box::new(|| recording().1),
+        Box::new(move |e: AuditEvent| ev.lock().unwrap().push(e)),
+    )
+    .with_plane(plane);
+    sup.start().unwrap(); // `initialize` (id 1) answered
+    let err = sup
+        .call("spin", json!({"pad": "x".repeat(100)}))
+        .unwrap_err();
+    assert_eq!(err.code(), "service.wasm_fuel_exhausted");
+    let events = events.lock().unwrap();
+    assert!(matches!(
+        events.first(),
+        Some(AuditEvent::Started { pid: 0 })
+    ));
+    assert!(
+        events.iter().any(
+            |e| matches!(e, AuditEvent::LimitHit { what } if what.contains("wasm_fuel_exhausted"))
+        ),
+        "{events:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, AuditEvent::Crashed { .. })));
+    assert!(matches!(sup.health(), Health::Degraded(_)));
+}
