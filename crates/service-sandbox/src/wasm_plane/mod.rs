@@ -131,6 +131,12 @@ impl WasmService {
         result
     }
 
+    /// Create (and drop) one instance without calling it: the per-call instance cost
+    /// (`wasm-bench`), also a dry run that the module instantiates under its limits.
+    pub fn instantiate_once(&self) -> Result<(), SandboxError> {
+        run::instantiate_once(&self.module, &self.limits)
+    }
+
     fn note(&mut self, text: &str) {
         self.log.extend(text.as_bytes());
         let excess = self.log.len().saturating_sub(LOG_RING);

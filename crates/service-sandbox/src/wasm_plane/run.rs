@@ -216,6 +216,35 @@ pub fn call(
     (outcome, store.into_data().handler)
 }
 
+/// A store and an instance of `module`, dropped again.
+pub fn instantiate_once(module: &LoadedModule, limits: &WasmLimits) -> Result<(), SandboxError> {
+    let handler: HostHandler = Box::new(|_, _| Err((-32601, "none".into())));
+    let state = CallState {
+        guard: Guard {
+            memory_bytes: limits.memory_bytes,
+            table_elements: limits.table_elements,
+            denied: None,
+        },
+        handler,
+        fault: None,
+        host_calls: 0,
+        max_host_calls: 0,
+        max_message: limits.max_message,
+        fuel_setup: limits.fuel_setup,
+        deadline: Instant::now(),
+    };
+    let mut store = Store::new(&module.engine, state);
+    store.limiter(|s| &mut s.guard);
+    let linker = linker(module)?;
+    let started = store
+        .set_fuel(limits.fuel_setup)
+        .and_then(|_| linker.instantiate_and_start(&mut store, &module.module));
+    match started {
+        Ok(_) => Ok(()),
+        Err(e) => Err(classify(&e, store.data_mut())),
+    }
+}
+
 type Outcome = Result<Result<Vec<u8>, SandboxError>, wasmi::Error>;
 
 fn run(
