@@ -398,3 +398,23 @@ fn the_supervisor_picks_the_wasm_plane_from_the_manifest_and_audits_a_fuel_limit
         .any(|e| matches!(e, AuditEvent::Crashed { .. })));
     assert!(matches!(sup.health(), Health::Degraded(_)));
 }
+
+#[test]
+fn endless_recursion_traps_without_touching_the_host_stack() {
+    let extra =
+        "(func $deep (param i32) (result i32) (call $deep (i32.add (local.get 0) (i32.const 1))))";
+    let (mut svc, _) = load(
+        &module(extra, "(drop (call $deep (i32.const 0))) (i64.const 0)"),
+        WasmLimits::default(),
+    )
+    .unwrap();
+    let err = svc.call("deep", json!({}), T).unwrap_err();
+    assert_eq!(err.code(), "service.wasm_trap", "{err}");
+}
+
+#[test]
+fn a_supervised_wasm_service_can_move_between_threads() {
+    fn assert_send<S: Send>() {}
+    assert_send::<service_sandbox::Supervisor>();
+    assert_send::<WasmService>();
+}
