@@ -31,6 +31,9 @@
 #   phase 6  tests/e2e/workflow.test.mjs (workflow runs started from the sample's frame, answered
 #            on the Tasks page: edit + approve, reject, the app's own answer refused, an input
 #            refused in the host's form, a wait that survives closing and reopening the window)
+#   install  fixtures/apps/standard-conformance
+#   phase 7  tests/e2e/standard-conformance.test.mjs (the standard's SDK call shapes from the
+#            frame, lime.ui deep link, command palette, artifact viewer)
 # E2E_ONLY=workflow (comma-separated phase names) runs only those phases.
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
@@ -166,6 +169,18 @@ fi
 # The workflow sample (`apphost new --template workflow`) and a copy with a user input and a
 # timer: workflow.test.mjs makes and installs both itself and sets its own stand-in model.
 run_node_tests workflow tests/e2e/workflow.test.mjs || STATUS=1
+
+# The app written only from the standard's Capability SDK page (its SDK vendored in ui/sdk/).
+log "install: apphost install --yes --sideload fixtures/apps/standard-conformance"
+if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/standard-conformance" \
+    >"$E2E_ARTIFACTS_DIR/install-standard-conformance.log" 2>&1; then
+  run_node_tests standard-conformance tests/e2e/standard-conformance.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-standard-conformance.log" >&2
+  log "error: installing standard-conformance failed; its phase not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
 
 summary
 exit "$STATUS"

@@ -20,6 +20,8 @@ export interface Host {
   reviewCatalog(args: import("./api.js").CatalogReviewArgs, quietUpdate: boolean): void;
   /** Shows a failure in the banner. */
   fail(error: unknown): void;
+  /** Opens an artifact in a viewer of its type (lime.ui artifact viewers). */
+  openArtifact(ownerAppId: string, artifactId: string, artifactType: string): void;
 }
 
 export const HostContext = createContext<Host>({
@@ -31,4 +33,5 @@ export const HostContext = createContext<Host>({
   reviewPath: () => undefined,
   reviewCatalog: () => undefined,
   fail: () => undefined,
+  openArtifact: () => undefined,
 });

@@ -21,6 +21,7 @@ import {
   type TaskView,
 } from "../tasks.js";
 import { Button, ErrorBox } from "../ui/components.js";
+import { OpenArtifactButton } from "./open-artifact.js";
 import { RowList, StatusBadge, useLiveList } from "./task-rows.js";
 import { WorkflowRuns } from "./workflow-runs.js";
 
@@ -173,6 +174,9 @@ export function TaskDetailView(props: {
             <li key={`${r.kind}-${r.id}`} data-testid="task-ref" data-kind={r.kind}>
               {r.kind === "artifact" ? "Artifact" : "Evidence"} {r.title ?? r.id}
               {r.refs.length > 0 && <code class="task-ref-id"> {r.refs.join(" ")}</code>}
+              {r.kind === "artifact" && r.type !== null && (
+                <OpenArtifactButton ownerAppId={t.appId} artifactId={r.id} artifactType={r.type} />
+              )}
             </li>
           ))}
         </ul>
