@@ -145,6 +145,10 @@ impl StepExecutor for Timed<'_> {
         self.starts.borrow_mut().push(Instant::now());
         self.inner.call(step)
     }
+
+    fn reissue_is_safe(&self, call: &runtime_core::workflow::machine::Call) -> bool {
+        self.inner.reissue_is_safe(call)
+    }
 }
 
 fn spread(mut v: Vec<f64>) -> (f64, f64, f64, f64) {
@@ -180,8 +184,63 @@ fn main() -> Res<()> {
         parent.display(),
         cfg!(debug_assertions)
     );
+    // Steps and resume on a thread with the expression stack, as the host's driver threads
+    // drive runs (a step's expressions run inline there).
+    let on_driver = dir.clone();
+    runtime_core::workflow::expr::spawn_expr_thread("bench-driver".into(), move || {
+        steps_and_resume(&on_driver, reps).map_err(|e| e.to_string())
+    })?
+    .join()
+    .map_err(|_| "the driver thread panicked")??;
     let profile = HostProfile::current();
     let store = Store::open(&dir)?;
+
+    // 3. Readiness with and without the remembered workflow checks.
+    let n = 50;
+    let active = store.active_app(APP)?;
+    let view = active.manifest.view();
+    let items: Vec<&Value> = view.workflows().map(|w| w.raw()).collect();
+    let declared: BTreeSet<String> = view.requires().capability_names();
+    let mut cached = Vec::new();
+    let mut uncached = Vec::new();
+    let mut check_only = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        for _ in 0..n {
+            store.readiness(APP, &profile)?;
+        }
+        cached.push(t.elapsed().as_secs_f64() / n as f64);
+        let t = Instant::now();
+        for _ in 0..n {
+            workflow_cache::check_now(&items, &declared);
+        }
+        let c = t.elapsed().as_secs_f64() / n as f64;
+        check_only.push(c);
+        uncached.push(cached.last().copied().unwrap_or(0.0) + c);
+    }
+    println!(
+        "\n#### Readiness of the app (2 workflows, {} states; 1 thread + the expression thread)\n",
+        CHAIN + 8
+    );
+    println!("| measurement | µs per call, median [min … max] |");
+    println!("| --- | --- |");
+    println!(
+        "| `Store::readiness`, workflow checks remembered (now) | {} |",
+        us(spread(cached))
+    );
+    println!("| the workflow checks alone (`check_now`: CEL parse on a 64 MiB-stack thread), what each readiness added before | {} |", us(spread(check_only)));
+    println!(
+        "| `Store::readiness` before (now + the checks) | {} |",
+        us(spread(uncached))
+    );
+
+    cancel_bench(tmp.path(), reps)
+}
+
+/// Measurements 1 (step overhead) and 2 (resume), on the calling thread.
+fn steps_and_resume(dir: &DataDir, reps: usize) -> Res<()> {
+    let profile = HostProfile::current();
+    let store = Store::open(dir)?;
     let mut services = Services::new(dir.apps_data());
     let who = caller(&store)?;
 
@@ -219,7 +278,7 @@ fn main() -> Res<()> {
             direct.push(t.elapsed().as_secs_f64());
         }
         // Through a run.
-        let runs = workflow::open_runs(&dir)?;
+        let runs = workflow::open_runs(dir)?;
         let v = workflow::start(&store, &runs, APP, "chain", json!({"v": rep}), None)?;
         let timed = Timed {
             inner: HostSteps::new(&store, &profile, &mut services),
@@ -274,7 +333,7 @@ fn main() -> Res<()> {
 
     // 2. Resume of a run with ≥ 1,000 completed steps.
     let run_id = {
-        let runs = workflow::open_runs(&dir)?;
+        let runs = workflow::open_runs(dir)?;
         let v = workflow::start(&store, &runs, APP, "loop", json!({}), None)?;
         let steps = HostSteps::new(&store, &profile, &mut services);
         let mut view = runs.drive(&v.run_id, &steps)?;
@@ -302,7 +361,7 @@ fn main() -> Res<()> {
         let o = t.elapsed().as_secs_f64();
         drop(log);
         let t = Instant::now();
-        let runs: WorkflowRuns = workflow::open_runs(&dir)?;
+        let runs: WorkflowRuns = workflow::open_runs(dir)?;
         let shown = runs.show(&run_id)?;
         let r = t.elapsed().as_secs_f64();
         if !shown.finished {
@@ -331,46 +390,7 @@ fn main() -> Res<()> {
     );
     println!("\ntarget: < 200 ms");
 
-    // 3. Readiness with and without the remembered workflow checks.
-    let n = 50;
-    let active = store.active_app(APP)?;
-    let view = active.manifest.view();
-    let items: Vec<&Value> = view.workflows().map(|w| w.raw()).collect();
-    let declared: BTreeSet<String> = view.requires().capability_names();
-    let mut cached = Vec::new();
-    let mut uncached = Vec::new();
-    let mut check_only = Vec::new();
-    for _ in 0..reps {
-        let t = Instant::now();
-        for _ in 0..n {
-            store.readiness(APP, &profile)?;
-        }
-        cached.push(t.elapsed().as_secs_f64() / n as f64);
-        let t = Instant::now();
-        for _ in 0..n {
-            workflow_cache::check_now(&items, &declared);
-        }
-        let c = t.elapsed().as_secs_f64() / n as f64;
-        check_only.push(c);
-        uncached.push(cached.last().copied().unwrap_or(0.0) + c);
-    }
-    println!(
-        "\n#### Readiness of the app (2 workflows, {} states; 1 thread + the expression thread)\n",
-        CHAIN + 8
-    );
-    println!("| measurement | µs per call, median [min … max] |");
-    println!("| --- | --- |");
-    println!(
-        "| `Store::readiness`, workflow checks remembered (now) | {} |",
-        us(spread(cached))
-    );
-    println!("| the workflow checks alone (`check_now`: CEL parse on a 64 MiB-stack thread), what each readiness added before | {} |", us(spread(check_only)));
-    println!(
-        "| `Store::readiness` before (now + the checks) | {} |",
-        us(spread(uncached))
-    );
-
-    cancel_bench(tmp.path(), reps)
+    Ok(())
 }
 
 /// Polls `f` every millisecond until it holds (10 s at most).
