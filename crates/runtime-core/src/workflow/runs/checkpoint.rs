@@ -42,7 +42,12 @@ pub(super) fn draft(
         .and_then(|k| marks.get(k))
         .and_then(|m| m.due_at)
         .map(crate::event::format_timestamp);
-    Some(facts::workflow_checkpoint(run, &state, pending, due.as_deref()))
+    Some(facts::workflow_checkpoint(
+        run,
+        &state,
+        pending,
+        due.as_deref(),
+    ))
 }
 
 /// What a checkpoint restores: the state, and the mark of the key it waits for.
@@ -54,15 +59,12 @@ pub(super) struct Restored {
 /// Reads a checkpoint's payload (`None`: not a readable checkpoint; replay goes further back).
 pub(super) fn read(payload: &serde_json::Map<String, Value>) -> Option<Restored> {
     let state: RunState = serde_json::from_value(payload.get("state")?.clone()).ok()?;
-    let mark = payload
-        .get("pendingKey")
-        .and_then(Value::as_str)
-        .map(|k| {
-            let due_at = payload
-                .get("pendingDueAt")
-                .and_then(Value::as_str)
-                .and_then(|s| s.parse::<jiff::Timestamp>().ok());
-            (k.to_string(), Mark { due_at })
-        });
+    let mark = payload.get("pendingKey").and_then(Value::as_str).map(|k| {
+        let due_at = payload
+            .get("pendingDueAt")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<jiff::Timestamp>().ok());
+        (k.to_string(), Mark { due_at })
+    });
     Some(Restored { state, mark })
 }

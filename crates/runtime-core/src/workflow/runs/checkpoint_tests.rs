@@ -96,7 +96,10 @@ fn a_long_run_reopens_from_its_latest_checkpoint_with_the_same_state() {
         .next()
         .map(|e| e.since_checkpoint)
         .unwrap();
-    assert!(entry_tail <= 8, "read {entry_tail} facts after the checkpoint");
+    assert!(
+        entry_tail <= 8,
+        "read {entry_tail} facts after the checkpoint"
+    );
 }
 
 #[test]

@@ -30,7 +30,12 @@ impl WorkflowRuns {
                 };
                 let started = self.mark_started(e, &call)?;
                 e.driving = true;
-                (e.run_id.clone(), e.app.clone(), e.workflow.clone(), (call, started))
+                (
+                    e.run_id.clone(),
+                    e.app.clone(),
+                    e.workflow.clone(),
+                    (call, started),
+                )
             };
             let (call, started) = call;
             let result = {
