@@ -7,13 +7,15 @@
 //! repetition against the baseline of the same repetition; one thread on each side):
 //!
 //! - **step overhead**: a run of [`CHAIN`] `storage-write` steps driven by `WorkflowRuns::drive`
-//!   through `HostSteps` (the step's facts appended and fsynced, the machine, the dispatch with
-//!   its audit record, the service), per step (the interval between consecutive steps' calls),
-//!   against the same `lime.storage.set` call made directly (`dispatch` + `Services::call`,
-//!   the same caller and store), per call; medians and p95s;
+//!   through `HostSteps` (the step's start and result in one commit, the machine, the dispatch
+//!   with its audit record, the service), per step (the interval between consecutive steps'
+//!   calls), against the same `lime.storage.set` call made directly (`dispatch` +
+//!   `Services::call`, the same caller and store), per call; medians and p95s; both on one
+//!   thread with the expression stack, as the host's driver threads;
 //! - **resume**: a run with at least 1,000 completed steps (a loop of read, write, 1 ms wait,
 //!   branch), then the runs closed and reopened as after a restart (`open_runs`: open the log and
-//!   replay every run), against opening the same event log alone;
+//!   rebuild every run from its first fact and the tail after its latest checkpoint), against
+//!   opening the same event log alone;
 //! - **readiness**: `Store::readiness` of the app, with the workflow checks remembered by
 //!   content (now) and checked on every call (before: `workflow_cache::check_now`).
 //!
@@ -149,6 +151,11 @@ impl StepExecutor for Timed<'_> {
     fn reissue_is_safe(&self, call: &runtime_core::workflow::machine::Call) -> bool {
         self.inner.reissue_is_safe(call)
     }
+}
+
+/// A spread in µs: median [min … max].
+fn us(v: (f64, f64, f64, f64)) -> String {
+    format!("{:.0} [{:.0} … {:.0}]", v.1 * 1e6, v.0 * 1e6, v.3 * 1e6)
 }
 
 fn spread(mut v: Vec<f64>) -> (f64, f64, f64, f64) {
@@ -308,8 +315,6 @@ fn steps_and_resume(dir: &DataDir, reps: usize) -> Res<()> {
         all_steps.extend(steps);
         all_calls.extend(direct);
     }
-    let us =
-        |v: (f64, f64, f64, f64)| format!("{:.0} [{:.0} … {:.0}]", v.1 * 1e6, v.0 * 1e6, v.3 * 1e6);
     println!("\n#### Step overhead ({CHAIN} storage-write steps per run, 1 thread)\n");
     println!("| measurement | per-rep median µs, median [min … max] | per-rep p95 µs, median [min … max] | all samples p95 µs |");
     println!("| --- | --- | --- | --- |");
