@@ -247,8 +247,19 @@ impl Broker {
 
     /// Runs one call through every check, and audits it.
     pub fn invoke(&self, store: &Store, inv: &Invocation) -> HostResult<Value> {
+        self.invoke_until(store, inv, None)
+    }
+
+    /// [`Self::invoke`] that `cancel` may end early (an agent turn cancelled: `tools.cancelled`,
+    /// the server sent `notifications/cancelled`).
+    pub fn invoke_until(
+        &self,
+        store: &Store,
+        inv: &Invocation,
+        cancel: Option<runtime_core::backend::CancelSignal>,
+    ) -> HostResult<Value> {
         let started = Instant::now();
-        let result = self.invoke_unaudited(store, inv);
+        let result = self.invoke_unaudited(store, inv, cancel);
         let (outcome, code) = match &result {
             Ok(v) if v.get("isError") == Some(&Value::Bool(true)) => ("tool-error", None),
             Ok(_) => ("ok", None),
@@ -272,7 +283,12 @@ impl Broker {
         }
     }
 
-    fn invoke_unaudited(&self, store: &Store, inv: &Invocation) -> HostResult<Value> {
+    fn invoke_unaudited(
+        &self,
+        store: &Store,
+        inv: &Invocation,
+        cancel: Option<runtime_core::backend::CancelSignal>,
+    ) -> HostResult<Value> {
         let (spec, _info, needs_approval) = self.prepare(store, inv)?;
         if needs_approval && inv.approval != Approval::ByUser {
             return Err(HostError::new(
@@ -289,12 +305,13 @@ impl Broker {
             .supervisor
             .session(&inv.tool.server, &spec, || self.secrets_of(&spec))?;
         let arguments: Map<String, Value> = inv.arguments.as_object().cloned().unwrap_or_default();
-        let result = self.supervisor.call(
+        let result = self.supervisor.call_until(
             &inv.tool.server,
             conn,
             &inv.tool.tool,
             arguments,
             spec.timeout(),
+            cancel,
         )?;
         let value = serde_json::to_value(&result)
             .map_err(|e| HostError::new(ErrorCode::ToolsBadResponse, e.to_string()))?;

@@ -23,6 +23,7 @@ mod shapes;
 mod start_task_shape;
 mod storage;
 mod tools;
+mod agent_tool_refs;
 mod workflow;
 
 pub use agent::TaskEventSink;
