@@ -14,6 +14,8 @@ use crate::hosting::agent_tool_source::declared_tool_refs;
 use crate::hosting::capability::dispatch::{Allowed, CallError};
 use crate::hosting::tools::policy::AdminPolicy;
 use crate::hosting::tools::{registry, ToolRef};
+use crate::install::manifest::{ItemText, Key};
+use crate::install::store::tool_rows::tool_ref_target;
 use crate::install::store::Store;
 use runtime_core::tools::external::MAX_TOOL_REFS;
 
@@ -47,16 +49,32 @@ pub(super) fn task_tool_refs(
     for item in items {
         let text = match item {
             Value::String(s) => Some(s.as_str()),
-            Value::Object(m) => m.get("tool").or_else(|| m.get("ref")).and_then(Value::as_str),
+            Value::Object(m) => m
+                .get("tool")
+                .or_else(|| m.get("ref"))
+                .or_else(|| m.get("key"))
+                .and_then(Value::as_str),
             _ => None,
         }
+        .filter(|t| !t.is_empty() && t.len() <= 256)
         .ok_or_else(|| {
             invalid(
                 a,
-                "each args.tools item is \"<server>/<tool>\" or {tool: \"<server>/<tool>\"}",
+                "each args.tools item is \"<server>/<tool>\", a toolRefs[] key, or {tool | key}",
             )
         })?;
-        let r = ToolRef::parse(text).map_err(|e| bridge_error(a, &e))?;
+        // A toolRefs[] key (the standard's binding shape) names its `<server>/<tool>`.
+        let target = match text.contains('/') {
+            true => text.to_owned(),
+            false => by_key(a, text).ok_or_else(|| {
+                let e = HostError::new(
+                    ErrorCode::ToolsNotDeclared,
+                    "the app declares no toolRefs[] item with that key",
+                );
+                bridge_error(a, &e)
+            })?,
+        };
+        let r = ToolRef::parse(&target).map_err(|e| bridge_error(a, &e))?;
         let name = r.to_string();
         if !declared.contains(&name) {
             let e = HostError::new(
@@ -78,4 +96,13 @@ pub(super) fn task_tool_refs(
         }
     }
     Ok(out)
+}
+
+/// The `<server>/<tool>` of the installed manifest's `toolRefs[]` item with key `key`.
+fn by_key(a: &Allowed, key: &str) -> Option<String> {
+    a.manifest()
+        .view()
+        .items(Key::ToolRefs)
+        .find(|i| i.key() == Some(key))
+        .and_then(|i| tool_ref_target(i.key(), i.text(ItemText::Provider)))
 }
