@@ -69,7 +69,7 @@ fn plain_name(tool_ref: &str) -> Option<String> {
 }
 
 fn hashed_name(tool_ref: &str) -> String {
-    let h = crate::knowledge::hex_sha256(tool_ref.as_bytes(), 16);
+    let h = crate::knowledge::hex_sha256(tool_ref.as_bytes(), 8);
     let tool: String = tool_ref
         .rsplit('/')
         .next()
