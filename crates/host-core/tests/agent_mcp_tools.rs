@@ -246,8 +246,11 @@ fn offered(b: &ScriptedBackend, name: &str) -> Option<bool> {
 #[test]
 fn a_granted_mcp_tool_runs_through_the_broker_and_a_destructive_one_waits_for_the_user() {
     let h = host();
-    h.backend
-        .push(tool_call("c1", "mcp__t__echo", &json!({"text": "hello mcp"})));
+    h.backend.push(tool_call(
+        "c1",
+        "mcp__t__echo",
+        &json!({"text": "hello mcp"}),
+    ));
     h.backend
         .push(tool_call("c2", "mcp__t__delete_note", &json!({"id": "n1"})));
     h.backend.push(text("done"));
@@ -432,7 +435,10 @@ fn a_task_s_knowledge_and_tool_bindings_survive_a_host_restart() {
     let d = wait_end(&h.s, &task);
     assert_eq!(d["task"]["status"], "failed", "{d}");
     let Host {
-        _tmp, dir, s, backend: _,
+        _tmp,
+        dir,
+        s,
+        backend: _,
     } = h;
     drop(s);
     // A new host session over the same data: a new agent runtime.

@@ -8,6 +8,7 @@
 //! per-server) state the commands share is a [`Session`]. The contract is `docs/host-api.md`.
 
 pub mod agent;
+pub mod app_material;
 pub mod apps;
 pub mod bridge;
 pub mod center;
@@ -48,6 +49,7 @@ pub struct Command {
 const AREAS: &[&[Command]] = &[
     agent::COMMANDS,
     apps::COMMANDS,
+    app_material::COMMANDS,
     bridge::COMMANDS,
     center::COMMANDS,
     dev_console::COMMANDS,

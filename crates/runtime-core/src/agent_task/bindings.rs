@@ -19,7 +19,12 @@ const MAX_RESTORED: i64 = 65_536;
 
 impl TaskStore {
     /// Records `names` of `kind` for `task_id` (idempotent).
-    pub fn add_bindings(&self, task_id: &str, kind: &str, names: &[String]) -> rusqlite::Result<()> {
+    pub fn add_bindings(
+        &self,
+        task_id: &str,
+        kind: &str,
+        names: &[String],
+    ) -> rusqlite::Result<()> {
         if names.is_empty() {
             return Ok(());
         }

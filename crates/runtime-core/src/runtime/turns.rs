@@ -331,7 +331,11 @@ impl Runtime {
                 let tools = rt.inner.tools.clone();
                 let (app, session) = (h.app_id.clone(), h.id.as_str().to_owned());
                 // The host's external tools may need a server started to be listed: blocking.
-                spec.tools = match tokio::task::spawn_blocking(move || tools.specs_for(&app, &session)).await {
+                spec.tools = match tokio::task::spawn_blocking(move || {
+                    tools.specs_for(&app, &session)
+                })
+                .await
+                {
                     Ok(t) => t,
                     Err(_) => rt.inner.tools.current_specs(),
                 };

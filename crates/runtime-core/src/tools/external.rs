@@ -156,14 +156,17 @@ mod tests {
         let r = refs(&["a__b/c", "a/b__c"]);
         let n = model_names(&r);
         assert_ne!(n["a__b/c"], n["a/b__c"]);
-        assert!(n.values().all(|v| v.starts_with(PREFIX) && v.len() <= MAX_NAME));
+        assert!(n
+            .values()
+            .all(|v| v.starts_with(PREFIX) && v.len() <= MAX_NAME));
         assert_eq!(ref_of(&r, &n["a/b__c"]).as_deref(), Some("a/b__c"));
         // A dot (allowed in MCP tool names, not in function names) and a long name.
         let long = format!("s/{}", "x".repeat(120));
         let r = refs(&["s/v1.read", &long]);
         let n = model_names(&r);
         assert!(n.values().all(|v| v.len() <= MAX_NAME
-            && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')));
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')));
         assert_eq!(ref_of(&r, "mcp__s__v1.read"), None);
     }
 }

@@ -424,7 +424,13 @@ pub(crate) fn audit(
     conn.prepare_cached(
         "INSERT INTO audit_log (at, action, app, version, details) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![now_str(), action, app, version, details.to_string()])?;
+    .execute(params![
+        now_str(),
+        action,
+        app,
+        version,
+        details.to_string()
+    ])?;
     Ok(())
 }
 

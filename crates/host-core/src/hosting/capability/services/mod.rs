@@ -10,6 +10,7 @@
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
 mod agent;
+mod agent_tool_refs;
 mod args;
 mod artifacts;
 mod attachments;
@@ -23,7 +24,6 @@ mod shapes;
 mod start_task_shape;
 mod storage;
 mod tools;
-mod agent_tool_refs;
 mod workflow;
 
 pub use agent::TaskEventSink;
