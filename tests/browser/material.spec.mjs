@@ -57,11 +57,13 @@ test("declared tools are granted and revoked on the detail page", async () => {
   await expect(page.locator('[data-testid="material-tool"]')).toHaveCount(2);
   await page.getByTestId("material-grant-t/echo").click();
   await expect(echo).toHaveAttribute("data-granted", "true");
-  const grants = () => JSON.stringify(cli(server.data, ["tools", "list"]));
-  expect(grants()).toContain("t/echo");
+  // The grant is the host's: the app's call on the host's own path now works...
+  const echoCall = () => cli(server.data, ["tools", "call", APP, "t/echo", JSON.stringify({ text: "granted" })]);
+  expect(JSON.stringify(echoCall())).toContain("granted");
   await page.getByTestId("material-revoke-t/echo").click();
   await expect(echo).toHaveAttribute("data-granted", "false");
-  expect(grants()).not.toContain("t/echo");
+  // ...and after the revoke it is refused.
+  expect(echoCall).toThrow(/tools\.not_granted/);
 });
 
 test("a knowledge template is bound to a folder and unbound on the detail page", async () => {

@@ -330,14 +330,13 @@ impl Runtime {
                 let mut spec = spec;
                 let tools = rt.inner.tools.clone();
                 let (app, session) = (h.app_id.clone(), h.id.as_str().to_owned());
-                // The host's external tools may need a server started to be listed: blocking.
-                spec.tools = match tokio::task::spawn_blocking(move || {
+                spec.tools = if tools.tool_grants().of(&session).is_empty() {
                     tools.specs_for(&app, &session)
-                })
-                .await
-                {
-                    Ok(t) => t,
-                    Err(_) => rt.inner.tools.current_specs(),
+                } else {
+                    // The host's external tools may need a server started to be listed.
+                    tokio::task::spawn_blocking(move || tools.specs_for(&app, &session))
+                        .await
+                        .unwrap_or_else(|_| rt.inner.tools.current_specs())
                 };
                 let machine = TurnMachine::new(spec);
                 let outcome = execute(&rt, &h, machine, backend, rx).await;
