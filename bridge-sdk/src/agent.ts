@@ -92,6 +92,8 @@ export interface StartTaskArgs {
    * and `agent.binding_unsupported` (the message names the binding); empty binds nothing.
    */
   knowledge?: unknown;
+  /** MCP tools (`"<server>/<tool>"`, a `toolRefs[]` key, or `{tool | key}`) the task's model
+   * may call: declared and granted, else refused (`tools.not_declared`, `tools.not_granted`). */
   tools?: unknown;
   files?: unknown;
   secrets?: unknown;

@@ -121,7 +121,14 @@ export function checkStartTask(a: Record<string, unknown>, appId: string, entryK
       if (knowledge[key] === null) throw refuse(ErrorCodes.KNOWLEDGE_NOT_BOUND, "no folder is bound to this knowledge template yet; the user binds one in the host", "knowledge.not_bound");
     }
   }
-  for (const b of ["tools", "secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
+  // `tools`: MCP tools the app declares and the user granted; the mock host has no MCP
+  // servers, so a non-empty binding is refused as the host refuses an ungranted tool.
+  const tools = a["tools"];
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools) || tools.length > 16) throw bad("args.tools must be an array of \"<server>/<tool>\" refs");
+    if (tools.length > 0) throw refuse(ErrorCodes.PERMISSION_DENIED, "no MCP tool is granted to this app in the mock host", "tools.not_granted");
+  }
+  for (const b of ["secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
   const eo = a["expectedOutput"];
   if (eo === undefined || eo === null) return null;
   if (!isRecord(eo)) throw bad("args.expectedOutput must be an object");

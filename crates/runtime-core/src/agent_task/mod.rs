@@ -18,6 +18,7 @@
 //! `store.rs`, `projection.rs`, `approval.rs`.
 
 pub mod approval;
+pub mod bindings;
 mod control;
 mod events;
 pub mod projection;
@@ -214,6 +215,7 @@ impl AgentTasks {
         crate::private_fs::create_private_dir(&dir)
             .map_err(|e| AgentTaskError::Storage(e.to_string()))?;
         let store = TaskStore::open(&dir.join("agent-tasks.sqlite"))?;
+        bindings::restore(&store, runtime.tools())?;
         Ok(AgentTasks {
             runtime,
             store: Arc::new(store),

@@ -42,6 +42,12 @@ CREATE TABLE IF NOT EXISTS session_refs(
   session_id TEXT NOT NULL,
   PRIMARY KEY(app_id, business_ref)
 );
+CREATE TABLE IF NOT EXISTS task_bindings(
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY(task_id, kind, name)
+);
 ";
 
 /// One task row.
@@ -62,10 +68,10 @@ pub struct TaskRow {
 }
 
 pub struct TaskStore {
-    conn: Mutex<Connection>,
+    pub(super) conn: Mutex<Connection>,
 }
 
-fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+pub(super) fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -360,6 +366,12 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
     }
     if has("session_refs")? {
         tx.execute("DELETE FROM session_refs WHERE app_id = ?1", [app])?;
+    }
+    if has("task_bindings")? {
+        tx.execute(
+            "DELETE FROM task_bindings WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
+            [app],
+        )?;
     }
     purged.tasks = tx.execute("DELETE FROM tasks WHERE app_id = ?1", [app])?;
     tx.commit()?;

@@ -79,6 +79,8 @@ pub struct RuntimeConfig {
     pub system_prompt: Option<String>,
     /// The host's decisions for the agent's host tools (quota, approval, provenance).
     pub tool_policy: Arc<dyn ToolPolicy>,
+    /// The host's external (MCP) tools, offered to tasks that declared them; none by default.
+    pub tool_source: Option<Arc<dyn crate::tools::external::ToolSource>>,
 }
 
 impl RuntimeConfig {
@@ -91,6 +93,7 @@ impl RuntimeConfig {
             sessions: SessionLimits::default(),
             system_prompt: None,
             tool_policy: Arc::new(DefaultToolPolicy),
+            tool_source: None,
         }
     }
 }
@@ -218,7 +221,8 @@ impl Runtime {
         let rt = Runtime {
             inner: Arc::new(Inner {
                 tools: HostTools::new(AppDataStore::new(config.apps_dir.clone()))
-                    .with_policy(config.tool_policy.clone()),
+                    .with_policy(config.tool_policy.clone())
+                    .with_source(config.tool_source.clone()),
                 log,
                 backend: std::sync::RwLock::new(backend),
                 config,

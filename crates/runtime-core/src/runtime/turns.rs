@@ -318,7 +318,8 @@ impl Runtime {
             history,
             input: input.clone(),
             output_schema,
-            tools: self.inner.tools.specs_for(h.id.as_str()),
+            // The external tools are described on a blocking thread below.
+            tools: Vec::new(),
             backend: backend.info(),
             limits: self.turn_limits(&h.app_id),
             session_allowed_tools,
@@ -326,6 +327,17 @@ impl Runtime {
         let span = tracing::info_span!("agent.task", session = %h.id, turn = %turn_id);
         self.inner.tokio.spawn(
             async move {
+                let mut spec = spec;
+                let tools = rt.inner.tools.clone();
+                let (app, session) = (h.app_id.clone(), h.id.as_str().to_owned());
+                spec.tools = if tools.tool_grants().of(&session).is_empty() {
+                    tools.specs_for(&app, &session)
+                } else {
+                    // The host's external tools may need a server started to be listed.
+                    tokio::task::spawn_blocking(move || tools.specs_for(&app, &session))
+                        .await
+                        .unwrap_or_else(|_| rt.inner.tools.current_specs())
+                };
                 let machine = TurnMachine::new(spec);
                 let outcome = execute(&rt, &h, machine, backend, rx).await;
                 let mut st = lock(&h.state);

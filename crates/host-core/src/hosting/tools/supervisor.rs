@@ -163,9 +163,36 @@ impl Supervisor {
         arguments: serde_json::Map<String, serde_json::Value>,
         timeout: Duration,
     ) -> HostResult<rmcp::model::CallToolResult> {
-        let result = self
-            .rt
-            .block_on(async { conn.call(server, tool, arguments, timeout).await });
+        self.call_until(server, conn, tool, arguments, timeout, None)
+    }
+
+    /// [`Self::call`] that also ends when `cancel` fires (an agent turn cancelled): the call's
+    /// future is dropped, so rmcp sends `notifications/cancelled`; `tools.cancelled`.
+    pub fn call_until(
+        &self,
+        server: &str,
+        conn: Arc<Connection>,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        timeout: Duration,
+        cancel: Option<runtime_core::backend::CancelSignal>,
+    ) -> HostResult<rmcp::model::CallToolResult> {
+        let result = self.rt.block_on(async {
+            let Some(mut cancel) = cancel else {
+                return conn.call(server, tool, arguments, timeout).await;
+            };
+            tokio::select! {
+                r = conn.call(server, tool, arguments, timeout) => r,
+                () = cancel.cancelled() => {
+                    super::connection::cancel_grace().await;
+                    Err(HostError::new(
+                        ErrorCode::ToolsCancelled,
+                        format!("{server}/{tool} was cancelled with its agent turn"),
+                    )
+                    .with("server", server))
+                }
+            }
+        });
         if let Err(e) = &result {
             let broken = match e.code {
                 ErrorCode::ToolsTimeout | ErrorCode::ToolsServerUnavailable => true,

@@ -10,6 +10,7 @@
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
 mod agent;
+mod agent_tool_refs;
 mod args;
 mod artifacts;
 mod attachments;

@@ -39,7 +39,7 @@ fn declared(a: &Allowed) -> BTreeSet<String> {
 }
 
 /// A broker error as the bridge's: its code kept as `causeCode`.
-fn bridge_error(a: &Allowed, e: &HostError) -> CallError {
+pub(super) fn bridge_error(a: &Allowed, e: &HostError) -> CallError {
     let (code, retryable) = match e.code {
         HostCode::ToolsNotGranted | HostCode::ToolsDenied | HostCode::ToolsNotDeclared => {
             (ErrorCode::PermissionDenied, false)
