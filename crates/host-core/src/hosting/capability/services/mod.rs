@@ -292,13 +292,23 @@ impl Services {
                     .map_err(|m| workflow::host_failed(allowed, &m))?;
                 workflow::call(store, runs, allowed, m, args)
             }
+            Method::ModelSettings(_) => {
+                super::projections::check_no_args(allowed, args)?;
+                Ok(Reply::value(super::projections::model_settings(
+                    store,
+                    allowed.app(),
+                )))
+            }
             Method::Knowledge(m) => self
                 .knowledge
                 .call(store, allowed, m, args)
                 .map(Reply::value),
-            Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
-                self.call(store, allowed, args).map(Reply::value)
-            }
+            Method::Storage(_)
+            | Method::Artifacts(_)
+            | Method::Evidence(_)
+            | Method::Ui(_)
+            | Method::Capabilities(_)
+            | Method::Workspace(_) => self.call(store, allowed, args).map(Reply::value),
         }
     }
 
@@ -350,9 +360,13 @@ impl Services {
                 self.evidence
                     .call(&self.apps_data, &mut self.artifacts, allowed, m, args)
             }
-            // `lime.ui` is answered by the transport from its own state (the bridge's
-            // snapshot); the others need the store or an effect (`call_with`).
+            // `lime.ui`, `lime.capabilities` and `lime.workspace` are answered by the transport
+            // from its own state (the bridge's snapshot, session answers and environment); the
+            // others need the store or an effect (`call_with`).
             Method::Ui(_)
+            | Method::Capabilities(_)
+            | Method::Workspace(_)
+            | Method::ModelSettings(_)
             | Method::Secrets(_)
             | Method::Events(_)
             | Method::Policy(_)
