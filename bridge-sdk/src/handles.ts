@@ -10,6 +10,7 @@
 
 import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
+import { buildProjections, type LimeCapabilities, type LimeModelSettings, type LimeWorkspace } from "./projections.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 import type {
@@ -372,6 +373,9 @@ export interface LimeHandles {
   readonly files: LimeFiles;
   readonly tools: LimeTools;
   readonly workflow: LimeWorkflow;
+  readonly modelSettings: LimeModelSettings;
+  readonly capabilities: LimeCapabilities;
+  readonly workspace: LimeWorkspace;
 }
 
 /** Listeners of app events, per topic. */
@@ -500,5 +504,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       invoke: call<ToolResult>("lime.tools", "invoke"),
     },
     workflow: workflow.workflow,
+    ...buildProjections(invoke),
   };
 }

@@ -120,3 +120,12 @@ export {
   type MockOptions,
 } from "./mock.js";
 export type { MockKnowledgeDoc } from "./mock/knowledge.js";
+export type {
+  CapabilityList,
+  CapabilityStanding,
+  LimeCapabilities,
+  LimeModelSettings,
+  LimeWorkspace,
+  ModelSettings,
+  WorkspaceInfo,
+} from "./projections.js";

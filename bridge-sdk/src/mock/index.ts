@@ -17,6 +17,7 @@ import { createEvidence } from "./evidence.js";
 import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
+import { createProjections } from "./projections.js";
 import { createKnowledge } from "./knowledge.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
@@ -87,7 +88,10 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
-  const ui = createUi(ctx, artifacts.artifactStore, wait);
+  // The projections list every service's methods: bound once `services` exists.
+  let allServices: Record<string, Service> = {};
+  const projections = createProjections(ctx, () => allServices);
+  const ui = createUi(ctx, artifacts.artifactStore, wait, projections.modelStatus);
 
   const services: Record<string, Service> = {
     "lime.ui": ui.service,
@@ -102,7 +106,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.files": files.service,
     "lime.tools": tools.service,
     "lime.workflow": workflow.service,
+    "lime.modelSettings": projections.modelService,
+    "lime.capabilities": projections.capabilitiesService,
+    "lime.workspace": projections.workspaceService,
   };
+  allServices = services;
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
     "lime.artifacts": artifacts.notAnObject,
@@ -115,6 +123,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.files": files.notAnObject,
     "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
+    ...projections.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -165,6 +174,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     filePickRequests: ctx.filePickRequests,
     tools: handles.tools,
     workflow: handles.workflow,
+    modelSettings: handles.modelSettings,
+    capabilities: handles.capabilities,
+    workspace: handles.workspace,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
     setKnowledgeBound: knowledge.setBound,
