@@ -252,13 +252,28 @@ export interface EvidencePack {
   records: EvidenceRecord[];
   /** Each artifact the records refer to, once. */
   artifacts: EvidencePackArtifact[];
+  /** The Agent Runtime standard's correlation: `taskId`'s latest run, or the call's trace only. */
+  runtimeCorrelation: RuntimeCorrelation;
+}
+
+/** The runtime ids an evidence pack is joined on; an id the host does not have is `null` and named in `missing`. */
+export interface RuntimeCorrelation {
+  runtimeId: string | null;
+  sessionId: string | null;
+  threadId: string | null;
+  turnId: string | null;
+  taskId: string | null;
+  runId: string | null;
+  traceId: string | null;
+  missing: ("runtimeId" | "sessionId" | "threadId" | "turnId" | "taskId" | "runId" | "traceId")[];
 }
 
 export interface LimeEvidence {
   record(args: EvidenceRecordArgs, opts?: CallOptions): Promise<EvidenceRecord>;
   /** Oldest first; `limit` 1–1000, default 100. */
   list(args?: { kind?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<Page<EvidenceRecord>>;
-  export(args?: { kind?: string }, opts?: CallOptions): Promise<EvidencePack>;
+  /** The pack; with `taskId` (one of the app's agent tasks) its `runtimeCorrelation` names that task's latest run. */
+  export(args?: { kind?: string; taskId?: string }, opts?: CallOptions): Promise<EvidencePack>;
 }
 
 /** An opaque secret reference (`secretref_` + 32 hex digits) and the slot it is for. */

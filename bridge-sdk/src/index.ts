@@ -54,6 +54,7 @@ export type {
   PermissionResult,
   Provenance,
   RowId,
+  RuntimeCorrelation,
   SecretRef,
   StorageKeyArg,
   StorageListPage,

@@ -310,6 +310,10 @@ test("mock: evidence record returns the whole record; export is the apphost.evid
       { artifactId: art.id, sha256: art.sha256, present: true, name, mimeType, size, createdAt, provenance },
       { artifactId: gone.id, sha256: gone.sha256, present: false },
     ].sort((x, y) => (x.artifactId < y.artifactId ? -1 : 1)),
+    runtimeCorrelation: {
+      runtimeId: null, sessionId: null, threadId: null, turnId: null, taskId: null, runId: null,
+      traceId: pack.runtimeCorrelation.traceId, missing: ["runtimeId", "sessionId", "threadId", "turnId", "taskId", "runId"],
+    },
   });
   assert.equal((await lime.evidence.export()).kind, null);
   assert.equal((await lime.evidence.export()).records.length, 2);

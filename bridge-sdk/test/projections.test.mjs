@@ -63,3 +63,18 @@ test("the first snapshot carries the install mode, readiness and model status", 
   assert.deepEqual(s.readiness, { status: "ready", appStatus: "ready", missing: [], setupActions: [] });
   assert.deepEqual(s.model, { status: "needs-setup" });
 });
+
+test("evidence.export carries runtimeCorrelation: a task's ids, or the call's trace with the rest missing", async () => {
+  const rt = createMockLimeRuntime({ agent: { script: () => [{ type: "result", subtype: "success", payload: { text: "ok" } }] } });
+  const plain = await rt.evidence.export();
+  assert.equal(plain.runtimeCorrelation.taskId, null);
+  assert.match(plain.runtimeCorrelation.traceId, /^trace_/);
+  assert.deepEqual(plain.runtimeCorrelation.missing, ["runtimeId", "sessionId", "threadId", "turnId", "taskId", "runId"]);
+  const t = await rt.agent.startTask({ input: "go" });
+  const pack = await rt.evidence.export({ taskId: t.taskId });
+  assert.equal(pack.runtimeCorrelation.taskId, t.taskId);
+  assert.equal(pack.runtimeCorrelation.sessionId, t.sessionId);
+  assert.equal(pack.runtimeCorrelation.traceId, t.traceId);
+  await assert.rejects(rt.evidence.export({ taskId: "task_nope" }), (e) => e.code === "APP_E904" && e.causeCode === "evidence.task_not_found");
+  await assert.rejects(rt.evidence.export({ taskId: 7 }), (e) => e.code === "APP_E900" && e.causeCode === "evidence.invalid_argument");
+});

@@ -281,9 +281,10 @@ export interface EventsUnsubscribeResult {
 /** Arguments of `lime.evidence.export`. */
 export type EvidenceExportArgs = {
   kind?: string | null;
+  taskId?: string | null;
 } | null;
 
-/** Result of `lime.evidence.export`: The evidence pack (apphost.evidence-pack.v1). */
+/** Result of `lime.evidence.export`: The evidence pack (apphost.evidence-pack.v1) with its runtimeCorrelation: the ids of `taskId`'s latest run, or the call's trace and every other id named missing. */
 export interface EvidenceExportResult {
   schemaVersion: "apphost.evidence-pack.v1";
   app: Record<string, unknown>;
@@ -309,6 +310,16 @@ export interface EvidenceExportResult {
     };
   }>;
   artifacts: Array<Record<string, unknown>>;
+  runtimeCorrelation: {
+    runtimeId: string | null;
+    sessionId: string | null;
+    threadId: string | null;
+    turnId: string | null;
+    taskId: string | null;
+    runId: string | null;
+    traceId: string | null;
+    missing: Array<"runtimeId" | "sessionId" | "threadId" | "turnId" | "taskId" | "runId" | "traceId">;
+  };
 }
 
 /** Arguments of `lime.evidence.list`. */
@@ -862,7 +873,7 @@ export interface CapabilityMethods {
     record: { args: EvidenceRecordArgs; result: EvidenceRecordResult };
     /** The app's records, oldest first. */
     list: { args: EvidenceListArgs; result: EvidenceListResult };
-    /** The evidence pack (apphost.evidence-pack.v1). */
+    /** The evidence pack (apphost.evidence-pack.v1) with its runtimeCorrelation: the ids of `taskId`'s latest run, or the call's trace and every other id named missing. */
     export: { args: EvidenceExportArgs; result: EvidenceExportResult };
   };
   "lime.agent": {

@@ -8,7 +8,7 @@
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
 
-import { buildHandles, type Provenance } from "../handles.js";
+import { buildHandles, type Provenance, type RuntimeCorrelation } from "../handles.js";
 import { createAgent } from "./agent.js";
 import { createArtifacts } from "./artifacts.js";
 import { randomHex, type MockContext, type Refusal, type Service } from "./common.js";
@@ -78,13 +78,16 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
 
   const storage = createStorage(ctx);
   const artifacts = createArtifacts(ctx);
-  const evidence = createEvidence(ctx, artifacts.artifactStore);
+  // The pack's runtimeCorrelation reads the agent's tasks (made below).
+  let correlate: (taskId: string) => RuntimeCorrelation | undefined = () => undefined;
+  const evidence = createEvidence(ctx, artifacts.artifactStore, (id) => correlate(id));
   const secrets = createSecrets(ctx);
   const knowledge = createKnowledge(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const files = createFiles(ctx);
   const agent = createAgent(ctx, files.attach);
+  correlate = agent.correlation;
   const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);

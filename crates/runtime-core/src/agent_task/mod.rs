@@ -19,6 +19,7 @@
 
 pub mod approval;
 mod control;
+mod correlation;
 mod events;
 pub mod projection;
 mod reading;

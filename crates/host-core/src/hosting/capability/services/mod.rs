@@ -15,6 +15,7 @@ mod artifacts;
 mod attachments;
 mod events;
 mod evidence;
+mod evidence_correlation;
 mod files;
 mod knowledge;
 mod policy;
@@ -43,6 +44,7 @@ use crate::hosting::workflow::executor::StepServices;
 use crate::install::store::Store;
 
 pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
+pub use evidence_correlation::CORRELATION_IDS;
 
 /// What an allowed call asks the bridge to do beyond answering.
 #[derive(Debug, Clone, PartialEq)]
@@ -291,6 +293,14 @@ impl Services {
                     .workflow_runs(store)
                     .map_err(|m| workflow::host_failed(allowed, &m))?;
                 workflow::call(store, runs, allowed, m, args)
+            }
+            Method::Evidence(super::method::EvidenceMethod::Export) => {
+                let task = evidence_correlation::task_id(allowed, args)?;
+                let correlation =
+                    evidence_correlation::correlation(&mut self.agent, store, allowed, task)?;
+                let mut pack = self.call(store, allowed, args)?;
+                pack["runtimeCorrelation"] = correlation;
+                Ok(Reply::value(pack))
             }
             Method::ModelSettings(_) => {
                 super::projections::check_no_args(allowed, args)?;
