@@ -78,3 +78,12 @@ test("evidence.export carries runtimeCorrelation: a task's ids, or the call's tr
   await assert.rejects(rt.evidence.export({ taskId: "task_nope" }), (e) => e.code === "APP_E904" && e.causeCode === "evidence.task_not_found");
   await assert.rejects(rt.evidence.export({ taskId: 7 }), (e) => e.code === "APP_E900" && e.causeCode === "evidence.invalid_argument");
 });
+
+test("startTask budget: a malformed one is agent.invalid_budget, a good one is accepted", async () => {
+  const rt = createMockLimeRuntime({ agent: { script: () => [{ type: "result", subtype: "success", payload: { text: "ok" } }] } });
+  for (const bad of [{ maxTokens: 0 }, { maxTokens: 1.5 }, { maxTokens: "9" }, { maxTokens: 5, x: 1 }, 7]) {
+    await assert.rejects(rt.agent.startTask({ input: "go", budget: bad }), (e) => e.code === "APP_E900" && e.causeCode === "agent.invalid_budget", JSON.stringify(bad));
+  }
+  const t = await rt.agent.startTask({ input: "go", budget: { maxTokens: 100 } });
+  assert.match(t.taskId, /^task_/);
+});

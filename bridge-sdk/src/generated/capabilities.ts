@@ -93,6 +93,10 @@ export interface AgentStartTaskArgs {
   tools?: unknown;
   files?: unknown;
   secrets?: unknown;
+  /** The task's token budget per run; the app's budget still applies (the lower wins). */
+  budget?: {
+    maxTokens?: number;
+  };
 }
 
 /** Result of `lime.agent.startTask`: Start a task; answers at once, events follow as `host:event`s. */

@@ -23,6 +23,7 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod task_budget;
 mod tools;
 mod workflow;
 
