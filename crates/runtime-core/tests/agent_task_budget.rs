@@ -134,6 +134,14 @@ async fn a_task_budget_ends_the_task_and_never_lifts_the_apps() {
     assert_eq!(result_subtype(&t, &free, &small).await, "error_max_budget");
     let roomy = t.start(&free, with(1000)).unwrap().task_id;
     assert_eq!(result_subtype(&t, &free, &roomy).await, "success");
+    // The task's view shows its usage and its budget.
+    let v = t.get(&free, &roomy).unwrap();
+    assert_eq!(
+        v["usage"],
+        serde_json::json!({"inputTokens": 15, "outputTokens": 10, "totalTokens": 25}),
+        "{v}"
+    );
+    assert_eq!(v["budget"]["maxTokens"], 1000);
     // The app's 20 wins over a task's 1000.
     let lifted = t.start(&capped, with(1000)).unwrap().task_id;
     assert_eq!(

@@ -22,6 +22,7 @@ import {
   type TaskView,
 } from "../tasks.js";
 import { Button, Empty, ErrorBox } from "../ui/components.js";
+import { AppUsage, TaskUsageLine, taskTokens, tokensText } from "./task-usage.js";
 import { WorkflowRuns } from "./workflow-runs.js";
 
 const statusTone = (s: string): string =>
@@ -64,6 +65,7 @@ export function TaskList(props: { tasks: TaskView[]; selected: string | null; sh
                   {pending} to approve
                 </span>
               )}
+              <span class="task-tokens" data-testid="task-row-usage">{tokensText(taskTokens(t))}</span>
               <span class="task-time">{shortTime(t.updatedAt ?? t.createdAt)}</span>
             </button>
           </li>
@@ -112,6 +114,7 @@ export function TaskDetailView(props: {
       <h3 id="task-detail-heading">
         Task of {t.appId} <StatusBadge status={t.status} testid="task-status" />
       </h3>
+      <TaskUsageLine task={t} />
       {t.input !== undefined && (
         <details class="task-request">
           <summary>Request</summary>
@@ -285,6 +288,7 @@ export function TasksPage(props: { appId?: string; apps: string[] }): JSX.Elemen
         </label>
       )}
       {listError !== null && <ErrorBox error={listError} testid="tasks-error" />}
+      {tasks !== null && <AppUsage tasks={tasks} />}
       <div class="tasks-layout">
         {tasks === null ? (
           <p class="empty-note">Loading tasks…</p>
