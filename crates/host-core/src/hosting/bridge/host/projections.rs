@@ -63,10 +63,7 @@ impl BridgeHost {
     /// The snapshot's install mode, the entry's readiness with its setup actions, and the
     /// model's status, read from the store now.
     pub(super) fn snapshot_setup(&self, store: &Store, mount: &Mount) -> SnapshotSetup {
-        let install_mode = match store.install_mode(&mount.app_id) {
-            Ok(m) => m,
-            Err(_) => "installed",
-        };
+        let install_mode = store.install_mode(&mount.app_id).unwrap_or("installed");
         let readiness = match store.readiness(&mount.app_id, &self.profile) {
             Ok(r) => {
                 let entry = r.entries.iter().find(|e| e.entry_key == mount.entry_key);

@@ -22,9 +22,12 @@ pub const CORRELATION_IDS: [&str; 7] = [
     "traceId",
 ];
 
+/// The export argument naming the task (call arguments, not a manifest key).
+const TASK_ID: &str = "taskId";
+
 /// `args.taskId` of an export: absent / `null`, or a string of at most 128 bytes.
 pub(super) fn task_id<'v>(a: &Allowed, args: &'v Value) -> Result<Option<&'v str>, CallError> {
-    match args.get("taskId") {
+    match args.get(TASK_ID) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if !s.is_empty() && s.len() <= 128 => Ok(Some(s)),
         Some(_) => Err(err(

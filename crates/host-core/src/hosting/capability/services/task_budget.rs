@@ -12,6 +12,9 @@ use crate::foundation::budget_keys::MAX_TOKEN_BUDGET;
 use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{Allowed, CallError};
 
+/// The field of `budget` this host reads (call arguments, not a manifest key).
+const MAX_TOKENS: &str = "maxTokens";
+
 /// The task's budget in tokens, if it names one.
 pub(super) fn parse(a: &Allowed, budget: Option<&Value>) -> Result<Option<u64>, CallError> {
     let bad = || {
@@ -29,10 +32,10 @@ pub(super) fn parse(a: &Allowed, budget: Option<&Value>) -> Result<Option<u64>, 
         Some(Value::Object(o)) => o,
         Some(_) => return Err(bad()),
     };
-    if o.keys().any(|k| k != "maxTokens") {
+    if o.keys().any(|k| k != MAX_TOKENS) {
         return Err(bad());
     }
-    match o.get("maxTokens") {
+    match o.get(MAX_TOKENS) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
             .as_u64()
