@@ -19,6 +19,8 @@
 #   install  fixtures/apps/conformance-app, staged with bridge-sdk/dist copied into ui/sdk/
 #   phase 1c tests/e2e/open-package.test.mjs (`apphost open <file>.agentapp` starts on the
 #            review sheet; nothing stored; answered once)
+#   phase 1d tests/e2e/catalog.test.mjs (the Browse page over a local HTTPS catalog: install
+#            through the review sheet, update with the permission diff, roll back; leaves no app)
 #   phase 4  tests/e2e/conformance.test.mjs (every capability and bridge rule from inside the
 #            frame, zero executions for spoofs, CSP, prompts and revocation, persistence, the CLI
 #            disabling/uninstalling an app while the window shows it)
@@ -42,6 +44,11 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
 HARNESS_NAME=e2e
+# Phase 1d's local HTTPS catalog: the window must trust its throwaway CA from the start
+# (tauri-driver starts the window with this environment); catalog.test.mjs writes the CA there.
+APPHOST_E2E_CATALOG_CERTS="$(mktemp -d -t apphost-e2e-catalog.XXXXXX)"
+export APPHOST_E2E_CATALOG_CERTS
+export APPHOST_CATALOG_CA_FILE="$APPHOST_E2E_CATALOG_CERTS/ca.pem"
 # shellcheck source=scripts/lib/desktop-harness.sh
 source "$REPO/scripts/lib/desktop-harness.sh"
 
@@ -81,6 +88,8 @@ STATUS=0
 run_node_tests shell tests/e2e/shell.test.mjs || STATUS=1
 run_node_tests center tests/e2e/center.test.mjs || STATUS=1
 run_node_tests open-package tests/e2e/open-package.test.mjs || STATUS=1
+run_node_tests catalog tests/e2e/catalog.test.mjs || STATUS=1
+rm -rf "$APPHOST_E2E_CATALOG_CERTS"
 
 log "install: apphost install --yes --sideload fixtures/packages/good/hello-app"
 if ! "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/packages/good/hello-app" \

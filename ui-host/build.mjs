@@ -51,6 +51,7 @@ if (process.argv.includes("--test")) {
       "tasks",
       "theme",
       "format",
+      "app/catalog-flow",
       "app/host-events",
       "app/mount-controller",
       "app/review-flow",

@@ -2,7 +2,9 @@
 // HostError `{code, message, details}`; nothing here decides anything, Rust does.
 
 import type {
+  Browse,
   Bundle,
+  CatalogInfo,
   FileRef,
   FileRefRevoked,
   HostCommandName,
@@ -13,6 +15,7 @@ import type {
   Indexed,
   ModelSet,
   ModelStatus,
+  Refreshed,
   SecretBound,
   SessionDiagnostics,
   TestReport,
@@ -114,6 +117,15 @@ export async function cancelReview(reviewId: string): Promise<void> {
   await call("cancel_review", { reviewId });
 }
 export const appDetail = (appId: string): Promise<AppDetail> => call("app_detail", { appId });
+
+// Remote catalogs (api/catalog.rs): the Browse page.
+export type CatalogReviewArgs = HostCommands["catalog_review_install"]["args"];
+export const catalogList = (): Promise<CatalogInfo[]> => call("catalog_list");
+export const catalogRefresh = (name?: string): Promise<Refreshed> => call("catalog_refresh", name === undefined ? {} : { name });
+export const browseCatalog = (text = ""): Promise<Browse> => call("browse_catalog", { text });
+export const catalogReviewInstall = (args: CatalogReviewArgs): Promise<InstallReview> => readAs(call("catalog_review_install", args));
+export const catalogSetChannel = (appId: string, catalog: string, channel: string): Promise<Browse> =>
+  call("catalog_set_channel", { appId, catalog, channel });
 /** Binds a declared secret slot (the value is write-only: no answer carries it). */
 export const bindSecret = (
   appId: string,

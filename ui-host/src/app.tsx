@@ -24,6 +24,7 @@ import { errorText } from "./format.js";
 import { isPanel } from "./tabs.js";
 import { AppDetailPage } from "./views/app-detail.js";
 import { AppListPage } from "./views/app-list.js";
+import { BrowsePage } from "./views/browse.js";
 import { DevBanners } from "./views/dev-banner.js";
 import { ModelPage } from "./views/model.js";
 import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
@@ -69,12 +70,13 @@ export function App(): JSX.Element {
       openEntry: (appId, entryKey) => controller.mount(appId, entryKey, true),
       reviewFile: review.reviewFile,
       reviewPath: review.reviewPath,
+      reviewCatalog: review.reviewCatalog,
       fail: setBanner,
       openArtifact: ui.openArtifact,
     }),
     // `ui.openArtifact` calls stable deps only.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [apps, reload, navigate, controller, review.reviewFile, review.reviewPath],
+    [apps, reload, navigate, controller, review.reviewFile, review.reviewPath, review.reviewCatalog],
   );
 
   // body[data-state] and the summary line: the desktop e2e waits on them.
@@ -124,6 +126,7 @@ export function App(): JSX.Element {
           <PathInstall reviewPath={review.reviewPath} />
         </div>
         {route.page === "app" && <AppDetailPage appId={route.appId} tab={route.tab} />}
+        {route.page === "browse" && <BrowsePage />}
         {route.page === "grants" && <GrantsPage />}
         {route.page === "diagnostics" && <DiagnosticsPage apps={appNames} />}
         {route.page === "settings" && <SettingsPage theme={theme} setTheme={setTheme} />}

@@ -5,6 +5,7 @@
 export type Route =
   | { page: "apps" }
   | { page: "app"; appId: string; tab: DetailTab }
+  | { page: "browse" }
   | { page: "running" }
   | { page: "grants" }
   | { page: "diagnostics" }
@@ -58,6 +59,7 @@ export function parseRoute(hash: string): Route {
       const tab = (DETAIL_TABS as readonly string[]).includes(third ?? "") ? (third as DetailTab) : "overview";
       return { page: "app", appId, tab };
     }
+    case "browse":
     case "running":
     case "grants":
     case "diagnostics":

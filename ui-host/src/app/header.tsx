@@ -7,6 +7,7 @@ import type { Route } from "../router.js";
 
 const NAV: Array<[Route["page"], string]> = [
   ["apps", "Apps"],
+  ["browse", "Browse"],
   ["running", "Running"],
   ["grants", "Grants"],
   ["diagnostics", "Diagnostics"],

@@ -208,10 +208,95 @@ export interface BridgeRefusedArgs {
   bytes: number;
 }
 
+/** What `browse_catalog` answers: every catalog's freshness and the apps they offer. */
+export interface Browse {
+  catalogs: Array<CatalogInfo>;
+  apps: Array<BrowseApp>;
+  /** More apps matched than [`MAX_BROWSE_APPS`]. */
+  truncated: boolean;
+}
+
+/** One catalog app as a Browse card shows it. */
+export interface BrowseApp {
+  catalog: string;
+  appId: string;
+  displayName: string;
+  description: string;
+  publisher: string | null;
+  /**
+   * `pinned` (signed by a key this host trusts), `signed` (signed by another key: the review
+   * shows it as a sideload) or `unknown` (unsigned).
+   */
+  trust: string;
+  /** The permission keys the offered release declares. */
+  permissions: Array<string>;
+  readiness: ReadinessPreview;
+  /**
+   * The release Install gets (the newest not revoked of the followed or `stable` channel;
+   * null when every release of that channel is revoked).
+   */
+  offered: ReleaseRow | null;
+  /** Every release, newest first. */
+  releases: Array<ReleaseRow>;
+  channels: Array<string>;
+  /**
+   * The catalog's metadata is expired or its last refresh failed: nothing can be installed
+   * from it until a refresh passes (installed apps are not affected).
+   */
+  stale: boolean;
+  installed: InstalledState | null;
+}
+
+export interface BrowseCatalogArgs {
+  text?: string;
+}
+
 /** Where a bundle was written. */
 export interface Bundle {
   path: string;
   bytes: number;
+}
+
+/** What `catalog list` shows of one catalog. */
+export interface CatalogInfo {
+  name: string;
+  url: string;
+  addedAt: string;
+  rootVersion: number | null;
+  targetsVersion: number | null;
+  apps: number;
+  releases: number;
+  refreshedAt: string | null;
+  /** The earliest expiry of the trusted metadata: the catalog is stale after it. */
+  expires: string | null;
+  stale: boolean;
+  staleSince: string | null;
+  staleReason: string | null;
+  lastAttemptAt: string | null;
+  lastError: StatusError | null;
+}
+
+export interface CatalogRefreshArgs {
+  /** One catalog; absent: every catalog. */
+  name?: string | null;
+}
+
+export interface CatalogReviewInstallArgs {
+  appId: string;
+  /** A version; absent: the newest not revoked of `channel`. */
+  version?: string | null;
+  /** Absent: `stable`. */
+  channel?: string | null;
+  /** The catalog; absent: the one that offers the app (`catalog.ambiguous` when several). */
+  catalog?: string | null;
+  /** Echoed in the `install:progress` events of this review. */
+  progressId?: string | null;
+}
+
+export interface CatalogSetChannelArgs {
+  appId: string;
+  catalog: string;
+  channel: string;
 }
 
 export interface Check {
@@ -569,6 +654,22 @@ export interface InstallReview {
   prunes: Array<string>;
 }
 
+/** The installed app behind a catalog card. */
+export interface InstalledState {
+  version: string;
+  /** The version "Roll back" returns to. */
+  previousVersion: string | null;
+  /** The installed app's own readiness (never changed by a catalog). */
+  readiness: string;
+  /** The channel the app follows (`stable` when it was installed otherwise). */
+  channel: string;
+  /** Whether the app was installed from this catalog (it follows it for updates). */
+  follows: boolean;
+  /** The publisher's reason when the installed version is revoked in this catalog. */
+  revoked: string | null;
+  update: UpdateOffer | null;
+}
+
 /** What happened to the key. */
 export type KeyOutcome =
 
@@ -874,6 +975,13 @@ export interface Quarantined {
   reason: string;
 }
 
+/** What the compatibility a release declares means on this host, before download. */
+export interface ReadinessPreview {
+  /** `compatible`, `incompatible` or `unknown` (the full readiness is in the review sheet). */
+  status: string;
+  reasons: Array<string>;
+}
+
 export interface Recovered {
   opId: string;
   kind: string;
@@ -882,6 +990,12 @@ export interface Recovered {
   action: string;
   /** Data the operation had set aside that could not be put back: kept, never deleted. */
   quarantined: Array<Quarantined>;
+}
+
+/** What `catalog_refresh` answers: every catalog afterwards, and the refusals of this refresh. */
+export interface Refreshed {
+  catalogs: Array<CatalogInfo>;
+  errors: Array<HostError>;
 }
 
 export interface RefusedMessage {
@@ -899,6 +1013,15 @@ export interface RegisteredRoute {
   entryKey: string;
   path: string;
   title: string;
+}
+
+/** One release of a catalog app. */
+export interface ReleaseRow {
+  version: string;
+  channel: string;
+  /** The publisher's reason when the release is revoked (it cannot be installed). */
+  revoked: string | null;
+  rollbackTarget: string | null;
 }
 
 export interface RemoveTrustedKeyArgs {
@@ -1115,6 +1238,11 @@ export type StaleReason =
 
 export type Status = "ready" | "ready-degraded" | "needs-setup" | "blocked" | "disabled";
 
+export interface StatusError {
+  code: string;
+  message: string;
+}
+
 export interface StepFailure {
   code: string;
   message: string;
@@ -1306,6 +1434,16 @@ export interface UpdateNotice {
   url: string;
 }
 
+/** A newer release of the followed channel. */
+export interface UpdateOffer {
+  version: string;
+  channel: string;
+  /** Permission keys the new version declares and the installed one does not. */
+  permissionsAdded: Array<string>;
+  /** Permission keys the installed version declares and the new one does not. */
+  permissionsRemoved: Array<string>;
+}
+
 /** What the check found. */
 export type UpdateState =
   /** This build has no update key or no feed URL: nothing is checked. */
@@ -1425,6 +1563,16 @@ export interface HostCommands {
   set_visibility: { args: SetVisibilityArgs; answer: Array<Outgoing> };
   /** What the bridge and the file server refused, and how many service calls ran. */
   bridge_diagnostics: { args: NoArgs; answer: SessionDiagnostics };
+  /** The remote catalogs with their freshness (last good refresh, stale since, last error); no network. */
+  catalog_list: { args: NoArgs; answer: Array<CatalogInfo> };
+  /** Refreshes one catalog or all; a refusal is recorded (stale) and never changes an installed app. */
+  catalog_refresh: { args: CatalogRefreshArgs; answer: Refreshed };
+  /** Catalog apps (publisher, trust, permissions, readiness preview) and per installed app the update offered with its permission diff, channel and revocation; no network. */
+  browse_catalog: { args: BrowseCatalogArgs; answer: Browse };
+  /** Downloads a catalog release and reviews it like a local package; `install` with consent installs it. */
+  catalog_review_install: { args: CatalogReviewInstallArgs; answer: InstallReview };
+  /** Makes an installed app follow a channel of a catalog for its updates. */
+  catalog_set_channel: { args: CatalogSetChannelArgs; answer: Browse };
   /** Stages a package and describes it for the review sheet; nothing is stored. */
   review_install: { args: ReviewInstallArgs; answer: InstallReview };
   /** Installs what a review showed, after the user's consent. */
@@ -1529,7 +1677,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -17,3 +17,4 @@ export { ShellHeader } from "../app/header.js";
 export { ApprovalPromptView, promptItems } from "../views/approval-prompt.js";
 export { appendBounded, asDevLine, devLineWhere, MAX_DEV_LINES } from "../views/dev-console.js";
 export { MAX_EVIDENCE_LOOKS, PendingPanel, RunDetailView, RunList, Schedules, duration, evidenceLooks } from "../views/workflow-runs.js";
+export { CatalogCard } from "../views/browse.js";

@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod apps;
 pub mod bridge;
+pub mod catalog;
 pub mod center;
 pub mod dev_console;
 pub mod door;
@@ -50,6 +51,7 @@ const AREAS: &[&[Command]] = &[
     agent::COMMANDS,
     apps::COMMANDS,
     bridge::COMMANDS,
+    catalog::COMMANDS,
     center::COMMANDS,
     dev_console::COMMANDS,
     events::COMMANDS,

@@ -96,6 +96,12 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("answer_download", bridge::DownloadAnswer, Vec<Outgoing>, "The user's answer to a download."),
         cmd!("set_visibility", bridge::Visibility, Vec<Outgoing>, "The host UI showed or hid a frame."),
         cmd!("bridge_diagnostics", NoArgs, SessionDiagnostics, "What the bridge and the file server refused, and how many service calls ran."),
+        // catalog.rs
+        cmd!("catalog_list", NoArgs, Vec<crate::install::remote::catalogs::CatalogInfo>, "The remote catalogs with their freshness (last good refresh, stale since, last error); no network."),
+        cmd!("catalog_refresh", super::catalog::RefreshArgs, super::catalog::Refreshed, "Refreshes one catalog or all; a refusal is recorded (stale) and never changes an installed app."),
+        cmd!("browse_catalog", super::catalog::BrowseArgs, crate::center::catalog::Browse, "Catalog apps (publisher, trust, permissions, readiness preview) and per installed app the update offered with its permission diff, channel and revocation; no network."),
+        cmd!("catalog_review_install", super::catalog::ReviewArgs, InstallReview, "Downloads a catalog release and reviews it like a local package; `install` with consent installs it."),
+        cmd!("catalog_set_channel", super::catalog::ChannelArgs, crate::center::catalog::Browse, "Makes an installed app follow a channel of a catalog for its updates."),
         // center.rs
         cmd!("review_install", center::ReviewArgs, InstallReview, "Stages a package and describes it for the review sheet; nothing is stored."),
         cmd!("install", center::InstallArgsWire, AppSummary, "Installs what a review showed, after the user's consent."),

@@ -47,6 +47,9 @@ pub struct ServerStatus {
 pub struct Supervisor {
     rt: tokio::runtime::Runtime,
     slots: Mutex<HashMap<String, Slot>>,
+    /// One gate per server: callers on several threads (the workflow driver's) that find it
+    /// not running start it once; the others wait for that start and share it.
+    gates: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
 impl Supervisor {
@@ -61,6 +64,7 @@ impl Supervisor {
         Ok(Supervisor {
             rt,
             slots: Mutex::new(HashMap::new()),
+            gates: Mutex::new(HashMap::new()),
         })
     }
 
@@ -76,6 +80,14 @@ impl Supervisor {
         spec: &ServerSpec,
         secrets: impl FnOnce() -> HostResult<Vec<(String, SecretValue)>>,
     ) -> HostResult<Arc<Connection>> {
+        let gate = self
+            .gates
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(server.to_owned())
+            .or_default()
+            .clone();
+        let _starting = gate.lock().unwrap_or_else(|p| p.into_inner());
         let stderr = {
             let mut slots = self.slots();
             let slot = slots.entry(server.to_owned()).or_default();

@@ -138,9 +138,11 @@ impl Services {
     }
 
     /// Makes services for each workflow driver thread: their own per-app handles, the same
-    /// agent runtime as these (one per process), no workflow runs of their own.
+    /// agent runtime and the same tool broker as these (one per process: an MCP server runs
+    /// once however many threads call it), no workflow runs of their own.
     fn for_workflow_driver(&self) -> MakeStepServices {
         let agent = self.agent.sharing();
+        let tools = self.tools.sharing();
         let apps_data = self.apps_data.clone();
         std::sync::Arc::new(move || {
             Box::new(Services {
@@ -148,7 +150,7 @@ impl Services {
                 artifacts: artifacts::ArtifactsService::default(),
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
-                tools: tools::ToolsService::new(&apps_data),
+                tools: tools.sharing(),
                 knowledge: knowledge::KnowledgeService::default(),
                 apps_data: apps_data.clone(),
                 workflow: None,
