@@ -98,6 +98,12 @@ export interface StartTaskArgs {
   files?: unknown;
   secrets?: unknown;
   /**
+   * The task's token budget per run (input + output over its model calls). The app's budget,
+   * which the user sets, still applies: the lower wins. A run over it ends `error_max_budget`;
+   * a malformed budget is `APP_E900` (`agent.invalid_budget`).
+   */
+  budget?: { maxTokens?: number };
+  /**
    * Which conversation the task's run continues (standard §8.6; conversation history only,
    * never business state). Default `"new"`: a fresh session. `resume` starts a new task whose
    * run is a turn of an earlier session of this app, named by an earlier `taskId` or by a

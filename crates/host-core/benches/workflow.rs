@@ -452,6 +452,7 @@ fn cancel_bench(tmp: &Path, reps: usize) -> Res<()> {
                 request_id: None,
                 output_schema: None,
                 session: SessionPolicy::default(),
+                max_tokens: None,
             },
         )?;
         let id = started.task_id;

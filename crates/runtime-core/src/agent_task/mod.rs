@@ -20,6 +20,7 @@
 pub mod approval;
 pub mod bindings;
 mod control;
+mod correlation;
 mod events;
 pub mod projection;
 mod reading;
@@ -175,6 +176,9 @@ pub struct StartTask {
     /// The request that started the task (the bridge call's `requestId`): on its run's events,
     /// beside the task's `traceId`.
     pub request_id: Option<String>,
+    /// The task's token budget per run (`startTask({budget: {maxTokens}})`): below the app's;
+    /// kept with the task, so a retry has it too.
+    pub max_tokens: Option<u64>,
 }
 
 /// What `startTask` answers at once.

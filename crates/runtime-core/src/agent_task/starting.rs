@@ -134,6 +134,7 @@ impl AgentTasks {
             created_at: format_timestamp(self.runtime.log().clock().now()),
             runs: vec![TurnId::random().into_string()],
             joined,
+            max_tokens: req.max_tokens,
         };
         let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
         self.grant(&row, knowledge, tools)?;
@@ -200,6 +201,7 @@ impl AgentTasks {
                 output_schema: row.output_schema.clone(),
                 capability_id: None,
                 metadata: None,
+                max_tokens: row.max_tokens,
             }),
             queue_if_busy: true,
         };

@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS runs(
 CREATE TABLE IF NOT EXISTS task_joins(
   task_id TEXT PRIMARY KEY REFERENCES tasks(task_id)
 );
+CREATE TABLE IF NOT EXISTS task_budgets(
+  task_id TEXT PRIMARY KEY REFERENCES tasks(task_id),
+  max_tokens INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS session_refs(
   app_id TEXT NOT NULL,
   business_ref TEXT NOT NULL,
@@ -65,6 +69,8 @@ pub struct TaskRow {
     pub runs: Vec<String>,
     /// The task runs in a session another task created (`sessionPolicy: resume`).
     pub joined: bool,
+    /// The task's own token budget per run (`task_budgets`, written with the task).
+    pub max_tokens: Option<u64>,
 }
 
 pub struct TaskStore {
@@ -134,6 +140,12 @@ impl TaskStore {
         }
         if row.joined {
             tx.execute("INSERT INTO task_joins(task_id) VALUES(?1)", [&row.task_id])?;
+        }
+        if let Some(n) = row.max_tokens {
+            tx.execute(
+                "INSERT INTO task_budgets(task_id, max_tokens) VALUES(?1, ?2)",
+                params![row.task_id, i64::try_from(n).unwrap_or(i64::MAX)],
+            )?;
         }
         if let Some(r) = new_ref {
             tx.execute(
@@ -290,6 +302,7 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
                     created_at: r.get(7)?,
                     runs: Vec::new(),
                     joined: false,
+                    max_tokens: None,
                 })
             },
         )
@@ -305,6 +318,11 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
     row.joined = conn
         .prepare_cached("SELECT 1 FROM task_joins WHERE task_id = ?1")?
         .exists([task_id])?;
+    row.max_tokens = conn
+        .prepare_cached("SELECT max_tokens FROM task_budgets WHERE task_id = ?1")?
+        .query_row([task_id], |r| r.get::<_, i64>(0))
+        .optional()?
+        .and_then(|n| u64::try_from(n).ok());
     Ok(Some(row))
 }
 
@@ -373,6 +391,12 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
             [app],
         )?;
     }
+    if has("task_budgets")? {
+        tx.execute(
+            "DELETE FROM task_budgets WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
+            [app],
+        )?;
+    }
     purged.tasks = tx.execute("DELETE FROM tasks WHERE app_id = ?1", [app])?;
     tx.commit()?;
     Ok(purged)
@@ -394,6 +418,7 @@ mod tests {
             created_at: at.into(),
             runs: vec![format!("turn-{id}")],
             joined: false,
+            max_tokens: None,
         }
     }
 

@@ -109,6 +109,9 @@ struct QueuedTurn {
     input: String,
     output_schema: Option<Value>,
     trace: TurnTrace,
+    /// This turn's own token budget (a task's `budget.maxTokens`); it only ever lowers the
+    /// runtime's and the app's ([`Runtime::turn_limits`]).
+    max_tokens: Option<u64>,
 }
 
 /// The correlation ids every event of a turn carries.
@@ -134,6 +137,8 @@ impl TurnTrace {
 pub struct TurnContext {
     pub given: crate::event::facts::TurnGiven,
     pub trace: TurnTrace,
+    /// The turn's own token budget (`runtimeOptions.maxTokens`), below the app's.
+    pub max_tokens: Option<u64>,
 }
 
 struct SessionState {

@@ -411,6 +411,7 @@ fn start_request(
     }
     let idempotency_key = opt_str(a, o, "idempotencyKey")?.map(str::to_owned);
     let session = session_policy(a, o.get("sessionPolicy"))?;
+    let max_tokens = super::task_budget::parse(a, o.get("budget"))?;
     match o.get("options") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) if m.is_empty() => {}
@@ -431,6 +432,7 @@ fn start_request(
         session,
         // One trace: the bridge call that started the task is on its run's events.
         request_id: Some(a.request_id().to_owned()),
+        max_tokens,
     })
 }
 

@@ -49,6 +49,7 @@ pub(super) const START_TASK_FIELDS: &[&str] = &[
     "tools",
     "files",
     "secrets",
+    "budget",
 ];
 
 /// The bindings a task request may name that this host cannot honour yet.
