@@ -39,6 +39,7 @@ pub enum Capability {
     Tools,
     Workflow,
     Knowledge,
+    Services,
 }
 
 impl Capability {
@@ -55,6 +56,7 @@ impl Capability {
         Capability::Tools,
         Capability::Workflow,
         Capability::Knowledge,
+        Capability::Services,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -72,6 +74,7 @@ impl Capability {
             Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
             Capability::Knowledge => "lime.knowledge",
+            Capability::Services => "lime.services",
         }
     }
 
@@ -182,6 +185,11 @@ methods! {
     KnowledgeMethod { Search = "search", }
 }
 
+methods! {
+    /// `lime.services`: the app's own backend services (`hosting/services/`).
+    ServicesMethod { Call = "call", List = "list", }
+}
+
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -197,6 +205,7 @@ pub enum Method {
     Tools(ToolsMethod),
     Workflow(WorkflowMethod),
     Knowledge(KnowledgeMethod),
+    Services(ServicesMethod),
 }
 
 impl Method {
@@ -214,6 +223,7 @@ impl Method {
             Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
             Method::Knowledge(_) => Capability::Knowledge,
+            Method::Services(_) => Capability::Services,
         }
     }
 
@@ -232,6 +242,7 @@ impl Method {
             Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
             Method::Knowledge(m) => m.as_str(),
+            Method::Services(m) => m.as_str(),
         }
     }
 
@@ -249,6 +260,7 @@ impl Method {
         let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         let knowledge = KnowledgeMethod::ALL.iter().map(|m| Method::Knowledge(*m));
+        let services = ServicesMethod::ALL.iter().map(|m| Method::Services(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -260,6 +272,7 @@ impl Method {
             .chain(tools)
             .chain(workflow)
             .chain(knowledge)
+            .chain(services)
     }
 }
 

@@ -224,6 +224,12 @@ impl Store {
                 }
             }
         }
+        // The read-only package copy its backend services ran from (`hosting/services/package.rs`)
+        // goes in every mode: it is no data of the app's.
+        let service_packages = self.dir.root().join("runtime/service-packages").join(name);
+        if service_packages.exists() {
+            let _ = std::fs::remove_dir_all(&service_packages);
+        }
         // The app's agent tasks (RuntimeCore's task rows and their sessions' events) go with its
         // data; a failure is a warning like any cleanup after the commit point.
         if mode != DataMode::KeepData {

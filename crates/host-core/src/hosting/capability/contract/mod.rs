@@ -17,6 +17,7 @@ mod files;
 mod knowledge;
 mod policy;
 mod secrets;
+mod services;
 mod storage;
 mod tools;
 mod ui;
@@ -57,6 +58,7 @@ pub const NAMESPACES: &[fn() -> NamespaceContract] = &[
     tools::contract,
     workflow::contract,
     knowledge::contract,
+    services::contract,
 ];
 
 /// All namespaces' contracts, in [`NAMESPACES`] order.

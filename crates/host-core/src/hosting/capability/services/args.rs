@@ -19,6 +19,7 @@ pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
         Capability::Tools => "tools.invalid",
         Capability::Workflow => "workflow.invalid_argument",
         Capability::Knowledge => "knowledge.invalid_argument",
+        Capability::Services => "services.invalid_argument",
         Capability::Artifacts
         | Capability::Ui
         | Capability::Storage

@@ -10,6 +10,7 @@
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
 mod agent;
+mod app_services;
 mod args;
 mod artifacts;
 mod attachments;
@@ -26,6 +27,7 @@ mod tools;
 mod workflow;
 
 pub use agent::TaskEventSink;
+pub use app_services::{back_calls, host_of as service_host, reserved_method, REFUSED};
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
 pub use files::{
     describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
@@ -188,8 +190,22 @@ impl Services {
         Ok(self.workflow.as_ref().expect("opened above"))
     }
 
+    /// The services that answer one backend service's own `lime.*` requests: its own per-app
+    /// handles; like a workflow step's, no workflow runs and no prompts.
+    fn for_backend_service(apps_data: PathBuf) -> Self {
+        Services {
+            driver_side: true,
+            ..Services::new(apps_data)
+        }
+    }
+
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
     pub fn close_app(&mut self, app: &str) {
+        if let Some(root) = self.apps_data.parent() {
+            if let Some(host) = crate::hosting::services::ServiceHost::existing(root) {
+                host.close_app(app);
+            }
+        }
         self.storage.close_app(app);
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
@@ -296,6 +312,7 @@ impl Services {
                 .knowledge
                 .call(store, allowed, m, args)
                 .map(Reply::value),
+            Method::Services(m) => app_services::call(self, store, allowed, m, args),
             Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
                 self.call(store, allowed, args).map(Reply::value)
             }
@@ -360,7 +377,8 @@ impl Services {
             | Method::Files(_)
             | Method::Tools(_)
             | Method::Workflow(_)
-            | Method::Knowledge(_) => Err(err(
+            | Method::Knowledge(_)
+            | Method::Services(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",
