@@ -134,6 +134,11 @@ impl ServiceHost {
             slots: Mutex::new(BTreeMap::new()),
         });
         reg.insert(data.root().to_owned(), Arc::downgrade(&host));
+        service_health::on_app_leaving(|root, app, reason| {
+            if let Some(h) = ServiceHost::existing(root) {
+                h.stop_app(app, reason, reason == "uninstalled");
+            }
+        });
         reg.retain(|_, w| w.strong_count() > 0);
         spawn_idle_ticker(Arc::downgrade(&host));
         host

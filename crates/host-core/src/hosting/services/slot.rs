@@ -54,11 +54,18 @@ impl Slot {
             shim: i.shim,
             bwrap: std::path::PathBuf::new(),
         };
-        let policy = Policy {
+        let mut policy = Policy {
             idle_after: i.idle,
             call_timeout: Duration::from_millis(i.plan.timeout_ms),
             ..Policy::default()
         };
+        // The first restart's delay (doubling up to 60 s); tests shorten it.
+        if let Some(ms) = std::env::var("APPHOST_SERVICE_BACKOFF_MS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            policy.backoff_base = Duration::from_millis(ms);
+        }
         let stats = Arc::new(Mutex::new(Stats::default()));
         let back = i.back.clone();
         let (data, id) = (i.data.clone(), i.id.clone());

@@ -96,6 +96,12 @@ pub(super) fn services(cx: &mut Ctx) {
             .map_or((Outcome::Blocked, Some("service.not_declared")), |(_, o, c)| {
                 (*o, *c)
             });
+        // The entry's work has nothing to run on unless the service can start (a recent crash
+        // only degrades it: the supervisor restarts the service).
+        let outcome = match (outcome, code) {
+            (Outcome::Pass, _) | (_, Some("service.exited")) => outcome,
+            _ => Outcome::Blocked,
+        };
         let message = if outcome == Outcome::Pass {
             format!("entry {entry} runs on service {service}, which is ready")
         } else {

@@ -43,13 +43,16 @@ pub fn back_calls() -> BackCalls {
 }
 
 pub(super) fn call(
-    _services: &mut Services,
+    services: &mut Services,
     store: &Store,
     allowed: &Allowed,
     m: ServicesMethod,
     args: &Value,
 ) -> Result<Reply, CallError> {
-    let host = host_of(store);
+    let host = services
+        .service_host
+        .get_or_insert_with(|| host_of(store))
+        .clone();
     match m {
         ServicesMethod::List => {
             let o = super::args::object(allowed, args, &[])?;

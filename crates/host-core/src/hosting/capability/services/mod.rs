@@ -118,6 +118,9 @@ pub struct Services {
     /// This is the workflow driver's own services: `lime.workflow` is not served to steps.
     driver_side: bool,
     knowledge: knowledge::KnowledgeService,
+    /// The data directory's backend services, held by this session from its first
+    /// `lime.services` call (`app_services.rs`); dropped with the session, which stops them.
+    service_host: Option<std::sync::Arc<crate::hosting::services::ServiceHost>>,
 }
 
 impl Services {
@@ -133,6 +136,7 @@ impl Services {
             apps_data,
             workflow: None,
             driver_side: false,
+            service_host: None,
         }
     }
 
@@ -152,6 +156,7 @@ impl Services {
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
+                service_host: None,
             }) as Box<dyn StepServices + Send>
         })
     }
