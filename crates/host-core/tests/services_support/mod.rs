@@ -145,7 +145,7 @@ for line in sys.stdin:
     if meth == "relay":
         send({"jsonrpc": "2.0", "id": rid, "result": host(p["method"], p.get("params"), p.get("extra"))}); continue
     if meth == "hang": continue
-    if meth == "exit": os._exit(p.get("code", 3))
+    if meth == "die": os._exit(p.get("code", 3))
     if meth == "flood": sys.stdout.write("x" * (2 << 20)); sys.stdout.flush(); continue
     if meth == "spam":
         for i in range(p.get("n", 1000)):
