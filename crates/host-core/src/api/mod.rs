@@ -19,6 +19,7 @@ pub mod external;
 pub mod files;
 pub mod host_update;
 pub mod knowledge;
+pub mod services;
 pub mod launch_package;
 pub mod outbox;
 pub mod schema;
@@ -57,6 +58,7 @@ const AREAS: &[&[Command]] = &[
     host_update::COMMANDS,
     launch_package::COMMANDS,
     knowledge::COMMANDS,
+    services::COMMANDS,
     tasks::COMMANDS,
     workflow::COMMANDS,
 ];

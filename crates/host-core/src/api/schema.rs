@@ -139,6 +139,12 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("bind_knowledge", knowledge::BindKnowledge, crate::hosting::app_knowledge::Indexed, "Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge)."),
         cmd!("unbind_knowledge", knowledge::UnbindKnowledge, bool, "Removes a knowledge template's binding and its index."),
         cmd!("knowledge_status", knowledge::StatusArgs, Vec<crate::hosting::app_knowledge::BindingStatus>, "Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems."),
+        // services.rs
+        cmd!("app_services", super::services::AppArg, Vec<crate::hosting::services::ServiceStatus>, "An app's declared backend services: state, restarts, last exit, why one cannot run."),
+        cmd!("service_logs", super::services::ServiceArg, super::services::ServiceLog, "The tail (64 KiB) of a service's log: its stderr, kept in apps/<app>/services/.logs/."),
+        cmd!("service_start", super::services::ServiceArg, bool, "Starts a service now (a user stop or start also clears a crash loop)."),
+        cmd!("service_stop", super::services::ServiceArg, bool, "Stops a service; true when it was running."),
+        cmd!("service_call", super::services::CallArg, serde_json::Value, "Calls a method of an app's service as the host's user (audited service.call, by host-user)."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

@@ -11,6 +11,7 @@ use service_sandbox::channel::HostHandler;
 use service_sandbox::{Health, SandboxError};
 
 use super::slot::{Slot, SlotInput};
+use crate::foundation::error::{ErrorCode, HostError};
 use crate::foundation::paths::DataDir;
 use crate::foundation::service_health;
 use crate::install::service_launch::{self, LaunchPlan};
@@ -43,6 +44,30 @@ impl ServiceFailure {
             retryable: false,
         }
     }
+}
+
+impl ServiceFailure {
+    /// The CLI's and host API's error: `service.not_declared`, `service.call_failed` (the call
+    /// reached the service) or `service.cannot_run`, with the `service.*` cause.
+    pub fn host_error(&self) -> HostError {
+        let code = match self.code {
+            "service.not_declared" => ErrorCode::ServiceNotDeclared,
+            "service.timeout" | "service.exited" | "service.protocol" | "service.error"
+            | "service.start_failed" => ErrorCode::ServiceCallFailed,
+            _ => ErrorCode::ServiceCannotRun,
+        };
+        HostError::new(code, self.message.clone())
+            .with("cause", self.code)
+            .with("retryable", if self.retryable { "true" } else { "false" })
+    }
+}
+
+/// Method names nobody but the host may send to a service: its lifecycle and notifications,
+/// and the `lime.*` names that flow the other way.
+pub fn reserved_method(method: &str) -> bool {
+    matches!(method, "initialize" | "shutdown" | "exit")
+        || method.starts_with("$/")
+        || method.starts_with("lime.")
 }
 
 impl From<SandboxError> for ServiceFailure {
@@ -274,6 +299,29 @@ impl ServiceHost {
         let out = s.sup.call(method, params);
         self.publish_health(id, &s);
         out.map_err(ServiceFailure::from)
+    }
+
+    /// A call on the host's own behalf (the CLI, the host UI): audited `service.call` with who
+    /// asked, then [`ServiceHost::call`].
+    pub fn call_as(
+        &self,
+        store: &Store,
+        id: &ServiceId,
+        method: &str,
+        params: Value,
+        by: &str,
+    ) -> Result<Value, ServiceFailure> {
+        if reserved_method(method) || method.is_empty() || method.len() > 128 {
+            return Err(ServiceFailure::new(
+                "service.invalid_spec",
+                format!("{method:?} is not a method callers may send"),
+            ));
+        }
+        let details = serde_json::json!({"service": id.key, "method": method, "by": by});
+        store
+            .record_audit("service.call", Some(&id.app), None, &details)
+            .map_err(|e| ServiceFailure::new("service.start_failed", e.message))?;
+        self.call(store, id, method, params)
     }
 
     /// Starts `app`'s service `key` now (the app opened, or the user asked).

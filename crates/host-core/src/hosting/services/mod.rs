@@ -15,4 +15,6 @@ mod host;
 pub mod package;
 mod slot;
 
-pub use host::{BackCalls, ServiceFailure, ServiceHost, ServiceId, ServiceStatus};
+pub use host::{
+    read_log_file, reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId, ServiceStatus,
+};

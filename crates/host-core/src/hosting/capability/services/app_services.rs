@@ -23,7 +23,7 @@ use crate::hosting::capability::code::ErrorCode;
 use crate::hosting::capability::dispatch::{dispatch_with, Allowed, CallError, SessionAnswers, Verdict};
 use crate::hosting::capability::facts::{FactsCache, SERVICE_CALLER_PREFIX};
 use crate::hosting::capability::method::ServicesMethod;
-use crate::hosting::services::{BackCalls, ServiceFailure, ServiceHost, ServiceId};
+use crate::hosting::services::{reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId};
 use crate::install::store::Store;
 
 /// Largest `params` a frame may send to its service (the channel caps a line at 1 MiB).
@@ -49,10 +49,7 @@ pub(super) fn call(
     m: ServicesMethod,
     args: &Value,
 ) -> Result<Reply, CallError> {
-    let host = services
-        .service_host
-        .get_or_insert_with(|| host_of(store))
-        .clone();
+    let host = services.service_host(store);
     match m {
         ServicesMethod::List => {
             let o = super::args::object(allowed, args, &[])?;
@@ -101,14 +98,6 @@ pub(super) fn call(
             Ok(Reply::value(value))
         }
     }
-}
-
-/// Method names a frame may not send to a service: the host's own lifecycle and notifications,
-/// and the `lime.*` names that flow the other way.
-pub fn reserved_method(method: &str) -> bool {
-    matches!(method, "initialize" | "shutdown" | "exit")
-        || method.starts_with("$/")
-        || method.starts_with("lime.")
 }
 
 fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {

@@ -27,7 +27,7 @@ mod tools;
 mod workflow;
 
 pub use agent::TaskEventSink;
-pub use app_services::{back_calls, host_of as service_host, reserved_method, REFUSED};
+pub use app_services::{back_calls, host_of as service_host, REFUSED};
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
 pub use files::{
     describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
@@ -202,6 +202,13 @@ impl Services {
             driver_side: true,
             ..Services::new(apps_data)
         }
+    }
+
+    /// The data directory's backend services, held by this session from now on.
+    pub fn service_host(&mut self, store: &Store) -> std::sync::Arc<crate::hosting::services::ServiceHost> {
+        self.service_host
+            .get_or_insert_with(|| app_services::host_of(store))
+            .clone()
     }
 
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
