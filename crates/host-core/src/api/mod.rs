@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod center;
 pub mod dev_console;
 pub mod door;
+pub mod door_services;
 pub mod door_workflow;
 pub mod events;
 pub mod external;

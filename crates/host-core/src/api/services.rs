@@ -112,11 +112,16 @@ fn service_stop(session: &Session, raw: Value) -> HostResult<Value> {
 }
 
 fn service_call(session: &Session, raw: Value) -> HostResult<Value> {
+    call_by(session, raw, "host-user")
+}
+
+/// [`service_call`] on behalf of `by` (`host-user`, `door`).
+pub(crate) fn call_by(session: &Session, raw: Value, by: &str) -> HostResult<Value> {
     let a: CallArg = args("service_call", raw)?;
     let store = Store::open_for_calls(&session.data)?;
     let params = a.params.unwrap_or(Value::Object(Default::default()));
     let out = host(session)?
-        .call_as(&store, &id(&a.app_id, &a.service), &a.method, params, "host-user")
+        .call_as(&store, &id(&a.app_id, &a.service), &a.method, params, by)
         .map_err(|f| f.host_error())?;
     answer(out)
 }
