@@ -11,6 +11,7 @@
 import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
+import { buildServices, type LimeServices } from "./services.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 import type {
   ArtifactsDeleteArgs,
@@ -372,6 +373,7 @@ export interface LimeHandles {
   readonly files: LimeFiles;
   readonly tools: LimeTools;
   readonly workflow: LimeWorkflow;
+  readonly services: LimeServices;
 }
 
 /** Listeners of app events, per topic. */
@@ -500,5 +502,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       invoke: call<ToolResult>("lime.tools", "invoke"),
     },
     workflow: workflow.workflow,
+    services: buildServices(invoke),
   };
 }

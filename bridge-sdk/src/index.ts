@@ -120,3 +120,5 @@ export {
   type MockOptions,
 } from "./mock.js";
 export type { MockKnowledgeDoc } from "./mock/knowledge.js";
+export type { MockServiceHandler } from "./mock/services.js";
+export type { LimeServices, ServiceStatus } from "./services.js";

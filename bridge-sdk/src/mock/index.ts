@@ -18,6 +18,7 @@ import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createKnowledge } from "./knowledge.js";
+import { createServices } from "./services.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { createTools } from "./tools.js";
@@ -86,6 +87,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   const agent = createAgent(ctx, files.attach);
   const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
+  const appServices = createServices(ctx);
   const wait = createWait(ctx);
   const ui = createUi(ctx, artifacts.artifactStore, wait);
 
@@ -102,6 +104,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.files": files.service,
     "lime.tools": tools.service,
     "lime.workflow": workflow.service,
+    "lime.services": appServices.service,
   };
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
@@ -115,6 +118,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.files": files.notAnObject,
     "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
+    "lime.services": appServices.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -165,6 +169,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     filePickRequests: ctx.filePickRequests,
     tools: handles.tools,
     workflow: handles.workflow,
+    services: handles.services,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
     setKnowledgeBound: knowledge.setBound,
