@@ -144,6 +144,13 @@ for line in sys.stdin:
     if meth == "initialize": send({"jsonrpc": "2.0", "id": rid, "result": {}}); continue
     if meth == "relay":
         send({"jsonrpc": "2.0", "id": rid, "result": host(p["method"], p.get("params"), p.get("extra"))}); continue
+    if meth == "timed":
+        out = []
+        for i in range(p.get("n", 100)):
+            t = time.perf_counter()
+            host(p["method"], p.get("params"))
+            out.append(time.perf_counter() - t)
+        send({"jsonrpc": "2.0", "id": rid, "result": out}); continue
     if meth == "hang": continue
     if meth == "die": os._exit(p.get("code", 3))
     if meth == "flood": sys.stdout.write("x" * (2 << 20)); sys.stdout.flush(); continue
