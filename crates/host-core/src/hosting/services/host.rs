@@ -7,25 +7,15 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
-use service_sandbox::channel::HostHandler;
 use service_sandbox::{Health, SandboxError};
 
+pub use super::id::{BackCalls, ServiceId};
 use super::slot::{Slot, SlotInput};
 use crate::foundation::error::{ErrorCode, HostError};
 use crate::foundation::paths::DataDir;
 use crate::foundation::service_health;
 use crate::install::service_launch::{self, LaunchPlan};
 use crate::install::store::Store;
-
-/// Which service: the app and the service's key (never from a message: from the store).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ServiceId {
-    pub app: String,
-    pub key: String,
-}
-
-/// Makes the handler that answers one service's own `lime.*` requests (a new one per start).
-pub type BackCalls = Arc<dyn Fn(&DataDir, &ServiceId) -> HostHandler + Send + Sync>;
 
 /// A refusal or failure with its stable `service.*` code.
 #[derive(Debug, Clone, PartialEq, Eq)]

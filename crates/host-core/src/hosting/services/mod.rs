@@ -12,6 +12,7 @@
 //! with the service as the caller), so this module knows nothing of capabilities.
 
 mod host;
+mod id;
 pub mod package;
 mod slot;
 

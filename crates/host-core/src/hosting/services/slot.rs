@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use service_sandbox::{AuditEvent, Limits, Policy, ServiceSpec, Supervisor};
 
-use super::host::{BackCalls, ServiceId};
+use super::id::{BackCalls, ServiceId};
 use crate::foundation::paths::DataDir;
 use crate::install::service_launch::LaunchPlan;
 use crate::install::store::Store;
