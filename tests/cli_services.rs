@@ -20,8 +20,8 @@ struct Host {
 
 impl Host {
     fn new() -> Host {
-        let shim = PathBuf::from(env!("CARGO_BIN_EXE_apphost"))
-            .with_file_name("apphost-service-shim");
+        let shim =
+            PathBuf::from(env!("CARGO_BIN_EXE_apphost")).with_file_name("apphost-service-shim");
         assert!(
             shim.is_file(),
             "build the sandbox shim first: cargo build -p service-sandbox --bin apphost-service-shim"
@@ -36,7 +36,10 @@ impl Host {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        apphost_in(self.tmp.path(), &self.data).args(args).output().unwrap()
+        apphost_in(self.tmp.path(), &self.data)
+            .args(args)
+            .output()
+            .unwrap()
     }
 
     fn json(&self, args: &[&str]) -> Value {
@@ -68,7 +71,10 @@ fn call_reaches_the_python_service_which_writes_storage_through_the_host() {
     let audit = h.json(&["audit", "doc-parser", "--limit", "50"]);
     let rows = audit.as_array().unwrap();
     let has = |action: &str| rows.iter().any(|r| r["action"] == action);
-    assert!(has("service.call") && has("service.start") && has("service.stop"), "{audit}");
+    assert!(
+        has("service.call") && has("service.start") && has("service.stop"),
+        "{audit}"
+    );
     let call = rows.iter().find(|r| r["action"] == "service.call").unwrap();
     assert_eq!(call["details"]["by"], "cli");
     assert!(
@@ -78,7 +84,9 @@ fn call_reaches_the_python_service_which_writes_storage_through_the_host() {
         "the service's own storage call is audited: {audit}"
     );
     // No process outlives the command.
-    let ps = std::process::Command::new("pgrep").args(["-f", "services/parser/parser.py"]).output();
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", "services/parser/parser.py"])
+        .output();
     if let Ok(ps) = ps {
         let mine: Vec<_> = String::from_utf8_lossy(&ps.stdout)
             .lines()
@@ -97,15 +105,41 @@ fn call_reaches_the_python_service_which_writes_storage_through_the_host() {
 fn refusals_have_stable_codes_and_start_nothing() {
     let h = Host::new();
     for (args, code) in [
-        (vec!["services", "call", "doc-parser", "nope", "parse"], "service.not_declared"),
-        (vec!["services", "call", "doc-parser", "parser", "initialize"], "service.cannot_run"),
-        (vec!["services", "call", "doc-parser", "parser", "missing"], "service.call_failed"),
-        (vec!["services", "call", "doc-parser", "parser", "parse", "{not json"], "service.call_failed"),
-        (vec!["services", "start", "no-such-app", "parser"], "service.cannot_run"),
+        (
+            vec!["services", "call", "doc-parser", "nope", "parse"],
+            "service.not_declared",
+        ),
+        (
+            vec!["services", "call", "doc-parser", "parser", "initialize"],
+            "service.cannot_run",
+        ),
+        (
+            vec!["services", "call", "doc-parser", "parser", "missing"],
+            "service.call_failed",
+        ),
+        (
+            vec![
+                "services",
+                "call",
+                "doc-parser",
+                "parser",
+                "parse",
+                "{not json",
+            ],
+            "service.call_failed",
+        ),
+        (
+            vec!["services", "start", "no-such-app", "parser"],
+            "service.cannot_run",
+        ),
     ] {
         let out = h.run(&args);
         assert!(!out.status.success(), "{args:?}: {}", describe(&out));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(code), "{args:?} wanted {code}: {}", describe(&out));
+        assert!(
+            err.contains(code),
+            "{args:?} wanted {code}: {}",
+            describe(&out)
+        );
     }
 }

@@ -118,7 +118,8 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
                     .with("cause", "service.invalid_params")
                 })?,
             };
-            let args = json!({"appId": app, "service": service, "method": method, "params": params});
+            let args =
+                json!({"appId": app, "service": service, "method": method, "params": params});
             let v = match door_call(dir, "call", args)? {
                 Some(v) => v,
                 None => {
@@ -194,7 +195,11 @@ fn print_list(v: &Value, json: bool) {
             s["key"].as_str().unwrap_or("?"),
             s["state"].as_str().unwrap_or("?"),
             s["protocol"].as_str().unwrap_or(""),
-            if s["required"] == true { ", required" } else { "" }
+            if s["required"] == true {
+                ", required"
+            } else {
+                ""
+            }
         );
         if let Some(pid) = s["pid"].as_u64() {
             line.push_str(&format!(", pid {pid}"));
@@ -203,7 +208,10 @@ fn print_list(v: &Value, json: bool) {
             line.push_str(&format!(", {n} restart(s)"));
         }
         if let Some(c) = s["code"].as_str() {
-            line.push_str(&format!("\n    {c}: {}", s["reason"].as_str().unwrap_or("")));
+            line.push_str(&format!(
+                "\n    {c}: {}",
+                s["reason"].as_str().unwrap_or("")
+            ));
         }
         if let Some(e) = s["lastExit"].as_str() {
             line.push_str(&format!("\n    last exit: {e}"));

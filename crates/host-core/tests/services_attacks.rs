@@ -57,7 +57,12 @@ fn a_service_calling_an_undeclared_capability_is_refused_and_audited() {
     let msg = answer["error"]["message"].as_str().unwrap();
     assert!(msg.starts_with("APP_E00"), "{answer}");
     assert!(msg.contains("not_declared"), "{answer}");
-    assert!(!h.dir.apps_data().join(APP).join("artifacts.sqlite").exists());
+    assert!(!h
+        .dir
+        .apps_data()
+        .join(APP)
+        .join("artifacts.sqlite")
+        .exists());
     assert_eq!(
         audited(&h, APP, |a| a["details"]["entryKey"] == "service/relay"
             && a["details"]["capability"] == "lime.artifacts"
@@ -83,11 +88,23 @@ fn forged_caller_fields_change_nothing_the_caller_is_rebuilt_from_the_store() {
     assert!(answer.get("result").is_some(), "{answer}");
     // Written to the relay app's own storage, never doc-parser's.
     let mine = h
-        .frame_call(APP, "parser", "lime.storage", "get", json!({"key": "stolen"}))
+        .frame_call(
+            APP,
+            "parser",
+            "lime.storage",
+            "get",
+            json!({"key": "stolen"}),
+        )
         .unwrap();
     assert_eq!(mine, json!(1));
     let theirs = h
-        .frame_call("doc-parser", "parser", "lime.storage", "get", json!({"key": "stolen"}))
+        .frame_call(
+            "doc-parser",
+            "parser",
+            "lime.storage",
+            "get",
+            json!({"key": "stolen"}),
+        )
         .unwrap();
     assert_eq!(theirs, Value::Null);
     let active = h.store.active_app(APP).unwrap();
@@ -98,7 +115,10 @@ fn forged_caller_fields_change_nothing_the_caller_is_rebuilt_from_the_store() {
         .collect();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["app"], APP);
-    assert_eq!(rows[0]["details"]["packageHash"], active.package_hash.as_str());
+    assert_eq!(
+        rows[0]["details"]["packageHash"],
+        active.package_hash.as_str()
+    );
     assert_eq!(
         audited(&h, "doc-parser", |a| a["action"] == "capability.call"
             && a["details"]["method"] == "set"),
@@ -110,10 +130,19 @@ fn forged_caller_fields_change_nothing_the_caller_is_rebuilt_from_the_store() {
 fn a_service_can_never_answer_an_approval_ask_the_user_or_call_services() {
     let mut h = host(false);
     for (method, params) in [
-        ("lime.agent.respondAction", json!({"taskId": "t", "actionId": "a", "decision": "approve"})),
+        (
+            "lime.agent.respondAction",
+            json!({"taskId": "t", "actionId": "a", "decision": "approve"}),
+        ),
         ("lime.workflow.respond", json!({"runId": "r", "answer": {}})),
-        ("lime.policy.requestPermission", json!({"permission": "parse_storage"})),
-        ("lime.services.call", json!({"service": "relay", "method": "echo"})),
+        (
+            "lime.policy.requestPermission",
+            json!({"permission": "parse_storage"}),
+        ),
+        (
+            "lime.services.call",
+            json!({"service": "relay", "method": "echo"}),
+        ),
     ] {
         let answer = relay(&mut h, method, params, json!({}));
         let msg = answer["error"]["message"].as_str().unwrap_or_default();
@@ -148,7 +177,9 @@ fn a_flooded_channel_kills_the_service_and_a_notification_storm_executes_nothing
 #[test]
 fn a_service_that_never_answers_times_out_and_the_cancel_reaches_it() {
     let mut h = host(false);
-    let e = h.service(APP, "parser", "relay", "hang", json!({})).unwrap_err();
+    let e = h
+        .service(APP, "parser", "relay", "hang", json!({}))
+        .unwrap_err();
     assert_eq!(e.cause_code, Some("service.timeout"));
     assert!(e.retryable);
     // The process got `$/cancelRequest` for the call (it records it in its own dir).
@@ -174,7 +205,9 @@ fn exiting_mid_call_is_reported_then_backoff_then_a_crash_loop_blocks_until_the_
         .service(APP, "parser", "relay", "die", json!({"code": 7}))
         .unwrap_err();
     assert_eq!(e.cause_code, Some("service.exited"));
-    let e = h.service(APP, "parser", "relay", "echo", json!({})).unwrap_err();
+    let e = h
+        .service(APP, "parser", "relay", "echo", json!({}))
+        .unwrap_err();
     assert_eq!(e.cause_code, Some("service.backoff"));
     let mut last = None;
     for _ in 0..40 {
@@ -195,7 +228,11 @@ fn exiting_mid_call_is_reported_then_backoff_then_a_crash_loop_blocks_until_the_
     assert!(last.is_some(), "no crash loop after repeated exits");
     let profile = HostProfile::current();
     let r = h.store.readiness(APP, &profile).unwrap();
-    let c = r.checks.iter().find(|c| c.kind == "service" && c.entry.is_none()).unwrap();
+    let c = r
+        .checks
+        .iter()
+        .find(|c| c.kind == "service" && c.entry.is_none())
+        .unwrap();
     assert_eq!(c.code, Some("service.crash_loop"));
     assert_eq!(r.status, Status::Blocked);
     // The host's own view (the detail page, the CLI) still lists it.
@@ -211,7 +248,10 @@ fn exiting_mid_call_is_reported_then_backoff_then_a_crash_loop_blocks_until_the_
         key: "relay".into(),
     };
     host.stop(&id, "user");
-    assert_eq!(h.store.readiness(APP, &profile).unwrap().status, Status::Ready);
+    assert_eq!(
+        h.store.readiness(APP, &profile).unwrap().status,
+        Status::Ready
+    );
     assert!(h.service(APP, "parser", "relay", "echo", json!({})).is_ok());
 }
 

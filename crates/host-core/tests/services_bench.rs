@@ -26,10 +26,22 @@ fn a_services_capability_call_vs_the_same_call_from_a_frame() {
     let tmp = tempfile::tempdir().unwrap();
     let mut h = Host::with(&[relay_app(tmp.path(), "bench-app", false)]);
     let n = 500;
-    h.frame_call("bench-app", "parser", "lime.storage", "set", json!({"key": "k", "value": {"a": 1}}))
-        .unwrap();
+    h.frame_call(
+        "bench-app",
+        "parser",
+        "lime.storage",
+        "set",
+        json!({"key": "k", "value": {"a": 1}}),
+    )
+    .unwrap();
     // warm both paths (service started, handles open)
-    let _ = h.service("bench-app", "parser", "relay", "timed", json!({"method": "lime.storage.get", "params": {"key": "k"}, "n": 20}));
+    let _ = h.service(
+        "bench-app",
+        "parser",
+        "relay",
+        "timed",
+        json!({"method": "lime.storage.get", "params": {"key": "k"}, "n": 20}),
+    );
     // The frame's path as the bridge runs it: the choke point with its facts cache, then the
     // service.
     let active = h.store.active_app("bench-app").unwrap();
@@ -53,21 +65,42 @@ fn a_services_capability_call_vs_the_same_call_from_a_frame() {
     let mut frame = Vec::new();
     for _ in 0..n {
         let t = Instant::now();
-        let verdict = dispatch_with(&cache, &h.store, &profile, &caller, &call, "trace_b", &mut SessionAnswers::default());
-        let Verdict::Allowed(p) = verdict else { panic!("not allowed") };
+        let verdict = dispatch_with(
+            &cache,
+            &h.store,
+            &profile,
+            &caller,
+            &call,
+            "trace_b",
+            &mut SessionAnswers::default(),
+        );
+        let Verdict::Allowed(p) = verdict else {
+            panic!("not allowed")
+        };
         h.services.call_with(&h.store, &p, &call.args).unwrap();
         frame.push(t.elapsed().as_secs_f64());
     }
     let svc: Vec<f64> = serde_json::from_value(
-        h.service("bench-app", "parser", "relay", "timed", json!({"method": "lime.storage.get", "params": {"key": "k"}, "n": n}))
-            .unwrap(),
+        h.service(
+            "bench-app",
+            "parser",
+            "relay",
+            "timed",
+            json!({"method": "lime.storage.get", "params": {"key": "k"}, "n": n}),
+        )
+        .unwrap(),
     )
     .unwrap();
     let (fmin, fmed, fmax) = stats(frame);
     let (smin, smed, smax) = stats(svc);
     println!("lime.storage.get x{n}, ms  min / median / max");
     println!("  from a frame (choke point with its facts cache + service, timed in the host): {:.3} / {:.3} / {:.3}", fmin * 1e3, fmed * 1e3, fmax * 1e3);
-    println!("  from a service (its channel, timed in the sandbox): {:.3} / {:.3} / {:.3}", smin * 1e3, smed * 1e3, smax * 1e3);
+    println!(
+        "  from a service (its channel, timed in the sandbox): {:.3} / {:.3} / {:.3}",
+        smin * 1e3,
+        smed * 1e3,
+        smax * 1e3
+    );
     println!("  ratio of medians: {:.2}", smed / fmed);
     assert!(smed > 0.0 && fmed > 0.0);
 }

@@ -17,13 +17,22 @@ const DOC: &str = "# Title\nOne two three.\n## Part A\nFour five.\n## Part B\nSi
 #[test]
 fn the_sample_app_parses_through_its_service_and_the_service_writes_storage_through_the_host() {
     let mut h = Host::with(&[doc_parser()]);
-    let r = h.store.readiness("doc-parser", &HostProfile::current()).unwrap();
+    let r = h
+        .store
+        .readiness("doc-parser", &HostProfile::current())
+        .unwrap();
     let c = r.checks.iter().find(|c| c.kind == "service").unwrap();
     assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
     assert_eq!(r.status, Status::Ready);
 
     let out = h
-        .service("doc-parser", "parser", "parser", "parse", json!({"text": DOC}))
+        .service(
+            "doc-parser",
+            "parser",
+            "parser",
+            "parse",
+            json!({"text": DOC}),
+        )
         .unwrap();
     assert_eq!(out["words"], 6);
     assert_eq!(out["headings"], 3);
@@ -32,7 +41,13 @@ fn the_sample_app_parses_through_its_service_and_the_service_writes_storage_thro
 
     // The service's write went through lime.storage for the app: the frame reads it.
     let got = h
-        .frame_call("doc-parser", "parser", "lime.storage", "get", json!({"key": "last-parse"}))
+        .frame_call(
+            "doc-parser",
+            "parser",
+            "lime.storage",
+            "get",
+            json!({"key": "last-parse"}),
+        )
         .unwrap();
     assert_eq!(got["words"], 6, "{got}");
 
@@ -47,7 +62,10 @@ fn the_sample_app_parses_through_its_service_and_the_service_writes_storage_thro
     assert_eq!(svc_call["details"]["method"], "set");
     assert_eq!(svc_call["details"]["decision"], "allow");
     let active = h.store.active_app("doc-parser").unwrap();
-    assert_eq!(svc_call["details"]["packageHash"], active.package_hash.as_str());
+    assert_eq!(
+        svc_call["details"]["packageHash"],
+        active.package_hash.as_str()
+    );
 
     // list: running with a pid; the app closing stops it.
     let list = h
@@ -73,31 +91,52 @@ fn another_app_cannot_reach_the_service_and_undeclared_services_are_not_found() 
     let mut h = Host::with(&[doc_parser(), other]);
     // other-app asks for "parser": its own manifest declares no such service.
     let e = h
-        .service("other-app", "parser", "parser", "parse", json!({"text": DOC}))
+        .service(
+            "other-app",
+            "parser",
+            "parser",
+            "parse",
+            json!({"text": DOC}),
+        )
         .unwrap_err();
     assert_eq!(e.cause_code, Some("service.not_declared"));
     let list = h
         .frame_call("doc-parser", "parser", "lime.services", "list", json!({}))
         .unwrap();
-    assert_eq!(list["services"][0]["state"], "stopped", "nothing started: {list}");
+    assert_eq!(
+        list["services"][0]["state"], "stopped",
+        "nothing started: {list}"
+    );
     // The host's lifecycle names cannot be called by a frame.
     for m in ["initialize", "$/cancelRequest", "lime.storage.set"] {
-        let e = h.service("doc-parser", "parser", "parser", m, json!({})).unwrap_err();
+        let e = h
+            .service("doc-parser", "parser", "parser", m, json!({}))
+            .unwrap_err();
         assert_eq!(e.cause_code, Some("services.invalid_argument"), "{m}");
     }
 }
 
 fn uninstall_while_running(mode: DataMode) {
     let mut h = Host::with(&[doc_parser()]);
-    h.service("doc-parser", "parser", "parser", "parse", json!({"text": DOC}))
-        .unwrap();
+    h.service(
+        "doc-parser",
+        "parser",
+        "parser",
+        "parse",
+        json!({"text": DOC}),
+    )
+    .unwrap();
     let list = h
         .frame_call("doc-parser", "parser", "lime.services", "list", json!({}))
         .unwrap();
     let pid = list["services"][0]["pid"].as_u64().unwrap();
     let app_dir = h.dir.apps_data().join("doc-parser");
     assert!(app_dir.join("services/parser").is_dir());
-    assert!(h.dir.root().join("runtime/service-packages/doc-parser").is_dir());
+    assert!(h
+        .dir
+        .root()
+        .join("runtime/service-packages/doc-parser")
+        .is_dir());
     let export = h.tmp.path().join("export.zip");
     let (locked, _) = Store::open_locked(&h.dir).unwrap();
     locked
@@ -108,7 +147,11 @@ fn uninstall_while_running(mode: DataMode) {
         )
         .unwrap();
     assert!(!alive(pid), "{mode:?}: the service outlived the uninstall");
-    assert!(!h.dir.root().join("runtime/service-packages/doc-parser").exists());
+    assert!(!h
+        .dir
+        .root()
+        .join("runtime/service-packages/doc-parser")
+        .exists());
     match mode {
         DataMode::KeepData => {
             assert!(app_dir.join("services/parser").is_dir(), "kept data");
@@ -147,8 +190,14 @@ fn export_then_delete_while_running_leaves_no_process_and_no_files() {
 #[test]
 fn disable_stops_the_service_and_a_disabled_app_cannot_start_it() {
     let mut h = Host::with(&[doc_parser()]);
-    h.service("doc-parser", "parser", "parser", "parse", json!({"text": DOC}))
-        .unwrap();
+    h.service(
+        "doc-parser",
+        "parser",
+        "parser",
+        "parse",
+        json!({"text": DOC}),
+    )
+    .unwrap();
     let list = h
         .frame_call("doc-parser", "parser", "lime.services", "list", json!({}))
         .unwrap();

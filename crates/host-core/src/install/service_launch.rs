@@ -132,9 +132,8 @@ pub fn plan(
 
 fn package_arg(arg: &str, has_path: &dyn Fn(&str) -> bool) -> Option<String> {
     let clean = !arg.starts_with('/') && !arg.split('/').any(|c| c == ".." || c == ".");
-    (clean && has_path(arg.trim_start_matches("./"))).then(|| {
-        format!("/app/{}", arg.trim_start_matches("./"))
-    })
+    (clean && has_path(arg.trim_start_matches("./")))
+        .then(|| format!("/app/{}", arg.trim_start_matches("./")))
 }
 
 fn program(
@@ -155,7 +154,11 @@ fn program(
             ))
         }
     };
-    if words.len() > MAX_ARGS || words.iter().any(|w| w.len() > MAX_ARG_BYTES || w.is_empty()) {
+    if words.len() > MAX_ARGS
+        || words
+            .iter()
+            .any(|w| w.len() > MAX_ARG_BYTES || w.is_empty())
+    {
         return Err(refuse("service.invalid_spec", "the command is too long"));
     }
     let (first, rest) = words.split_first().expect("not empty");
@@ -176,7 +179,8 @@ fn program(
         match package_arg(w, has_path) {
             Some(p) => argv.push(p),
             None if w.starts_with('-')
-                || w.bytes().all(|b| b.is_ascii_alphanumeric() || b"=_.,:".contains(&b)) =>
+                || w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"=_.,:".contains(&b)) =>
             {
                 argv.push((*w).to_owned())
             }
@@ -199,9 +203,10 @@ pub fn probe_host() -> crate::install::readiness::ServiceFacts {
         .get_or_init(|| {
             let missing = service_sandbox::available_layers().require().err();
             missing.or_else(|| {
-                shim_path()
-                    .is_none()
-                    .then(|| "the sandbox shim apphost-service-shim is not installed beside apphost".to_owned())
+                shim_path().is_none().then(|| {
+                    "the sandbox shim apphost-service-shim is not installed beside apphost"
+                        .to_owned()
+                })
             })
         })
         .clone();

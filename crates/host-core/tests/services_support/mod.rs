@@ -93,7 +93,14 @@ impl Host {
         }
     }
 
-    pub fn service(&mut self, app: &str, entry: &str, svc: &str, method: &str, params: Value) -> Result<Value, CallError> {
+    pub fn service(
+        &mut self,
+        app: &str,
+        entry: &str,
+        svc: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CallError> {
         self.frame_call(
             app,
             entry,
@@ -173,7 +180,10 @@ pub fn relay_app(tmp: &Path, name: &str, optional: bool) -> PathBuf {
     let text = std::fs::read_to_string(pkg.join("APP.md"))
         .unwrap()
         .replace("name: doc-parser", &format!("name: {name}"))
-        .replace("  - key: parser\n    kind: app-backend", "  - key: relay\n    kind: app-backend")
+        .replace(
+            "  - key: parser\n    kind: app-backend",
+            "  - key: relay\n    kind: app-backend",
+        )
         .replace("services/parser/parser.py", "services/relay/relay.py")
         .replace("timeoutMs: 5000", "timeoutMs: 800")
         .replace(

@@ -310,7 +310,12 @@ mod tests {
                 assert!(is_reserved(&format!("{}{s}", db.file_name())));
             }
         }
-        for d in [SubDir::ArtifactBlobs, SubDir::Files, SubDir::Knowledge, SubDir::Services] {
+        for d in [
+            SubDir::ArtifactBlobs,
+            SubDir::Files,
+            SubDir::Knowledge,
+            SubDir::Services,
+        ] {
             assert!(is_reserved(d.name()));
         }
         for free in ["notes.txt", "storage.sqlite-x", "storage", "files2"] {

@@ -7,7 +7,8 @@ use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
     FilesMethod as Fi, KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se,
-    ServicesMethod as Sv, StorageMethod as St, ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
+    ServicesMethod as Sv, StorageMethod as St, ToolsMethod as To, UiMethod as Ui,
+    WorkflowMethod as Wf,
 };
 
 /// One method an app may call.

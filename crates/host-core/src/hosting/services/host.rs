@@ -42,7 +42,10 @@ impl ServiceFailure {
     pub fn host_error(&self) -> HostError {
         let code = match self.code {
             "service.not_declared" => ErrorCode::ServiceNotDeclared,
-            "service.timeout" | "service.exited" | "service.protocol" | "service.error"
+            "service.timeout"
+            | "service.exited"
+            | "service.protocol"
+            | "service.error"
             | "service.start_failed" => ErrorCode::ServiceCallFailed,
             _ => ErrorCode::ServiceCannotRun,
         };
@@ -199,14 +202,21 @@ impl ServiceHost {
         if let Some(missing) = facts.sandbox_missing {
             return Err(ServiceFailure::new("service.sandbox_unavailable", missing));
         }
-        if let Some(r) = plan.runtime.as_ref().filter(|r| !facts.runtimes.contains(*r)) {
+        if let Some(r) = plan
+            .runtime
+            .as_ref()
+            .filter(|r| !facts.runtimes.contains(*r))
+        {
             return Err(ServiceFailure::new(
                 "service.runtime_unavailable",
                 format!("{r} is not installed"),
             ));
         }
         let shim = service_launch::shim_path().ok_or_else(|| {
-            ServiceFailure::new("service.sandbox_unavailable", "apphost-service-shim missing")
+            ServiceFailure::new(
+                "service.sandbox_unavailable",
+                "apphost-service-shim missing",
+            )
         })?;
         let package_dir =
             super::package::layout(store, &id.app, &active.version, &active.package_hash)

@@ -15,4 +15,3 @@ pub struct ServiceId {
 
 /// Makes the handler that answers one service's own `lime.*` requests (a new one per start).
 pub type BackCalls = Arc<dyn Fn(&DataDir, &ServiceId) -> HostHandler + Send + Sync>;
-

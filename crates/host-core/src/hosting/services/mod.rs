@@ -17,5 +17,6 @@ pub mod package;
 mod slot;
 
 pub use host::{
-    read_log_file, reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId, ServiceStatus,
+    read_log_file, reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId,
+    ServiceStatus,
 };

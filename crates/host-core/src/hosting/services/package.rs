@@ -43,7 +43,11 @@ fn make_writable(dir: &Path) {
 pub fn layout(store: &Store, app: &str, version: &str, hash: &str) -> Result<PathBuf, String> {
     let data = store.data_dir();
     let app_dir = root(data).join(app);
-    let short: String = hash.chars().filter(char::is_ascii_hexdigit).take(24).collect();
+    let short: String = hash
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(24)
+        .collect();
     let target = app_dir.join(&short);
     if target.join(".complete").is_file() {
         return Ok(target);
@@ -82,7 +86,9 @@ fn write_all(store: &Store, app: &str, version: &str, dir: &Path) -> Result<(), 
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
-        let bytes = store.read_file(app, version, &path).map_err(|e| e.message)?;
+        let bytes = store
+            .read_file(app, version, &path)
+            .map_err(|e| e.message)?;
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -45,7 +45,11 @@ pub(super) fn services(cx: &mut Ctx) {
                     Some(("Set up the service sandbox".to_owned(), what)),
                 )
             }
-            Ok(p) if p.runtime.as_ref().is_some_and(|r| !facts.runtimes.contains(r)) => {
+            Ok(p)
+                if p.runtime
+                    .as_ref()
+                    .is_some_and(|r| !facts.runtimes.contains(r)) =>
+            {
                 let r = p.runtime.unwrap_or_default();
                 (
                     failing(req),
@@ -90,12 +94,10 @@ pub(super) fn services(cx: &mut Ctx) {
     for e in v.entries() {
         let Some(service) = e.service() else { continue };
         let entry = e.label("entry").to_owned();
-        let (outcome, code) = outcomes
-            .iter()
-            .find(|(k, _, _)| k == service)
-            .map_or((Outcome::Blocked, Some("service.not_declared")), |(_, o, c)| {
-                (*o, *c)
-            });
+        let (outcome, code) = outcomes.iter().find(|(k, _, _)| k == service).map_or(
+            (Outcome::Blocked, Some("service.not_declared")),
+            |(_, o, c)| (*o, *c),
+        );
         // The entry's work has nothing to run on unless the service can start (a recent crash
         // only degrades it: the supervisor restarts the service).
         let outcome = match (outcome, code) {

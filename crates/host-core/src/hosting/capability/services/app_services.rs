@@ -20,10 +20,14 @@ use crate::foundation::paths::DataDir;
 use crate::foundation::profile::HostProfile;
 use crate::hosting::capability::call::{Call, Caller};
 use crate::hosting::capability::code::ErrorCode;
-use crate::hosting::capability::dispatch::{dispatch_with, Allowed, CallError, SessionAnswers, Verdict};
+use crate::hosting::capability::dispatch::{
+    dispatch_with, Allowed, CallError, SessionAnswers, Verdict,
+};
 use crate::hosting::capability::facts::{FactsCache, SERVICE_CALLER_PREFIX};
 use crate::hosting::capability::method::ServicesMethod;
-use crate::hosting::services::{reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId};
+use crate::hosting::services::{
+    reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId,
+};
 use crate::install::store::Store;
 
 /// Largest `params` a frame may send to its service (the channel caps a line at 1 MiB).
@@ -80,7 +84,12 @@ pub(super) fn call(
                 return Err(super::args::invalid(allowed, "params are too large"));
             }
             // Only a service the caller's own installed manifest declares.
-            if !allowed.manifest().view().services().any(|s| s.key() == Some(service)) {
+            if !allowed
+                .manifest()
+                .view()
+                .services()
+                .any(|s| s.key() == Some(service))
+            {
                 return Err(err(
                     allowed,
                     ErrorCode::NotFound,
@@ -193,14 +202,27 @@ impl BackCall {
         }
         let trace = format!("trace_service_{}_{}", self.id.key, self.seq);
         let mut answers = SessionAnswers::default();
-        match dispatch_with(cache, store, &self.profile, &caller, &call, &trace, &mut answers) {
+        match dispatch_with(
+            cache,
+            store,
+            &self.profile,
+            &caller,
+            &call,
+            &trace,
+            &mut answers,
+        ) {
             Verdict::Allowed(proof) => match services.call_with(store, &proof, &call.args) {
-                Ok(Reply { value, effect: None }) => Ok(value),
+                Ok(Reply {
+                    value,
+                    effect: None,
+                }) => Ok(value),
                 Ok(Reply {
                     effect: Some(Effect::WatchTask { value, .. } | Effect::WatchRun { value, .. }),
                     ..
                 }) => Ok(value),
-                Ok(Reply { effect: Some(_), .. }) => Err(refused(
+                Ok(Reply {
+                    effect: Some(_), ..
+                }) => Err(refused(
                     "APP_E002",
                     "permission.not_granted",
                     "this call needs a frame (an event to frames or a prompt)",

@@ -205,7 +205,10 @@ impl Services {
     }
 
     /// The data directory's backend services, held by this session from now on.
-    pub fn service_host(&mut self, store: &Store) -> std::sync::Arc<crate::hosting::services::ServiceHost> {
+    pub fn service_host(
+        &mut self,
+        store: &Store,
+    ) -> std::sync::Arc<crate::hosting::services::ServiceHost> {
         self.service_host
             .get_or_insert_with(|| app_services::host_of(store))
             .clone()

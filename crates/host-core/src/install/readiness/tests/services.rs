@@ -26,7 +26,12 @@ fn service_check(r: &Report) -> &Check {
 
 #[test]
 fn a_stdio_service_is_ready_with_the_sandbox_and_its_interpreter() {
-    let r = run(PY, FILES, &HostProfile::current(), &host(None, &["/usr/bin/python3"]));
+    let r = run(
+        PY,
+        FILES,
+        &HostProfile::current(),
+        &host(None, &["/usr/bin/python3"]),
+    );
     let c = service_check(&r);
     assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
     assert_eq!(r.status, Status::Ready);
@@ -123,6 +128,10 @@ fn a_command_outside_the_package_or_with_odd_arguments_is_refused() {
     ] {
         let front = PY.replace("[python3, svc/main.py]", cmd);
         let r = run(&front, FILES, &HostProfile::current(), &ok);
-        assert_eq!(service_check(&r).code, Some("service.invalid_spec"), "{cmd}");
+        assert_eq!(
+            service_check(&r).code,
+            Some("service.invalid_spec"),
+            "{cmd}"
+        );
     }
 }
