@@ -27,6 +27,7 @@ pub mod services;
 pub mod session;
 pub mod store_stamp;
 pub mod tasks;
+pub mod ui;
 pub mod uploads;
 pub mod watch;
 pub mod workflow;
@@ -61,6 +62,7 @@ const AREAS: &[&[Command]] = &[
     knowledge::COMMANDS,
     services::COMMANDS,
     tasks::COMMANDS,
+    ui::COMMANDS,
     workflow::COMMANDS,
 ];
 
