@@ -17,7 +17,7 @@ use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use serde::Deserialize;
 use serde_json::Value;
 use tauri::ipc::{Invoke, InvokeBody, InvokeError};
-use tauri::Runtime;
+use tauri::{Manager, Runtime};
 
 /// The command that carries `{command, args}`.
 pub const HOST_CALL: &str = "host_call";
@@ -68,6 +68,21 @@ pub fn handler<R: Runtime>(
                 super::bench::painted(args);
             }
             invoke.resolver.resolve(());
+            return true;
+        }
+        if super::appimage_update::COMMANDS.contains(&command.as_str()) {
+            let app = invoke.message.webview().app_handle().clone();
+            let args = match &payload {
+                InvokeBody::Json(value) => value.clone(),
+                InvokeBody::Raw(_) => Value::Null,
+            };
+            invoke.resolver.respond_async(async move {
+                super::appimage_update::handle(&app, &command, &args)
+                    .await
+                    .map_err(|error| {
+                        InvokeError(serde_json::to_value(&error).unwrap_or(Value::Null))
+                    })
+            });
             return true;
         }
         let session = Arc::clone(&session);
