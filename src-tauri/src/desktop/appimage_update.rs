@@ -69,7 +69,10 @@ pub async fn handle<R: Runtime>(
         SUPPORTED => Ok(json!(active())),
         INSTALL => install(app, args).await,
         RESTART => restart(app),
-        _ => Err(HostError::new(ErrorCode::ApiUnknownCommand, "not an AppImage update command")),
+        _ => Err(HostError::new(
+            ErrorCode::ApiUnknownCommand,
+            "not an AppImage update command",
+        )),
     }
 }
 
@@ -78,13 +81,20 @@ async fn install<R: Runtime>(app: &AppHandle<R>, args: &Value) -> HostResult<Val
         .get("version")
         .and_then(Value::as_str)
         .ok_or_else(|| {
-            HostError::new(ErrorCode::ApiBadArguments, "appimage_update_install needs {version}")
+            HostError::new(
+                ErrorCode::ApiBadArguments,
+                "appimage_update_install needs {version}",
+            )
         })?
         .to_owned();
     let result = install_confirmed(app, &confirmed).await;
     match &result {
         Ok(_) => eprintln!("apphost: AppImage updated to {confirmed}"),
-        Err(e) => eprintln!("apphost: AppImage update refused: {}: {}", e.code.as_str(), e.message),
+        Err(e) => eprintln!(
+            "apphost: AppImage update refused: {}: {}",
+            e.code.as_str(),
+            e.message
+        ),
     }
     result
 }
@@ -155,9 +165,12 @@ fn classify(error: tauri_plugin_updater::Error) -> HostError {
 fn restart<R: Runtime>(app: &AppHandle<R>) -> HostResult<Value> {
     let path = appimage_path()
         .ok_or_else(|| HostError::new(ErrorCode::ApiBadArguments, "not running as an AppImage"))?;
-    std::process::Command::new(&path)
-        .spawn()
-        .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot start {}: {e}", path.display())))?;
+    std::process::Command::new(&path).spawn().map_err(|e| {
+        HostError::new(
+            ErrorCode::Internal,
+            format!("cannot start {}: {e}", path.display()),
+        )
+    })?;
     app.exit(0);
     Ok(Value::Null)
 }

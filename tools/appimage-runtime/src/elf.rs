@@ -26,7 +26,9 @@ pub fn squashfs_offset(image: &mut File) -> Result<u64, String> {
         .and_then(|table| shoff.checked_add(table))
         .ok_or_else(|| "not an AppImage: ELF section table out of range".to_string())?;
     let mut magic = [0u8; 4];
-    image.seek(SeekFrom::Start(offset)).map_err(|e| e.to_string())?;
+    image
+        .seek(SeekFrom::Start(offset))
+        .map_err(|e| e.to_string())?;
     image
         .read_exact(&mut magic)
         .map_err(|_| "not an AppImage: no squashfs after the runtime".to_string())?;
@@ -34,4 +36,57 @@ pub fn squashfs_offset(image: &mut File) -> Result<u64, String> {
         return Err("not an AppImage: no squashfs after the runtime".into());
     }
     Ok(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_with(bytes: &[u8]) -> File {
+        let path = std::env::temp_dir().join(format!(
+            "appimage-rt-elf-{}-{}",
+            std::process::id(),
+            bytes.len()
+        ));
+        File::create(&path).unwrap().write_all(bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        file
+    }
+
+    /// A 64-bit little-endian ELF header whose section table ends at `end`, then `tail`.
+    fn elf(end: u64, tail: &[u8]) -> Vec<u8> {
+        let mut bytes = vec![0u8; end as usize];
+        bytes[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        bytes[0x28..0x30].copy_from_slice(&(end - 128).to_le_bytes());
+        bytes[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        bytes[0x3c..0x3e].copy_from_slice(&2u16.to_le_bytes());
+        bytes.extend_from_slice(tail);
+        bytes
+    }
+
+    #[test]
+    fn the_squashfs_starts_after_the_section_table() {
+        assert_eq!(
+            squashfs_offset(&mut file_with(&elf(512, b"hsqs...."))).unwrap(),
+            512
+        );
+    }
+
+    #[test]
+    fn files_that_are_not_appimages_are_refused() {
+        for bytes in [
+            b"short".to_vec(),
+            vec![0u8; 128],
+            elf(512, b"nope"),
+            elf(512, b""),
+        ] {
+            let error = squashfs_offset(&mut file_with(&bytes)).unwrap_err();
+            assert!(error.starts_with("not an AppImage"), "{error}");
+        }
+        let mut huge = elf(512, b"hsqs");
+        huge[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(squashfs_offset(&mut file_with(&huge)).is_err());
+    }
 }

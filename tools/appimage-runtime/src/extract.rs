@@ -78,7 +78,12 @@ fn safe_relative(full: &Path) -> Result<Option<PathBuf>, String> {
         match component {
             Component::RootDir | Component::CurDir => {}
             Component::Normal(name) => out.push(name),
-            _ => return Err(format!("refused: unsafe path in the image: {}", full.display())),
+            _ => {
+                return Err(format!(
+                    "refused: unsafe path in the image: {}",
+                    full.display()
+                ))
+            }
         }
     }
     Ok((!out.as_os_str().is_empty()).then_some(out))
@@ -104,4 +109,42 @@ fn check_parents(dest: &Path, relative: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_paths_stay_inside_the_target() {
+        assert_eq!(safe_relative(Path::new("/")).unwrap(), None);
+        assert_eq!(
+            safe_relative(Path::new("/usr/bin/apphost")).unwrap(),
+            Some(PathBuf::from("usr/bin/apphost"))
+        );
+        for evil in ["/../etc/passwd", "/usr/../../x", "../x"] {
+            let error = safe_relative(Path::new(evil)).unwrap_err();
+            assert!(error.starts_with("refused: unsafe path"), "{evil}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_symlink_made_by_the_image_is_not_written_through() {
+        let root = std::env::temp_dir().join(format!("appimage-rt-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let outside = root.join("outside");
+        let dest = root.join("dest");
+        fs::create_dir_all(&outside).unwrap();
+        fs::create_dir_all(dest.join("real")).unwrap();
+        symlink(&outside, dest.join("link")).unwrap();
+        assert!(check_parents(&dest, Path::new("real/file")).is_ok());
+        assert!(
+            check_parents(&dest, Path::new("link")).is_ok(),
+            "the link itself may be replaced"
+        );
+        let error = check_parents(&dest, Path::new("link/file")).unwrap_err();
+        assert!(error.contains("through a symlink"), "{error}");
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        fs::remove_dir_all(&root).unwrap();
+    }
 }

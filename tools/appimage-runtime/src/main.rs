@@ -100,7 +100,10 @@ fn run() -> Result<ExitCode, String> {
         .env("ARGV0", &argv0)
         .env("OWD", owd)
         .exec();
-    Err(format!("cannot run {}: {error}", appdir.join("AppRun").display()))
+    Err(format!(
+        "cannot run {}: {error}",
+        appdir.join("AppRun").display()
+    ))
 }
 
 /// Extracts into a fresh per-run folder (removed by the watcher after the run).

@@ -20,7 +20,11 @@ pub fn fusermount() -> Option<PathBuf> {
 
 /// FUSE is usable: `/dev/fuse` opens read-write, `squashfuse` and `fusermount` exist.
 pub fn fuse_usable() -> bool {
-    OpenOptions::new().read(true).write(true).open("/dev/fuse").is_ok()
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_ok()
         && which("squashfuse").is_some()
         && fusermount().is_some()
 }

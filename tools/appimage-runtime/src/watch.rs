@@ -44,7 +44,10 @@ pub fn watch(args: &[OsString]) -> Result<(), String> {
     let [pid, start, kind, dir] = args else {
         return Err("watcher: bad arguments".into());
     };
-    let pid: u32 = pid.to_str().and_then(|p| p.parse().ok()).ok_or("watcher: bad pid")?;
+    let pid: u32 = pid
+        .to_str()
+        .and_then(|p| p.parse().ok())
+        .ok_or("watcher: bad pid")?;
     let start = start.to_str().unwrap_or("").to_owned();
     let dir = PathBuf::from(dir);
     // The start time tells the process apart from a later one that reuses its id.
@@ -53,7 +56,10 @@ pub fn watch(args: &[OsString]) -> Result<(), String> {
     }
     if kind == "mount" {
         crate::mount::unmount(&dir);
-    } else if dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("appimage-extracted-")) {
+    } else if dir
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("appimage-extracted-"))
+    {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())
