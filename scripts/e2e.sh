@@ -26,6 +26,13 @@
 #   phase 5  tests/e2e/tasks.test.mjs (lime.agent tasks from the review-queue frame against a
 #            stand-in OpenAI-compatible provider the test starts: streaming, approvals, cancel,
 #            retry, structured output, event schema, cross-app isolation)
+#   phase 6  tests/e2e/workflow.test.mjs (workflow runs started from the sample's frame, answered
+#            on the Tasks page: edit + approve, reject, the app's own answer refused, an input
+#            refused in the host's form, a wait that survives closing and reopening the window)
+#   install  fixtures/apps/standard-conformance
+#   phase 7  tests/e2e/standard-conformance.test.mjs (the standard's SDK call shapes from the
+#            frame, lime.ui deep link, command palette, artifact viewer)
+# E2E_ONLY=workflow (comma-separated phase names) runs only those phases.
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
 # (default test-results/e2e). Exit status: 0 only if every phase passed.
@@ -40,8 +47,15 @@ source "$REPO/scripts/lib/desktop-harness.sh"
 
 PASSED=0
 FAILED=0
+# E2E_ONLY=name[,name…] runs only those phases (the names below: shell, center, …, workflow);
+# the installs the others need still run.
+wanted() { [ -z "${E2E_ONLY:-}" ] || [[ ",$E2E_ONLY," == *",$1,"* ]]; }
 run_node_tests() {
   local name="$1" file="$2" out="$E2E_ARTIFACTS_DIR/$1.tap" status=0
+  if ! wanted "$name"; then
+    log "$name: skipped (E2E_ONLY=$E2E_ONLY)"
+    return 0
+  fi
   log "$name: node --test $file"
   timeout 300 node --test --test-reporter=tap --test-timeout=180000 "$file" 2>&1 | tee "$out" || status=$?
   local pass fail
@@ -139,6 +153,22 @@ if "$APPHOST_BIN" trust add "$REPO/fixtures/keys/fixture-publisher.pub.json" \
 else
   cat "$E2E_ARTIFACTS_DIR/install-review-queue.log" >&2
   log "error: installing review-queue failed; phase 5 not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
+
+# The workflow sample (`apphost new --template workflow`) and a copy with a user input and a
+# timer: workflow.test.mjs makes and installs both itself and sets its own stand-in model.
+run_node_tests workflow tests/e2e/workflow.test.mjs || STATUS=1
+
+# The app written only from the standard's Capability SDK page (its SDK vendored in ui/sdk/).
+log "install: apphost install --yes --sideload fixtures/apps/standard-conformance"
+if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/standard-conformance" \
+    >"$E2E_ARTIFACTS_DIR/install-standard-conformance.log" 2>&1; then
+  run_node_tests standard-conformance tests/e2e/standard-conformance.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-standard-conformance.log" >&2
+  log "error: installing standard-conformance failed; its phase not run"
   FAILED=$((FAILED + 1))
   STATUS=1
 fi

@@ -5,136 +5,21 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::Output;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-
-use common::{apphost_in, describe};
+use common::workflow_cli::{
+    assert_approved_and_ended, assert_waits_for_review, Host, APP, DRAFT, WORKFLOW,
+};
 use serde_json::Value;
-use tempfile::TempDir;
-
-struct Host {
-    tmp: TempDir,
-    data: PathBuf,
-}
-
-impl Host {
-    fn run(&self, args: &[&str]) -> Output {
-        apphost_in(self.tmp.path(), &self.data)
-            .args(args)
-            .env("TEST_PROVIDER_KEY", "sk-test-workflow")
-            .output()
-            .unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(out.status.success(), "{args:?}: {}", describe(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe(&out)))
-    }
-    fn refused(&self, args: &[&str]) -> (i32, String) {
-        let out = self.run(args);
-        let err = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .filter(|l| l.starts_with("{\"error\""))
-            .find_map(|l| serde_json::from_str::<Value>(l).ok())
-            .unwrap_or_else(|| panic!("no error JSON: {}", describe(&out)));
-        (
-            out.status.code().unwrap(),
-            err["error"]["code"].as_str().unwrap().to_owned(),
-        )
-    }
-}
-
-/// A stand-in provider answering every request with the text "Dear cats"; counts requests.
-fn stand_in() -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            if read_request(&conn) {
-                count.fetch_add(1, Ordering::SeqCst);
-            }
-            let body = concat!(
-                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Dear cats\"},\"finish_reason\":null}]}\n\n",
-                "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
-                "data: [DONE]\n\n"
-            );
-            let reply = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = (&conn).write_all(reply.as_bytes());
-        }
-    });
-    (base, seen)
-}
-
-fn read_request(conn: &TcpStream) -> bool {
-    let mut r = BufReader::new(conn);
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            return false;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).is_ok()
-}
-
-fn host_with_sample() -> (Host, Arc<AtomicUsize>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    let host = Host { tmp, data };
-    let pkg = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/reply-workflow");
-    host.ok(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
-    let (base, seen) = stand_in();
-    host.ok(&[
-        "model",
-        "set",
-        "--base-url",
-        &base,
-        "--model",
-        "stand-in-1",
-        "--api-key-env",
-        "TEST_PROVIDER_KEY",
-    ]);
-    (host, seen)
-}
 
 #[test]
 fn start_waits_for_review_then_respond_approve_ends_the_run() {
-    let (host, seen) = host_with_sample();
-    let v = host.ok(&[
-        "workflow",
-        "start",
-        "reply-workflow",
-        "draft-review-publish",
-        "--input",
-        r#"{"topic": "cats"}"#,
-    ]);
+    let host = Host::with_sample();
+    let v = host.start_run("cats");
     let run = v["runId"].as_str().unwrap().to_owned();
-    assert_eq!(v["waiting"]["type"], "review", "{v}");
-    assert_eq!(v["waiting"]["show"]["draft"], "Dear cats");
-    assert_eq!(v["finished"], false);
-    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    assert_waits_for_review(&v);
+    assert_eq!(host.model_requests(), 1);
 
     // Another process sees the same durable run, still waiting.
-    let listed = host.ok(&["workflow", "list", "reply-workflow"]);
+    let listed = host.ok(&["workflow", "list", APP]);
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["runId"], run.as_str());
     let shown = host.ok(&["workflow", "show", &run]);
@@ -142,18 +27,16 @@ fn start_waits_for_review_then_respond_approve_ends_the_run() {
 
     // Answering without --approve / --reject is refused and changes nothing.
     assert_eq!(
-        host.refused(&["workflow", "respond", &run]),
+        host.refused_code(&["workflow", "respond", &run]),
         (6, "workflow.not_waiting_for_answer".into())
     );
     let done = host.ok(&["workflow", "respond", &run, "--approve"]);
-    assert_eq!(done["finished"], true, "{done}");
-    assert_eq!(done["state"]["status"]["status"], "succeeded");
-    assert_eq!(done["state"]["status"]["result"]["approved"], true);
+    assert_approved_and_ended(&done);
     assert!(done["state"]["status"]["result"]["artifact"].is_object());
-    assert_eq!(seen.load(Ordering::SeqCst), 1, "the agent step ran once");
+    assert_eq!(host.model_requests(), 1, "the agent step ran once");
 
     // The steps are audited with the run id as the caller's session.
-    let audit = host.ok(&["audit", "reply-workflow"]);
+    let audit = host.ok(&["audit", APP]);
     let calls: Vec<String> = audit
         .as_array()
         .unwrap()
@@ -165,59 +48,44 @@ fn start_waits_for_review_then_respond_approve_ends_the_run() {
 
     // A finished run refuses answers and cancel; unknown runs are not found.
     assert_eq!(
-        host.refused(&["workflow", "respond", &run, "--approve"]),
+        host.refused_code(&["workflow", "respond", &run, "--approve"]),
         (6, "workflow.run_finished".into())
     );
     assert_eq!(
-        host.refused(&["workflow", "cancel", &run]),
+        host.refused_code(&["workflow", "cancel", &run]),
         (6, "workflow.run_finished".into())
     );
     assert_eq!(
-        host.refused(&["workflow", "show", "run_nope"]),
+        host.refused_code(&["workflow", "show", "run_nope"]),
         (7, "workflow.run_not_found".into())
     );
 }
 
 #[test]
 fn cancel_ends_a_waiting_run_and_bad_input_is_a_usage_error() {
-    let (host, _) = host_with_sample();
+    let host = Host::with_sample();
     assert_eq!(
-        host.refused(&[
-            "workflow",
-            "start",
-            "reply-workflow",
-            "draft-review-publish",
-            "--input",
-            "{not json"
-        ]),
+        host.refused_code(&["workflow", "start", APP, WORKFLOW, "--input", "{not json"]),
         (2, "workflow.invalid_input".into())
     );
     assert_eq!(
-        host.refused(&["workflow", "start", "reply-workflow", "nope"]),
+        host.refused_code(&["workflow", "start", APP, "nope"]),
         (7, "workflow.not_declared".into())
     );
     assert_eq!(host.ok(&["workflow", "list"]), serde_json::json!([]));
-    let v = host.ok(&[
+    let keyed = [
         "workflow",
         "start",
-        "reply-workflow",
-        "draft-review-publish",
+        APP,
+        WORKFLOW,
         "--input",
         r#"{"topic": "dogs"}"#,
         "--idempotency-key",
         "k1",
-    ]);
+    ];
+    let v = host.ok(&keyed);
     let run = v["runId"].as_str().unwrap();
-    let again = host.ok(&[
-        "workflow",
-        "start",
-        "reply-workflow",
-        "draft-review-publish",
-        "--input",
-        r#"{"topic": "dogs"}"#,
-        "--idempotency-key",
-        "k1",
-    ]);
+    let again = host.ok(&keyed);
     assert_eq!(again["runId"], run);
     // Resuming a run that waits for the user changes nothing and calls no model again.
     let resumed = host.ok(&["workflow", "resume", run]);
@@ -229,29 +97,19 @@ fn cancel_ends_a_waiting_run_and_bad_input_is_a_usage_error() {
 
 #[test]
 fn while_a_host_process_drives_the_runs_the_cli_points_to_its_tasks_page() {
-    let (host, _) = host_with_sample();
+    let host = Host::with_sample();
     // This test process stands in for the window / `apphost serve`: it holds the runs.
     let dir = host_core::foundation::paths::DataDir::at(host.data.clone());
     let held = host_core::hosting::workflow::open_runs(&dir).unwrap();
     for args in [
-        &[
-            "workflow",
-            "start",
-            "reply-workflow",
-            "draft-review-publish",
-        ][..],
+        &["workflow", "start", APP, WORKFLOW][..],
         &["workflow", "respond", "run_x", "--approve"][..],
         &["workflow", "cancel", "run_x"][..],
     ] {
-        let out = host.run(args);
-        let err = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .filter(|l| l.starts_with("{\"error\""))
-            .find_map(|l| serde_json::from_str::<Value>(l).ok())
-            .unwrap_or_else(|| panic!("no error JSON: {}", describe(&out)));
-        assert_eq!(out.status.code(), Some(6), "{args:?}");
-        assert_eq!(err["error"]["code"], "runtime.busy", "{args:?}");
-        let message = err["error"]["message"].as_str().unwrap();
+        let (code, err) = host.refused(args);
+        assert_eq!(code, 6, "{args:?}");
+        assert_eq!(err["code"], "runtime.busy", "{args:?}");
+        let message = err["message"].as_str().unwrap();
         assert!(
             message.starts_with("AppHost is running: use its Tasks page"),
             "{message}"
@@ -259,4 +117,91 @@ fn while_a_host_process_drives_the_runs_the_cli_points_to_its_tasks_page() {
     }
     drop(held);
     assert_eq!(host.ok(&["workflow", "list"]), serde_json::json!([]));
+}
+
+/// Regression: the workflow template's review offers Edit, and an approved edit of the draft is
+/// what is saved, published and returned (its `save` and `publish` read the agent's draft
+/// before); without an edit the agent's draft is kept.
+#[test]
+fn the_workflow_template_keeps_the_reviewers_edit() {
+    let made = tempfile::tempdir().unwrap();
+    let new = common::apphost_in(made.path(), &made.path().join("unused"))
+        .args(["new", "edit-desk", "--template", "workflow", "--dir"])
+        .arg(made.path())
+        .output()
+        .unwrap();
+    assert!(new.status.success(), "{}", common::describe(&new));
+    let host = Host::with_package(&made.path().join("edit-desk/app"));
+    let workflow = "draft-review-publish";
+    let kept = |run: &str, answer: &[&str]| -> Value {
+        let mut args = vec!["workflow", "respond", run, "--approve"];
+        args.extend_from_slice(answer);
+        let done = host.ok(&args);
+        assert_approved_and_ended(&done);
+        done["state"]["status"]["result"]["draft"].clone()
+    };
+    let edited = r#"{"topic": "owls", "draft": "Dear owls, edited"}"#;
+    let v = host.ok(&[
+        "workflow",
+        "start",
+        "edit-desk",
+        workflow,
+        "--input",
+        r#"{"topic": "owls"}"#,
+    ]);
+    assert_waits_for_review(&v);
+    assert_eq!(
+        kept(v["runId"].as_str().unwrap(), &["--input", edited]),
+        "Dear owls, edited"
+    );
+    let v = host.ok(&[
+        "workflow",
+        "start",
+        "edit-desk",
+        workflow,
+        "--input",
+        r#"{"topic": "bees"}"#,
+    ]);
+    assert_eq!(kept(v["runId"].as_str().unwrap(), &[]), DRAFT);
+    // An edit without a `draft` field keeps the agent's draft.
+    let v = host.ok(&[
+        "workflow",
+        "start",
+        "edit-desk",
+        workflow,
+        "--input",
+        r#"{"topic": "ants"}"#,
+    ]);
+    assert_eq!(
+        kept(v["runId"].as_str().unwrap(), &["--input", r#""just text""#]),
+        DRAFT
+    );
+
+    // The published artifacts hold the kept drafts, in order.
+    let listed = host.ok(&["artifacts", "edit-desk"]);
+    let mut texts: Vec<(String, String)> = listed["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let blob = host
+                .data
+                .join("apps/edit-desk/artifact-blobs")
+                .join(a["sha256"].as_str().unwrap());
+            let content: Value = serde_json::from_slice(&std::fs::read(blob).unwrap()).unwrap();
+            (
+                a["name"].as_str().unwrap().to_owned(),
+                content["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    texts.sort();
+    assert_eq!(
+        texts,
+        [
+            ("Draft: ants".to_owned(), DRAFT.to_owned()),
+            ("Draft: bees".to_owned(), DRAFT.to_owned()),
+            ("Draft: owls".to_owned(), "Dear owls, edited".to_owned()),
+        ]
+    );
 }

@@ -7,181 +7,30 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, Write};
 use std::time::{Duration, Instant};
 
-use common::{apphost_in, describe};
+use common::workflow_cli::{
+    assert_approved_and_ended, assert_waits_for_review, Host, APP, WORKFLOW,
+};
 use serde_json::Value;
-use tempfile::TempDir;
-
-struct Host {
-    tmp: TempDir,
-    data: PathBuf,
-    serve: Option<Child>,
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-impl Host {
-    fn run(&self, args: &[&str]) -> Output {
-        apphost_in(self.tmp.path(), &self.data)
-            .args(args)
-            .env("TEST_PROVIDER_KEY", "sk-test-workflow")
-            .output()
-            .unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(out.status.success(), "{args:?}: {}", describe(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe(&out)))
-    }
-    fn refused(&self, args: &[&str]) -> (i32, Value) {
-        let out = self.run(args);
-        let err = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .filter(|l| l.starts_with("{\"error\""))
-            .find_map(|l| serde_json::from_str::<Value>(l).ok())
-            .unwrap_or_else(|| panic!("no error JSON: {}", describe(&out)));
-        (out.status.code().unwrap(), err["error"].clone())
-    }
-    fn runtime_dir(&self) -> PathBuf {
-        self.data.join("runtime")
-    }
-    /// Starts `apphost serve` (its door is open once its first line is out).
-    fn serve(&mut self) {
-        let mut child = apphost_in(self.tmp.path(), &self.data)
-            .arg("serve")
-            .env("TEST_PROVIDER_KEY", "sk-test-workflow")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains("\"url\""), "{line:?}");
-        self.serve = Some(child);
-        assert!(self.runtime_dir().join("app-server.sock").exists());
-    }
-    fn stop(&mut self) {
-        if let Some(mut c) = self.serve.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// A stand-in provider answering every request with the text "Dear cats"; counts requests.
-fn stand_in() -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            if read_request(&conn) {
-                count.fetch_add(1, Ordering::SeqCst);
-            }
-            let body = concat!(
-                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Dear cats\"},\"finish_reason\":null}]}\n\n",
-                "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
-                "data: [DONE]\n\n"
-            );
-            let reply = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = (&conn).write_all(reply.as_bytes());
-        }
-    });
-    (base, seen)
-}
-
-fn read_request(conn: &TcpStream) -> bool {
-    let mut r = BufReader::new(conn);
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            return false;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).is_ok()
-}
-
-fn host_with_sample() -> (Host, Arc<AtomicUsize>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    let host = Host {
-        tmp,
-        data,
-        serve: None,
-    };
-    let pkg = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/reply-workflow");
-    host.ok(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
-    let (base, seen) = stand_in();
-    host.ok(&[
-        "model",
-        "set",
-        "--base-url",
-        &base,
-        "--model",
-        "stand-in-1",
-        "--api-key-env",
-        "TEST_PROVIDER_KEY",
-    ]);
-    (host, seen)
-}
-
-fn start_run(host: &Host) -> Value {
-    host.ok(&[
-        "workflow",
-        "start",
-        "reply-workflow",
-        "draft-review-publish",
-        "--input",
-        r#"{"topic": "cats"}"#,
-    ])
-}
 
 #[test]
 fn with_serve_running_the_cli_hands_runs_to_the_host() {
-    let (mut host, seen) = host_with_sample();
+    let mut host = Host::with_sample();
     host.serve();
 
     let t = Instant::now();
-    let v = start_run(&host);
+    let v = host.start_run("cats");
     let run = v["runId"].as_str().unwrap().to_owned();
-    assert_eq!(v["waiting"]["type"], "review", "the host drove it: {v}");
-    assert_eq!(v["waiting"]["show"]["draft"], "Dear cats");
-    assert_eq!(v["finished"], false);
-    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    assert_waits_for_review(&v); // the host drove it
+    assert_eq!(host.model_requests(), 1);
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
 
     // The host holds the runs' lock, yet nothing is runtime.busy: show and list go over the door.
     let shown = host.ok(&["workflow", "show", &run]);
     assert_eq!(shown, v, "show is the view start answered");
-    let listed = host.ok(&["workflow", "list", "reply-workflow"]);
+    let listed = host.ok(&["workflow", "list", APP]);
     assert_eq!(listed, Value::Array(vec![v.clone()]));
 
     // A refused answer keeps its stable code over the door and changes nothing.
@@ -201,8 +50,8 @@ fn with_serve_running_the_cli_hands_runs_to_the_host() {
     let other = host.ok(&[
         "workflow",
         "start",
-        "reply-workflow",
-        "draft-review-publish",
+        APP,
+        WORKFLOW,
         "--input",
         r#"{"topic": "dogs"}"#,
         "--idempotency-key",
@@ -215,11 +64,9 @@ fn with_serve_running_the_cli_hands_runs_to_the_host() {
 
     // The user's answer continues the run in the host.
     let done = host.ok(&["workflow", "respond", &run, "--approve"]);
-    assert_eq!(done["finished"], true, "{done}");
-    assert_eq!(done["state"]["status"]["status"], "succeeded");
-    assert_eq!(done["state"]["status"]["result"]["approved"], true);
+    assert_approved_and_ended(&done);
     assert_eq!(
-        seen.load(Ordering::SeqCst),
+        host.model_requests(),
         2,
         "one agent step per run that reached it"
     );
@@ -242,12 +89,12 @@ fn with_serve_running_the_cli_hands_runs_to_the_host() {
 
 #[test]
 fn a_door_that_refuses_the_token_is_reported_and_changes_nothing() {
-    let (mut host, seen) = host_with_sample();
+    let mut host = Host::with_sample();
     host.serve();
     let token_file = host.runtime_dir().join("app-server.token");
     let token = std::fs::read(&token_file).unwrap();
     // The host holds the runs once it drives one.
-    let v = start_run(&host);
+    let v = host.start_run("cats");
     let run = v["runId"].as_str().unwrap().to_owned();
     std::fs::write(&token_file, "0".repeat(64)).unwrap();
     for args in [
@@ -267,21 +114,16 @@ fn a_door_that_refuses_the_token_is_reported_and_changes_nothing() {
     }
     std::fs::write(&token_file, token).unwrap();
     assert_eq!(host.ok(&["workflow", "show", &run]), v, "nothing changed");
-    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    assert_eq!(host.model_requests(), 1);
 }
 
 #[test]
 fn before_the_host_holds_any_run_a_refused_door_is_still_reported() {
-    let (mut host, seen) = host_with_sample();
+    let mut host = Host::with_sample();
     host.serve();
     let token_file = host.runtime_dir().join("app-server.token");
     std::fs::write(&token_file, "0".repeat(64)).unwrap();
-    let (code, err) = host.refused(&[
-        "workflow",
-        "start",
-        "reply-workflow",
-        "draft-review-publish",
-    ]);
+    let (code, err) = host.refused(&["workflow", "start", APP, WORKFLOW]);
     assert_eq!((code, err["code"].as_str().unwrap()), (6, "runtime.busy"));
     assert!(
         err["message"]
@@ -290,7 +132,7 @@ fn before_the_host_holds_any_run_a_refused_door_is_still_reported() {
             .contains("appserver.bad_token"),
         "{err}"
     );
-    assert_eq!(seen.load(Ordering::SeqCst), 0);
+    assert_eq!(host.model_requests(), 0);
     host.stop();
     assert_eq!(
         host.ok(&["workflow", "list"]),
@@ -301,19 +143,19 @@ fn before_the_host_holds_any_run_a_refused_door_is_still_reported() {
 
 #[test]
 fn a_stale_door_without_a_host_leaves_the_cli_driving_itself() {
-    let (host, seen) = host_with_sample();
+    let host = Host::with_sample();
     std::fs::create_dir_all(host.runtime_dir()).unwrap();
     let socket = host.runtime_dir().join("app-server.sock");
     drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
     assert!(socket.exists());
-    let v = start_run(&host);
+    let v = host.start_run("cats");
     assert_eq!(v["waiting"]["type"], "review", "{v}");
-    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    assert_eq!(host.model_requests(), 1);
 }
 
 #[test]
 fn host_methods_answer_nobody_before_the_token_handshake() {
-    let (mut host, seen) = host_with_sample();
+    let mut host = Host::with_sample();
     host.serve();
     let s = std::os::unix::net::UnixStream::connect(host.runtime_dir().join("app-server.sock"))
         .unwrap();
@@ -326,7 +168,7 @@ fn host_methods_answer_nobody_before_the_token_handshake() {
     let answer: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(answer["error"]["code"], -32002, "{answer}");
     drop(s);
-    assert_eq!(seen.load(Ordering::SeqCst), 0);
+    assert_eq!(host.model_requests(), 0);
     assert_eq!(
         host.ok(&["workflow", "list"]),
         serde_json::json!([]),

@@ -55,6 +55,8 @@ if (process.argv.includes("--test")) {
       "app/mount-controller",
       "app/review-flow",
       "app/shell-state",
+      "app/launches",
+      "app/palette",
       "ui/testing",
     ].map((m) => join(here, `src/${m}.${m === "ui/testing" ? "tsx" : "ts"}`)),
     outdir: out,

@@ -11,6 +11,7 @@
 import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
+import { buildUiRoutes, type LaunchHub, type LimeUiRoutes } from "./ui.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 import type {
   ArtifactsDeleteArgs,
@@ -56,7 +57,7 @@ export interface StorageListPage<T = unknown> {
   nextCursor: string | null;
 }
 
-export interface LimeUi {
+export interface LimeUi extends LimeUiRoutes {
   getSnapshot(opts?: CallOptions): Promise<HostSnapshot>;
   getLocale(opts?: CallOptions): Promise<LocaleInfo>;
   getTheme(opts?: CallOptions): Promise<ThemeSnapshot>;
@@ -388,7 +389,8 @@ function isAppEvent(p: unknown): p is LimeAppEvent {
 /** The UI calls that are bridge messages rather than capability calls. */
 export type UiMessages = Pick<LimeUi, "navigate" | "toast" | "openExternal" | "download">;
 
-export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub } {
+export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hub: EventHub; launches: LaunchHub } {
+  const uiRoutes = buildUiRoutes(invoke);
   const listeners = new Map<string, Set<(e: LimeAppEvent) => void>>();
   const agent = buildAgent(invoke);
   const workflow = buildWorkflow(invoke);
@@ -439,7 +441,9 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     typeof key === "object" && key !== null ? [{ ...key }, value as CallOptions | undefined] : [{ key, value }, o];
   return {
     hub,
+    launches: uiRoutes.launches,
     ui: {
+      ...uiRoutes.routes,
       getSnapshot: (o) => invoke<HostSnapshot>("lime.ui", "getSnapshot", {}, o),
       getLocale: (o) => invoke<LocaleInfo>("lime.ui", "getLocale", {}, o),
       getTheme: (o) => invoke<ThemeSnapshot>("lime.ui", "getTheme", {}, o),

@@ -62,6 +62,7 @@ export type {
   ToolDescriptor,
   ToolResult,
 } from "./handles.js";
+export { checkRoutePath, type LimeUiRoutes, type RegisteredRoute, type RouteRegistration, type UiLaunch } from "./ui.js";
 export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,

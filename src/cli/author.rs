@@ -12,7 +12,8 @@ use host_core::HostResult;
 pub struct NewArgs {
     /// The app's name: its id (lowercase; spaces become `-`) and the project folder's name.
     pub name: String,
-    /// What the app starts as: `page` (lime.storage) or `agent` (also lime.agent; needs a model).
+    /// What the app starts as: `page` (lime.storage), `agent` (also lime.agent; needs a model) or
+    /// `workflow` (a reviewed workflow run through lime.workflow; needs a model).
     #[arg(long, value_enum, default_value = "page")]
     pub template: Template,
     /// The folder to create the project in (default: the current folder).

@@ -10,6 +10,7 @@ import { expect, test } from "@playwright/test";
 import { openHost } from "./lib/center.mjs";
 import { finish, startProvider, text } from "./lib/provider.mjs";
 import { startServer } from "./lib/server.mjs";
+import { setModel, startFromEntries } from "./lib/workflow.mjs";
 
 let server;
 let provider;
@@ -23,35 +24,12 @@ test.afterEach(async () => {
   await provider?.stop();
 });
 
-async function setModel(page) {
-  const answer = await page.evaluate(async (baseUrl) => {
-    const r = await fetch("/api/set_model", {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-AppHost-Session": localStorage.getItem("apphost.session") },
-      body: JSON.stringify({ baseUrl, model: "stand-in-1" }),
-    });
-    return r.status;
-  }, provider.baseUrl);
-  expect(answer).toBe(200);
-}
-
-async function startFromEntries(page, topic) {
-  await page.goto(`${server.origin}/#/apps/reply-workflow/entries`);
-  const run = page.locator('[data-testid="run-workflow"][data-entry-key="reply"]');
-  await expect(run).toBeEnabled();
-  await run.click();
-  await page.getByTestId("run-workflow-input").fill(JSON.stringify({ topic }));
-  await page.getByTestId("run-workflow-start").click();
-  await expect(page).toHaveURL(/#\/tasks$/);
-}
-
 test("Run from the entry, review on the Tasks page, approve, see the result and evidence", async ({ page }) => {
   await openHost(page, server);
-  await setModel(page);
+  await setModel(page, provider.baseUrl);
   await page.reload();
 
-  await startFromEntries(page, "owls");
+  await startFromEntries(page, server, "reply-workflow", "reply", { topic: "owls" });
   const row = page.getByTestId("run-row").first();
   await expect(row).toBeVisible();
   await row.click();
@@ -72,7 +50,7 @@ test("Run from the entry, review on the Tasks page, approve, see the result and 
   await expect(detail.getByTestId("run-evidence")).toHaveAttribute("data-evidence-id", /^evidence_/, { timeout: 10_000 });
 
   // A second run, rejected: the other branch, nothing saved or published.
-  await startFromEntries(page, "bees");
+  await startFromEntries(page, server, "reply-workflow", "reply", { topic: "bees" });
   const second = page.locator('[data-testid="run-row"]').first();
   await second.click();
   const pending2 = page.getByTestId("run-detail").getByTestId("run-pending");

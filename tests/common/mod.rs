@@ -6,6 +6,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+pub mod workflow_cli;
+
 /// Every regular file under `dir`: relative path → contents (empty if `dir` is absent).
 pub fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {

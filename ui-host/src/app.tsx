@@ -18,6 +18,7 @@ import { useRelay } from "./app/use-relay.js";
 import { useReview } from "./app/use-review.js";
 import { useRoute } from "./app/use-route.js";
 import { useTheme } from "./app/use-theme.js";
+import { useUiLaunch } from "./app/use-ui-launch.js";
 import { HostContext, type Host } from "./context.js";
 import { errorText } from "./format.js";
 import { isPanel } from "./tabs.js";
@@ -58,6 +59,7 @@ export function App(): JSX.Element {
   const { theme, setTheme } = useTheme(relay.current);
   const dragging = useDrop(review.reviewFile);
   const fileInput = useRef<HTMLInputElement>(null);
+  const ui = useUiLaunch({ route, navigate, controller, relay, apps, fail: setBanner });
 
   const host = useMemo<Host>(
     () => ({
@@ -68,7 +70,10 @@ export function App(): JSX.Element {
       reviewFile: review.reviewFile,
       reviewPath: review.reviewPath,
       fail: setBanner,
+      openArtifact: ui.openArtifact,
     }),
+    // `ui.openArtifact` calls stable deps only.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
     [apps, reload, navigate, controller, review.reviewFile, review.reviewPath],
   );
 
@@ -84,7 +89,7 @@ export function App(): JSX.Element {
 
   return (
     <HostContext.Provider value={host}>
-      <ShellHeader page={route.page} pageTabs={tabs.tabs.filter((t) => !isPanel(t.kind)).length} summary={summaryLine(state, apps)} />
+      <ShellHeader page={route.page} pageTabs={tabs.tabs.filter((t) => !isPanel(t.kind)).length} summary={summaryLine(state, apps)} onPalette={ui.openPalette} />
       <main id="content" tabIndex={-1}>
         <div id="error" class="error-banner" role="alert" hidden={shownError === null}>
           {shownError !== null && errorText(shownError)}
@@ -144,6 +149,7 @@ export function App(): JSX.Element {
           Drop the package to review it
         </div>
       )}
+      {ui.palette}
       {review.review !== null && <ReviewSheet state={review.review} progress={review.progress} onConsent={(o) => void review.consent(o)} onCancel={review.cancel} />}
     </HostContext.Provider>
   );

@@ -17,6 +17,8 @@ export interface Host {
   reviewPath(path: string): void;
   /** Shows a failure in the banner. */
   fail(error: unknown): void;
+  /** Opens an artifact in a viewer of its type (lime.ui artifact viewers). */
+  openArtifact(ownerAppId: string, artifactId: string, artifactType: string): void;
 }
 
 export const HostContext = createContext<Host>({
@@ -27,4 +29,5 @@ export const HostContext = createContext<Host>({
   reviewFile: () => undefined,
   reviewPath: () => undefined,
   fail: () => undefined,
+  openArtifact: () => undefined,
 });

@@ -85,14 +85,14 @@ test("merging pages keeps order, drops duplicates and is bounded", () => {
 
 test("artifacts and evidence are listed once each, with their refs", () => {
   const refs = taskRefs([
-    ev(1, "artifact:created", { payload: { artifactId: "art_1", title: "triage.json" }, refs: ["artifact://art_1"] }),
+    ev(1, "artifact:created", { payload: { artifactId: "art_1", title: "triage.json", kind: "triage" }, refs: ["artifact://art_1"] }),
     ev(2, "artifact:created", { payload: { artifactId: "art_1", title: "triage.json" }, refs: ["artifact://art_1"] }),
     ev(3, "evidence:recorded", { payload: { evidenceId: "ev_1" }, refs: ["pack://ev_1"] }),
     ev(4, "assistant:delta", { payload: { text: "x" } }),
   ]);
   assert.deepEqual(refs, [
-    { kind: "artifact", id: "art_1", refs: ["artifact://art_1"], title: "triage.json" },
-    { kind: "evidence", id: "ev_1", refs: ["pack://ev_1"], title: null },
+    { kind: "artifact", id: "art_1", refs: ["artifact://art_1"], title: "triage.json", type: "triage" },
+    { kind: "evidence", id: "ev_1", refs: ["pack://ev_1"], title: null, type: null },
   ]);
 });
 

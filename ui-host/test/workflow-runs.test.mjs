@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 
-import { PendingPanel, RunDetailView, RunList, Schedules, duration } from "../build/test/ui/testing.js";
+import { MAX_EVIDENCE_LOOKS, PendingPanel, RunDetailView, RunList, Schedules, duration, evidenceLooks } from "../build/test/ui/testing.js";
 
 const run = (extra = {}) => ({
   runId: "run_1",
@@ -115,4 +115,13 @@ test("missed schedule slots are shown", () => {
   assert.match(html, /every 15 min/);
   assert.match(html, /3 missed while AppHost was not running/);
   assert.equal(renderToString(h(Schedules, { schedules: [] })), "");
+});
+
+test("an ended run's evidence is looked for per load, up to MAX_EVIDENCE_LOOKS loads, however often the page renders", () => {
+  const ended = detail({ run: run({ status: "succeeded", finished: true }), pending: null });
+  let looks = 0;
+  for (let i = 0; i < MAX_EVIDENCE_LOOKS; i++) looks = evidenceLooks(looks, ended);
+  assert.equal(looks, MAX_EVIDENCE_LOOKS, "each load without evidence counts once");
+  assert.equal(evidenceLooks(looks, detail({ run: run({ status: "succeeded", finished: true }), pending: null, evidence: { id: "evidence_1" } })), 0, "found: no more looking");
+  assert.equal(evidenceLooks(7, detail()), 0, "a running run is not looking for evidence");
 });

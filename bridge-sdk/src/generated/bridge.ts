@@ -214,6 +214,28 @@ export interface ToastPayload {
   level?: ToastLevel;
 }
 
+/**
+ * `ui:launch` (AppHost extension, `lime.ui`): the host opened this frame for something the user
+ * chose outside it: a deep link or palette route (`route`), a `command` entry of the same app
+ * (`command`: the entry's key and its `command` text), or an artifact of a type this entry
+ * declares in `artifactTypes[]` (`artifact`: the ref only; reading it goes through
+ * `lime.artifacts.read` and the choke point). Queued until `app:ready`, then posted once.
+ */
+export type UiLaunchPayload = {
+  kind: "route";
+  route: string;
+} | {
+  kind: "command";
+  entryKey: string;
+  command?: string | null;
+} | {
+  kind: "artifact";
+  artifactId: string;
+  artifactType: string;
+  /** The app that owns the artifact. */
+  ownerAppId: string;
+};
+
 /** `host:visibility`. */
 export interface VisibilityPayload {
   visible: boolean;
@@ -250,7 +272,7 @@ export interface AppMessagePayloads {
 export type AppRequestIdRequired = "host:download" | "capability:invoke";
 
 /** Message types the host sends. */
-export const HOST_MESSAGE_TYPES = ["host:snapshot", "theme:update", "host:visibility", "host:response", "host:error", "host:event"] as const;
+export const HOST_MESSAGE_TYPES = ["host:snapshot", "theme:update", "host:visibility", "ui:launch", "host:response", "host:error", "host:event"] as const;
 export type HostMessageType = (typeof HOST_MESSAGE_TYPES)[number];
 
 /** The payload of each host → app message type. */
@@ -261,6 +283,8 @@ export interface HostMessagePayloads {
   "theme:update": ThemeSnapshot;
   /** The frame was shown or hidden. */
   "host:visibility": VisibilityPayload;
+  /** The host opened this frame for a route, a command entry or an artifact (AppHost extension; queued until `app:ready`). */
+  "ui:launch": UiLaunchPayload;
   /** A call succeeded (same `requestId`). */
   "host:response": ResponsePayload;
   /** A call failed (same `requestId`). */

@@ -669,6 +669,33 @@ export interface UiGetThemeResult {
   tokens: Record<string, string>;
 }
 
+/** Arguments of `lime.ui.listRoutes`. */
+export type UiListRoutesArgs = Record<string, never> | null;
+
+/** Result of `lime.ui.listRoutes`: The routes this app registered in this host session. */
+export interface UiListRoutesResult {
+  routes: Array<{
+    appId: string;
+    entryKey: string;
+    path: string;
+    title: string;
+  }>;
+}
+
+/** Arguments of `lime.ui.registerRoute`. */
+export interface UiRegisterRouteArgs {
+  path: string;
+  title?: string;
+}
+
+/** Result of `lime.ui.registerRoute`: Registers one of the app's in-app routes (`/notes/:id`) so the host can deep-link to it and list it in its command palette (at most 64 per app). */
+export interface UiRegisterRouteResult {
+  appId: string;
+  entryKey: string;
+  path: string;
+  title: string;
+}
+
 /** Arguments of `lime.workflow.cancel`. */
 export interface WorkflowCancelArgs {
   runId: string;
@@ -752,6 +779,10 @@ export interface CapabilityMethods {
     getLocale: { args: UiGetLocaleArgs; result: UiGetLocaleResult };
     /** The current theme and its CSS tokens. */
     getTheme: { args: UiGetThemeArgs; result: UiGetThemeResult };
+    /** Registers one of the app's in-app routes (`/notes/:id`) so the host can deep-link to it and list it in its command palette (at most 64 per app). */
+    registerRoute: { args: UiRegisterRouteArgs; result: UiRegisterRouteResult };
+    /** The routes this app registered in this host session. */
+    listRoutes: { args: UiListRoutesArgs; result: UiListRoutesResult };
   };
   "lime.storage": {
     /** The stored JSON value, or null. */

@@ -169,9 +169,12 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     setSecretBound: secrets.setBound,
     setKnowledgeBound: knowledge.setBound,
     setTheme: ui.setTheme,
+    routes: ui.routes,
+    launch: (l) => void handles.launches.deliver(l),
     close: () => {
       ui.close();
       handles.hub.clear();
+      handles.launches.clear();
       events.close();
     },
   };

@@ -218,6 +218,10 @@ export interface MockLimeRuntime extends LimeRuntime {
   setKnowledgeBound(template: string, docs: MockKnowledgeDoc[] | null): void;
   /** Pushes a theme update to `onSnapshot` listeners. */
   setTheme(theme: Partial<ThemeSnapshot>): void;
+  /** The routes the app registered with `lime.ui.registerRoute`, as the host keeps them. */
+  readonly routes: { appId: string; entryKey: string; path: string; title: string }[];
+  /** Delivers a `ui:launch` as the host would (a deep link, a palette command, an artifact). */
+  launch(launch: import("../ui.js").UiLaunch): void;
   readonly toasts: { message: string; level: string }[];
   readonly navigations: string[];
   /** Files the mock user saved through `lime.ui.download`: the name and the bytes. */

@@ -77,6 +77,46 @@ fn waits_for_review(v: &RunView) -> bool {
     matches!(v.waiting, Some(Pending::Review { .. }))
 }
 
+/// The driver armed the run's timer by itself (its due time recorded).
+fn timer_armed(v: &RunView) -> bool {
+    matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
+}
+
+/// Starts a run of the workflow with `input`, no key, started by nobody.
+fn start(runs: &HostRuns, store: &Store, input: serde_json::Value) -> RunView {
+    runs.start(store, APP, WF, input, None, None).unwrap()
+}
+
+/// The host closes: its services (and the runs' lock) go; the host gets empty ones.
+fn close_host(h: &mut Host) {
+    drop(std::mem::replace(
+        &mut h.services,
+        Services::new(h.dir.apps_data()),
+    ));
+}
+
+/// A host whose app's workflow is [`WAIT_200MS`] with the wait's duration replaced (the
+/// package's folder lives as long as the returned `TempDir`).
+fn wait_host(duration: &str) -> (tempfile::TempDir, Host) {
+    let tmp = tempfile::tempdir().unwrap();
+    let states = WAIT_200MS.replace("duration: 200ms", &format!("duration: {duration}"));
+    let h = host_with(Some(app_with_states(tmp.path(), "wait-app", &states)));
+    (tmp, h)
+}
+
+/// Starts a run of the wait workflow, waits until its timer is armed, then closes the host
+/// before it is due; the run's id.
+fn start_a_wait_then_close(h: &mut Host) -> String {
+    let store = Store::open(&h.dir).unwrap();
+    let run_id = {
+        let runs = runs(h);
+        let v = start(runs, &store, json!({}));
+        wait_for(runs, &v.run_id, "the armed timer", timer_armed).run_id
+    };
+    close_host(h);
+    run_id
+}
+
 /// The sample app with its workflow replaced by `states` (YAML flow lines, indented).
 fn app_with_states(tmp: &std::path::Path, name: &str, states: &str) -> std::path::PathBuf {
     let pkg = tmp.join(name);
@@ -149,16 +189,13 @@ fn a_started_run_reaches_its_review_by_itself_and_the_users_answer_finishes_it()
 
 #[test]
 fn a_wait_of_200_ms_fires_by_itself_and_the_driver_sleeps_meanwhile() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut h = host_with(Some(app_with_states(tmp.path(), "wait-app", WAIT_200MS)));
+    let (_tmp, mut h) = wait_host("200ms");
     let store = Store::open(&h.dir).unwrap();
     let runs = runs(&mut h);
     let started = Instant::now();
-    let v = runs.start(&store, APP, WF, json!({}), None, None).unwrap();
+    let v = start(runs, &store, json!({}));
     // The driver arms the timer by itself (its due time recorded), then fires it.
-    wait_for(runs, &v.run_id, "the armed timer", |v| {
-        matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
-    });
+    wait_for(runs, &v.run_id, "the armed timer", timer_armed);
     let done = wait_for(runs, &v.run_id, "the end", |v| v.finished);
     let took = started.elapsed();
     assert_eq!(
@@ -173,23 +210,9 @@ fn a_wait_of_200_ms_fires_by_itself_and_the_driver_sleeps_meanwhile() {
 
 #[test]
 fn a_reopened_host_replays_a_waiting_run_and_continues_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let states = WAIT_200MS.replace("duration: 200ms", "duration: 600ms");
-    let mut h = host_with(Some(app_with_states(tmp.path(), "wait-app", &states)));
-    let store = Store::open(&h.dir).unwrap();
-    let run_id = {
-        let runs = runs(&mut h);
-        let v = runs.start(&store, APP, WF, json!({}), None, None).unwrap();
-        wait_for(runs, &v.run_id, "the armed timer", |v| {
-            matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
-        })
-        .run_id
-    };
+    let (_tmp, mut h) = wait_host("600ms");
     // The host closes before the timer is due (its runs' lock goes with it) ...
-    drop(std::mem::replace(
-        &mut h.services,
-        Services::new(h.dir.apps_data()),
-    ));
+    let run_id = start_a_wait_then_close(&mut h);
     // ... and the next host replays the run and fires the timer with no call of anyone.
     let runs = runs(&mut h);
     let done = wait_for(runs, &run_id, "the end", |v| v.finished);
@@ -227,9 +250,7 @@ fn cancel_during_an_agent_step_ends_the_agent_task_quickly() {
     let tasks = h.services.agent_tasks(&h.store).unwrap();
     let app = runtime_core::ids::AppId::new(APP).unwrap();
     let runs = h.services.workflow_runs(&h.store).unwrap();
-    let v = runs
-        .start(&store, APP, WF, json!({"topic": "slow"}), None, None)
-        .unwrap();
+    let v = start(runs, &store, json!({"topic": "slow"}));
     // The agent step is in flight: its task runs.
     let deadline = Instant::now() + Duration::from_secs(20);
     let task_id = loop {
@@ -284,41 +305,23 @@ fn starts_are_bounded_per_app_and_a_reused_key_with_another_input_conflicts() {
         .set_fallback(vec![ScriptStep::Sleep(Duration::from_secs(60))]);
     let store = Store::open(&h.dir).unwrap();
     let runs = runs(&mut h);
-    let first = runs
-        .start(
+    let keyed = |topic: &str| {
+        runs.start(
             &store,
             APP,
             WF,
-            json!({"topic": "a"}),
+            json!({ "topic": topic }),
             Some("k1".into()),
             None,
         )
-        .unwrap();
-    let again = runs
-        .start(
-            &store,
-            APP,
-            WF,
-            json!({"topic": "a"}),
-            Some("k1".into()),
-            None,
-        )
-        .unwrap();
+    };
+    let first = keyed("a").unwrap();
+    let again = keyed("a").unwrap();
     assert_eq!(again.run_id, first.run_id);
-    let err = runs
-        .start(
-            &store,
-            APP,
-            WF,
-            json!({"topic": "b"}),
-            Some("k1".into()),
-            None,
-        )
-        .unwrap_err();
+    let err = keyed("b").unwrap_err();
     assert_eq!(err.code, code::IDEMPOTENCY_CONFLICT);
     for i in 1..MAX_UNFINISHED_RUNS_PER_APP {
-        runs.start(&store, APP, WF, json!({"topic": i}), None, None)
-            .unwrap();
+        start(runs, &store, json!({"topic": i}));
     }
     let before = runs.list(None);
     let err = runs
@@ -327,37 +330,14 @@ fn starts_are_bounded_per_app_and_a_reused_key_with_another_input_conflicts() {
     assert_eq!(err.code, "workflow.too_many_runs");
     assert_eq!(runs.list(None).len(), before.len());
     // An existing key still answers with its run.
-    let same = runs
-        .start(
-            &store,
-            APP,
-            WF,
-            json!({"topic": "a"}),
-            Some("k1".into()),
-            None,
-        )
-        .unwrap();
+    let same = keyed("a").unwrap();
     assert_eq!(same.run_id, first.run_id);
 }
 
 #[test]
 fn a_new_host_session_resumes_the_runs_without_any_call() {
-    let tmp = tempfile::tempdir().unwrap();
-    let states = WAIT_200MS.replace("duration: 200ms", "duration: 300ms");
-    let mut h = host_with(Some(app_with_states(tmp.path(), "wait-app", &states)));
-    let store = Store::open(&h.dir).unwrap();
-    let run_id = {
-        let runs = runs(&mut h);
-        let v = runs.start(&store, APP, WF, json!({}), None, None).unwrap();
-        wait_for(runs, &v.run_id, "the armed timer", |v| {
-            matches!(v.waiting, Some(Pending::Timer { .. })) && v.due_at.is_some()
-        })
-        .run_id
-    };
-    drop(std::mem::replace(
-        &mut h.services,
-        Services::new(h.dir.apps_data()),
-    ));
+    let (_tmp, mut h) = wait_host("300ms");
+    let run_id = start_a_wait_then_close(&mut h);
     // A fresh session with no workflow calls: resumed at start, the timer fires by itself.
     let mut fresh = services_for(&h.dir, &h.backend);
     fresh.resume_workflow_runs(&h.dir).unwrap();
@@ -391,17 +371,13 @@ fn a_slow_agent_step_of_one_run_does_not_hold_up_another_run() {
     let tasks = h.services.agent_tasks(&h.store).unwrap();
     let app = runtime_core::ids::AppId::new(APP).unwrap();
     let runs = h.services.workflow_runs(&h.store).unwrap();
-    let slow = runs
-        .start(&store, APP, WF, json!({"topic": "slow"}), None, None)
-        .unwrap();
+    let slow = start(runs, &store, json!({"topic": "slow"}));
     let deadline = Instant::now() + Duration::from_secs(20);
     while tasks.recent(Some(&app), 10).unwrap().is_empty() {
         assert!(Instant::now() < deadline, "the slow step never started");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let quick = runs
-        .start(&store, APP, WF, json!({"topic": "quick"}), None, None)
-        .unwrap();
+    let quick = start(runs, &store, json!({"topic": "quick"}));
     let t = Instant::now();
     let v = wait_for(
         runs,

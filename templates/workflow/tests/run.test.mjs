@@ -7,6 +7,10 @@ import { test } from "node:test";
 import { createMockLimeRuntime } from "../app/ui/sdk/index.js";
 import { draftAndReview, errorLabel, LATEST_KEY, latestDraft, outcome, progressLabel, WORKFLOW } from "../app/ui/run.js";
 
+/** The draft `save` and `publish` keep: the reviewer's edit of `draft`, else the agent's. */
+const kept = ({ review, draft }) =>
+  review.data !== null && typeof review.data === "object" && !Array.isArray(review.data) && "draft" in review.data ? review.data.draft : draft;
+
 /** app/APP.md's workflow, for the mock. */
 const DRAFT_REVIEW_PUBLISH = {
   states: [
@@ -16,7 +20,7 @@ const DRAFT_REVIEW_PUBLISH = {
     { key: "decide", kind: "branch", choose: ({ outputs }) => (outputs.review.decision === "approved" ? "save" : "discarded") },
     { key: "save", kind: "storage-write", returns: true, next: "publish" },
     { key: "publish", kind: "artifact-create", output: "artifact", returns: { artifactId: "artifact_1" }, next: "done" },
-    { key: "done", kind: "end", result: ({ outputs }) => ({ approved: true, draft: outputs.draft }) },
+    { key: "done", kind: "end", result: ({ outputs }) => ({ approved: true, draft: kept(outputs) }) },
     { key: "discarded", kind: "end", result: { approved: false } },
   ],
 };
@@ -36,6 +40,14 @@ test("an approved draft runs to the end and the page follows its progress", asyn
   assert.equal(seen[0], "Started");
   assert.ok(seen.includes("Waiting for your review in AppHost (Tasks page)"), seen.join(" | "));
   assert.equal(seen.at(-1), "Finished");
+  lime.close();
+});
+
+test("an edited draft is the one kept", async () => {
+  const lime = runtime(({ show }) => ({ approved: true, data: { ...show, draft: "An edited draft" } }));
+  const view = await draftAndReview(lime, "owls");
+  assert.deepEqual(view.state.status.result, { approved: true, draft: "An edited draft" });
+  assert.deepEqual(view.state.outputs.review, { decision: "approved", data: { topic: "owls", draft: "An edited draft" } });
   lime.close();
 });
 

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -29,13 +29,8 @@ export function cli(data, args) {
   return out.stdout.trim() === "" ? null : JSON.parse(out.stdout);
 }
 
-/** Starts a server; `install` lists package folders (relative to the repo) to sideload first. */
-export async function startServer({ install = [] } = {}) {
-  const root = mkdtempSync(join(tmpdir(), "apphost-browser-"));
-  const data = join(root, "data");
-  for (const pkg of install) {
-    cli(data, ["install", "--yes", "--sideload", join(REPO, pkg)]);
-  }
+/** `apphost serve` on `data` until its first line (the URL); the child and that line. */
+async function spawnServe(root, data) {
   const child = spawn(apphostBin(), ["--json", "--data-dir", data, "serve"], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, APPHOST_SECRET_STORE: "file", APPHOST_SECRET_KEY_FILE: join(root, "secrets.key") },
@@ -45,28 +40,53 @@ export async function startServer({ install = [] } = {}) {
     lines.once("line", (line) => resolve(JSON.parse(line)));
     child.once("exit", (code) => reject(new Error(`apphost serve exited with ${code} before its URL`)));
   });
-  const url = new URL(first.url);
-  return {
+  return { child, first };
+}
+
+async function stopChild(child) {
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  return child.exitCode;
+}
+
+/**
+ * Starts a server; `install` lists package folders (relative to the repo, or absolute) to
+ * sideload first. `restart()` stops it and serves the same data directory again (a new port
+ * and sign-in token).
+ */
+export async function startServer({ install = [] } = {}) {
+  const root = mkdtempSync(join(tmpdir(), "apphost-browser-"));
+  const data = join(root, "data");
+  for (const pkg of install) {
+    cli(data, ["install", "--yes", "--sideload", isAbsolute(pkg) ? pkg : join(REPO, pkg)]);
+  }
+  let { child, first } = await spawnServe(root, data);
+  const server = {
     data,
-    port: first.port,
-    pid: first.pid,
-    url: first.url,
-    token: url.searchParams.get("token"),
-    origin: url.origin,
     /** The sign-in URL for a path (the token is exchanged once, then redirected to `path`). */
     signIn(path = "/") {
-      return `${url.origin}${path}?token=${url.searchParams.get("token")}`;
+      return `${server.origin}${path}?token=${server.token}`;
+    },
+    async restart() {
+      await stopChild(child);
+      ({ child, first } = await spawnServe(root, data));
+      describe(first);
     },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      }
+      const code = await stopChild(child);
       rmSync(root, { recursive: true, force: true });
-      return child.exitCode;
+      return code;
     },
   };
+  const describe = (line) => {
+    const url = new URL(line.url);
+    Object.assign(server, { port: line.port, pid: line.pid, url: line.url, token: url.searchParams.get("token"), origin: url.origin });
+  };
+  describe(first);
+  return server;
 }
 
 /** A raw HTTP request to the server's socket with exactly these headers (Host included). */

@@ -113,6 +113,18 @@ export interface AppSummary {
   setupActions: Array<SetupAction>;
 }
 
+/** An entry that views an artifact type. */
+export interface ArtifactViewer {
+  appId: string;
+  appTitle: string;
+  entryKey: string;
+  title: string;
+}
+
+export interface ArtifactViewersArgs {
+  artifactType: string;
+}
+
 /** Why the user is asked. */
 export type AskReason =
   /** The permission is declared but not granted (optional, or revoked). */
@@ -747,6 +759,25 @@ export interface PackRemoval {
   size: number;
 }
 
+/** What the command palette lists besides the host's own actions. */
+export interface Palette {
+  commands: Array<PaletteCommand>;
+  routes: Array<RegisteredRoute>;
+}
+
+/** A `command` entry the palette lists, and the UI entry that runs it. */
+export interface PaletteCommand {
+  appId: string;
+  appTitle: string;
+  entryKey: string;
+  title: string;
+  command: string | null;
+  /** The app's first UI entry: it is mounted and receives `ui:launch {kind: "command"}`. */
+  surfaceEntry: string;
+  /** The command entry's readiness (`ready`, `needs-setup`, ...). */
+  status: string;
+}
+
 /** What a run waits for from a person, as the host draws it. */
 export interface PendingView {
   /** `review`, `input` or `decision`. */
@@ -859,6 +890,15 @@ export interface RefusedMessage {
   reason: string;
   messageType: string | null;
   bytes: number;
+}
+
+/** One registered route. */
+export interface RegisteredRoute {
+  appId: string;
+  /** The entry whose frame registered it (the one a deep link opens). */
+  entryKey: string;
+  path: string;
+  title: string;
 }
 
 export interface RemoveTrustedKeyArgs {
@@ -1184,6 +1224,33 @@ export interface TrustedKeyRow {
   fingerprint: string;
 }
 
+export interface UiLaunchArgs {
+  mountId: string;
+  launch: UiLaunchPayload;
+}
+
+/**
+ * `ui:launch` (AppHost extension, `lime.ui`): the host opened this frame for something the user
+ * chose outside it: a deep link or palette route (`route`), a `command` entry of the same app
+ * (`command`: the entry's key and its `command` text), or an artifact of a type this entry
+ * declares in `artifactTypes[]` (`artifact`: the ref only; reading it goes through
+ * `lime.artifacts.read` and the choke point). Queued until `app:ready`, then posted once.
+ */
+export type UiLaunchPayload = {
+  kind: "route";
+  route: string;
+} | {
+  kind: "command";
+  entryKey: string;
+  command?: string | null;
+} | {
+  kind: "artifact";
+  artifactId: string;
+  artifactType: string;
+  /** The app that owns the artifact. */
+  ownerAppId: string;
+};
+
 export interface UnbindKnowledgeArgs {
   appId: string;
   template: string;
@@ -1438,6 +1505,12 @@ export interface HostCommands {
   task_retry: { args: TaskArgs; answer: AgentTaskView };
   /** Answers a pending action of a task. */
   task_respond: { args: TaskRespondArgs; answer: Responded };
+  /** The command palette's app items: every enabled app's `command` entries (with readiness and the UI entry that runs them) and the routes apps registered with `lime.ui.registerRoute`. */
+  ui_palette: { args: NoArgs; answer: Palette };
+  /** The UI entries of enabled apps that declare an artifact type in `artifactTypes[]`. */
+  artifact_viewers: { args: ArtifactViewersArgs; answer: Array<ArtifactViewer> };
+  /** Opens a mounted frame for a route, a command entry or an artifact of its own app (`ui.launch_refused` otherwise): `ui:launch` now, or after the frame's `app:ready`. */
+  ui_launch: { args: UiLaunchArgs; answer: Array<Outgoing> };
   /** Every app's workflow runs (or one app's), newest first. */
   workflow_runs: { args: WorkflowRunsArgs; answer: Array<RunSummary> };
   /** One run: step timeline, pending review or input, outputs, evidence. */
@@ -1456,7 +1529,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -15,4 +15,4 @@ export { PathInstall } from "../app/path-install.js";
 export { ShellHeader } from "../app/header.js";
 export { ApprovalPromptView, promptItems } from "../views/approval-prompt.js";
 export { appendBounded, asDevLine, devLineWhere, MAX_DEV_LINES } from "../views/dev-console.js";
-export { PendingPanel, RunDetailView, RunList, Schedules, duration } from "../views/workflow-runs.js";
+export { MAX_EVIDENCE_LOOKS, PendingPanel, RunDetailView, RunList, Schedules, duration, evidenceLooks } from "../views/workflow-runs.js";

@@ -12,7 +12,6 @@ import {
   inputText,
   isActive,
   mergeEvents,
-  onTasksChanged,
   runActivity,
   shortTime,
   statusText,
@@ -21,55 +20,52 @@ import {
   type TaskEvent,
   type TaskView,
 } from "../tasks.js";
-import { Button, Empty, ErrorBox } from "../ui/components.js";
+import { Button, ErrorBox } from "../ui/components.js";
+import { OpenArtifactButton } from "./open-artifact.js";
+import { RowList, StatusBadge, useLiveList } from "./task-rows.js";
 import { WorkflowRuns } from "./workflow-runs.js";
 
 const statusTone = (s: string): string =>
   s === "succeeded" ? "good" : s === "failed" ? "bad" : s === "waiting_approval" ? "warn" : s === "cancelled" ? "muted" : "info";
 
-function StatusBadge(props: { status: string; testid?: string }): JSX.Element {
+function TaskBadge(props: { status: string; testid?: string }): JSX.Element {
   return (
-    <span class={`badge badge--${statusTone(props.status)}`} data-testid={props.testid} data-status={props.status}>
+    <StatusBadge status={props.status} tone={statusTone(props.status)} testid={props.testid}>
       {statusText(props.status)}
-    </span>
+    </StatusBadge>
   );
 }
 
 /** The list of tasks (stateless: render-tested). */
 export function TaskList(props: { tasks: TaskView[]; selected: string | null; showApp: boolean; select(t: TaskView): void }): JSX.Element {
-  if (props.tasks.length === 0) {
-    return <Empty>No agent task yet. Apps start tasks with lime.agent.</Empty>;
-  }
   return (
-    <ul class="task-list" aria-label="Agent tasks" data-testid="task-list">
-      {props.tasks.map((t) => {
+    <RowList
+      items={props.tasks}
+      empty="No agent task yet. Apps start tasks with lime.agent."
+      label="Agent tasks"
+      testid="task-list"
+      keyOf={(t) => t.taskId}
+      selected={props.selected}
+      select={props.select}
+      rowData={(t) => ({ "data-testid": "task-row", "data-task-id": t.taskId, "data-app-id": t.appId, "data-status": t.status })}
+    >
+      {(t) => {
         const pending = t.pendingApprovals ?? t.pendingActions.length;
         return (
-          <li key={t.taskId}>
-            <button
-              type="button"
-              class={`task-row${props.selected === t.taskId ? " task-row--selected" : ""}`}
-              aria-current={props.selected === t.taskId ? "true" : undefined}
-              data-testid="task-row"
-              data-task-id={t.taskId}
-              data-app-id={t.appId}
-              data-status={t.status}
-              onClick={() => props.select(t)}
-            >
-              <StatusBadge status={t.status} />
-              {props.showApp && <span class="task-app">{t.appId}</span>}
-              <span class="task-input">{t.inputPreview ?? ""}</span>
-              {pending > 0 && (
-                <span class="badge badge--warn" data-testid="task-row-approvals">
-                  {pending} to approve
-                </span>
-              )}
-              <span class="task-time">{shortTime(t.updatedAt ?? t.createdAt)}</span>
-            </button>
-          </li>
+          <>
+            <TaskBadge status={t.status} />
+            {props.showApp && <span class="task-app">{t.appId}</span>}
+            <span class="task-input">{t.inputPreview ?? ""}</span>
+            {pending > 0 && (
+              <span class="badge badge--warn" data-testid="task-row-approvals">
+                {pending} to approve
+              </span>
+            )}
+            <span class="task-time">{shortTime(t.updatedAt ?? t.createdAt)}</span>
+          </>
         );
-      })}
-    </ul>
+      }}
+    </RowList>
   );
 }
 
@@ -110,7 +106,7 @@ export function TaskDetailView(props: {
   return (
     <section class="task-detail" aria-labelledby="task-detail-heading" data-testid="task-detail" data-task-id={t.taskId} data-status={t.status}>
       <h3 id="task-detail-heading">
-        Task of {t.appId} <StatusBadge status={t.status} testid="task-status" />
+        Task of {t.appId} <TaskBadge status={t.status} testid="task-status" />
       </h3>
       {t.input !== undefined && (
         <details class="task-request">
@@ -178,6 +174,9 @@ export function TaskDetailView(props: {
             <li key={`${r.kind}-${r.id}`} data-testid="task-ref" data-kind={r.kind}>
               {r.kind === "artifact" ? "Artifact" : "Evidence"} {r.title ?? r.id}
               {r.refs.length > 0 && <code class="task-ref-id"> {r.refs.join(" ")}</code>}
+              {r.kind === "artifact" && r.type !== null && (
+                <OpenArtifactButton ownerAppId={t.appId} artifactId={r.id} artifactType={r.type} />
+              )}
             </li>
           ))}
         </ul>
@@ -195,7 +194,6 @@ export function TasksPage(props: { appId?: string; apps: string[] }): JSX.Elemen
   const [task, setTask] = useState<TaskView | null>(null);
   const [events, setEvents] = useState<TaskEvent[]>([]);
   const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const after = useRef(0);
   const selectedRef = useRef(selected);
   selectedRef.current = selected;
@@ -225,47 +223,15 @@ export function TasksPage(props: { appId?: string; apps: string[] }): JSX.Elemen
   }, []);
 
   useEffect(() => {
-    void loadList();
-  }, [loadList]);
-  useEffect(() => {
     after.current = 0;
     setEvents([]);
     setTask(null);
     setError(null);
     void loadDetail();
   }, [selected, loadDetail]);
-  useEffect(
-    () =>
-      onTasksChanged(() => {
-        void loadList();
-        void loadDetail();
-      }),
-    [loadList, loadDetail],
-  );
   // Fallback poll while the open task, or one in the list, still changes on its own.
   const live = (task !== null && isActive(task.status)) || (tasks ?? []).some((t) => isActive(t.status));
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(() => {
-      void loadDetail();
-      void loadList();
-    }, 1000);
-    return () => clearInterval(timer);
-  }, [live, loadDetail, loadList]);
-
-  const act = async (work: () => Promise<unknown>): Promise<void> => {
-    setBusy(true);
-    try {
-      await work();
-      setError(null);
-    } catch (e: unknown) {
-      setError(e);
-    } finally {
-      setBusy(false);
-      await loadDetail();
-      await loadList();
-    }
-  };
+  const { busy, act } = useLiveList(loadList, loadDetail, live, setError);
 
   const inApp = props.appId !== undefined;
   return (

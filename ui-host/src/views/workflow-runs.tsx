@@ -11,8 +11,9 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 import * as api from "../api.js";
 import type { PendingView, RunDetail, RunSummary, ScheduleRecord, StepRow } from "../generated/host-api.js";
-import { inputText, onTasksChanged, shortTime } from "../tasks.js";
-import { Button, Empty, ErrorBox } from "../ui/components.js";
+import { inputText, shortTime } from "../tasks.js";
+import { Button, ErrorBox } from "../ui/components.js";
+import { RowList, StatusBadge, useLiveList } from "./task-rows.js";
 
 const tone = (s: string): string =>
   s === "succeeded" || s === "approved"
@@ -27,9 +28,9 @@ const tone = (s: string): string =>
 
 function RunBadge(props: { status: string; testid?: string }): JSX.Element {
   return (
-    <span class={`badge badge--${tone(props.status)}`} data-testid={props.testid} data-status={props.status}>
+    <StatusBadge status={props.status} tone={tone(props.status)} testid={props.testid}>
       {props.status}
-    </span>
+    </StatusBadge>
   );
 }
 
@@ -43,32 +44,28 @@ export function duration(from: string, to: string | null): string {
 
 /** The run list (stateless: render-tested). */
 export function RunList(props: { runs: RunSummary[]; selected: string | null; showApp: boolean; select(r: RunSummary): void }): JSX.Element {
-  if (props.runs.length === 0) {
-    return <Empty>No workflow run yet. Run a workflow entry from its app's Entries tab.</Empty>;
-  }
   return (
-    <ul class="task-list" aria-label="Workflow runs" data-testid="run-list">
-      {props.runs.map((r) => (
-        <li key={r.runId}>
-          <button
-            type="button"
-            class={`task-row${props.selected === r.runId ? " task-row--selected" : ""}`}
-            aria-current={props.selected === r.runId ? "true" : undefined}
-            data-testid="run-row"
-            data-run-id={r.runId}
-            data-status={r.status}
-            onClick={() => props.select(r)}
-          >
-            <RunBadge status={r.status} />
-            {props.showApp && <span class="task-app">{r.appId}</span>}
-            <span class="task-input">{r.workflow}</span>
-            {r.waiting === "review" && <span class="badge badge--warn">review</span>}
-            {r.waiting === "input" && <span class="badge badge--warn">input</span>}
-            <span class="task-time">{r.startedAt === null ? "" : shortTime(r.startedAt)}</span>
-          </button>
-        </li>
-      ))}
-    </ul>
+    <RowList
+      items={props.runs}
+      empty="No workflow run yet. Run a workflow entry from its app's Entries tab."
+      label="Workflow runs"
+      testid="run-list"
+      keyOf={(r) => r.runId}
+      selected={props.selected}
+      select={props.select}
+      rowData={(r) => ({ "data-testid": "run-row", "data-run-id": r.runId, "data-status": r.status })}
+    >
+      {(r) => (
+        <>
+          <RunBadge status={r.status} />
+          {props.showApp && <span class="task-app">{r.appId}</span>}
+          <span class="task-input">{r.workflow}</span>
+          {r.waiting === "review" && <span class="badge badge--warn">review</span>}
+          {r.waiting === "input" && <span class="badge badge--warn">input</span>}
+          <span class="task-time">{r.startedAt === null ? "" : shortTime(r.startedAt)}</span>
+        </>
+      )}
+    </RowList>
   );
 }
 
@@ -264,6 +261,15 @@ export function Schedules(props: { schedules: ScheduleRecord[] }): JSX.Element |
   );
 }
 
+/** How many loads of an ended run's detail look for its evidence before the poll stops. */
+export const MAX_EVIDENCE_LOOKS = 10;
+
+/** The count of loads of an ended run's detail without its evidence, after one more load `d`
+ * (0 while the run is going or once the evidence is there). */
+export function evidenceLooks(looks: number, d: RunDetail): number {
+  return d.run.finished && d.evidence === null ? looks + 1 : 0;
+}
+
 /** The workflow runs section of the Tasks page; with `appId` only that app's runs. */
 export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element {
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
@@ -272,7 +278,6 @@ export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element
   const [selected, setSelected] = useState<string | null>(null);
   const [detail, setDetail] = useState<RunDetail | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const selectedRef = useRef(selected);
   selectedRef.current = selected;
 
@@ -287,61 +292,31 @@ export function WorkflowRuns(props: { appId?: string | undefined }): JSX.Element
     }
   }, [props.appId]);
 
+  // The driver records an ended run's evidence just after its end: look again a few times
+  // (counted per load: renders are far more frequent and would end the looking too early).
+  const evidencePolls = useRef(0);
   const loadDetail = useCallback(async () => {
     const sel = selectedRef.current;
     if (sel === null) return;
     try {
       const d = await api.workflowRun(sel);
-      if (selectedRef.current === sel) setDetail(d);
+      if (selectedRef.current !== sel) return;
+      evidencePolls.current = evidenceLooks(evidencePolls.current, d);
+      setDetail(d);
     } catch (e: unknown) {
       setError(e);
     }
   }, []);
 
   useEffect(() => {
-    void loadList();
-  }, [loadList]);
-  useEffect(() => {
     setDetail(null);
     setError(null);
+    evidencePolls.current = 0;
     void loadDetail();
   }, [selected, loadDetail]);
-  useEffect(
-    () =>
-      onTasksChanged(() => {
-        void loadList();
-        void loadDetail();
-      }),
-    [loadList, loadDetail],
-  );
-  // The driver records an ended run's evidence just after its end: look again a few times.
-  const evidencePolls = useRef(0);
-  const awaitingEvidence = detail !== null && detail.run.finished && detail.evidence === null && evidencePolls.current < 10;
-  if (detail !== null && detail.run.finished && awaitingEvidence) evidencePolls.current += 1;
-  if (detail === null || !detail.run.finished) evidencePolls.current = 0;
+  const awaitingEvidence = detail !== null && detail.run.finished && detail.evidence === null && evidencePolls.current < MAX_EVIDENCE_LOOKS;
   const live = (runs ?? []).some((r) => r.status === "running") || awaitingEvidence;
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(() => {
-      void loadList();
-      void loadDetail();
-    }, 1000);
-    return () => clearInterval(timer);
-  }, [live, loadDetail, loadList]);
-
-  const act = async (work: () => Promise<unknown>): Promise<void> => {
-    setBusy(true);
-    try {
-      await work();
-      setError(null);
-    } catch (e: unknown) {
-      setError(e);
-    } finally {
-      setBusy(false);
-      await loadDetail();
-      await loadList();
-    }
-  };
+  const { busy, act } = useLiveList(loadList, loadDetail, live, setError);
 
   return (
     <section class="tasks-section" aria-labelledby="runs-heading" data-testid="workflow-runs">

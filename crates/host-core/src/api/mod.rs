@@ -25,6 +25,7 @@ pub mod schema;
 pub mod session;
 pub mod store_stamp;
 pub mod tasks;
+pub mod ui;
 pub mod uploads;
 pub mod watch;
 pub mod workflow;
@@ -58,6 +59,7 @@ const AREAS: &[&[Command]] = &[
     launch_package::COMMANDS,
     knowledge::COMMANDS,
     tasks::COMMANDS,
+    ui::COMMANDS,
     workflow::COMMANDS,
 ];
 

@@ -145,6 +145,10 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("task_cancel", tasks::TaskArgs, AgentTaskView, "Cancels a task as the host's user."),
         cmd!("task_retry", tasks::TaskArgs, AgentTaskView, "Runs a failed or cancelled task again."),
         cmd!("task_respond", tasks::RespondArgs, Responded, "Answers a pending action of a task."),
+        // ui.rs
+        cmd!("ui_palette", NoArgs, super::ui::Palette, "The command palette's app items: every enabled app's `command` entries (with readiness and the UI entry that runs them) and the routes apps registered with `lime.ui.registerRoute`."),
+        cmd!("artifact_viewers", super::ui::ViewersArgs, Vec<crate::hosting::bridge::host::ui_launch::catalog::ArtifactViewer>, "The UI entries of enabled apps that declare an artifact type in `artifactTypes[]`."),
+        cmd!("ui_launch", super::ui::LaunchArgs, Vec<Outgoing>, "Opens a mounted frame for a route, a command entry or an artifact of its own app (`ui.launch_refused` otherwise): `ui:launch` now, or after the frame's `app:ready`."),
         // workflow.rs
         cmd!("workflow_runs", workflow::ListArgs, Vec<workflow::RunSummary>, "Every app's workflow runs (or one app's), newest first."),
         cmd!("workflow_run", workflow::RunArgs, workflow::RunDetail, "One run: step timeline, pending review or input, outputs, evidence."),

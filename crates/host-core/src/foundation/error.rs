@@ -176,6 +176,9 @@ error_codes! {
     MountNotASurface = "mount.not_a_surface" => Conflict,
     /// The entry is not ready (needs setup, blocked); details carry the setup actions.
     MountNotReady = "mount.not_ready" => Conflict,
+    /// The host UI asked to open a frame for a route, command or artifact its app does not
+    /// declare or register (`details.reason`); nothing was posted.
+    UiLaunchRefused = "ui.launch_refused" => Conflict,
     // --- model settings and the secret store ----------------------------------------------
     ModelNotConfigured = "model.not_configured" => NotFound,
     ModelInvalidBaseUrl = "model.invalid_base_url" => Usage,

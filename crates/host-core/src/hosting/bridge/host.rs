@@ -17,6 +17,7 @@ mod outbox;
 mod outgoing;
 mod pick_files;
 mod snapshot;
+pub mod ui_launch;
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
 pub use outgoing::{Answer, Diagnostics, Environment, Outgoing, RefusedMessage};
@@ -95,6 +96,8 @@ pub struct BridgeHost {
     watches: HashMap<String, Vec<(String, tokio::task::AbortHandle)>>,
     /// `host:download`s waiting for the user (`host/download.rs`).
     downloads: BTreeMap<String, download::PendingDownload>,
+    /// `lime.ui` routes per app and launches waiting for a handshake (`host/ui_launch.rs`).
+    ui: ui_launch::UiState,
 }
 
 impl BridgeHost {
@@ -115,6 +118,7 @@ impl BridgeHost {
             outbox: Arc::new(AsyncOutbox::new()),
             watches: HashMap::new(),
             downloads: BTreeMap::new(),
+            ui: ui_launch::UiState::default(),
         }
     }
 
@@ -203,6 +207,7 @@ impl BridgeHost {
         self.answers.remove(mount_id);
         self.prompts.retain(|_, p| p.mount_id != mount_id);
         self.drop_downloads(mount_id);
+        self.ui.forget_mount(mount_id);
         self.table.remove(mount_id)
     }
 
@@ -215,7 +220,9 @@ impl BridgeHost {
             self.answers.remove(&m.mount_id);
             self.prompts.retain(|_, p| p.mount_id != m.mount_id);
             self.drop_downloads(&m.mount_id);
+            self.ui.forget_mount(&m.mount_id);
         }
+        self.ui.forget_app(app_id);
         self.services.close_app(app_id);
         removed
     }
@@ -311,7 +318,10 @@ impl BridgeHost {
             AppMessage::Ready { request_id } | AppMessage::GetSnapshot { request_id } => {
                 self.table.mark_ready(mount_id);
                 let payload = self.snapshot(store, &mount);
-                vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)]
+                let mut out =
+                    vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)];
+                out.extend(self.take_launches(&mount));
+                out
             }
             AppMessage::Navigate { request_id, route } => {
                 if app_routes(self.active_app(store, &mount).as_deref(), &mount)

@@ -190,6 +190,31 @@ pub struct VisibilityPayload {
     pub visible: bool,
 }
 
+/// `ui:launch` (AppHost extension, `lime.ui`): the host opened this frame for something the user
+/// chose outside it: a deep link or palette route (`route`), a `command` entry of the same app
+/// (`command`: the entry's key and its `command` text), or an artifact of a type this entry
+/// declares in `artifactTypes[]` (`artifact`: the ref only; reading it goes through
+/// `lime.artifacts.read` and the choke point). Queued until `app:ready`, then posted once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum UiLaunchPayload {
+    #[serde(rename_all = "camelCase")]
+    Route { route: String },
+    #[serde(rename_all = "camelCase")]
+    Command {
+        entry_key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Artifact {
+        artifact_id: String,
+        artifact_type: String,
+        /// The app that owns the artifact.
+        owner_app_id: String,
+    },
+}
+
 /// `host:response`: the call's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

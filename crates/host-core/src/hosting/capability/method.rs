@@ -120,7 +120,10 @@ impl Namespace {
 
 methods! {
     /// `lime.ui`: answered by the transport from its own state (the bridge's snapshot).
-    UiMethod { GetSnapshot = "getSnapshot", GetLocale = "getLocale", GetTheme = "getTheme", }
+    UiMethod {
+        GetSnapshot = "getSnapshot", GetLocale = "getLocale", GetTheme = "getTheme",
+        RegisterRoute = "registerRoute", ListRoutes = "listRoutes",
+    }
 }
 methods! {
     /// `lime.storage`: key-value, and row methods on the declared tables.

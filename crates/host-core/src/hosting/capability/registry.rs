@@ -58,6 +58,8 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::Ui(Ui::GetSnapshot), None, Allow),
     m(M::Ui(Ui::GetLocale), None, Allow),
     m(M::Ui(Ui::GetTheme), None, Allow),
+    m(M::Ui(Ui::RegisterRoute), None, Allow),
+    m(M::Ui(Ui::ListRoutes), None, Allow),
     m(M::Storage(St::Get), STORAGE, Allow),
     m(M::Storage(St::Set), STORAGE, Allow),
     m(M::Storage(St::Delete), STORAGE, Allow),
