@@ -138,7 +138,7 @@ export function SelfUpdateNotice(props: {
       )}
       {state.step === "refused" && (
         <>
-          The update to AppHost {notice.version} was refused ({state.code}): {state.message} This AppImage is unchanged.{" "}
+          The update to AppHost {notice.version} was refused ({state.code}): {state.message.replace(/\.?$/, ".")} This AppImage is unchanged.{" "}
           {dismiss}
         </>
       )}
