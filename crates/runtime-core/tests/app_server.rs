@@ -247,7 +247,8 @@ async fn a_turn_streams_profile_events_and_reads_back() {
         types[..3],
         ["session.created", "thread.started", "turn.submitted"]
     );
-    assert_eq!(*types.last().unwrap(), "turn.completed");
+    // The standard's order: the terminal fact, then `snapshot.updated` for the thread read model.
+    assert_eq!(types[types.len() - 2..], ["turn.completed", "snapshot.updated"]);
     // The prompt text is not in any event.
     assert!(!events.iter().any(|e| e.to_string().contains("say hello")));
     // The second turn sees the first in its context.
@@ -467,13 +468,19 @@ async fn busy_sessions_queue_or_refuse_and_cancel_ends_turns() {
         .await,
         -32011
     );
-    // Nothing of turn 1 follows its terminal event.
+    // Nothing of turn 1 follows its terminal event but the `snapshot.updated` the standard puts
+    // there.
     let events = c.events();
     let term = events
         .iter()
         .position(|e| e["turnId"] == "turn_1" && e["type"] == "turn.failed")
         .unwrap();
-    assert!(!events[term + 1..].iter().any(|e| e["turnId"] == "turn_1"));
+    let after: Vec<&str> = events[term + 1..]
+        .iter()
+        .filter(|e| e["turnId"] == "turn_1")
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(after, ["snapshot.updated"]);
     assert_gap_free(&events, sid.as_str().unwrap());
 }
 

@@ -80,6 +80,18 @@ impl Harness {
         step.effects
     }
 
+    /// The turn's terminal fact: the standard puts exactly one `snapshot.updated` after it.
+    fn terminal(&self) -> Option<&EventDraft> {
+        let [.., terminal, last] = self.events.as_slice() else {
+            return None;
+        };
+        (last.kind().as_str() == "snapshot.updated").then_some(terminal)
+    }
+
+    fn terminal_kind(&self) -> Option<&'static str> {
+        self.terminal().map(|e| e.kind().as_str())
+    }
+
     fn kinds(&self) -> Vec<&'static str> {
         self.events.iter().map(|e| e.kind().as_str()).collect()
     }
@@ -121,7 +133,7 @@ impl Harness {
     }
 
     fn last_failed_code(&self) -> Option<String> {
-        match &self.events.last()?.body {
+        match &self.terminal()?.body {
             EventBody::TurnFailed(_, f) => f.code.clone(),
             _ => None,
         }
@@ -149,13 +161,16 @@ fn a_text_answer_completes_the_turn() {
             "task.started",
             "routing.single_candidate",
             "task.attempt.started",
+            "run.status",
             "model.requested",
             "model.delta",
             "model.completed",
             "cost.recorded",
             "task.attempt.completed",
+            "run.status",
             "task.completed",
-            "turn.completed"
+            "turn.completed",
+            "snapshot.updated"
         ]
     );
     // Inputs after the end change nothing.
@@ -401,7 +416,7 @@ fn structured_output_retries_once_then_succeeds() {
         matches!(req2.messages.last(), Some(ChatMessage::User { content }) if content.contains("not valid"))
     );
     h.text(id2, r#"{"n": 3}"#);
-    match &h.events.last().unwrap().body {
+    match &h.terminal().unwrap().body {
         EventBody::TurnCompleted(_, c) => assert_eq!(c.structured_output, Some(json!({"n": 3}))),
         other => panic!("{other:?}"),
     }
@@ -489,11 +504,13 @@ fn cancel_records_intent_aborts_the_stream_and_ends_the_turn() {
             "task.cancel_requested",
             "model.failed",
             "task.attempt.failed",
+            "run.status",
             "task.cancelled",
-            "turn.failed"
+            "turn.failed",
+            "snapshot.updated"
         ]
     );
-    match &h.events.last().unwrap().body {
+    match &h.terminal().unwrap().body {
         EventBody::TurnFailed(_, f) => assert_eq!(f.status.as_deref(), Some("cancelled")),
         other => panic!("{other:?}"),
     }
@@ -640,7 +657,7 @@ fn each_model_call_records_its_usage() {
         (Some(20), Some(3), Some(35))
     );
     assert_eq!(facts[1].status.as_deref(), Some("unbudgeted"));
-    assert_eq!(h.kinds().last(), Some(&"turn.completed"));
+    assert_eq!(h.terminal_kind(), Some("turn.completed"));
 }
 
 /// A call that takes the turn past its token budget ends it with `error_max_budget`; the
@@ -690,11 +707,11 @@ fn a_turn_exactly_at_its_budget_completes() {
     let (id, _) = h.call_model(Input::Start);
     usage(&mut h, id, 10, 2);
     h.text(id, "ok");
-    assert_eq!(h.kinds().last(), Some(&"turn.completed"));
+    assert_eq!(h.terminal_kind(), Some("turn.completed"));
     let mut h = budgeted(Some(0));
     let (id, _) = h.call_model(Input::Start);
     h.text(id, "ok");
-    assert_eq!(h.kinds().last(), Some(&"turn.completed"));
+    assert_eq!(h.terminal_kind(), Some("turn.completed"));
 }
 
 /// The clippy.toml rule (no clock, no file system) applies to every part of the turn machine:

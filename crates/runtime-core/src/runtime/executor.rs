@@ -47,8 +47,9 @@ pub(super) async fn execute(
             let mut fail = machine.handle(Input::Cancel);
             if let Some(last) = fail
                 .events
-                .last_mut()
-                .filter(|d| d.kind() == EventType::TurnFailed)
+                .iter_mut()
+                .rev()
+                .find(|d| d.kind() == EventType::TurnFailed)
             {
                 // The cancel path ends the turn; the fact says why: the runtime, not a user.
                 *last = facts::turn_failed(

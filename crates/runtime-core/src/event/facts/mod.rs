@@ -6,11 +6,13 @@
 //!
 //! Families: [`session`] (session, thread, submission, queue), [`turn`] (turn and task
 //! lifecycle, routing), [`model`] (model requests and streams), [`tool`] (tool calls, their
-//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes), [`workflow`] (durable workflow runs), [`usage`] (tokens per model call, budgets).
+//! output and permission), [`action`] (approvals), [`recovery`] (what a restart closes), [`workflow`] (durable workflow runs), [`usage`] (tokens per model call, budgets),
+//! [`run`] (`run.status` per run transition, `snapshot.updated` when a turn's read model is final).
 
 mod action;
 mod model;
 mod recovery;
+mod run;
 mod session;
 pub mod status;
 mod tool;
@@ -21,6 +23,7 @@ mod workflow;
 pub use action::*;
 pub use model::*;
 pub use recovery::*;
+pub use run::*;
 pub use session::*;
 pub use status::*;
 pub use tool::*;

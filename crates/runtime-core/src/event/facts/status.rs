@@ -71,6 +71,16 @@ wire_enum!(
     }
 );
 wire_enum!(
+    /// `run.status` phase: a run (one attempt of a turn) is running, then completed, failed
+    /// (a retry starts a new run) or cancelled.
+    RunPhase {
+        Running => "running",
+        Completed => "completed",
+        Failed => "failed",
+        Cancelled => "cancelled",
+    }
+);
+wire_enum!(
     /// `turn.completed` outcome.
     TurnOutcome {
         AssistantMessage => "assistant_message",

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Effect, Phase, Step, TurnMachine};
-use crate::event::facts::{self, ActionStatus, TurnEnd};
+use crate::event::facts::{self, ActionStatus, RunPhase, TurnEnd};
 use crate::event::Scope;
 
 /// The code and message of a turn `agentSession/turn/cancel` ended.
@@ -15,6 +15,12 @@ impl TurnMachine {
     pub(super) fn complete(&mut self, structured: Option<Value>, step: &mut Step) {
         step.events
             .push(facts::attempt_completed(self.task_scope(true)));
+        step.events.push(facts::run_status(
+            self.task_scope(true),
+            RunPhase::Completed,
+            self.cp.attempt as u64,
+            None,
+        ));
         step.events
             .push(facts::task_completed(self.task_scope(false)));
         step.events.push(facts::turn_completed(
@@ -22,6 +28,8 @@ impl TurnMachine {
             self.cp.text.chars().count() as u64,
             structured,
         ));
+        step.events
+            .push(facts::snapshot_updated(self.turn_scope(), "completed"));
         self.cp.phase = Phase::Finished;
     }
 
@@ -63,6 +71,16 @@ impl TurnMachine {
             retryable,
             failure_category,
         ));
+        let phase = match end {
+            TurnEnd::Cancelled => RunPhase::Cancelled,
+            TurnEnd::Failed => RunPhase::Failed,
+        };
+        step.events.push(facts::run_status(
+            self.task_scope(true),
+            phase,
+            self.cp.attempt as u64,
+            Some(failure_category),
+        ));
         step.events.push(facts::task_ended(
             self.task_scope(false),
             end,
@@ -76,6 +94,8 @@ impl TurnMachine {
             message,
             retryable,
         ));
+        step.events
+            .push(facts::snapshot_updated(self.turn_scope(), end.as_str()));
         self.cp.phase = Phase::Finished;
     }
 
@@ -86,6 +106,10 @@ impl TurnMachine {
                 step.events.push(facts::turn_cancelled_unstarted(
                     self.turn_scope(),
                     "cancelled before it started",
+                ));
+                step.events.push(facts::snapshot_updated(
+                    self.turn_scope(),
+                    TurnEnd::Cancelled.as_str(),
                 ));
                 self.cp.phase = Phase::Finished;
                 return;

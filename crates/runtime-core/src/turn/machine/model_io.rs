@@ -8,7 +8,9 @@ use super::{
     ERROR_MAX_TURNS,
 };
 use crate::backend::{BackendError, BackendEvent, ChatMessage, ChatToolCall, ModelRequest};
-use crate::event::facts::{self, ModelCompletion, ModelRequestFacts, TurnEnd, UsageFacts};
+use crate::event::facts::{
+    self, ModelCompletion, ModelRequestFacts, RunPhase, TurnEnd, UsageFacts,
+};
 use crate::ids::RunId;
 
 impl TurnMachine {
@@ -16,6 +18,12 @@ impl TurnMachine {
         step.events.push(facts::attempt_started(
             self.task_scope(true),
             self.cp.attempt as u64,
+        ));
+        step.events.push(facts::run_status(
+            self.task_scope(true),
+            RunPhase::Running,
+            self.cp.attempt as u64,
+            None,
         ));
         self.cp.model_rounds = 0;
         self.request_model(step);
@@ -243,6 +251,12 @@ impl TurnMachine {
             step.events.push(facts::attempt_failed_retrying(
                 self.task_scope(true),
                 &err.code,
+            ));
+            step.events.push(facts::run_status(
+                self.task_scope(true),
+                RunPhase::Failed,
+                self.cp.attempt as u64,
+                Some(&err.code),
             ));
             self.cp.attempt += 1;
             self.cp.run_id = RunId::derived(self.cp.spec.turn_id.as_str(), self.cp.attempt as u64);
