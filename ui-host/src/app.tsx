@@ -21,15 +21,20 @@ import { useTheme } from "./app/use-theme.js";
 import { HostContext, type Host } from "./context.js";
 import { errorText } from "./format.js";
 import { isPanel } from "./tabs.js";
-import { AppDetailPage } from "./views/app-detail.js";
+import { lazyPage, preloadPages } from "./app/lazy-page.js";
 import { AppListPage } from "./views/app-list.js";
 import { DevBanners } from "./views/dev-banner.js";
-import { ModelPage } from "./views/model.js";
-import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet } from "./views/review.js";
 import { Surface } from "./views/surface.js";
-import { TasksPage } from "./views/tasks.js";
 import { UpdateNotice } from "./views/update-notice.js";
+
+// Not the first view: their code loads after the first paint (app/lazy-page.tsx).
+const AppDetailPage = lazyPage(async () => (await import("./views/app-detail.js")).AppDetailPage);
+const GrantsPage = lazyPage(async () => (await import("./views/pages.js")).GrantsPage);
+const DiagnosticsPage = lazyPage(async () => (await import("./views/pages.js")).DiagnosticsPage);
+const SettingsPage = lazyPage(async () => (await import("./views/pages.js")).SettingsPage);
+const ModelPage = lazyPage(async () => (await import("./views/model.js")).ModelPage);
+const TasksPage = lazyPage(async () => (await import("./views/tasks.js")).TasksPage);
 
 export function App(): JSX.Element {
   const [banner, setBanner] = useState<unknown>(null);
@@ -77,6 +82,11 @@ export function App(): JSX.Element {
   useEffect(() => {
     document.body.dataset.state = state;
   }, [state]);
+  // Once the list is on screen (painted), the other pages' code loads.
+  const listShown = state !== "loading";
+  useEffect(() => {
+    if (listShown) requestAnimationFrame(() => setTimeout(preloadPages, 0));
+  }, [listShown]);
   const shownError = loadError ?? banner;
   const { tabs } = snapshot;
   const appNames = (apps ?? []).map((a) => a.name);

@@ -1,0 +1,83 @@
+//! Start-up timestamps for profiling the window's cold start (docs/benchmarks.md, "Window
+//! start-up"): off unless `APPHOST_TRACE_START` is set. Then each milestone prints one stderr line,
+//! `apphost-start: <ms since run()> <what>` (the session made, the window built, the page's load
+//! events, each host command's first call and answer, the App Server door opened), so a change
+//! to what runs before the first paint can be shown with numbers. Nothing else changes.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+const ENV: &str = "APPHOST_TRACE_START";
+
+struct Trace {
+    start: Instant,
+    seen: Mutex<HashSet<String>>,
+}
+
+static TRACE: OnceLock<Option<Trace>> = OnceLock::new();
+
+fn trace() -> Option<&'static Trace> {
+    TRACE
+        .get_or_init(|| {
+            std::env::var_os(ENV)
+                .is_some_and(|v| !v.is_empty())
+                .then(|| Trace {
+                    start: Instant::now(),
+                    seen: Mutex::default(),
+                })
+        })
+        .as_ref()
+}
+
+/// Starts the clock (call first thing in `run`).
+pub fn begin() {
+    mark("run");
+}
+
+/// Prints one milestone.
+pub fn mark(what: &str) {
+    if let Some(t) = trace() {
+        let ms = t.start.elapsed().as_secs_f64() * 1000.0;
+        eprintln!("apphost-start: {ms:8.1} {what}");
+    }
+}
+
+/// Prints a milestone the first time `what` is seen (a host command's first call or answer).
+pub fn first(what: &str) {
+    if let Some(t) = trace() {
+        let new = t
+            .seen
+            .lock()
+            .map(|mut s| s.insert(what.to_owned()))
+            .unwrap_or(false);
+        if new {
+            mark(what);
+        }
+    }
+}
+
+/// The host UI page's load events.
+pub fn page_load(event: tauri::webview::PageLoadEvent) {
+    match event {
+        tauri::webview::PageLoadEvent::Started => first("page load started"),
+        tauri::webview::PageLoadEvent::Finished => first("page load finished"),
+    }
+}
+
+/// Whether the trace is on.
+pub fn enabled() -> bool {
+    trace().is_some()
+}
+
+/// The host command an invoke runs, for the trace: `host_call`'s inner command, else the name.
+pub fn command_name(command: &str, payload: &tauri::ipc::InvokeBody) -> String {
+    let inner = match payload {
+        tauri::ipc::InvokeBody::Json(v) if command == "host_call" => v
+            .get("command")
+            .and_then(|c| c.as_str())
+            .map(|c| c.chars().take(64).collect()),
+        _ => None,
+    };
+    inner.unwrap_or_else(|| command.chars().take(64).collect())
+}
