@@ -1,8 +1,10 @@
 //! Start-up timestamps for profiling the window's cold start (docs/benchmarks.md, "Window
 //! start-up"): off unless `APPHOST_TRACE_START` is set. Then each milestone prints one stderr line,
-//! `apphost-start: <ms since run()> <what>` (the session made, the window built, the page's load
+//! `apphost-start: <ms since run()> <unix time in ns> <what>` (the session made, the window built, the page's load
 //! events, each host command's first call and answer, the App Server door opened), so a change
-//! to what runs before the first paint can be shown with numbers. Nothing else changes.
+//! to what runs before the first paint can be shown with numbers (`BENCH_TRACE=1
+//! scripts/bench-window.sh` prints each milestone's median from the process spawn). Nothing else
+//! changes.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
@@ -39,7 +41,11 @@ pub fn begin() {
 pub fn mark(what: &str) {
     if let Some(t) = trace() {
         let ms = t.start.elapsed().as_secs_f64() * 1000.0;
-        eprintln!("apphost-start: {ms:8.1} {what}");
+        let ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        eprintln!("apphost-start: {ms:8.1} {ns} {what}");
     }
 }
 
