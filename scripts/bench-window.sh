@@ -73,7 +73,8 @@ probe = {"APPHOST_BENCH_PAINT": "1"}
 if os.environ.get("BENCH_TRACE"):
     probe["APPHOST_TRACE_START"] = "1"  # start-up milestones (desktop/start_trace.rs)
 print(json.dumps({"runs": runs, "idle": 6, "cases": [
-    {"name": "min-window", "event": "center", "command": [f"{b}/min-window"]},
+    {"name": "min-window", "event": "center", "command": [f"{b}/min-window"],
+     "env": {k: v for k, v in probe.items() if k == "APPHOST_TRACE_START"}},
     {"name": "shell", "event": "shell", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "center", "event": "center", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "deep-link", "event": "app", "command": [f"{b}/apphost-desktop"],

@@ -3,7 +3,7 @@
 // and drop, the start-up and the `next_events` loop) and the page chrome around the routed view.
 
 import type { JSX } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { ShellHeader } from "./app/header.js";
 import type { Notice } from "./app/mount-controller.js";
@@ -77,9 +77,10 @@ export function App(): JSX.Element {
     [apps, reload, navigate, controller, review.reviewFile, review.reviewPath],
   );
 
-  // body[data-state] and the summary line: the desktop e2e waits on them.
+  // body[data-state] and the summary line: the desktop e2e waits on them. Set before the frame
+  // that shows the list (a layout effect), not one frame after it.
   const state = loadState(apps, loadError);
-  useEffect(() => {
+  useLayoutEffect(() => {
     document.body.dataset.state = state;
   }, [state]);
   // Once the list is on screen (painted), the other pages' code loads.

@@ -3,9 +3,11 @@
 import { render } from "preact";
 
 import { App } from "./app.js";
+import { startListing } from "./app/use-apps.js";
 
 const root = document.getElementById("root");
 if (root === null) {
   throw new Error("host UI is missing #root");
 }
+startListing();
 render(<App />, root);

@@ -73,6 +73,7 @@ pub fn handler<R: Runtime>(
                 if let Some(what) = args.get("what").and_then(Value::as_str) {
                     super::start_trace::first(&format!("painted {what}"));
                 }
+                super::start_trace::page_marks(args);
                 super::bench::painted(args);
             }
             invoke.resolver.resolve(());

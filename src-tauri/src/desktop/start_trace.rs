@@ -87,3 +87,28 @@ pub fn command_name(command: &str, payload: &tauri::ipc::InvokeBody) -> String {
     };
     inner.unwrap_or_else(|| command.chars().take(64).collect())
 }
+
+/// The page's own milestones (`bench.js` under the trace: `{what: "marks", marks: {name: unix
+/// ms}}`, from `performance.timeOrigin`), printed as trace lines at the times the page took.
+pub fn page_marks(args: &serde_json::Value) {
+    let (Some(t), Some(marks)) = (trace(), args.get("marks").and_then(|m| m.as_object())) else {
+        return;
+    };
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let since_start_ms = t.start.elapsed().as_secs_f64() * 1000.0;
+    for (name, at) in marks.iter().take(64) {
+        let Some(ms) = at.as_f64().filter(|v| v.is_finite() && *v > 0.0) else {
+            continue;
+        };
+        let ns = (ms * 1e6) as u128;
+        let ago_ms = (now_ns.saturating_sub(ns)) as f64 / 1e6;
+        let name: String = name.chars().take(64).collect();
+        eprintln!(
+            "apphost-start: {:8.1} {ns} page {name}",
+            since_start_ms - ago_ms
+        );
+    }
+}

@@ -15,6 +15,22 @@ export interface AppsState {
   latest(): AppSummary[] | null;
 }
 
+// The first `list_apps`, asked before the shell's first render (`startListing`, main.tsx) rather
+// than from an effect after the first paint: the list is in by the time the start-up reloads.
+let early: Promise<AppSummary[]> | null = null;
+
+/** Asks for the app list now; the first `reload` uses this answer. */
+export function startListing(): void {
+  early ??= api.listApps();
+  early.catch(() => undefined); // reported by the reload that takes it
+}
+
+function takeListing(): Promise<AppSummary[]> {
+  const first = early;
+  early = null;
+  return first ?? api.listApps();
+}
+
 export function useApps(): AppsState {
   const [apps, setApps] = useState<AppSummary[] | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
@@ -22,7 +38,7 @@ export function useApps(): AppsState {
   const memo = useRef(new ListMemo());
   const reload = useCallback(async () => {
     try {
-      const next = await api.listApps();
+      const next = await takeListing();
       if (memo.current.changed(next)) {
         latestRef.current = next;
         setApps(next);
