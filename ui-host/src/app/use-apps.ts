@@ -1,7 +1,7 @@
 // The installed apps: loaded on start, on window focus and on `store:changed`; re-rendered only
 // when the list changed.
 
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 import * as api from "../api.js";
 import type { AppSummary } from "../types.js";
@@ -36,7 +36,8 @@ export function useApps(): AppsState {
   const [loadError, setLoadError] = useState<unknown>(null);
   const latestRef = useRef<AppSummary[] | null>(null);
   const memo = useRef(new ListMemo());
-  const reload = useCallback(async () => {
+  const pendingFirst = useRef<Promise<void> | null>(null);
+  const load = useCallback(async () => {
     try {
       const next = await takeListing();
       if (memo.current.changed(next)) {
@@ -50,6 +51,16 @@ export function useApps(): AppsState {
       setLoadError(error);
     }
   }, []);
+  // The early answer is rendered as soon as it is in (before the first paint when it is quick),
+  // and the start-up's first reload waits for this one instead of asking again.
+  useLayoutEffect(() => {
+    if (early !== null) pendingFirst.current = load();
+  }, [load]);
+  const reload = useCallback((): Promise<void> => {
+    const first = pendingFirst.current;
+    pendingFirst.current = null;
+    return first ?? load();
+  }, [load]);
   useEffect(() => {
     const onFocus = (): void => void reload();
     window.addEventListener("focus", onFocus);
