@@ -19,6 +19,8 @@
 #   install  fixtures/apps/conformance-app, staged with bridge-sdk/dist copied into ui/sdk/
 #   phase 1c tests/e2e/open-package.test.mjs (`apphost open <file>.agentapp` starts on the
 #            review sheet; nothing stored; answered once)
+#   phase 1d tests/e2e/catalog.test.mjs (the Browse page over a local HTTPS catalog: install
+#            through the review sheet, update with the permission diff, roll back; leaves no app)
 #   phase 4  tests/e2e/conformance.test.mjs (every capability and bridge rule from inside the
 #            frame, zero executions for spoofs, CSP, prompts and revocation, persistence, the CLI
 #            disabling/uninstalling an app while the window shows it)
@@ -29,6 +31,9 @@
 #   phase 6  tests/e2e/workflow.test.mjs (workflow runs started from the sample's frame, answered
 #            on the Tasks page: edit + approve, reject, the app's own answer refused, an input
 #            refused in the host's form, a wait that survives closing and reopening the window)
+#   install  fixtures/apps/standard-conformance
+#   phase 7  tests/e2e/standard-conformance.test.mjs (the standard's SDK call shapes from the
+#            frame, lime.ui deep link, command palette, artifact viewer)
 # E2E_ONLY=workflow (comma-separated phase names) runs only those phases.
 # Every process it started (Xvfb, tauri-driver, WebKitWebDriver, app windows) is stopped on exit.
 # Failure artifacts (page source, screenshots, logs) go to $E2E_ARTIFACTS_DIR
@@ -39,6 +44,11 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
 HARNESS_NAME=e2e
+# Phase 1d's local HTTPS catalog: the window must trust its throwaway CA from the start
+# (tauri-driver starts the window with this environment); catalog.test.mjs writes the CA there.
+APPHOST_E2E_CATALOG_CERTS="$(mktemp -d -t apphost-e2e-catalog.XXXXXX)"
+export APPHOST_E2E_CATALOG_CERTS
+export APPHOST_CATALOG_CA_FILE="$APPHOST_E2E_CATALOG_CERTS/ca.pem"
 # shellcheck source=scripts/lib/desktop-harness.sh
 source "$REPO/scripts/lib/desktop-harness.sh"
 
@@ -78,6 +88,8 @@ STATUS=0
 run_node_tests shell tests/e2e/shell.test.mjs || STATUS=1
 run_node_tests center tests/e2e/center.test.mjs || STATUS=1
 run_node_tests open-package tests/e2e/open-package.test.mjs || STATUS=1
+run_node_tests catalog tests/e2e/catalog.test.mjs || STATUS=1
+rm -rf "$APPHOST_E2E_CATALOG_CERTS"
 
 log "install: apphost install --yes --sideload fixtures/packages/good/hello-app"
 if ! "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/packages/good/hello-app" \
@@ -157,6 +169,18 @@ fi
 # The workflow sample (`apphost new --template workflow`) and a copy with a user input and a
 # timer: workflow.test.mjs makes and installs both itself and sets its own stand-in model.
 run_node_tests workflow tests/e2e/workflow.test.mjs || STATUS=1
+
+# The app written only from the standard's Capability SDK page (its SDK vendored in ui/sdk/).
+log "install: apphost install --yes --sideload fixtures/apps/standard-conformance"
+if "$APPHOST_BIN" install --yes --sideload "$REPO/fixtures/apps/standard-conformance" \
+    >"$E2E_ARTIFACTS_DIR/install-standard-conformance.log" 2>&1; then
+  run_node_tests standard-conformance tests/e2e/standard-conformance.test.mjs || STATUS=1
+else
+  cat "$E2E_ARTIFACTS_DIR/install-standard-conformance.log" >&2
+  log "error: installing standard-conformance failed; its phase not run"
+  FAILED=$((FAILED + 1))
+  STATUS=1
+fi
 
 summary
 exit "$STATUS"

@@ -23,6 +23,13 @@ export const ENTRIES = ["runtime.js"];
 export const SAMPLES = [
   { app: "notes", dir: join(REPO, "fixtures", "apps", "notes", "ui", "sdk"), signed: false },
   { app: "review-queue", dir: join(REPO, "fixtures", "apps", "review-queue", "ui", "sdk"), signed: true },
+  // Written from the standard's SDK page: it imports the standard's helpers too.
+  {
+    app: "standard-conformance",
+    dir: join(REPO, "fixtures", "apps", "standard-conformance", "ui", "sdk"),
+    signed: false,
+    entries: ["runtime.js", "standard.js", "theme.js"],
+  },
 ];
 
 /** `from "./x.js"`, `import "./x.js"` and `export * from "./x.js"` specifiers of one module. */
@@ -35,12 +42,12 @@ function relativeImports(source) {
 }
 
 /** The files to vendor, relative to dist (posix separators), and their bytes, from the build. */
-export function expectedFiles(dist = DIST) {
+export function expectedFiles(dist = DIST, entries = ENTRIES) {
   if (!existsSync(join(dist, "runtime.js"))) {
     throw new Error(`${relative(REPO, dist)} has no runtime.js: run \`npm run build -w bridge-sdk\` first`);
   }
   const files = new Map();
-  const queue = [...ENTRIES];
+  const queue = [...entries];
   while (queue.length > 0) {
     const file = queue.shift();
     if (files.has(file)) continue;
@@ -75,8 +82,9 @@ export function drift(dir, expected) {
   return { missing, changed, extra };
 }
 
-function vendor(expected) {
-  for (const { app, dir, signed } of SAMPLES) {
+function vendor() {
+  for (const { app, dir, signed, entries } of SAMPLES) {
+    const expected = expectedFiles(DIST, entries);
     const before = drift(dir, expected);
     for (const file of before.extra) rmSync(join(dir, file));
     for (const [file, bytes] of expected) {
@@ -91,10 +99,10 @@ function vendor(expected) {
   }
 }
 
-function check(expected) {
+function check() {
   let ok = true;
-  for (const { app, dir } of SAMPLES) {
-    const d = drift(dir, expected);
+  for (const { app, dir, entries } of SAMPLES) {
+    const d = drift(dir, expectedFiles(DIST, entries));
     for (const [what, files] of Object.entries(d)) {
       if (files.length > 0) {
         ok = false;
@@ -107,7 +115,6 @@ function check(expected) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const expected = expectedFiles();
-  if (process.argv.includes("--check")) process.exit(check(expected) ? 0 : 1);
-  vendor(expected);
+  if (process.argv.includes("--check")) process.exit(check() ? 0 : 1);
+  vendor();
 }

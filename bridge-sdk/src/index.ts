@@ -54,6 +54,7 @@ export type {
   PermissionResult,
   Provenance,
   RowId,
+  RuntimeCorrelation,
   SecretRef,
   StorageKeyArg,
   StorageListPage,
@@ -62,6 +63,7 @@ export type {
   ToolDescriptor,
   ToolResult,
 } from "./handles.js";
+export { checkRoutePath, type LimeUiRoutes, type RegisteredRoute, type RouteRegistration, type UiLaunch } from "./ui.js";
 export { REQUEST_FILES_TIMEOUT_MS, type FileContent, type FileRefInfo, type FileStat, type FolderEntry, type FolderListing, type LimeFiles, type ReadRefArgs, type RequestFilesArgs } from "./files.js";
 export {
   MAX_BUFFERED_TASK_EVENTS,
@@ -120,3 +122,12 @@ export {
   type MockOptions,
 } from "./mock.js";
 export type { MockKnowledgeDoc } from "./mock/knowledge.js";
+export type {
+  CapabilityList,
+  CapabilityStanding,
+  LimeCapabilities,
+  LimeModelSettings,
+  LimeWorkspace,
+  ModelSettings,
+  WorkspaceInfo,
+} from "./projections.js";

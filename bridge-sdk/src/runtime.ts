@@ -1,4 +1,5 @@
 import { ErrorCodes, LimeCapabilityError } from "./errors.js";
+import type { LaunchHub } from "./ui.js";
 import { buildHandles, type CallOptions, type DownloadResult, type EventHub, type LimeHandles } from "./handles.js";
 import {
   BRIDGE_PROTOCOL,
@@ -124,6 +125,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
   const visibilityListeners = new Set<(v: boolean) => void>();
   const firstSnapshot: Array<(s: HostSnapshot) => void> = [];
   let hub: EventHub | undefined;
+  let launches: LaunchHub | undefined;
 
   const send = <K extends AppMessageType>(type: K, payload: AppMessagePayloads[K], requestId?: string) => {
     const msg: BridgeEnvelope<K, AppMessagePayloads[K]> = { protocol: BRIDGE_PROTOCOL, version: BRIDGE_VERSION, type, appId, entryKey, payload };
@@ -156,6 +158,9 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
         else hub?.deliver(payload);
         return;
       }
+      case "ui:launch":
+        launches?.deliver(payload);
+        return;
       case "host:response":
         if (data.requestId) settle(data.requestId, payload as ResponsePayload);
         return;
@@ -237,6 +242,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
       request<DownloadResult, "host:download">("host:download", what, "lime.ui", "download", { timeoutMs: DOWNLOAD_TIMEOUT_MS, ...o }),
   });
   hub = handles.hub;
+  launches = handles.launches;
 
   const runtime: LimeRuntime = {
     appId,
@@ -270,9 +276,13 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     files: handles.files,
     agent: handles.agent,
     workflow: handles.workflow,
+    modelSettings: handles.modelSettings,
+    capabilities: handles.capabilities,
+    workspace: handles.workspace,
     close() {
       unsubscribe();
       handles.hub.clear();
+      handles.launches.clear();
       for (const [id, call] of pending) {
         pending.delete(id);
         call.cleanup();

@@ -55,11 +55,13 @@ export interface ThemeSource {
  * arrived) and every later snapshot or `theme:update` (`applyLimeHostTheme`). Returns a function
  * that stops following.
  */
-export function syncLimeHostTheme(source: ThemeSource, target?: ThemeTarget): () => void {
+export function syncLimeHostTheme(source: ThemeSource | LimeHostBridgeCapabilityInvoker, target?: ThemeTarget): () => void {
+  // The standard's own example passes the invoker (`syncLimeHostTheme(invoker)`): follow its runtime.
+  const from: ThemeSource = "runtime" in source && source.runtime ? source.runtime : (source as ThemeSource);
   const apply = (s: HostSnapshot) => {
     if (s.theme) applyLimeHostTheme(s.theme, target);
   };
-  const now = source.snapshot();
+  const now = from.snapshot();
   if (now) apply(now);
-  return source.onSnapshot(apply);
+  return from.onSnapshot(apply);
 }

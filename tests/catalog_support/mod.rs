@@ -2,6 +2,7 @@
 //! `catalog build` code, a loopback server, and the `apphost` CLI with a data directory.
 #![allow(dead_code)]
 
+pub mod https;
 pub mod server;
 
 use std::path::{Path, PathBuf};

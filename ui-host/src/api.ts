@@ -2,7 +2,10 @@
 // HostError `{code, message, details}`; nothing here decides anything, Rust does.
 
 import type {
+  AppMaterial,
+  Browse,
   Bundle,
+  CatalogInfo,
   FileRef,
   FileRefRevoked,
   HostCommandName,
@@ -13,6 +16,7 @@ import type {
   Indexed,
   ModelSet,
   ModelStatus,
+  Refreshed,
   SecretBound,
   SessionDiagnostics,
   TestReport,
@@ -114,6 +118,15 @@ export async function cancelReview(reviewId: string): Promise<void> {
   await call("cancel_review", { reviewId });
 }
 export const appDetail = (appId: string): Promise<AppDetail> => call("app_detail", { appId });
+
+// Remote catalogs (api/catalog.rs): the Browse page.
+export type CatalogReviewArgs = HostCommands["catalog_review_install"]["args"];
+export const catalogList = (): Promise<CatalogInfo[]> => call("catalog_list");
+export const catalogRefresh = (name?: string): Promise<Refreshed> => call("catalog_refresh", name === undefined ? {} : { name });
+export const browseCatalog = (text = ""): Promise<Browse> => call("browse_catalog", { text });
+export const catalogReviewInstall = (args: CatalogReviewArgs): Promise<InstallReview> => readAs(call("catalog_review_install", args));
+export const catalogSetChannel = (appId: string, catalog: string, channel: string): Promise<Browse> =>
+  call("catalog_set_channel", { appId, catalog, channel });
 /** Binds a declared secret slot (the value is write-only: no answer carries it). */
 export const bindSecret = (
   appId: string,
@@ -128,6 +141,13 @@ export const grant = (appId: string, scope: string): Promise<GrantRow> => call("
 export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });
 export const fileRefRevoke = (appId: string, ref: string): Promise<FileRefRevoked> => call("file_ref_revoke", { appId, ref });
 export const fileGrantPath = (appId: string, path: string): Promise<FileRef> => call("file_grant_path", { appId, path });
+/** An app's declared tool refs and knowledge templates with their state (the detail page). */
+export const appMaterial = (appId: string): Promise<AppMaterial> =>
+  call("app_material", { appId });
+export const grantTool = (appId: string, tool: string): Promise<boolean> => call("grant_tool", { appId, tool });
+export const revokeTool = (appId: string, tool: string): Promise<boolean> => call("revoke_tool", { appId, tool });
+export const unbindKnowledge = (appId: string, template: string): Promise<boolean> =>
+  call("unbind_knowledge", { appId, template });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   call("list_grants", appId === undefined ? {} : { appId });

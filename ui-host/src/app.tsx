@@ -18,11 +18,13 @@ import { useRelay } from "./app/use-relay.js";
 import { useReview } from "./app/use-review.js";
 import { useRoute } from "./app/use-route.js";
 import { useTheme } from "./app/use-theme.js";
+import { useUiLaunch } from "./app/use-ui-launch.js";
 import { HostContext, type Host } from "./context.js";
 import { errorText } from "./format.js";
 import { isPanel } from "./tabs.js";
 import { lazyPage, preloadPages } from "./app/lazy-page.js";
 import { AppListPage } from "./views/app-list.js";
+import { BrowsePage } from "./views/browse.js";
 import { DevBanners } from "./views/dev-banner.js";
 import { ReviewSheet } from "./views/review.js";
 import { Surface } from "./views/surface.js";
@@ -63,6 +65,7 @@ export function App(): JSX.Element {
   const { theme, setTheme } = useTheme(relay.current);
   const dragging = useDrop(review.reviewFile);
   const fileInput = useRef<HTMLInputElement>(null);
+  const ui = useUiLaunch({ route, navigate, controller, relay, apps, fail: setBanner });
 
   const host = useMemo<Host>(
     () => ({
@@ -72,9 +75,13 @@ export function App(): JSX.Element {
       openEntry: (appId, entryKey) => controller.mount(appId, entryKey, true),
       reviewFile: review.reviewFile,
       reviewPath: review.reviewPath,
+      reviewCatalog: review.reviewCatalog,
       fail: setBanner,
+      openArtifact: ui.openArtifact,
     }),
-    [apps, reload, navigate, controller, review.reviewFile, review.reviewPath],
+    // `ui.openArtifact` calls stable deps only.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [apps, reload, navigate, controller, review.reviewFile, review.reviewPath, review.reviewCatalog],
   );
 
   // body[data-state] and the summary line: the desktop e2e waits on them. Set before the frame
@@ -95,7 +102,7 @@ export function App(): JSX.Element {
 
   return (
     <HostContext.Provider value={host}>
-      <ShellHeader page={route.page} pageTabs={tabs.tabs.filter((t) => !isPanel(t.kind)).length} summary={summaryLine(state, apps)} />
+      <ShellHeader page={route.page} pageTabs={tabs.tabs.filter((t) => !isPanel(t.kind)).length} summary={summaryLine(state, apps)} onPalette={ui.openPalette} />
       <main id="content" tabIndex={-1}>
         <div id="error" class="error-banner" role="alert" hidden={shownError === null}>
           {shownError !== null && errorText(shownError)}
@@ -130,6 +137,7 @@ export function App(): JSX.Element {
           <PathInstall reviewPath={review.reviewPath} />
         </div>
         {route.page === "app" && <AppDetailPage appId={route.appId} tab={route.tab} />}
+        {route.page === "browse" && <BrowsePage />}
         {route.page === "grants" && <GrantsPage />}
         {route.page === "diagnostics" && <DiagnosticsPage apps={appNames} />}
         {route.page === "settings" && <SettingsPage theme={theme} setTheme={setTheme} />}
@@ -155,6 +163,7 @@ export function App(): JSX.Element {
           Drop the package to review it
         </div>
       )}
+      {ui.palette}
       {review.review !== null && <ReviewSheet state={review.review} progress={review.progress} onConsent={(o) => void review.consent(o)} onCancel={review.cancel} />}
     </HostContext.Provider>
   );

@@ -334,7 +334,7 @@ function showToast(text: string, level: string): void {
  * Shows a modal `<dialog>` with the given buttons; resolves with the chosen value, or `closed`
  * when it is dismissed (Escape). Text goes in through textContent only.
  */
-function dialog<T extends string>(
+export function dialog<T extends string>(
   id: string,
   title: string,
   body: HTMLElement[],

@@ -15,8 +15,13 @@ export interface Host {
   /** Starts the install review of a file (or a path); `appId` set for an update from the detail page. */
   reviewFile(file: File): void;
   reviewPath(path: string): void;
+  /** Starts the review of a catalog release (Browse page); `quietUpdate`: an update that asks
+   * for nothing new installs without the sheet. */
+  reviewCatalog(args: import("./api.js").CatalogReviewArgs, quietUpdate: boolean): void;
   /** Shows a failure in the banner. */
   fail(error: unknown): void;
+  /** Opens an artifact in a viewer of its type (lime.ui artifact viewers). */
+  openArtifact(ownerAppId: string, artifactId: string, artifactType: string): void;
 }
 
 export const HostContext = createContext<Host>({
@@ -26,5 +31,7 @@ export const HostContext = createContext<Host>({
   openEntry: async () => undefined,
   reviewFile: () => undefined,
   reviewPath: () => undefined,
+  reviewCatalog: () => undefined,
   fail: () => undefined,
+  openArtifact: () => undefined,
 });

@@ -164,6 +164,8 @@ export interface TaskRef {
   id: string;
   refs: string[];
   title: string | null;
+  /** An artifact's type (`kind`), which picks its viewer; null when the event has none. */
+  type: string | null;
 }
 
 /** The artifacts and evidence of the events (`artifact:created`, `evidence:recorded`), once each. */
@@ -175,7 +177,7 @@ export function taskRefs(events: readonly TaskEvent[]): TaskRef[] {
     const p = e.payload ?? {};
     const id = str(kind === "artifact" ? p.artifactId : p.evidenceId) ?? `${kind}-${e.sequence}`;
     if (out.some((r) => r.kind === kind && r.id === id)) continue;
-    out.push({ kind, id, refs: e.refs ?? [], title: str(p.title) ?? str(p.name) });
+    out.push({ kind, id, refs: e.refs ?? [], title: str(p.title) ?? str(p.name), type: kind === "artifact" ? str(p.kind) ?? str(p.artifactType) : null });
   }
   return out;
 }

@@ -33,6 +33,7 @@ test("routes: every page round-trips; unknown hashes fall back to the list", () 
     { page: "diagnostics" },
     { page: "settings" },
     { page: "model" },
+    { page: "browse" },
   ];
   for (const r of routes) {
     assert.deepEqual(parseRoute(routeHash(r)), r, routeHash(r));

@@ -149,6 +149,15 @@ export interface HostSnapshot {
   tokens: Record<string, string>;
   theme: ThemeSnapshot;
   capabilities: CapabilitySummary;
+  /**
+   * How the app came to be installed: `installed` (a verified or trusted package), `dev`
+   * (`apphost dev`) or `sideload` (an unsigned or untrusted package the user accepted).
+   */
+  installMode: string;
+  /** The entry's readiness and the app's setup actions (titles and kinds only). */
+  readiness: SnapshotReadiness;
+  /** The model's setup status (never its endpoint, name of a key or key). */
+  model: SnapshotModel;
 }
 
 /** `capability:invoke`: one `lime.*` call. */
@@ -193,6 +202,31 @@ export interface ResponsePayload {
   evidenceId?: string;
 }
 
+/** `host:snapshot`'s `model`. */
+export interface SnapshotModel {
+  /** `ready` or `needs-setup`. */
+  status: string;
+}
+
+/** `host:snapshot`'s `readiness`. */
+export interface SnapshotReadiness {
+  /** This entry's status: `ready`, `ready-degraded`, `needs-setup`, `blocked`, `disabled`. */
+  status: string;
+  /** The whole app's status. */
+  appStatus: string;
+  /** Keys of the entry's own checks that keep it from `ready`. */
+  missing: Array<string>;
+  setupActions: Array<SnapshotSetupAction>;
+}
+
+/** One thing the user can do in the host to make the app ready. */
+export interface SnapshotSetupAction {
+  key: string;
+  title: string;
+  /** `model`, `secret`, `knowledge`, `grant`, … */
+  kind: string;
+}
+
 /** Theme facts; also the payload of `theme:update`. Only `--lime-*` and `--app-*` variables. */
 export interface ThemeSnapshot {
   /** `system`, `light` or `dark`. */
@@ -213,6 +247,28 @@ export interface ToastPayload {
   /** Default `info`. */
   level?: ToastLevel;
 }
+
+/**
+ * `ui:launch` (AppHost extension, `lime.ui`): the host opened this frame for something the user
+ * chose outside it: a deep link or palette route (`route`), a `command` entry of the same app
+ * (`command`: the entry's key and its `command` text), or an artifact of a type this entry
+ * declares in `artifactTypes[]` (`artifact`: the ref only; reading it goes through
+ * `lime.artifacts.read` and the choke point). Queued until `app:ready`, then posted once.
+ */
+export type UiLaunchPayload = {
+  kind: "route";
+  route: string;
+} | {
+  kind: "command";
+  entryKey: string;
+  command?: string | null;
+} | {
+  kind: "artifact";
+  artifactId: string;
+  artifactType: string;
+  /** The app that owns the artifact. */
+  ownerAppId: string;
+};
 
 /** `host:visibility`. */
 export interface VisibilityPayload {
@@ -250,7 +306,7 @@ export interface AppMessagePayloads {
 export type AppRequestIdRequired = "host:download" | "capability:invoke";
 
 /** Message types the host sends. */
-export const HOST_MESSAGE_TYPES = ["host:snapshot", "theme:update", "host:visibility", "host:response", "host:error", "host:event"] as const;
+export const HOST_MESSAGE_TYPES = ["host:snapshot", "theme:update", "host:visibility", "ui:launch", "host:response", "host:error", "host:event"] as const;
 export type HostMessageType = (typeof HOST_MESSAGE_TYPES)[number];
 
 /** The payload of each host → app message type. */
@@ -261,6 +317,8 @@ export interface HostMessagePayloads {
   "theme:update": ThemeSnapshot;
   /** The frame was shown or hidden. */
   "host:visibility": VisibilityPayload;
+  /** The host opened this frame for a route, a command entry or an artifact (AppHost extension; queued until `app:ready`). */
+  "ui:launch": UiLaunchPayload;
   /** A call succeeded (same `requestId`). */
   "host:response": ResponsePayload;
   /** A call failed (same `requestId`). */

@@ -8,9 +8,11 @@ import type { MockContext, Service } from "./common.js";
 import { cleanMime, FALLBACK_NAME, sanitizeFileName } from "./download.js";
 import { decodeBase64 } from "./encoding.js";
 import { fail, type Wait } from "./invoke.js";
+import { closed, invalid } from "./common.js";
+import { checkRoutePath } from "../ui.js";
 import type { MockArtifact } from "./types.js";
 
-export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifact>, wait: Wait) {
+export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifact>, wait: Wait, modelStatus: () => string = () => "needs-setup") {
   const { appId, entryKey, offered, denied, options } = ctx;
   const toasts: { message: string; level: string }[] = [];
   const navigations: string[] = [];
@@ -22,6 +24,9 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
     locale: "en-US", timezone: "UTC", workspaceId: "local", tenantId: "local",
     ...theme, theme,
     capabilities: { available: [...offered], blocked: [] },
+    installMode: "installed",
+    readiness: { status: "ready", appStatus: "ready", missing: [], setupActions: [] },
+    model: { status: modelStatus() },
     ...options.snapshot,
   };
 
@@ -32,7 +37,26 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
     return options.routes.some((d) => path === d || (path.startsWith(d) && (d.endsWith("/") || path[d.length] === "/")));
   };
 
+  // As the host (bridge/host/ui_launch.rs): per app, at most 64, the same path replaced.
+  const routes: { appId: string; entryKey: string; path: string; title: string }[] = [];
   const service: Service = {
+    registerRoute: (a) => {
+      closed(a, ["path", "title"], "ui.route_invalid");
+      const why = checkRoutePath(a["path"]);
+      if (why !== null) throw invalid(why, "ui.route_invalid");
+      const path = a["path"] as string;
+      const t = a["title"];
+      if (t !== undefined && t !== null && (typeof t !== "string" || t.trim() === "" || [...t].length > 120 || /\p{Cc}/u.test(t))) {
+        throw invalid("args.title must be 1..=120 characters without control characters", "ui.route_invalid");
+      }
+      const route = { appId, entryKey, path, title: typeof t === "string" ? t.trim() : path };
+      const i = routes.findIndex((r) => r.path === path);
+      if (i >= 0) routes[i] = route;
+      else if (routes.length >= 64) throw invalid("this app registered the most routes it may (64)", "ui.route_limit");
+      else routes.push(route);
+      return route;
+    },
+    listRoutes: () => ({ routes: routes.map((r) => ({ ...r })) }),
     getSnapshot: () => snapshot,
     getLocale: () => ({ locale: snapshot.locale, timezone: snapshot.timezone }),
     getTheme: () => snapshot.theme,
@@ -85,6 +109,7 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
 
   return {
     toasts,
+    routes,
     navigations,
     downloads,
     service,

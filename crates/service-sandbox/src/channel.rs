@@ -75,7 +75,7 @@ fn read_lines(out: impl Read, tx: mpsc::Sender<Incoming>) {
     }
 }
 
-fn ring(err: impl Read, log: Arc<Mutex<VecDeque<u8>>>) {
+pub(crate) fn ring(err: impl Read, log: Arc<Mutex<VecDeque<u8>>>) {
     let mut err = err;
     let mut buf = [0u8; 4096];
     while let Ok(n) = err.read(&mut buf) {

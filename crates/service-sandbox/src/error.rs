@@ -34,6 +34,30 @@ pub enum SandboxError {
     /// The service answered with a JSON-RPC error.
     #[error("service.error: {code}: {message}")]
     Remote { code: i64, message: String },
+    /// Wasm: the call used up its fuel (an endless or too long computation).
+    #[error("service.wasm_fuel_exhausted: {0}")]
+    WasmFuelExhausted(String),
+    /// Wasm: the module asked for more linear memory (or table space) than its limit.
+    #[error("service.wasm_memory_limit: {0}")]
+    WasmMemoryLimit(String),
+    /// Wasm: the module is larger than the size cap.
+    #[error("service.wasm_module_too_large: {0}")]
+    WasmModuleTooLarge(String),
+    /// Wasm: the bytes are not a valid module (malformed, fails validation, over engine limits).
+    #[error("service.wasm_invalid_module: {0}")]
+    WasmInvalidModule(String),
+    /// Wasm: the module imports something the host does not provide (WASI, `env.*`, ...).
+    #[error("service.wasm_import_refused: {0}")]
+    WasmImportRefused(String),
+    /// Wasm: the module breaks the host ABI (missing/mistyped export, out-of-bounds pointer).
+    #[error("service.wasm_abi: {0}")]
+    WasmAbi(String),
+    /// Wasm: the module trapped (unreachable, out-of-bounds access, stack overflow, ...).
+    #[error("service.wasm_trap: {0}")]
+    WasmTrap(String),
+    /// local-http: the service answered with a non-2xx HTTP status.
+    #[error("service.http_status: {0}")]
+    HttpStatus(u16),
 }
 
 impl SandboxError {
@@ -50,6 +74,14 @@ impl SandboxError {
             Self::Backoff => "service.backoff",
             Self::CrashLoop(_) => "service.crash_loop",
             Self::Remote { .. } => "service.error",
+            Self::WasmFuelExhausted(_) => "service.wasm_fuel_exhausted",
+            Self::WasmMemoryLimit(_) => "service.wasm_memory_limit",
+            Self::WasmModuleTooLarge(_) => "service.wasm_module_too_large",
+            Self::WasmInvalidModule(_) => "service.wasm_invalid_module",
+            Self::WasmImportRefused(_) => "service.wasm_import_refused",
+            Self::WasmAbi(_) => "service.wasm_abi",
+            Self::WasmTrap(_) => "service.wasm_trap",
+            Self::HttpStatus(_) => "service.http_status",
         }
     }
 }

@@ -16,6 +16,8 @@ const SECCOMP_FD: i32 = 3;
 /// An `O_PATH|O_NOFOLLOW` descriptor of the service dir, bound by bwrap through
 /// `/proc/self/fd/4`: what was checked is what gets mounted (no rename/symlink race).
 const SERVICE_DIR_FD: i32 = 4;
+/// The host-bound listening socket of a `local-http` service (the shim moves it to fd 3).
+pub const LISTEN_FD: i32 = 5;
 /// Sandbox uid/gid (mapped to the host user through the new user namespace).
 const SANDBOX_ID: &str = "65534";
 
@@ -54,6 +56,11 @@ fn check_spec(spec: &ServiceSpec) -> Result<(), SandboxError> {
 }
 
 pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
+    bwrap_args_with(spec, false)
+}
+
+/// `listen`: a `local-http` launch; the shim hands descriptor [`LISTEN_FD`] to the service as fd 3.
+pub fn bwrap_args_with(spec: &ServiceSpec, listen: bool) -> Vec<std::ffi::OsString> {
     let mut a: Vec<std::ffi::OsString> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(Into::into));
     push(&[
@@ -133,11 +140,11 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
         "3",
         "--",
     ]);
-    push(&[
-        "/.shim/shim",
-        if spec.network { "net" } else { "nonet" },
-        "--",
-    ]);
+    push(&["/.shim/shim", if spec.network { "net" } else { "nonet" }]);
+    if listen {
+        push(&["listen"]);
+    }
+    push(&["--"]);
     a.extend(spec.program.iter().map(Into::into));
     a
 }
@@ -145,7 +152,23 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
 /// Spawn the sandbox. The returned child is the outer bwrap, leader of its own process group,
 /// placed in `group` before it execs.
 pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Child, SandboxError> {
+    spawn_with(spec, group, None)
+}
+
+/// [`spawn`], passing `listener` (a listening socket the host bound) as [`LISTEN_FD`].
+pub fn spawn_with(
+    spec: &ServiceSpec,
+    group: &PidsGroup,
+    listener: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<std::process::Child, SandboxError> {
     check_spec(spec)?;
+    let listener = listener
+        .map(|fd| fd.try_clone_to_owned())
+        .transpose()
+        .map_err(|e| SandboxError::StartFailed(e.to_string()))?
+        .map(high)
+        .transpose()?;
+    let listen_raw = listener.as_ref().map(AsRawFd::as_raw_fd);
     let seccomp = high(crate::seccomp::program_fd().map_err(SandboxError::SandboxUnavailable)?)?;
     let seccomp_raw = seccomp.as_raw_fd();
     let service_dir = high(open_dir_nofollow(&spec.service_dir)?)?;
@@ -163,7 +186,7 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
         (libc::RLIMIT_MEMLOCK, 0),
     ];
     let mut cmd = Command::new(&spec.bwrap);
-    cmd.args(bwrap_args(spec))
+    cmd.args(bwrap_args_with(spec, listen_raw.is_some()))
         .env_clear()
         .current_dir("/")
         .stdin(Stdio::piped())
@@ -202,9 +225,17 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
             if libc::dup2(service_raw, SERVICE_DIR_FD) != SERVICE_DIR_FD {
                 return Err(std::io::Error::last_os_error());
             }
+            let mut first_closed = LISTEN_FD as u32;
+            if let Some(raw) = listen_raw {
+                if libc::dup2(raw, LISTEN_FD) != LISTEN_FD {
+                    return Err(std::io::Error::last_os_error());
+                }
+                first_closed += 1;
+            }
             // every other inherited descriptor is closed: stdio, the seccomp program and the
-            // service dir handle remain for bwrap, which closes them before the service runs
-            if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, 0u32) != 0 {
+            // service dir handle (+ the listener) remain for bwrap; the shim closes them (but the
+            // listener) before the service runs
+            if libc::syscall(libc::SYS_close_range, first_closed, u32::MAX, 0u32) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -215,6 +246,7 @@ pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Chil
         .map_err(|e| SandboxError::StartFailed(e.to_string()))?;
     drop(seccomp);
     drop(service_dir);
+    drop(listener);
     Ok(child)
 }
 

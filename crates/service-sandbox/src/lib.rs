@@ -11,7 +11,9 @@
 //! 5. a Landlock ruleset (ABI >= 3) applied by the in-sandbox shim before it execs the program.
 //!
 //! The host talks JSON-RPC 2.0 over the child's stdin/stdout, one message per line
-//! ([`channel::ServiceProcess`]).
+//! ([`channel::ServiceProcess`]). Two more planes ([`plane::Plane`]): `wasm` modules run in-process
+//! by wasmi with no imports but `lime_call` ([`wasm_plane`]), and `local-http` services in the same
+//! sandbox serving HTTP on a host-bound socket with a per-launch token ([`http_plane`]).
 
 // The process-sandbox boundary: the pre-exec hook and raw syscalls (prctl, setrlimit, close_range,
 // memfd, landlock_create_ruleset) need `unsafe`; the workspace's `unsafe_code = "deny"` is lifted
@@ -21,14 +23,20 @@
 pub mod cgroup;
 pub mod channel;
 pub mod error;
+pub mod http_plane;
 pub mod launch;
 pub mod layers;
+pub mod plane;
 pub mod seccomp;
 pub mod spec;
 pub mod supervisor;
+pub mod wasm_plane;
 
 pub use channel::ServiceProcess;
 pub use error::SandboxError;
+pub use http_plane::HttpService;
 pub use layers::{available_layers, Layers};
+pub use plane::{Plane, Running};
 pub use spec::{Limits, ServiceSpec};
 pub use supervisor::{AuditEvent, Health, Policy, Supervisor};
+pub use wasm_plane::{WasmLimits, WasmService};

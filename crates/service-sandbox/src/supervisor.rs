@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::channel::{HostHandler, ServiceProcess};
+use crate::channel::HostHandler;
 use crate::error::SandboxError;
+use crate::plane::{Plane, Running};
 use crate::spec::ServiceSpec;
 
 #[derive(Debug, Clone)]
@@ -71,7 +72,8 @@ pub struct Supervisor {
     handler: HandlerFactory,
     audit: AuditSink,
     log_file: PathBuf,
-    running: Option<ServiceProcess>,
+    plane: Plane,
+    running: Option<Running>,
     crashes: VecDeque<Instant>,
     not_before: Option<Instant>,
     last_used: Instant,
@@ -92,11 +94,18 @@ impl Supervisor {
             handler,
             audit,
             log_file,
+            plane: Plane::Stdio,
             running: None,
             crashes: VecDeque::new(),
             not_before: None,
             last_used: Instant::now(),
         }
+    }
+
+    /// Run the service on `plane` (default: stdio); see [`Plane::for_manifest`].
+    pub fn with_plane(mut self, plane: Plane) -> Self {
+        self.plane = plane;
+        self
     }
 
     pub fn is_running(&self) -> bool {
@@ -143,8 +152,8 @@ impl Supervisor {
         if self.not_before.is_some_and(|t| Instant::now() < t) {
             return Err(self.refuse(SandboxError::Backoff));
         }
-        let mut svc =
-            ServiceProcess::start(&self.spec, (self.handler)()).map_err(|e| self.refuse(e))?;
+        let mut svc = Running::start(&self.plane, &self.spec, (self.handler)())
+            .map_err(|e| self.refuse(e))?;
         (self.audit)(AuditEvent::Started { pid: svc.pid() });
         if let Err(e) = svc.call(
             "initialize",
@@ -179,12 +188,29 @@ impl Supervisor {
                 self.crashed(e.code().to_string());
                 Err(e)
             }
+            Err(
+                e @ (SandboxError::WasmFuelExhausted(_)
+                | SandboxError::WasmMemoryLimit(_)
+                | SandboxError::WasmTrap(_)
+                | SandboxError::WasmAbi(_)),
+            ) => {
+                if matches!(
+                    e,
+                    SandboxError::WasmFuelExhausted(_) | SandboxError::WasmMemoryLimit(_)
+                ) {
+                    (self.audit)(AuditEvent::LimitHit {
+                        what: format!("{} ({method})", e.code()),
+                    });
+                }
+                self.crashed(e.code().to_string());
+                Err(e)
+            }
             other => other,
         }
     }
 
     fn crashed(&mut self, why: String) {
-        let status = match self.running.as_mut().and_then(ServiceProcess::exit_status) {
+        let status = match self.running.as_mut().and_then(Running::exit_status) {
             Some(s) => format!("{why}; {s}"),
             None => why,
         };

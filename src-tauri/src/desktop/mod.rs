@@ -56,6 +56,8 @@ pub fn run() -> i32 {
         .with_launch_package(package),
     );
     start_trace::mark("session");
+    // Scheduled starts fire while the window runs, whichever page it shows.
+    let _schedules = host_core::api::workflow_host::tick_in_background(&session);
     // The App Server door on the window's runtime (docs/app-server.md), open while it runs:
     // opened beside the window's start (it opens the agent runtime), not before it.
     let door = door::DoorSlot::open_beside(&session);

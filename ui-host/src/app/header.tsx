@@ -7,6 +7,7 @@ import type { Route } from "../router.js";
 
 const NAV: Array<[Route["page"], string]> = [
   ["apps", "Apps"],
+  ["browse", "Browse"],
   ["running", "Running"],
   ["grants", "Grants"],
   ["diagnostics", "Diagnostics"],
@@ -15,7 +16,7 @@ const NAV: Array<[Route["page"], string]> = [
   ["tasks", "Tasks"],
 ];
 
-export function ShellHeader(props: { page: Route["page"]; pageTabs: number; summary: string }): JSX.Element {
+export function ShellHeader(props: { page: Route["page"]; pageTabs: number; summary: string; onPalette?: () => void }): JSX.Element {
   return (
     <>
       <a class="skip-link" href="#content">
@@ -41,6 +42,11 @@ export function ShellHeader(props: { page: Route["page"]; pageTabs: number; summ
             </a>
           ))}
         </nav>
+        {props.onPalette && (
+          <button type="button" class="link-button palette-button" data-testid="open-palette" aria-keyshortcuts="Control+K Meta+K" onClick={props.onPalette}>
+            Search <kbd>Ctrl K</kbd>
+          </button>
+        )}
         <p id="summary" class="summary" aria-live="polite">
           {props.summary}
         </p>

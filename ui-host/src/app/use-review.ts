@@ -1,12 +1,14 @@
 // The install review flow: a package file (picked or dropped) or a path is reviewed, shown in the
 // review sheet, and installed on consent; install progress comes from `install:progress` events.
 
-import { useCallback, useState } from "preact/hooks";
+import { useCallback, useRef, useState } from "preact/hooks";
 
 import * as api from "../api.js";
 import type { Route } from "../router.js";
+import type { InstallReview } from "../types.js";
 import type { ReviewPhase } from "../views/review.js";
 import type { Notice } from "./mount-controller.js";
+import { needsSheet } from "./catalog-flow.js";
 import { afterInstallRoute, installedNotice, installOptions, reviewToCancel, type ConsentChoices } from "./review-flow.js";
 
 export interface ReviewFlow {
@@ -15,6 +17,9 @@ export interface ReviewFlow {
   setProgress(p: { done: number; total: number } | null): void;
   reviewFile(file: File): void;
   reviewPath(path: string): void;
+  /** Downloads a catalog release and reviews it; an update that asks for nothing new installs
+   * without the sheet (`quietUpdate`, app/catalog-flow.ts). */
+  reviewCatalog(args: api.CatalogReviewArgs, quietUpdate: boolean): void;
   consent(choices: ConsentChoices): Promise<void>;
   cancel(): void;
 }
@@ -48,9 +53,7 @@ export function useReview(deps: { reload(): Promise<void>; navigate(route: Route
       }
     })();
   }, []);
-  const consent = async (choices: ConsentChoices): Promise<void> => {
-    if (review?.phase !== "review") return;
-    const r = review.review;
+  const installReviewed = async (r: InstallReview, choices: ConsentChoices): Promise<void> => {
     setReview({ phase: "installing", review: r });
     try {
       const summary = await api.install(r.reviewId, installOptions(r, choices));
@@ -63,6 +66,30 @@ export function useReview(deps: { reload(): Promise<void>; navigate(route: Route
       setReview({ phase: "failed", error, review: r, fileName: r.app.id });
     }
   };
+  const consent = async (choices: ConsentChoices): Promise<void> => {
+    if (review?.phase !== "review") return;
+    await installReviewed(review.review, choices);
+  };
+  // The latest install function for the stable `reviewCatalog` (the shell memoizes its context).
+  const installRef = useRef(installReviewed);
+  installRef.current = installReviewed;
+  const reviewCatalog = useCallback((args: api.CatalogReviewArgs, quietUpdate: boolean): void => {
+    void (async () => {
+      const name = `${args.appId}${args.version != null ? `@${args.version}` : ""}`;
+      setProgress(null);
+      setReview({ phase: "reviewing", fileName: name });
+      try {
+        const r = await api.catalogReviewInstall(args);
+        if (quietUpdate && !needsSheet(r)) {
+          await installRef.current(r, { acceptPublisherChange: false, reattachData: false });
+        } else {
+          setReview({ phase: "review", review: r });
+        }
+      } catch (error: unknown) {
+        setReview({ phase: "failed", error, review: null, fileName: name });
+      }
+    })();
+  }, []);
   const cancel = (): void => {
     const id = reviewToCancel(review);
     setReview(null);
@@ -71,5 +98,5 @@ export function useReview(deps: { reload(): Promise<void>; navigate(route: Route
       api.cancelReview(id).catch((error: unknown) => console.warn("cancel_review failed", error));
     }
   };
-  return { review, progress, setProgress, reviewFile, reviewPath, consent, cancel };
+  return { review, progress, setProgress, reviewFile, reviewPath, reviewCatalog, consent, cancel };
 }

@@ -73,6 +73,15 @@ export interface AppIdArgs {
   appId: string;
 }
 
+export interface AppMaterial {
+  tools: Array<ToolRefState>;
+  knowledge: Array<TemplateState>;
+}
+
+export interface AppMaterialArgs {
+  appId: string;
+}
+
 /** One installed app as lists show it. */
 export interface AppSummary {
   name: string;
@@ -111,6 +120,18 @@ export interface AppSummary {
    * secret, set up a model, ...).
    */
   setupActions: Array<SetupAction>;
+}
+
+/** An entry that views an artifact type. */
+export interface ArtifactViewer {
+  appId: string;
+  appTitle: string;
+  entryKey: string;
+  title: string;
+}
+
+export interface ArtifactViewersArgs {
+  artifactType: string;
 }
 
 /** Why the user is asked. */
@@ -196,10 +217,95 @@ export interface BridgeRefusedArgs {
   bytes: number;
 }
 
+/** What `browse_catalog` answers: every catalog's freshness and the apps they offer. */
+export interface Browse {
+  catalogs: Array<CatalogInfo>;
+  apps: Array<BrowseApp>;
+  /** More apps matched than [`MAX_BROWSE_APPS`]. */
+  truncated: boolean;
+}
+
+/** One catalog app as a Browse card shows it. */
+export interface BrowseApp {
+  catalog: string;
+  appId: string;
+  displayName: string;
+  description: string;
+  publisher: string | null;
+  /**
+   * `pinned` (signed by a key this host trusts), `signed` (signed by another key: the review
+   * shows it as a sideload) or `unknown` (unsigned).
+   */
+  trust: string;
+  /** The permission keys the offered release declares. */
+  permissions: Array<string>;
+  readiness: ReadinessPreview;
+  /**
+   * The release Install gets (the newest not revoked of the followed or `stable` channel;
+   * null when every release of that channel is revoked).
+   */
+  offered: ReleaseRow | null;
+  /** Every release, newest first. */
+  releases: Array<ReleaseRow>;
+  channels: Array<string>;
+  /**
+   * The catalog's metadata is expired or its last refresh failed: nothing can be installed
+   * from it until a refresh passes (installed apps are not affected).
+   */
+  stale: boolean;
+  installed: InstalledState | null;
+}
+
+export interface BrowseCatalogArgs {
+  text?: string;
+}
+
 /** Where a bundle was written. */
 export interface Bundle {
   path: string;
   bytes: number;
+}
+
+/** What `catalog list` shows of one catalog. */
+export interface CatalogInfo {
+  name: string;
+  url: string;
+  addedAt: string;
+  rootVersion: number | null;
+  targetsVersion: number | null;
+  apps: number;
+  releases: number;
+  refreshedAt: string | null;
+  /** The earliest expiry of the trusted metadata: the catalog is stale after it. */
+  expires: string | null;
+  stale: boolean;
+  staleSince: string | null;
+  staleReason: string | null;
+  lastAttemptAt: string | null;
+  lastError: StatusError | null;
+}
+
+export interface CatalogRefreshArgs {
+  /** One catalog; absent: every catalog. */
+  name?: string | null;
+}
+
+export interface CatalogReviewInstallArgs {
+  appId: string;
+  /** A version; absent: the newest not revoked of `channel`. */
+  version?: string | null;
+  /** Absent: `stable`. */
+  channel?: string | null;
+  /** The catalog; absent: the one that offers the app (`catalog.ambiguous` when several). */
+  catalog?: string | null;
+  /** Echoed in the `install:progress` events of this review. */
+  progressId?: string | null;
+}
+
+export interface CatalogSetChannelArgs {
+  appId: string;
+  catalog: string;
+  channel: string;
 }
 
 export interface Check {
@@ -557,6 +663,22 @@ export interface InstallReview {
   prunes: Array<string>;
 }
 
+/** The installed app behind a catalog card. */
+export interface InstalledState {
+  version: string;
+  /** The version "Roll back" returns to. */
+  previousVersion: string | null;
+  /** The installed app's own readiness (never changed by a catalog). */
+  readiness: string;
+  /** The channel the app follows (`stable` when it was installed otherwise). */
+  channel: string;
+  /** Whether the app was installed from this catalog (it follows it for updates). */
+  follows: boolean;
+  /** The publisher's reason when the installed version is revoked in this catalog. */
+  revoked: string | null;
+  update: UpdateOffer | null;
+}
+
 /** What happened to the key. */
 export type KeyOutcome =
 
@@ -747,6 +869,25 @@ export interface PackRemoval {
   size: number;
 }
 
+/** What the command palette lists besides the host's own actions. */
+export interface Palette {
+  commands: Array<PaletteCommand>;
+  routes: Array<RegisteredRoute>;
+}
+
+/** A `command` entry the palette lists, and the UI entry that runs it. */
+export interface PaletteCommand {
+  appId: string;
+  appTitle: string;
+  entryKey: string;
+  title: string;
+  command: string | null;
+  /** The app's first UI entry: it is mounted and receives `ui:launch {kind: "command"}`. */
+  surfaceEntry: string;
+  /** The command entry's readiness (`ready`, `needs-setup`, ...). */
+  status: string;
+}
+
 /** What a run waits for from a person, as the host draws it. */
 export interface PendingView {
   /** `review`, `input` or `decision`. */
@@ -843,6 +984,13 @@ export interface Quarantined {
   reason: string;
 }
 
+/** What the compatibility a release declares means on this host, before download. */
+export interface ReadinessPreview {
+  /** `compatible`, `incompatible` or `unknown` (the full readiness is in the review sheet). */
+  status: string;
+  reasons: Array<string>;
+}
+
 export interface Recovered {
   opId: string;
   kind: string;
@@ -853,12 +1001,36 @@ export interface Recovered {
   quarantined: Array<Quarantined>;
 }
 
+/** What `catalog_refresh` answers: every catalog afterwards, and the refusals of this refresh. */
+export interface Refreshed {
+  catalogs: Array<CatalogInfo>;
+  errors: Array<HostError>;
+}
+
 export interface RefusedMessage {
   mountId: string | null;
   appId: string | null;
   reason: string;
   messageType: string | null;
   bytes: number;
+}
+
+/** One registered route. */
+export interface RegisteredRoute {
+  appId: string;
+  /** The entry whose frame registered it (the one a deep link opens). */
+  entryKey: string;
+  path: string;
+  title: string;
+}
+
+/** One release of a catalog app. */
+export interface ReleaseRow {
+  version: string;
+  channel: string;
+  /** The publisher's reason when the release is revoked (it cannot be installed). */
+  revoked: string | null;
+  rollbackTarget: string | null;
 }
 
 export interface RemoveTrustedKeyArgs {
@@ -1075,6 +1247,11 @@ export type StaleReason =
 
 export type Status = "ready" | "ready-degraded" | "needs-setup" | "blocked" | "disabled";
 
+export interface StatusError {
+  code: string;
+  message: string;
+}
+
 export interface StepFailure {
   code: string;
   message: string;
@@ -1149,6 +1326,17 @@ export interface TasksChanged {
   reason: string;
 }
 
+/** One declared knowledge template and its binding. */
+export interface TemplateState {
+  template: string;
+  required: boolean;
+  /** The bound folder, when bound. */
+  folder: string | null;
+  files: number;
+  chunks: number;
+  lastIndexed: string | null;
+}
+
 /** What `model test` reports. */
 export interface TestReport {
   ok: boolean;
@@ -1176,6 +1364,29 @@ export interface Timeline {
 
 export type ToastLevel = "info" | "success" | "warning" | "error";
 
+export interface ToolGrantArgs {
+  appId: string;
+  /** `<server>/<tool>`, one the app declares in `toolRefs[]`. */
+  tool: string;
+}
+
+/** One declared tool ref and its state. */
+export interface ToolRefState {
+  /** `<server>/<tool>`. */
+  tool: string;
+  server: string;
+  required: boolean;
+  /** A server with that name is configured (by the user or the admin). */
+  serverPresent: boolean;
+  /** The server's last listing has the tool. */
+  listed: boolean;
+  granted: boolean;
+  /** Each call needs the user's approval (annotation or policy); known once listed. */
+  destructive: boolean;
+  /** The admin policy denies it. */
+  denied: boolean;
+}
+
 /** A trusted key as the settings page lists it. */
 export interface TrustedKeyRow {
   keyId: string;
@@ -1183,6 +1394,33 @@ export interface TrustedKeyRow {
   name: string;
   fingerprint: string;
 }
+
+export interface UiLaunchArgs {
+  mountId: string;
+  launch: UiLaunchPayload;
+}
+
+/**
+ * `ui:launch` (AppHost extension, `lime.ui`): the host opened this frame for something the user
+ * chose outside it: a deep link or palette route (`route`), a `command` entry of the same app
+ * (`command`: the entry's key and its `command` text), or an artifact of a type this entry
+ * declares in `artifactTypes[]` (`artifact`: the ref only; reading it goes through
+ * `lime.artifacts.read` and the choke point). Queued until `app:ready`, then posted once.
+ */
+export type UiLaunchPayload = {
+  kind: "route";
+  route: string;
+} | {
+  kind: "command";
+  entryKey: string;
+  command?: string | null;
+} | {
+  kind: "artifact";
+  artifactId: string;
+  artifactType: string;
+  /** The app that owns the artifact. */
+  ownerAppId: string;
+};
 
 export interface UnbindKnowledgeArgs {
   appId: string;
@@ -1237,6 +1475,16 @@ export interface UpdateNotice {
   notes: string;
   /** Where to get it: the feed's `downloadPage`, else this install kind's package URL. */
   url: string;
+}
+
+/** A newer release of the followed channel. */
+export interface UpdateOffer {
+  version: string;
+  channel: string;
+  /** Permission keys the new version declares and the installed one does not. */
+  permissionsAdded: Array<string>;
+  /** Permission keys the installed version declares and the new one does not. */
+  permissionsRemoved: Array<string>;
 }
 
 /** What the check found. */
@@ -1358,6 +1606,16 @@ export interface HostCommands {
   set_visibility: { args: SetVisibilityArgs; answer: Array<Outgoing> };
   /** What the bridge and the file server refused, and how many service calls ran. */
   bridge_diagnostics: { args: NoArgs; answer: SessionDiagnostics };
+  /** The remote catalogs with their freshness (last good refresh, stale since, last error); no network. */
+  catalog_list: { args: NoArgs; answer: Array<CatalogInfo> };
+  /** Refreshes one catalog or all; a refusal is recorded (stale) and never changes an installed app. */
+  catalog_refresh: { args: CatalogRefreshArgs; answer: Refreshed };
+  /** Catalog apps (publisher, trust, permissions, readiness preview) and per installed app the update offered with its permission diff, channel and revocation; no network. */
+  browse_catalog: { args: BrowseCatalogArgs; answer: Browse };
+  /** Downloads a catalog release and reviews it like a local package; `install` with consent installs it. */
+  catalog_review_install: { args: CatalogReviewInstallArgs; answer: InstallReview };
+  /** Makes an installed app follow a channel of a catalog for its updates. */
+  catalog_set_channel: { args: CatalogSetChannelArgs; answer: Browse };
   /** Stages a package and describes it for the review sheet; nothing is stored. */
   review_install: { args: ReviewInstallArgs; answer: InstallReview };
   /** Installs what a review showed, after the user's consent. */
@@ -1428,6 +1686,12 @@ export interface HostCommands {
   unbind_knowledge: { args: UnbindKnowledgeArgs; answer: boolean };
   /** Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems. */
   knowledge_status: { args: KnowledgeStatusArgs; answer: Array<BindingStatus> };
+  /** An app's declared tool refs and knowledge templates with their state: server present, listed, granted, destructive; bound folder and index. */
+  app_material: { args: AppMaterialArgs; answer: AppMaterial };
+  /** Grants a tool the app declares in toolRefs[] (as apphost tools grant). */
+  grant_tool: { args: ToolGrantArgs; answer: boolean };
+  /** Revokes an app's tool grant: its next call and its agent tasks' next turn lose the tool. */
+  revoke_tool: { args: ToolGrantArgs; answer: boolean };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1438,6 +1702,12 @@ export interface HostCommands {
   task_retry: { args: TaskArgs; answer: AgentTaskView };
   /** Answers a pending action of a task. */
   task_respond: { args: TaskRespondArgs; answer: Responded };
+  /** The command palette's app items: every enabled app's `command` entries (with readiness and the UI entry that runs them) and the routes apps registered with `lime.ui.registerRoute`. */
+  ui_palette: { args: NoArgs; answer: Palette };
+  /** The UI entries of enabled apps that declare an artifact type in `artifactTypes[]`. */
+  artifact_viewers: { args: ArtifactViewersArgs; answer: Array<ArtifactViewer> };
+  /** Opens a mounted frame for a route, a command entry or an artifact of its own app (`ui.launch_refused` otherwise): `ui:launch` now, or after the frame's `app:ready`. */
+  ui_launch: { args: UiLaunchArgs; answer: Array<Outgoing> };
   /** Every app's workflow runs (or one app's), newest first. */
   workflow_runs: { args: WorkflowRunsArgs; answer: Array<RunSummary> };
   /** One run: step timeline, pending review or input, outputs, evidence. */
@@ -1456,7 +1726,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "app_material", "grant_tool", "revoke_tool", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -51,7 +51,7 @@ commands! {
 
 /// Pushes `install:progress` at most every 2% (and at the end), so a large package costs the
 /// outbox about 50 events.
-fn progress<'a>(session: &'a Session, tag: Value) -> impl FnMut(u64, u64) + 'a {
+pub(crate) fn progress<'a>(session: &'a Session, tag: Value) -> impl FnMut(u64, u64) + 'a {
     let mut last = 0u64;
     move |done, total| {
         let step = (total / 50).max(1);

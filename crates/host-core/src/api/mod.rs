@@ -8,8 +8,10 @@
 //! per-server) state the commands share is a [`Session`]. The contract is `docs/host-api.md`.
 
 pub mod agent;
+pub mod app_material;
 pub mod apps;
 pub mod bridge;
+pub mod catalog;
 pub mod center;
 pub mod dev_console;
 pub mod door;
@@ -25,6 +27,7 @@ pub mod schema;
 pub mod session;
 pub mod store_stamp;
 pub mod tasks;
+pub mod ui;
 pub mod uploads;
 pub mod watch;
 pub mod workflow;
@@ -48,7 +51,9 @@ pub struct Command {
 const AREAS: &[&[Command]] = &[
     agent::COMMANDS,
     apps::COMMANDS,
+    app_material::COMMANDS,
     bridge::COMMANDS,
+    catalog::COMMANDS,
     center::COMMANDS,
     dev_console::COMMANDS,
     events::COMMANDS,
@@ -58,6 +63,7 @@ const AREAS: &[&[Command]] = &[
     launch_package::COMMANDS,
     knowledge::COMMANDS,
     tasks::COMMANDS,
+    ui::COMMANDS,
     workflow::COMMANDS,
 ];
 

@@ -96,6 +96,12 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("answer_download", bridge::DownloadAnswer, Vec<Outgoing>, "The user's answer to a download."),
         cmd!("set_visibility", bridge::Visibility, Vec<Outgoing>, "The host UI showed or hid a frame."),
         cmd!("bridge_diagnostics", NoArgs, SessionDiagnostics, "What the bridge and the file server refused, and how many service calls ran."),
+        // catalog.rs
+        cmd!("catalog_list", NoArgs, Vec<crate::install::remote::catalogs::CatalogInfo>, "The remote catalogs with their freshness (last good refresh, stale since, last error); no network."),
+        cmd!("catalog_refresh", super::catalog::RefreshArgs, super::catalog::Refreshed, "Refreshes one catalog or all; a refusal is recorded (stale) and never changes an installed app."),
+        cmd!("browse_catalog", super::catalog::BrowseArgs, crate::center::catalog::Browse, "Catalog apps (publisher, trust, permissions, readiness preview) and per installed app the update offered with its permission diff, channel and revocation; no network."),
+        cmd!("catalog_review_install", super::catalog::ReviewArgs, InstallReview, "Downloads a catalog release and reviews it like a local package; `install` with consent installs it."),
+        cmd!("catalog_set_channel", super::catalog::ChannelArgs, crate::center::catalog::Browse, "Makes an installed app follow a channel of a catalog for its updates."),
         // center.rs
         cmd!("review_install", center::ReviewArgs, InstallReview, "Stages a package and describes it for the review sheet; nothing is stored."),
         cmd!("install", center::InstallArgsWire, AppSummary, "Installs what a review showed, after the user's consent."),
@@ -139,12 +145,20 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("bind_knowledge", knowledge::BindKnowledge, crate::hosting::app_knowledge::Indexed, "Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge)."),
         cmd!("unbind_knowledge", knowledge::UnbindKnowledge, bool, "Removes a knowledge template's binding and its index."),
         cmd!("knowledge_status", knowledge::StatusArgs, Vec<crate::hosting::app_knowledge::BindingStatus>, "Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems."),
+        // app_material.rs
+        cmd!("app_material", super::app_material::AppArg, super::app_material::AppMaterial, "An app's declared tool refs and knowledge templates with their state: server present, listed, granted, destructive; bound folder and index."),
+        cmd!("grant_tool", super::app_material::ToolArg, bool, "Grants a tool the app declares in toolRefs[] (as apphost tools grant)."),
+        cmd!("revoke_tool", super::app_material::ToolArg, bool, "Revokes an app's tool grant: its next call and its agent tasks' next turn lose the tool."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),
         cmd!("task_cancel", tasks::TaskArgs, AgentTaskView, "Cancels a task as the host's user."),
         cmd!("task_retry", tasks::TaskArgs, AgentTaskView, "Runs a failed or cancelled task again."),
         cmd!("task_respond", tasks::RespondArgs, Responded, "Answers a pending action of a task."),
+        // ui.rs
+        cmd!("ui_palette", NoArgs, super::ui::Palette, "The command palette's app items: every enabled app's `command` entries (with readiness and the UI entry that runs them) and the routes apps registered with `lime.ui.registerRoute`."),
+        cmd!("artifact_viewers", super::ui::ViewersArgs, Vec<crate::hosting::bridge::host::ui_launch::catalog::ArtifactViewer>, "The UI entries of enabled apps that declare an artifact type in `artifactTypes[]`."),
+        cmd!("ui_launch", super::ui::LaunchArgs, Vec<Outgoing>, "Opens a mounted frame for a route, a command entry or an artifact of its own app (`ui.launch_refused` otherwise): `ui:launch` now, or after the frame's `app:ready`."),
         // workflow.rs
         cmd!("workflow_runs", workflow::ListArgs, Vec<workflow::RunSummary>, "Every app's workflow runs (or one app's), newest first."),
         cmd!("workflow_run", workflow::RunArgs, workflow::RunDetail, "One run: step timeline, pending review or input, outputs, evidence."),

@@ -115,6 +115,8 @@ fn look_at_mounts(session: &Session) -> HostResult<(Vec<EndedMount>, bool)> {
             }
         }
     }
+    // lime.ui routes of packages no longer active go too, mounted or not.
+    bridge.retire_routes(&store);
     Ok((ended, unknown))
 }
 

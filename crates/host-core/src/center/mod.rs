@@ -7,6 +7,8 @@
 //! The only state is [`Center`]'s two bounded, expiring tables: uploads awaiting review and
 //! reviews awaiting consent, each keyed by a random 128-bit id and used once.
 
+pub mod catalog;
+mod catalog_download;
 pub mod detail;
 pub mod dev;
 pub mod diagnostics;

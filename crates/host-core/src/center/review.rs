@@ -140,10 +140,13 @@ pub(crate) struct Review {
     package_hash: String,
 }
 
-enum KeptSource {
+pub(crate) enum KeptSource {
     Path(PathBuf),
     /// Dropping it removes the uploaded file: the upload goes away with the review.
     Upload(UploadFile),
+    /// A release downloaded from a remote catalog (`center/catalog.rs`); dropping it removes
+    /// the downloaded file.
+    Catalog(Box<super::catalog_download::KeptDownload>),
 }
 
 impl KeptSource {
@@ -151,6 +154,7 @@ impl KeptSource {
         let path = match self {
             KeptSource::Path(p) => p,
             KeptSource::Upload(f) => &f.path,
+            KeptSource::Catalog(k) => return Ok(k.fetched.source.clone()),
         };
         resolve(path, &CatalogSelect::default())
     }
@@ -378,6 +382,15 @@ impl Center {
             ReviewSource::Path(p) => KeptSource::Path(std::path::absolute(&p).unwrap_or(p)),
             ReviewSource::Upload(id) => KeptSource::Upload(self.take_upload(&id)?),
         };
+        self.review_kept(kept, progress)
+    }
+
+    /// Reviews a kept source (a path, an upload or a catalog download) and keeps the review.
+    pub(crate) fn review_kept(
+        &self,
+        kept: KeptSource,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> HostResult<InstallReview> {
         let resolved = kept.resolve()?;
         let store = super::open_locked(&self.dir)?;
         let (review, mode, options, plan, package_hash) =
@@ -491,7 +504,7 @@ impl Center {
             }
             Given.grant(insp, fresh)
         };
-        store
+        let summary = store
             .drive_install(
                 &resolved,
                 &opts,
@@ -500,7 +513,15 @@ impl Center {
                 progress,
                 &mut as_reviewed,
             )
-            .map(|installed| installed.summary)
+            .map(|installed| installed.summary)?;
+        if let KeptSource::Catalog(k) = &review.source {
+            // After the commit point: the app is installed; a failure here only means its
+            // updates are not followed (the Browse page still finds it in the catalog).
+            if let Err(e) = k.follow(&self.dir) {
+                tracing::warn!(error = %e, "cannot record the catalog the app follows");
+            }
+        }
+        Ok(summary)
     }
 }
 

@@ -176,6 +176,9 @@ error_codes! {
     MountNotASurface = "mount.not_a_surface" => Conflict,
     /// The entry is not ready (needs setup, blocked); details carry the setup actions.
     MountNotReady = "mount.not_ready" => Conflict,
+    /// The host UI asked to open a frame for a route, command or artifact its app does not
+    /// declare or register (`details.reason`); nothing was posted.
+    UiLaunchRefused = "ui.launch_refused" => Conflict,
     // --- model settings and the secret store ----------------------------------------------
     ModelNotConfigured = "model.not_configured" => NotFound,
     ModelInvalidBaseUrl = "model.invalid_base_url" => Usage,
@@ -267,6 +270,9 @@ error_codes! {
     ToolsServerExists = "tools.server_exists" => Conflict,
     /// A server definition, a `<server>/<tool>` reference or call arguments are malformed.
     ToolsInvalid = "tools.invalid" => Usage,
+    /// The agent task's turn ended (cancelled) while its tool call ran: the server was sent a
+    /// cancel and the result is not used.
+    ToolsCancelled = "tools.cancelled" => Declined,
     /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
     WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
     /// A start reused an idempotency key with another input.

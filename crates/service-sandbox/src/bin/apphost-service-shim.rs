@@ -53,22 +53,38 @@ fn restrict(network: bool) -> Result<(), String> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let listen = args.get(1).is_some_and(|a| a == "listen");
+    if listen {
+        args.remove(1);
+    }
     if args.len() < 3 || args[1] != "--" {
-        eprintln!("apphost-service-shim: usage: shim net|nonet -- program args...");
+        eprintln!("apphost-service-shim: usage: shim net|nonet [listen] -- program args...");
         std::process::exit(97);
     }
     if let Err(e) = restrict(args[0] == "net") {
         eprintln!("apphost-service-shim: service.sandbox_unavailable: {e}");
         std::process::exit(98);
     }
-    // Nothing but stdio reaches the service (bwrap leaves the service dir handle it bound open).
-    // SAFETY: plain syscall, no descriptor of ours is in use past this point.
-    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
+    // Nothing but stdio (+ the listener as fd 3) reaches the service (bwrap leaves the service
+    // dir handle it bound open).
+    // SAFETY: plain syscalls, no descriptor of ours is in use past this point.
+    if listen && unsafe { libc::dup2(5, 3) } != 3 {
+        eprintln!("apphost-service-shim: no listening socket");
+        std::process::exit(98);
+    }
+    let first_closed: u32 = if listen { 4 } else { 3 };
+    if unsafe { libc::syscall(libc::SYS_close_range, first_closed, u32::MAX, 0u32) } != 0 {
         eprintln!("apphost-service-shim: close_range failed");
         std::process::exit(98);
     }
-    let err = std::process::Command::new(&args[2]).args(&args[3..]).exec();
+    let mut cmd = std::process::Command::new(&args[2]);
+    cmd.args(&args[3..]);
+    if listen {
+        cmd.env("LISTEN_FDS", "1")
+            .env("LISTEN_PID", std::process::id().to_string());
+    }
+    let err = cmd.exec();
     eprintln!("apphost-service-shim: exec {}: {err}", args[2]);
     std::process::exit(99);
 }

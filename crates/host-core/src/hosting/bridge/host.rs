@@ -16,7 +16,9 @@ mod effects;
 mod outbox;
 mod outgoing;
 mod pick_files;
+mod projections;
 mod snapshot;
+pub mod ui_launch;
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
 pub use outgoing::{Answer, Diagnostics, Environment, Outgoing, RefusedMessage};
@@ -33,7 +35,8 @@ use super::message::{self, AppMessage, Call, FrameIdentity, Refusal, PROTOCOL, V
 use super::mounting::mount_entry;
 use super::mounts::{CallRefused, Mount, MountTable};
 use super::wire::{
-    BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, ThemeSnapshot,
+    BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, SnapshotModel,
+    SnapshotReadiness, SnapshotSetupAction, ThemeSnapshot,
 };
 use crate::foundation::error::HostResult;
 use crate::foundation::profile::HostProfile;
@@ -95,6 +98,8 @@ pub struct BridgeHost {
     watches: HashMap<String, Vec<(String, tokio::task::AbortHandle)>>,
     /// `host:download`s waiting for the user (`host/download.rs`).
     downloads: BTreeMap<String, download::PendingDownload>,
+    /// `lime.ui` routes per app and launches waiting for a handshake (`host/ui_launch.rs`).
+    ui: ui_launch::UiState,
 }
 
 impl BridgeHost {
@@ -115,6 +120,7 @@ impl BridgeHost {
             outbox: Arc::new(AsyncOutbox::new()),
             watches: HashMap::new(),
             downloads: BTreeMap::new(),
+            ui: ui_launch::UiState::default(),
         }
     }
 
@@ -203,6 +209,7 @@ impl BridgeHost {
         self.answers.remove(mount_id);
         self.prompts.retain(|_, p| p.mount_id != mount_id);
         self.drop_downloads(mount_id);
+        self.ui.forget_mount(mount_id);
         self.table.remove(mount_id)
     }
 
@@ -215,7 +222,9 @@ impl BridgeHost {
             self.answers.remove(&m.mount_id);
             self.prompts.retain(|_, p| p.mount_id != m.mount_id);
             self.drop_downloads(&m.mount_id);
+            self.ui.forget_mount(&m.mount_id);
         }
+        self.ui.forget_app(app_id);
         self.services.close_app(app_id);
         removed
     }
@@ -311,7 +320,10 @@ impl BridgeHost {
             AppMessage::Ready { request_id } | AppMessage::GetSnapshot { request_id } => {
                 self.table.mark_ready(mount_id);
                 let payload = self.snapshot(store, &mount);
-                vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)]
+                let mut out =
+                    vec![self.post(&mount, "host:snapshot", request_id.as_deref(), payload)];
+                out.extend(self.take_launches(&mount));
+                out
             }
             AppMessage::Navigate { request_id, route } => {
                 if app_routes(self.active_app(store, &mount).as_deref(), &mount)

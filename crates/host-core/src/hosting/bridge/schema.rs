@@ -81,6 +81,7 @@ pub fn host_messages() -> Vec<MessageSpec> {
         spec!("host:snapshot", HostSnapshot, Optional, true, "The frame's context; echoes the `requestId` of `app:ready` / `host:getSnapshot`."),
         spec!("theme:update", ThemeSnapshot, Optional, true, "The theme changed."),
         spec!("host:visibility", VisibilityPayload, Optional, true, "The frame was shown or hidden."),
+        spec!("ui:launch", UiLaunchPayload, Optional, true, "The host opened this frame for a route, a command entry or an artifact (AppHost extension; queued until `app:ready`)."),
         spec!("host:response", ResponsePayload, Optional, true, "A call succeeded (same `requestId`)."),
         spec!("host:error", ErrorPayload, Optional, true, "A call failed (same `requestId`)."),
         MessageSpec {

@@ -175,6 +175,42 @@ pub struct HostSnapshot {
     pub theme_fields: ThemeSnapshot,
     pub theme: ThemeSnapshot,
     pub capabilities: CapabilitySummary,
+    /// How the app came to be installed: `installed` (a verified or trusted package), `dev`
+    /// (`apphost dev`) or `sideload` (an unsigned or untrusted package the user accepted).
+    pub install_mode: String,
+    /// The entry's readiness and the app's setup actions (titles and kinds only).
+    pub readiness: SnapshotReadiness,
+    /// The model's setup status (never its endpoint, name of a key or key).
+    pub model: SnapshotModel,
+}
+
+/// `host:snapshot`'s `readiness`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotReadiness {
+    /// This entry's status: `ready`, `ready-degraded`, `needs-setup`, `blocked`, `disabled`.
+    pub status: String,
+    /// The whole app's status.
+    pub app_status: String,
+    /// Keys of the entry's own checks that keep it from `ready`.
+    pub missing: Vec<String>,
+    pub setup_actions: Vec<SnapshotSetupAction>,
+}
+
+/// One thing the user can do in the host to make the app ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SnapshotSetupAction {
+    pub key: String,
+    pub title: String,
+    /// `model`, `secret`, `knowledge`, `grant`, …
+    pub kind: String,
+}
+
+/// `host:snapshot`'s `model`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SnapshotModel {
+    /// `ready` or `needs-setup`.
+    pub status: String,
 }
 
 /// `lime.ui.getLocale`.
@@ -188,6 +224,31 @@ pub struct LocaleInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct VisibilityPayload {
     pub visible: bool,
+}
+
+/// `ui:launch` (AppHost extension, `lime.ui`): the host opened this frame for something the user
+/// chose outside it: a deep link or palette route (`route`), a `command` entry of the same app
+/// (`command`: the entry's key and its `command` text), or an artifact of a type this entry
+/// declares in `artifactTypes[]` (`artifact`: the ref only; reading it goes through
+/// `lime.artifacts.read` and the choke point). Queued until `app:ready`, then posted once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum UiLaunchPayload {
+    #[serde(rename_all = "camelCase")]
+    Route { route: String },
+    #[serde(rename_all = "camelCase")]
+    Command {
+        entry_key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Artifact {
+        artifact_id: String,
+        artifact_type: String,
+        /// The app that owns the artifact.
+        owner_app_id: String,
+    },
 }
 
 /// `host:response`: the call's result.

@@ -468,6 +468,15 @@ impl<'a> Entry<'a> {
     pub fn service(self) -> Option<&'a str> {
         text(self.0, "service")
     }
+    /// `artifactTypes` (strings only): the artifact types this entry views (`lime.ui` artifact
+    /// viewers; `docs/package-format.md`).
+    pub fn artifact_types(self) -> impl Iterator<Item = &'a str> {
+        strings(self.0.get("artifactTypes"))
+    }
+    /// `command` of a `command` entry (`/draft-reply`), when a string.
+    pub fn command(self) -> Option<&'a str> {
+        text(self.0, "command")
+    }
 }
 
 /// One `permissions[]` item.

@@ -25,7 +25,7 @@ pub fn now() -> jiff::Timestamp {
 }
 
 /// What `catalog list` shows of one catalog.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogInfo {
     pub name: String,

@@ -343,7 +343,10 @@ impl HttpFetch {
             .await
         });
         let got = result?;
-        file.sync_all().map_err(io)?;
+        // No fsync: the download is a throwaway that the install reads at once and removes; it
+        // is believed only through the hash checked here and the install pipeline's own
+        // hashes. After a crash a `.part` whose tail was lost fails this check and is fetched
+        // again. (Flushing 200 MB was most of the catalog path's extra cost: docs/benchmarks.md.)
         let sha = hex::encode(hasher.finalize());
         if got != length || !sha.eq_ignore_ascii_case(target.sha256()) {
             return Err(Stop::Error(

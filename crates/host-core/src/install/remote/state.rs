@@ -93,7 +93,7 @@ pub struct Status {
     pub error: Option<StatusError>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct StatusError {
     pub code: String,
     pub message: String,

@@ -5,8 +5,16 @@ use super::*;
 
 impl BridgeHost {
     /// `lime.ui` methods, answered from the host's own state once the choke point allowed them.
-    pub(super) fn ui_call(&self, store: &Store, mount: &Mount, method: UiMethod) -> Value {
-        match method {
+    pub(super) fn ui_call(
+        &mut self,
+        store: &Store,
+        mount: &Mount,
+        method: UiMethod,
+        call: &Call,
+    ) -> Result<Value, CallError> {
+        Ok(match method {
+            UiMethod::RegisterRoute => return self.register_route(mount, call),
+            UiMethod::ListRoutes => self.own_routes(mount),
             UiMethod::GetSnapshot => self.snapshot(store, mount),
             UiMethod::GetLocale => serde_json::to_value(LocaleInfo {
                 locale: self.env.locale.clone(),
@@ -14,7 +22,7 @@ impl BridgeHost {
             })
             .unwrap_or(Value::Null),
             UiMethod::GetTheme => self.theme_payload(),
-        }
+        })
     }
 
     /// The mount's app as the store has it now (cached until the store changes).
@@ -33,6 +41,7 @@ impl BridgeHost {
             .next()
             .unwrap_or_else(|| "/".to_owned());
         let theme = self.theme();
+        let setup = self.snapshot_setup(store, mount);
         let snapshot = HostSnapshot {
             app_id: mount.app_id.clone(),
             entry_key: mount.entry_key.clone(),
@@ -46,6 +55,9 @@ impl BridgeHost {
             theme_fields: theme.clone(),
             theme,
             capabilities: capability_summary(app.as_deref(), &self.profile),
+            install_mode: setup.install_mode,
+            readiness: setup.readiness,
+            model: setup.model,
         };
         serde_json::to_value(snapshot).unwrap_or(Value::Null)
     }
