@@ -25,6 +25,19 @@ export function startListing(): void {
   early.catch(() => undefined); // reported by the reload that takes it
 }
 
+/** Resolves once the early list is in (answered or failed) or after `capMs`, whichever is first. */
+export function earlyListing(capMs: number): Promise<void> {
+  const waiting = early;
+  if (waiting === null) return Promise.resolve();
+  return Promise.race([
+    waiting.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => setTimeout(resolve, capMs)),
+  ]);
+}
+
 function takeListing(): Promise<AppSummary[]> {
   const first = early;
   early = null;
