@@ -73,24 +73,33 @@ export function useReview(deps: { reload(): Promise<void>; navigate(route: Route
   // The latest install function for the stable `reviewCatalog` (the shell memoizes its context).
   const installRef = useRef(installReviewed);
   installRef.current = installReviewed;
+  // Bumped by `cancel`: a catalog review still downloading when the user cancels is dropped (its
+  // review, and with it the downloaded file, cancelled in Rust) instead of reappearing.
+  const generation = useRef(0);
   const reviewCatalog = useCallback((args: api.CatalogReviewArgs, quietUpdate: boolean): void => {
     void (async () => {
       const name = `${args.appId}${args.version != null ? `@${args.version}` : ""}`;
+      const mine = ++generation.current;
       setProgress(null);
       setReview({ phase: "reviewing", fileName: name });
       try {
         const r = await api.catalogReviewInstall(args);
+        if (generation.current !== mine) {
+          api.cancelReview(r.reviewId).catch((error: unknown) => console.warn("cancel_review failed", error));
+          return;
+        }
         if (quietUpdate && !needsSheet(r)) {
           await installRef.current(r, { acceptPublisherChange: false, reattachData: false });
         } else {
           setReview({ phase: "review", review: r });
         }
       } catch (error: unknown) {
-        setReview({ phase: "failed", error, review: null, fileName: name });
+        if (generation.current === mine) setReview({ phase: "failed", error, review: null, fileName: name });
       }
     })();
   }, []);
   const cancel = (): void => {
+    generation.current += 1;
     const id = reviewToCancel(review);
     setReview(null);
     setProgress(null);
