@@ -382,7 +382,41 @@ fn a_swapped_publisher_key_is_a_publisher_change_and_uninstall_drops_the_follow(
     catalogs::add(&dir, "local", &server.url, &root, catalogs::now()).unwrap();
     let s = session(&dir);
 
-    let review = call(&s, "catalog_review_install", json!({"appId": "hello-app"}));
+    let review = call(
+        &s,
+        "catalog_review_install",
+        json!({"appId": "hello-app", "progressId": "p-1"}),
+    );
+    // The download reported its progress through the host event path, up to the signed length.
+    let events = call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+    let ours: Vec<&Value> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "install:progress" && e["payload"]["progressId"] == "p-1")
+        .collect();
+    assert!(!ours.is_empty(), "{events:#}");
+    assert!(
+        ours.len() <= 2 * 51 + 2,
+        "not throttled: {} events",
+        ours.len()
+    );
+    let download: Vec<&&Value> = ours
+        .iter()
+        .filter(|e| e["payload"]["phase"] == "download")
+        .collect();
+    let zip_len = std::fs::metadata(repo.packages.join("hello-app.zip"))
+        .unwrap()
+        .len();
+    let last = &download.last().expect("no download progress")["payload"];
+    assert_eq!(last["bytesVerified"].as_u64(), Some(zip_len), "{events:#}");
+    assert_eq!(last["bytesTotal"].as_u64(), Some(zip_len), "{events:#}");
+    // The download comes before the review's reading.
+    let first_review = ours.iter().position(|e| e["payload"]["phase"] == "review");
+    let last_download = ours
+        .iter()
+        .rposition(|e| e["payload"]["phase"] == "download");
+    assert!(last_download < first_review, "{events:#}");
     call(
         &s,
         "install",

@@ -435,15 +435,18 @@ pub fn set_channel(dir: &DataDir, app: &str, catalog: &str, channel: &str) -> Ho
 
 impl Center {
     /// Refreshes the catalog (or every one), picks the release `wanted` names, downloads it
-    /// (hash checked while streaming) and reviews it like a local package: nothing is
-    /// installed until `install` gets this review's id with consent.
+    /// (hash checked while streaming; `download` gets (bytes, signed length) as it comes) and
+    /// reviews it like a local package (`progress`: bytes verified): nothing is installed until `install` gets this
+    /// review's id with consent.
     pub fn review_catalog_release(
         &self,
         wanted: &Wanted,
         catalog: Option<&str>,
+        download: &mut dyn FnMut(u64, u64),
         progress: &mut dyn FnMut(u64, u64),
     ) -> HostResult<InstallReview> {
-        let fetched = catalogs::fetch_release(&self.dir, wanted, catalog, catalogs::now())?;
+        let fetched =
+            catalogs::fetch_release(&self.dir, wanted, catalog, catalogs::now(), download)?;
         if fetched.release.app_id != wanted.app {
             return Err(HostError::new(
                 ErrorCode::CatalogReleaseMismatch,
