@@ -204,7 +204,7 @@ export function AppCards(props: {
   );
 }
 
-export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.Element {
+export function AppListPage(props: { onAdd: () => void; error: unknown; shown?: boolean }): JSX.Element {
   const host = useContext(HostContext);
   const [query, setQuery] = useState("");
   const [filter, setFilter] = useState<AppFilter>("all");
@@ -222,11 +222,13 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
   );
   const apps = host.apps ?? [];
   // Catalog offers for the cards: cached metadata only (browse_catalog never goes out), asked
-  // after the list has painted and again whenever the installed apps change. A failure leaves the
-  // cards as they are.
+  // after the list has painted, again whenever the installed apps change and whenever the page is
+  // shown again (it stays mounted; a refresh on the Browse page may have brought updates). A
+  // failure leaves the cards as they are.
   const [offers, setOffers] = useState<ReadonlyMap<string, CardOffer>>(new Map());
+  const shown = props.shown !== false;
   useEffect(() => {
-    if (host.apps === null || host.apps.length === 0) return undefined;
+    if (!shown || host.apps === null || host.apps.length === 0) return undefined;
     let live = true;
     const id = setTimeout(() => {
       api
@@ -240,7 +242,7 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
       live = false;
       clearTimeout(id);
     };
-  }, [host.apps]);
+  }, [host.apps, shown]);
   // Progressive rendering: a screenful first, then CARD_CHUNK more cards each frame until all are
   // in (500 apps stay responsive: the first screen paints at once, input is never blocked for the
   // whole list; cards already shown are not re-diffed, see AppCard).
