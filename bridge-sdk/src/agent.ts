@@ -92,9 +92,17 @@ export interface StartTaskArgs {
    * and `agent.binding_unsupported` (the message names the binding); empty binds nothing.
    */
   knowledge?: unknown;
+  /** MCP tools (`"<server>/<tool>"`, a `toolRefs[]` key, or `{tool | key}`) the task's model
+   * may call: declared and granted, else refused (`tools.not_declared`, `tools.not_granted`). */
   tools?: unknown;
   files?: unknown;
   secrets?: unknown;
+  /**
+   * The task's token budget per run (input + output over its model calls). The app's budget,
+   * which the user sets, still applies: the lower wins. A run over it ends `error_max_budget`;
+   * a malformed budget is `APP_E900` (`agent.invalid_budget`).
+   */
+  budget?: { maxTokens?: number };
   /**
    * Which conversation the task's run continues (standard §8.6; conversation history only,
    * never business state). Default `"new"`: a fresh session. `resume` starts a new task whose

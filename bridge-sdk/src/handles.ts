@@ -10,6 +10,7 @@
 
 import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
+import { buildProjections, type LimeCapabilities, type LimeModelSettings, type LimeWorkspace } from "./projections.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
 import { buildUiRoutes, type LaunchHub, type LimeUiRoutes } from "./ui.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
@@ -252,13 +253,28 @@ export interface EvidencePack {
   records: EvidenceRecord[];
   /** Each artifact the records refer to, once. */
   artifacts: EvidencePackArtifact[];
+  /** The Agent Runtime standard's correlation: `taskId`'s latest run, or the call's trace only. */
+  runtimeCorrelation: RuntimeCorrelation;
+}
+
+/** The runtime ids an evidence pack is joined on; an id the host does not have is `null` and named in `missing`. */
+export interface RuntimeCorrelation {
+  runtimeId: string | null;
+  sessionId: string | null;
+  threadId: string | null;
+  turnId: string | null;
+  taskId: string | null;
+  runId: string | null;
+  traceId: string | null;
+  missing: ("runtimeId" | "sessionId" | "threadId" | "turnId" | "taskId" | "runId" | "traceId")[];
 }
 
 export interface LimeEvidence {
   record(args: EvidenceRecordArgs, opts?: CallOptions): Promise<EvidenceRecord>;
   /** Oldest first; `limit` 1–1000, default 100. */
   list(args?: { kind?: string; cursor?: string; limit?: number }, opts?: CallOptions): Promise<Page<EvidenceRecord>>;
-  export(args?: { kind?: string }, opts?: CallOptions): Promise<EvidencePack>;
+  /** The pack; with `taskId` (one of the app's agent tasks) its `runtimeCorrelation` names that task's latest run. */
+  export(args?: { kind?: string; taskId?: string }, opts?: CallOptions): Promise<EvidencePack>;
 }
 
 /** An opaque secret reference (`secretref_` + 32 hex digits) and the slot it is for. */
@@ -373,6 +389,9 @@ export interface LimeHandles {
   readonly files: LimeFiles;
   readonly tools: LimeTools;
   readonly workflow: LimeWorkflow;
+  readonly modelSettings: LimeModelSettings;
+  readonly capabilities: LimeCapabilities;
+  readonly workspace: LimeWorkspace;
 }
 
 /** Listeners of app events, per topic. */
@@ -504,5 +523,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
       invoke: call<ToolResult>("lime.tools", "invoke"),
     },
     workflow: workflow.workflow,
+    ...buildProjections(invoke),
   };
 }

@@ -54,6 +54,7 @@ export type {
   PermissionResult,
   Provenance,
   RowId,
+  RuntimeCorrelation,
   SecretRef,
   StorageKeyArg,
   StorageListPage,
@@ -121,3 +122,12 @@ export {
   type MockOptions,
 } from "./mock.js";
 export type { MockKnowledgeDoc } from "./mock/knowledge.js";
+export type {
+  CapabilityList,
+  CapabilityStanding,
+  LimeCapabilities,
+  LimeModelSettings,
+  LimeWorkspace,
+  ModelSettings,
+  WorkspaceInfo,
+} from "./projections.js";

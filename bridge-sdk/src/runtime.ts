@@ -276,6 +276,9 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
     files: handles.files,
     agent: handles.agent,
     workflow: handles.workflow,
+    modelSettings: handles.modelSettings,
+    capabilities: handles.capabilities,
+    workspace: handles.workspace,
     close() {
       unsubscribe();
       handles.hub.clear();

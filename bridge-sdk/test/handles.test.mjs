@@ -201,7 +201,7 @@ test("mock: unknown capability, unknown method and a capability not offered answ
   await assert.rejects(lime.invoke("lime.storage", "constructor"), (e) => e.code === "APP_E001", "no prototype lookups");
   await assert.rejects(lime.artifacts.list(), (e) => e.code === "APP_E001" && e.capability === "lime.artifacts");
   await assert.rejects(lime.invoke("lime.storage", "get", [1]), (e) => e.code === "APP_E900");
-  assert.deepEqual(MOCK_CAPABILITIES.length, 12);
+  assert.deepEqual(MOCK_CAPABILITIES.length, 15);
 });
 
 test("mock: sha256Hex is SHA-256 (the artifacts' content address)", () => {
@@ -310,6 +310,10 @@ test("mock: evidence record returns the whole record; export is the apphost.evid
       { artifactId: art.id, sha256: art.sha256, present: true, name, mimeType, size, createdAt, provenance },
       { artifactId: gone.id, sha256: gone.sha256, present: false },
     ].sort((x, y) => (x.artifactId < y.artifactId ? -1 : 1)),
+    runtimeCorrelation: {
+      runtimeId: null, sessionId: null, threadId: null, turnId: null, taskId: null, runId: null,
+      traceId: pack.runtimeCorrelation.traceId, missing: ["runtimeId", "sessionId", "threadId", "turnId", "taskId", "runId"],
+    },
   });
   assert.equal((await lime.evidence.export()).kind, null);
   assert.equal((await lime.evidence.export()).records.length, 2);

@@ -157,7 +157,7 @@ test("mock startTask: the standard's request; bindings it cannot honour, foreign
   const task = await lime.agent.startTask({
     appId: "a", entryKey: "home", entry: "home", taskKind: "triage", input: { items: ["a"] }, idempotencyKey: "k1",
     expectedOutput: { outputFormat: { type: "json_schema", schema: { type: "object" }, maxValidationRetries: 2 } },
-    context: { customer: "c-1" }, businessObjectRef: "order-7", capabilityHints: [], knowledge: [], tools: null, files: {}, secrets: [],
+    context: { customer: "c-1" }, businessObjectRef: "order-7", capabilityHints: [], knowledge: [], tools: [], files: {}, secrets: [],
   });
   for await (const _ of task.events());
   assert.deepEqual(seen, { schema: { type: "object" } });
@@ -165,7 +165,7 @@ test("mock startTask: the standard's request; bindings it cannot honour, foreign
   for (const [extra, code, cause] of [
     [{ knowledge: [{ template: "kb" }] }, "APP_E002", "knowledge.template_not_declared"],
     [{ knowledge: "kb" }, "APP_E900", "agent.invalid_argument"],
-    [{ tools: [{ key: "web.search" }] }, "APP_E001", "agent.binding_unsupported"],
+    [{ tools: [{ key: "web.search" }] }, "APP_E002", "tools.not_granted"],
     [{ files: ["fileref_1"] }, "APP_E904", "files.ref_not_found"],
     [{ files: ["/etc/passwd"] }, "APP_E900", "files.path_not_allowed"],
     [{ secrets: { api: "secretref_1" } }, "APP_E001", "agent.binding_unsupported"],

@@ -123,6 +123,8 @@ async fn serve(dir: DataDir, opts: ServeOptions, ip: IpAddr) -> HostResult<i32> 
             launch: None,
         },
     ));
+    // Scheduled starts fire while serve runs, with or without a browser polling.
+    let _schedules = host_core::api::workflow_host::tick_in_background(&session);
     // The App Server door on the same runtime (`docs/app-server.md`): without it (another
     // process owns the runtime) apps' tasks fail as before and external clients own nothing.
     let _door = match host_core::api::door::open_serving(&session) {

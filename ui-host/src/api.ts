@@ -2,6 +2,7 @@
 // HostError `{code, message, details}`; nothing here decides anything, Rust does.
 
 import type {
+  AppMaterial,
   Browse,
   Bundle,
   CatalogInfo,
@@ -140,6 +141,13 @@ export const grant = (appId: string, scope: string): Promise<GrantRow> => call("
 export const fileRefs = (appId: string): Promise<FileRef[]> => call("file_refs", { appId });
 export const fileRefRevoke = (appId: string, ref: string): Promise<FileRefRevoked> => call("file_ref_revoke", { appId, ref });
 export const fileGrantPath = (appId: string, path: string): Promise<FileRef> => call("file_grant_path", { appId, path });
+/** An app's declared tool refs and knowledge templates with their state (the detail page). */
+export const appMaterial = (appId: string): Promise<AppMaterial> =>
+  call("app_material", { appId });
+export const grantTool = (appId: string, tool: string): Promise<boolean> => call("grant_tool", { appId, tool });
+export const revokeTool = (appId: string, tool: string): Promise<boolean> => call("revoke_tool", { appId, tool });
+export const unbindKnowledge = (appId: string, template: string): Promise<boolean> =>
+  call("unbind_knowledge", { appId, template });
 export const revoke = (appId: string, scope: string): Promise<GrantRow> => call("revoke", { appId, scope });
 export const listGrants = (appId?: string): Promise<GrantRow[]> =>
   call("list_grants", appId === undefined ? {} : { appId });

@@ -185,3 +185,22 @@ test("the host-drawn approval prompt: the tool, its input as text, Approve and R
   assert.match(html, /AppHost asks, not the app/);
   assert.equal(renderToString(h(ApprovalPromptView, { appTitle: "x", items: [], busy: false, error: null, respond: () => undefined })), "");
 });
+
+test("token usage: per task with its budget, and per app over the listed tasks", async () => {
+  const { AppUsage, TaskUsageLine, tokensText, usageByApp } = await import("../build/test/ui/testing.js");
+  const a = task({ taskId: "t1", appId: "b-app", usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 }, budget: { maxTokens: 100 } });
+  const b = task({ taskId: "t2", appId: "a-app", usage: { inputTokens: 1000, outputTokens: 234, totalTokens: 1234 }, budget: { maxTokens: null } });
+  const c = task({ taskId: "t3", appId: "b-app" });
+  assert.deepEqual(usageByApp([a, b, c]), [
+    { appId: "a-app", tokens: 1234, tasks: 1 },
+    { appId: "b-app", tokens: 15, tasks: 2 },
+  ]);
+  assert.equal(tokensText(1234), "1,234 tokens");
+  assert.equal(tokensText(15, 100), "15 / 100 tokens");
+  const page = renderToString(h(AppUsage, { tasks: [a, b, c] }));
+  assert.match(page, /data-testid="tasks-usage-app" data-app-id="a-app" data-tokens="1234"/);
+  const line = renderToString(h(TaskUsageLine, { task: a }));
+  assert.match(line, /data-testid="task-usage"/);
+  assert.match(line, /15 \/ 100 tokens/);
+  assert.match(renderToString(h(TaskList, { tasks: [a], selected: null, showApp: true, select: () => {} })), /data-testid="task-row-usage">15 tokens/);
+});

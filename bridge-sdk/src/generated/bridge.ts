@@ -149,6 +149,15 @@ export interface HostSnapshot {
   tokens: Record<string, string>;
   theme: ThemeSnapshot;
   capabilities: CapabilitySummary;
+  /**
+   * How the app came to be installed: `installed` (a verified or trusted package), `dev`
+   * (`apphost dev`) or `sideload` (an unsigned or untrusted package the user accepted).
+   */
+  installMode: string;
+  /** The entry's readiness and the app's setup actions (titles and kinds only). */
+  readiness: SnapshotReadiness;
+  /** The model's setup status (never its endpoint, name of a key or key). */
+  model: SnapshotModel;
 }
 
 /** `capability:invoke`: one `lime.*` call. */
@@ -191,6 +200,31 @@ export interface ResponsePayload {
   value: unknown;
   traceId?: string;
   evidenceId?: string;
+}
+
+/** `host:snapshot`'s `model`. */
+export interface SnapshotModel {
+  /** `ready` or `needs-setup`. */
+  status: string;
+}
+
+/** `host:snapshot`'s `readiness`. */
+export interface SnapshotReadiness {
+  /** This entry's status: `ready`, `ready-degraded`, `needs-setup`, `blocked`, `disabled`. */
+  status: string;
+  /** The whole app's status. */
+  appStatus: string;
+  /** Keys of the entry's own checks that keep it from `ready`. */
+  missing: Array<string>;
+  setupActions: Array<SnapshotSetupAction>;
+}
+
+/** One thing the user can do in the host to make the app ready. */
+export interface SnapshotSetupAction {
+  key: string;
+  title: string;
+  /** `model`, `secret`, `knowledge`, `grant`, … */
+  kind: string;
 }
 
 /** Theme facts; also the payload of `theme:update`. Only `--lime-*` and `--app-*` variables. */

@@ -93,6 +93,10 @@ export interface AgentStartTaskArgs {
   tools?: unknown;
   files?: unknown;
   secrets?: unknown;
+  /** The task's token budget per run; the app's budget still applies (the lower wins). */
+  budget?: {
+    maxTokens?: number;
+  };
 }
 
 /** Result of `lime.agent.startTask`: Start a task; answers at once, events follow as `host:event`s. */
@@ -222,6 +226,29 @@ export interface ArtifactsReadResult {
   content: string;
 }
 
+/** Arguments of `lime.capabilities.list`. */
+export type CapabilitiesListArgs = Record<string, never> | null;
+
+/** Result of `lime.capabilities.list`: Every capability the standard names, with each method's standing for the calling entry and why a blocked one is blocked. */
+export interface CapabilitiesListResult {
+  appId: string;
+  entryKey: string;
+  available: Array<string>;
+  capabilities: Array<{
+    capability: string;
+    status: "available" | "ask" | "blocked";
+    reason: "not-available" | "undeclared" | "not-ready" | "permission-undeclared" | "denied" | "policy" | "not-granted" | "policy-confirmation" | null;
+    causeCode: string | null;
+    code: string | null;
+    methods: Array<{
+      method: string;
+      status: "available" | "ask" | "blocked";
+      reason: "not-available" | "undeclared" | "not-ready" | "permission-undeclared" | "denied" | "policy" | "not-granted" | "policy-confirmation" | null;
+      causeCode: string | null;
+    }>;
+  }>;
+}
+
 /** Arguments of `lime.events.publish`. */
 export interface EventsPublishArgs {
   topic: string;
@@ -258,9 +285,10 @@ export interface EventsUnsubscribeResult {
 /** Arguments of `lime.evidence.export`. */
 export type EvidenceExportArgs = {
   kind?: string | null;
+  taskId?: string | null;
 } | null;
 
-/** Result of `lime.evidence.export`: The evidence pack (apphost.evidence-pack.v1). */
+/** Result of `lime.evidence.export`: The evidence pack (apphost.evidence-pack.v1) with its runtimeCorrelation: the ids of `taskId`'s latest run, or the call's trace and every other id named missing. */
 export interface EvidenceExportResult {
   schemaVersion: "apphost.evidence-pack.v1";
   app: Record<string, unknown>;
@@ -286,6 +314,16 @@ export interface EvidenceExportResult {
     };
   }>;
   artifacts: Array<Record<string, unknown>>;
+  runtimeCorrelation: {
+    runtimeId: string | null;
+    sessionId: string | null;
+    threadId: string | null;
+    turnId: string | null;
+    taskId: string | null;
+    runId: string | null;
+    traceId: string | null;
+    missing: Array<"runtimeId" | "sessionId" | "threadId" | "turnId" | "taskId" | "runId" | "traceId">;
+  };
 }
 
 /** Arguments of `lime.evidence.list`. */
@@ -474,6 +512,29 @@ export interface KnowledgeSearchResult {
     snippet: string;
     score?: number;
   }>;
+}
+
+/** Arguments of `lime.modelSettings.get`. */
+export type ModelSettingsGetArgs = Record<string, never> | null;
+
+/** Result of `lime.modelSettings.get`: The effective model profile, the app's token limits, the setup status and what fixes it. */
+export interface ModelSettingsGetResult {
+  status: "ready" | "needs-setup";
+  profile: {
+    provider: "openai-compatible";
+    model: string;
+    apiKeyConfigured: boolean;
+  } | null;
+  limits: {
+    maxTokensPerTask: number | null;
+    maxTokensPerTaskCeiling: number;
+  };
+  setupAction: {
+    key: string;
+    title: string;
+    kind: string;
+    description?: string;
+  } | null;
 }
 
 /** Arguments of `lime.policy.requestPermission`. */
@@ -770,6 +831,18 @@ export interface WorkflowWatchResult {
   runId: string;
 }
 
+/** Arguments of `lime.workspace.get`. */
+export type WorkspaceGetArgs = Record<string, never> | null;
+
+/** Result of `lime.workspace.get`: The workspace's and tenant's ids, the workspace's display name, the locale and the IANA time zone. */
+export interface WorkspaceGetResult {
+  workspaceId: string;
+  tenantId: string;
+  displayName: string;
+  locale: string;
+  timezone: string;
+}
+
 /** Every implemented method: its arguments and its result. */
 export interface CapabilityMethods {
   "lime.ui": {
@@ -835,7 +908,7 @@ export interface CapabilityMethods {
     record: { args: EvidenceRecordArgs; result: EvidenceRecordResult };
     /** The app's records, oldest first. */
     list: { args: EvidenceListArgs; result: EvidenceListResult };
-    /** The evidence pack (apphost.evidence-pack.v1). */
+    /** The evidence pack (apphost.evidence-pack.v1) with its runtimeCorrelation: the ids of `taskId`'s latest run, or the call's trace and every other id named missing. */
     export: { args: EvidenceExportArgs; result: EvidenceExportResult };
   };
   "lime.agent": {
@@ -891,6 +964,18 @@ export interface CapabilityMethods {
   "lime.knowledge": {
     /** The best chunks of a bound template's documents, best first. */
     search: { args: KnowledgeSearchArgs; result: KnowledgeSearchResult };
+  };
+  "lime.modelSettings": {
+    /** The effective model profile, the app's token limits, the setup status and what fixes it. */
+    get: { args: ModelSettingsGetArgs; result: ModelSettingsGetResult };
+  };
+  "lime.capabilities": {
+    /** Every capability the standard names, with each method's standing for the calling entry and why a blocked one is blocked. */
+    list: { args: CapabilitiesListArgs; result: CapabilitiesListResult };
+  };
+  "lime.workspace": {
+    /** The workspace's and tenant's ids, the workspace's display name, the locale and the IANA time zone. */
+    get: { args: WorkspaceGetArgs; result: WorkspaceGetResult };
   };
 }
 

@@ -4,6 +4,7 @@
 // `agent.needs_setup`, as in a host with none configured.
 import { ErrorCodes } from "../errors.js";
 import type { AgentTaskEvent, AgentTaskEventType, AgentTaskStatus } from "../agent.js";
+import type { RuntimeCorrelation } from "../handles.js";
 import { bytes, invalid, randomHex, refuse, type MockContext, type Service } from "./common.js";
 import { checkStartTask } from "./shapes.js";
 
@@ -259,5 +260,16 @@ export function createAgent(ctx: MockContext, attach: (files: unknown, input: un
     },
   };
   const notAnObject = invalid("args must be an object", "agent.invalid_argument");
-  return { service, notAnObject };
+  /** The host's `runtimeCorrelation` of one of this app's tasks (its latest run); `undefined` for no such task. */
+  const correlation = (taskId: string): RuntimeCorrelation | undefined => {
+    const t = mockTasks.get(taskId);
+    if (!t) return undefined;
+    const turnId = t.runs.at(-1)?.turnId ?? null;
+    const missing: RuntimeCorrelation["missing"] = turnId ? ["runId"] : ["threadId", "turnId", "runId"];
+    return {
+      runtimeId: "mock_runtime", sessionId: t.sessionId, threadId: turnId ? `thread_${t.sessionId}` : null, turnId, taskId: t.taskId,
+      runId: null, traceId: t.traceId, missing,
+    };
+  };
+  return { service, notAnObject, correlation };
 }

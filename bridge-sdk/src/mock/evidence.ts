@@ -2,7 +2,7 @@
 // app_evidence.rs): bounded records with refs to the app's artifacts at their recorded hash, and
 // the `apphost.evidence-pack.v1` export.
 import { ErrorCodes } from "../errors.js";
-import type { EvidencePack, EvidencePackArtifact, EvidenceRecord } from "../handles.js";
+import type { EvidencePack, EvidencePackArtifact, EvidenceRecord, RuntimeCorrelation } from "../handles.js";
 import {
   bytes,
   closed,
@@ -27,12 +27,34 @@ import type { MockArtifact } from "./types.js";
 
 const isKind = (k: string) => k.length > 0 && k.length <= MAX_KIND_BYTES && /^[A-Za-z0-9._:-]+$/.test(k);
 
-export function createEvidence(ctx: MockContext, artifactStore: Map<string, MockArtifact>) {
+/** The ids of `runtimeCorrelation`, in the standard's order (`services/evidence_correlation.rs`). */
+const CORRELATION_IDS = ["runtimeId", "sessionId", "threadId", "turnId", "taskId", "runId", "traceId"] as const;
+
+export function createEvidence(
+  ctx: MockContext,
+  artifactStore: Map<string, MockArtifact>,
+  correlate: (taskId: string) => RuntimeCorrelation | undefined = () => undefined,
+) {
   const { appId, appVersion, packageHash, manifestHash, artifactsReadable } = ctx;
   const evidenceQuota = ctx.options.evidenceQuotaBytes ?? 16 * 1024 * 1024;
   const evidenceRecords: EvidenceRecord[] = [];
   const evidenceBytes: number[] = [];
   const evBad = (m: string) => invalid(m, "evidence.invalid_argument");
+  // As the host: a task of this app gives its latest run's ids; none, the call's trace only.
+  const exportCorrelation = (taskId: unknown): RuntimeCorrelation => {
+    if (taskId === undefined || taskId === null) {
+      return {
+        runtimeId: null, sessionId: null, threadId: null, turnId: null, taskId: null, runId: null,
+        traceId: ctx.provenance().traceId, missing: CORRELATION_IDS.filter((k) => k !== "traceId"),
+      };
+    }
+    if (typeof taskId !== "string" || taskId.length === 0 || bytes(taskId) > 128) {
+      throw evBad("args.taskId must be the id of one of the app's agent tasks");
+    }
+    const c = correlate(taskId);
+    if (!c) throw refuse(ErrorCodes.NOT_FOUND, "no agent task with this id in this app", "evidence.task_not_found");
+    return c;
+  };
   let evidenceSeq = 0;
   const evidenceSeqs: number[] = [];
   const evidencePage = (kind: string | undefined, cursor: string | undefined, limit: number) => {
@@ -95,8 +117,9 @@ export function createEvidence(ctx: MockContext, artifactStore: Map<string, Mock
       return evidencePage(kind, cursor, limit);
     },
     export(a) {
-      closed(a, ["kind"], "evidence.invalid_argument");
+      closed(a, ["kind", "taskId"], "evidence.invalid_argument");
       const kind = optStr(a, "kind", evBad);
+      const runtimeCorrelation = exportCorrelation(a["taskId"]);
       const records = evidencePage(kind, undefined, Number.MAX_SAFE_INTEGER).items;
       const refs = new Map<string, EvidencePackArtifact>();
       for (const r of records) {
@@ -123,6 +146,7 @@ export function createEvidence(ctx: MockContext, artifactStore: Map<string, Mock
         kind: kind ?? null,
         records,
         artifacts: [...refs.entries()].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([, v]) => v),
+        runtimeCorrelation,
       };
       return pack;
     },

@@ -8,7 +8,7 @@
 // rows (fixtures/apps/conformance-app/ui/capability-checks.js) run against it in
 // test/conformance.test.mjs, so it cannot drift from the host.
 
-import { buildHandles, type Provenance } from "../handles.js";
+import { buildHandles, type Provenance, type RuntimeCorrelation } from "../handles.js";
 import { createAgent } from "./agent.js";
 import { createArtifacts } from "./artifacts.js";
 import { randomHex, type MockContext, type Refusal, type Service } from "./common.js";
@@ -17,6 +17,7 @@ import { createEvidence } from "./evidence.js";
 import { createFiles } from "./files.js";
 import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
+import { createProjections } from "./projections.js";
 import { createKnowledge } from "./knowledge.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
@@ -77,17 +78,23 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
 
   const storage = createStorage(ctx);
   const artifacts = createArtifacts(ctx);
-  const evidence = createEvidence(ctx, artifacts.artifactStore);
+  // The pack's runtimeCorrelation reads the agent's tasks (made below).
+  let correlate: (taskId: string) => RuntimeCorrelation | undefined = () => undefined;
+  const evidence = createEvidence(ctx, artifacts.artifactStore, (id) => correlate(id));
   const secrets = createSecrets(ctx);
   const knowledge = createKnowledge(ctx);
   const events = createEvents(ctx);
   const policy = createPolicy(ctx);
   const files = createFiles(ctx);
   const agent = createAgent(ctx, files.attach);
+  correlate = agent.correlation;
   const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
   const wait = createWait(ctx);
-  const ui = createUi(ctx, artifacts.artifactStore, wait);
+  // The projections list every service's methods: bound once `services` exists.
+  let allServices: Record<string, Service> = {};
+  const projections = createProjections(ctx, () => allServices);
+  const ui = createUi(ctx, artifacts.artifactStore, wait, projections.modelStatus);
 
   const services: Record<string, Service> = {
     "lime.ui": ui.service,
@@ -102,7 +109,11 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.files": files.service,
     "lime.tools": tools.service,
     "lime.workflow": workflow.service,
+    "lime.modelSettings": projections.modelService,
+    "lime.capabilities": projections.capabilitiesService,
+    "lime.workspace": projections.workspaceService,
   };
+  allServices = services;
   const notAnObject: Record<string, Refusal> = {
     "lime.storage": storage.notAnObject,
     "lime.artifacts": artifacts.notAnObject,
@@ -115,6 +126,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.files": files.notAnObject,
     "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
+    ...projections.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -165,6 +177,9 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     filePickRequests: ctx.filePickRequests,
     tools: handles.tools,
     workflow: handles.workflow,
+    modelSettings: handles.modelSettings,
+    capabilities: handles.capabilities,
+    workspace: handles.workspace,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
     setKnowledgeBound: knowledge.setBound,

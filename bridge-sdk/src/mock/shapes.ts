@@ -83,6 +83,7 @@ export const START_TASK_FIELDS = [
   "tools",
   "files",
   "secrets",
+  "budget",
 ];
 
 const bindsSomething = (v: unknown) =>
@@ -121,7 +122,22 @@ export function checkStartTask(a: Record<string, unknown>, appId: string, entryK
       if (knowledge[key] === null) throw refuse(ErrorCodes.KNOWLEDGE_NOT_BOUND, "no folder is bound to this knowledge template yet; the user binds one in the host", "knowledge.not_bound");
     }
   }
-  for (const b of ["tools", "secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
+  // `tools`: MCP tools the app declares and the user granted; the mock host has no MCP
+  // servers, so a non-empty binding is refused as the host refuses an ungranted tool.
+  const tools = a["tools"];
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools) || tools.length > 16) throw bad("args.tools must be an array of \"<server>/<tool>\" refs");
+    if (tools.length > 0) throw refuse(ErrorCodes.PERMISSION_DENIED, "no MCP tool is granted to this app in the mock host", "tools.not_granted");
+  }
+  for (const b of ["secrets"]) if (bindsSomething(a[b])) throw unsupported(b);
+  // `budget: {maxTokens}`: a whole number of tokens, 1 to 10^12 (services/task_budget.rs).
+  const budget = a["budget"];
+  if (budget !== undefined && budget !== null) {
+    const badBudget = () => invalid("args.budget must be {maxTokens} with a whole number of tokens from 1 to 1000000000000", "agent.invalid_budget");
+    if (!isRecord(budget) || Object.keys(budget).some((k) => k !== "maxTokens")) throw badBudget();
+    const n = budget["maxTokens"];
+    if (n !== undefined && n !== null && (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 1_000_000_000_000)) throw badBudget();
+  }
   const eo = a["expectedOutput"];
   if (eo === undefined || eo === null) return null;
   if (!isRecord(eo)) throw bad("args.expectedOutput must be an object");

@@ -46,6 +46,12 @@ export interface MockOptions {
    */
   tables?: Record<string, MockTable>;
   snapshot?: Partial<HostSnapshot>;
+  /** The model the user set up in the mock host (`lime.modelSettings`); absent or `null`: none (`needs-setup`). */
+  model?: { model: string; apiKeyConfigured?: boolean } | null;
+  /** The app's token budget per agent task (`lime.modelSettings`'s `limits.maxTokensPerTask`). */
+  tokenBudget?: number;
+  /** `lime.workspace.get`'s facts (default: the local workspace, `en-US`, `UTC`). */
+  workspace?: Partial<{ workspaceId: string; tenantId: string; displayName: string; locale: string; timezone: string }>;
   /**
    * MCP tools as the mock host brokers them (`lime.tools`), by `<server>/<tool>`: whether the
    * app declares it (`toolRefs[]`, default true) and the user granted it (default true), whether
@@ -240,4 +246,7 @@ export interface MockTool {
 }
 
 /** Every capability the real host implements (the mock's default offer). */
-export const MOCK_CAPABILITIES = ["lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent", "lime.tools", "lime.workflow", "lime.files", "lime.knowledge"];
+export const MOCK_CAPABILITIES = [
+  "lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent",
+  "lime.tools", "lime.workflow", "lime.files", "lime.knowledge", "lime.modelSettings", "lime.capabilities", "lime.workspace",
+];

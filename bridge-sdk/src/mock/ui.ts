@@ -12,7 +12,7 @@ import { closed, invalid } from "./common.js";
 import { checkRoutePath } from "../ui.js";
 import type { MockArtifact } from "./types.js";
 
-export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifact>, wait: Wait) {
+export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifact>, wait: Wait, modelStatus: () => string = () => "needs-setup") {
   const { appId, entryKey, offered, denied, options } = ctx;
   const toasts: { message: string; level: string }[] = [];
   const navigations: string[] = [];
@@ -24,6 +24,9 @@ export function createUi(ctx: MockContext, artifactStore: Map<string, MockArtifa
     locale: "en-US", timezone: "UTC", workspaceId: "local", tenantId: "local",
     ...theme, theme,
     capabilities: { available: [...offered], blocked: [] },
+    installMode: "installed",
+    readiness: { status: "ready", appStatus: "ready", missing: [], setupActions: [] },
+    model: { status: modelStatus() },
     ...options.snapshot,
   };
 

@@ -7,13 +7,15 @@
 //! repetition against the baseline of the same repetition; one thread on each side):
 //!
 //! - **step overhead**: a run of [`CHAIN`] `storage-write` steps driven by `WorkflowRuns::drive`
-//!   through `HostSteps` (the step's facts appended and fsynced, the machine, the dispatch with
-//!   its audit record, the service), per step (the interval between consecutive steps' calls),
-//!   against the same `lime.storage.set` call made directly (`dispatch` + `Services::call`,
-//!   the same caller and store), per call; medians and p95s;
+//!   through `HostSteps` (the step's start and result in one commit, the machine, the dispatch
+//!   with its audit record, the service), per step (the interval between consecutive steps'
+//!   calls), against the same `lime.storage.set` call made directly (`dispatch` +
+//!   `Services::call`, the same caller and store), per call; medians and p95s; both on one
+//!   thread with the expression stack, as the host's driver threads;
 //! - **resume**: a run with at least 1,000 completed steps (a loop of read, write, 1 ms wait,
 //!   branch), then the runs closed and reopened as after a restart (`open_runs`: open the log and
-//!   replay every run), against opening the same event log alone;
+//!   rebuild every run from its first fact and the tail after its latest checkpoint), against
+//!   opening the same event log alone;
 //! - **readiness**: `Store::readiness` of the app, with the workflow checks remembered by
 //!   content (now) and checked on every call (before: `workflow_cache::check_now`).
 //!
@@ -145,6 +147,15 @@ impl StepExecutor for Timed<'_> {
         self.starts.borrow_mut().push(Instant::now());
         self.inner.call(step)
     }
+
+    fn reissue_is_safe(&self, call: &runtime_core::workflow::machine::Call) -> bool {
+        self.inner.reissue_is_safe(call)
+    }
+}
+
+/// A spread in µs: median [min … max].
+fn us(v: (f64, f64, f64, f64)) -> String {
+    format!("{:.0} [{:.0} … {:.0}]", v.1 * 1e6, v.0 * 1e6, v.3 * 1e6)
 }
 
 fn spread(mut v: Vec<f64>) -> (f64, f64, f64, f64) {
@@ -180,156 +191,16 @@ fn main() -> Res<()> {
         parent.display(),
         cfg!(debug_assertions)
     );
+    // Steps and resume on a thread with the expression stack, as the host's driver threads
+    // drive runs (a step's expressions run inline there).
+    let on_driver = dir.clone();
+    runtime_core::workflow::expr::spawn_expr_thread("bench-driver".into(), move || {
+        steps_and_resume(&on_driver, reps).map_err(|e| e.to_string())
+    })?
+    .join()
+    .map_err(|_| "the driver thread panicked")??;
     let profile = HostProfile::current();
     let store = Store::open(&dir)?;
-    let mut services = Services::new(dir.apps_data());
-    let who = caller(&store)?;
-
-    // 1. Step overhead.
-    let mut step_med = Vec::new();
-    let mut step_p95 = Vec::new();
-    let mut call_med = Vec::new();
-    let mut call_p95 = Vec::new();
-    let mut ratios = Vec::new();
-    let mut all_steps = Vec::new();
-    let mut all_calls = Vec::new();
-    for rep in 0..reps {
-        // Direct: the same call, the same caller, through the choke point.
-        let mut direct = Vec::with_capacity(CHAIN);
-        for i in 0..CHAIN {
-            let mut options = Map::new();
-            options.insert("idempotencyKey".into(), json!(format!("direct:{rep}:{i}")));
-            let call = Call {
-                request_id: format!("direct:{rep}:{i}"),
-                capability: "lime.storage".into(),
-                method: "set".into(),
-                args: json!({"key": format!("k{i}"), "value": rep}),
-                options,
-            };
-            let t = Instant::now();
-            let mut answers = SessionAnswers::default();
-            match dispatch(&store, &profile, &who, &call, "trace_bench", &mut answers) {
-                Verdict::Allowed(proof) => {
-                    services
-                        .call(&store, &proof, &call.args)
-                        .map_err(|e| format!("direct call: {e:?}"))?;
-                }
-                other => return Err(format!("direct call not allowed: {other:?}").into()),
-            }
-            direct.push(t.elapsed().as_secs_f64());
-        }
-        // Through a run.
-        let runs = workflow::open_runs(&dir)?;
-        let v = workflow::start(&store, &runs, APP, "chain", json!({"v": rep}), None)?;
-        let timed = Timed {
-            inner: HostSteps::new(&store, &profile, &mut services),
-            starts: RefCell::new(Vec::new()),
-        };
-        let end = {
-            let view = runs.drive(&v.run_id, &timed)?;
-            if !view.finished {
-                return Err(format!("chain run did not finish: {view:?}").into());
-            }
-            Instant::now()
-        };
-        let mut starts = timed.starts.into_inner();
-        starts.push(end);
-        let steps: Vec<f64> = starts
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_secs_f64())
-            .collect();
-        drop(runs);
-        let (_, sm, sp, _) = spread(steps.clone());
-        let (_, cm, cp, _) = spread(direct.clone());
-        step_med.push(sm);
-        step_p95.push(sp);
-        call_med.push(cm);
-        call_p95.push(cp);
-        ratios.push(sm / cm);
-        all_steps.extend(steps);
-        all_calls.extend(direct);
-    }
-    let us =
-        |v: (f64, f64, f64, f64)| format!("{:.0} [{:.0} … {:.0}]", v.1 * 1e6, v.0 * 1e6, v.3 * 1e6);
-    println!("\n#### Step overhead ({CHAIN} storage-write steps per run, 1 thread)\n");
-    println!("| measurement | per-rep median µs, median [min … max] | per-rep p95 µs, median [min … max] | all samples p95 µs |");
-    println!("| --- | --- | --- | --- |");
-    println!(
-        "| `lime.storage.set` direct (baseline: dispatch + service) | {} | {} | {:.0} |",
-        us(spread(call_med.clone())),
-        us(spread(call_p95.clone())),
-        spread(all_calls).2 * 1e6
-    );
-    println!(
-        "| the same call as a workflow step (facts, machine, call) | {} | {} | {:.0} |",
-        us(spread(step_med.clone())),
-        us(spread(step_p95.clone())),
-        spread(all_steps).2 * 1e6
-    );
-    let r = spread(ratios);
-    println!(
-        "\nstep / direct (per-rep medians): {:.2}× [{:.2} … {:.2}] (target ≤ 1.2×)",
-        r.1, r.0, r.3
-    );
-
-    // 2. Resume of a run with ≥ 1,000 completed steps.
-    let run_id = {
-        let runs = workflow::open_runs(&dir)?;
-        let v = workflow::start(&store, &runs, APP, "loop", json!({}), None)?;
-        let steps = HostSteps::new(&store, &profile, &mut services);
-        let mut view = runs.drive(&v.run_id, &steps)?;
-        while !view.finished {
-            std::thread::sleep(Duration::from_millis(1));
-            runs.drive_due(&steps)?;
-            view = runs.show(&v.run_id)?;
-        }
-        if view.state.steps < 1000 {
-            return Err(format!("only {} steps", view.state.steps).into());
-        }
-        println!(
-            "\n#### Resume after a restart (a run with {} completed steps, 1 thread)\n",
-            view.state.steps
-        );
-        v.run_id
-    };
-    let events = dir.root().join("runtime/workflows/events.db");
-    let mut open_only = Vec::new();
-    let mut resume = Vec::new();
-    let mut rratio = Vec::new();
-    for _ in 0..reps {
-        let t = Instant::now();
-        let log = runtime_core::log::EventLog::open(&events)?;
-        let o = t.elapsed().as_secs_f64();
-        drop(log);
-        let t = Instant::now();
-        let runs: WorkflowRuns = workflow::open_runs(&dir)?;
-        let shown = runs.show(&run_id)?;
-        let r = t.elapsed().as_secs_f64();
-        if !shown.finished {
-            return Err("the replayed run is not finished".into());
-        }
-        drop(runs);
-        open_only.push(o);
-        resume.push(r);
-        rratio.push(r / o);
-    }
-    let ms =
-        |v: (f64, f64, f64, f64)| format!("{:.1} [{:.1} … {:.1}]", v.1 * 1e3, v.0 * 1e3, v.3 * 1e3);
-    println!("| measurement | ms, median [min … max] | vs baseline, median [min … max] |");
-    println!("| --- | --- | --- |");
-    println!(
-        "| open the event log (baseline) | {} | 1 |",
-        ms(spread(open_only))
-    );
-    let rr = spread(rratio);
-    println!(
-        "| `open_runs` (open + replay every run) + show | {} | {:.1}× [{:.1} … {:.1}] |",
-        ms(spread(resume)),
-        rr.1,
-        rr.0,
-        rr.3
-    );
-    println!("\ntarget: < 200 ms");
 
     // 3. Readiness with and without the remembered workflow checks.
     let n = 50;
@@ -371,6 +242,160 @@ fn main() -> Res<()> {
     );
 
     cancel_bench(tmp.path(), reps)
+}
+
+/// Measurements 1 (step overhead) and 2 (resume), on the calling thread.
+fn steps_and_resume(dir: &DataDir, reps: usize) -> Res<()> {
+    let profile = HostProfile::current();
+    let store = Store::open(dir)?;
+    let mut services = Services::new(dir.apps_data());
+    let who = caller(&store)?;
+
+    // 1. Step overhead.
+    let mut step_med = Vec::new();
+    let mut step_p95 = Vec::new();
+    let mut call_med = Vec::new();
+    let mut call_p95 = Vec::new();
+    let mut ratios = Vec::new();
+    let mut all_steps = Vec::new();
+    let mut all_calls = Vec::new();
+    for rep in 0..reps {
+        // Direct: the same call, the same caller, through the choke point.
+        let mut direct = Vec::with_capacity(CHAIN);
+        for i in 0..CHAIN {
+            let mut options = Map::new();
+            options.insert("idempotencyKey".into(), json!(format!("direct:{rep}:{i}")));
+            let call = Call {
+                request_id: format!("direct:{rep}:{i}"),
+                capability: "lime.storage".into(),
+                method: "set".into(),
+                args: json!({"key": format!("k{i}"), "value": rep}),
+                options,
+            };
+            let t = Instant::now();
+            let mut answers = SessionAnswers::default();
+            match dispatch(&store, &profile, &who, &call, "trace_bench", &mut answers) {
+                Verdict::Allowed(proof) => {
+                    services
+                        .call(&store, &proof, &call.args)
+                        .map_err(|e| format!("direct call: {e:?}"))?;
+                }
+                other => return Err(format!("direct call not allowed: {other:?}").into()),
+            }
+            direct.push(t.elapsed().as_secs_f64());
+        }
+        // Through a run.
+        let runs = workflow::open_runs(dir)?;
+        let v = workflow::start(&store, &runs, APP, "chain", json!({"v": rep}), None)?;
+        let timed = Timed {
+            inner: HostSteps::new(&store, &profile, &mut services),
+            starts: RefCell::new(Vec::new()),
+        };
+        let end = {
+            let view = runs.drive(&v.run_id, &timed)?;
+            if !view.finished {
+                return Err(format!("chain run did not finish: {view:?}").into());
+            }
+            Instant::now()
+        };
+        let mut starts = timed.starts.into_inner();
+        starts.push(end);
+        let steps: Vec<f64> = starts
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_secs_f64())
+            .collect();
+        drop(runs);
+        let (_, sm, sp, _) = spread(steps.clone());
+        let (_, cm, cp, _) = spread(direct.clone());
+        step_med.push(sm);
+        step_p95.push(sp);
+        call_med.push(cm);
+        call_p95.push(cp);
+        ratios.push(sm / cm);
+        all_steps.extend(steps);
+        all_calls.extend(direct);
+    }
+    println!("\n#### Step overhead ({CHAIN} storage-write steps per run, 1 thread)\n");
+    println!("| measurement | per-rep median µs, median [min … max] | per-rep p95 µs, median [min … max] | all samples p95 µs |");
+    println!("| --- | --- | --- | --- |");
+    println!(
+        "| `lime.storage.set` direct (baseline: dispatch + service) | {} | {} | {:.0} |",
+        us(spread(call_med.clone())),
+        us(spread(call_p95.clone())),
+        spread(all_calls).2 * 1e6
+    );
+    println!(
+        "| the same call as a workflow step (facts, machine, call) | {} | {} | {:.0} |",
+        us(spread(step_med.clone())),
+        us(spread(step_p95.clone())),
+        spread(all_steps).2 * 1e6
+    );
+    let r = spread(ratios);
+    println!(
+        "\nstep / direct (per-rep medians): {:.2}× [{:.2} … {:.2}] (target ≤ 1.2×)",
+        r.1, r.0, r.3
+    );
+
+    // 2. Resume of a run with ≥ 1,000 completed steps.
+    let run_id = {
+        let runs = workflow::open_runs(dir)?;
+        let v = workflow::start(&store, &runs, APP, "loop", json!({}), None)?;
+        let steps = HostSteps::new(&store, &profile, &mut services);
+        let mut view = runs.drive(&v.run_id, &steps)?;
+        while !view.finished {
+            std::thread::sleep(Duration::from_millis(1));
+            runs.drive_due(&steps)?;
+            view = runs.show(&v.run_id)?;
+        }
+        if view.state.steps < 1000 {
+            return Err(format!("only {} steps", view.state.steps).into());
+        }
+        println!(
+            "\n#### Resume after a restart (a run with {} completed steps, 1 thread)\n",
+            view.state.steps
+        );
+        v.run_id
+    };
+    let events = dir.root().join("runtime/workflows/events.db");
+    let mut open_only = Vec::new();
+    let mut resume = Vec::new();
+    let mut rratio = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        let log = runtime_core::log::EventLog::open(&events)?;
+        let o = t.elapsed().as_secs_f64();
+        drop(log);
+        let t = Instant::now();
+        let runs: WorkflowRuns = workflow::open_runs(dir)?;
+        let shown = runs.show(&run_id)?;
+        let r = t.elapsed().as_secs_f64();
+        if !shown.finished {
+            return Err("the replayed run is not finished".into());
+        }
+        drop(runs);
+        open_only.push(o);
+        resume.push(r);
+        rratio.push(r / o);
+    }
+    let ms =
+        |v: (f64, f64, f64, f64)| format!("{:.1} [{:.1} … {:.1}]", v.1 * 1e3, v.0 * 1e3, v.3 * 1e3);
+    println!("| measurement | ms, median [min … max] | vs baseline, median [min … max] |");
+    println!("| --- | --- | --- |");
+    println!(
+        "| open the event log (baseline) | {} | 1 |",
+        ms(spread(open_only))
+    );
+    let rr = spread(rratio);
+    println!(
+        "| `open_runs` (open + replay every run) + show | {} | {:.1}× [{:.1} … {:.1}] |",
+        ms(spread(resume)),
+        rr.1,
+        rr.0,
+        rr.3
+    );
+    println!("\ntarget: < 200 ms");
+
+    Ok(())
 }
 
 /// Polls `f` every millisecond until it holds (10 s at most).
@@ -427,6 +452,7 @@ fn cancel_bench(tmp: &Path, reps: usize) -> Res<()> {
                 request_id: None,
                 output_schema: None,
                 session: SessionPolicy::default(),
+                max_tokens: None,
             },
         )?;
         let id = started.task_id;

@@ -385,10 +385,11 @@ fn start_task_refuses_unhonoured_bindings_foreign_identity_and_unknown_fields() 
             None,
         ),
         (
+            // Tools are bound now (tests/agent_mcp_tools.rs); this app declares no toolRefs[].
             with("tools", json!([{"key": "web.search"}])),
-            "APP_E001",
-            "agent.binding_unsupported",
-            Some("tools"),
+            "APP_E002",
+            "tools.not_declared",
+            None,
         ),
         // Files are attached now (tests/files_attachments.rs); this app declares no lime.files.
         (

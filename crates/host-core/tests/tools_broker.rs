@@ -172,6 +172,46 @@ fn a_granted_call_works_and_is_audited_by_the_arguments_hash() {
 }
 
 #[test]
+fn the_broker_s_cached_grants_and_policy_follow_every_change_on_the_next_call() {
+    let f = fixture(server_spec(&[], 10_000), &[]);
+    f.grant("alpha", "t/echo");
+    // The calls go through a connection of their own (as the bridge's), so the fixture's
+    // locked store is another connection: its commits are foreign to the caller's.
+    let bridge = Store::open(&f.dir).unwrap();
+    let r = ToolRef::parse("t/echo").unwrap();
+    let call = |text: &str| {
+        f.broker.invoke(
+            &bridge,
+            &Invocation {
+                app: "alpha",
+                version: Some("1.0.0"),
+                tool: &r,
+                arguments: &json!({ "text": text }),
+                caller: Caller::Ui,
+                approval: Approval::NotAsked,
+                declared: None,
+            },
+        )
+    };
+    for i in 0..3 {
+        // Served from the cached facts (the broker's own audit row does not invalidate them).
+        call(&format!("n{i}")).unwrap();
+    }
+    registry::revoke(&f.store, "alpha", &r).unwrap();
+    assert_eq!(call("x").unwrap_err().code, ErrorCode::ToolsNotGranted);
+    f.grant("alpha", "t/echo");
+    call("back").unwrap();
+    // A policy file written between two calls (no store change at all) applies too.
+    let policy_dir = f.dir.root().join("policy");
+    std::fs::create_dir_all(&policy_dir).unwrap();
+    std::fs::write(policy_dir.join("tools.json"), r#"{"deny": ["t/echo"]}"#).unwrap();
+    assert_eq!(call("x").unwrap_err().code, ErrorCode::ToolsDenied);
+    std::fs::remove_file(policy_dir.join("tools.json")).unwrap();
+    call("allowed again").unwrap();
+    assert_eq!(f.tool_audits().len(), 7);
+}
+
+#[test]
 fn a_tool_not_granted_or_granted_to_another_app_is_refused_before_any_server_starts() {
     let f = fixture(server_spec(&[], 10_000), &[]);
     f.grant("beta", "t/echo");

@@ -117,3 +117,57 @@ async fn an_app_budget_never_raises_the_runtime_limit() {
     assert_eq!(result_subtype(&t, &capped, &id).await, "error_max_budget");
     assert_eq!(cost_facts(&t), [(25, Some(10), "over_budget".to_owned())]);
 }
+
+/// A task's own budget (`startTask({budget: {maxTokens}})`) ends it `error_max_budget` when its
+/// run uses more, is kept with the task (a retry has it), and never lifts the app's budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_budget_ends_the_task_and_never_lifts_the_apps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = open(tmp.path(), None);
+    let (capped, free) = (AppId::new("capped").unwrap(), AppId::new("free").unwrap());
+    let with = |n: u64| StartTask {
+        input: "go".into(),
+        max_tokens: Some(n),
+        ..Default::default()
+    };
+    let small = t.start(&free, with(5)).unwrap().task_id;
+    assert_eq!(result_subtype(&t, &free, &small).await, "error_max_budget");
+    let roomy = t.start(&free, with(1000)).unwrap().task_id;
+    assert_eq!(result_subtype(&t, &free, &roomy).await, "success");
+    // The task's view shows its usage and its budget.
+    let v = t.get(&free, &roomy).unwrap();
+    assert_eq!(
+        v["usage"],
+        serde_json::json!({"inputTokens": 15, "outputTokens": 10, "totalTokens": 25}),
+        "{v}"
+    );
+    assert_eq!(v["budget"]["maxTokens"], 1000);
+    // The app's 20 wins over a task's 1000.
+    let lifted = t.start(&capped, with(1000)).unwrap().task_id;
+    assert_eq!(
+        result_subtype(&t, &capped, &lifted).await,
+        "error_max_budget"
+    );
+    assert_eq!(
+        cost_facts(&t),
+        [
+            (25, Some(5), "over_budget".to_owned()),
+            (25, Some(20), "over_budget".to_owned()),
+            (25, Some(1000), "within_budget".to_owned()),
+        ]
+    );
+    // A retry runs under the same task budget.
+    t.retry(&free, &small).unwrap();
+    let budgets: Vec<Option<u64>> = cost_facts(&t).iter().map(|c| c.1).collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut facts = budgets;
+    while facts.len() < 4 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        facts = cost_facts(&t).iter().map(|c| c.1).collect();
+    }
+    assert_eq!(
+        facts.iter().filter(|b| **b == Some(5)).count(),
+        2,
+        "{facts:?}"
+    );
+}

@@ -52,6 +52,8 @@ pub fn run() -> i32 {
         )
         .with_launch_package(package),
     );
+    // Scheduled starts fire while the window runs, whichever page it shows.
+    let _schedules = host_core::api::workflow_host::tick_in_background(&session);
     // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
     let _door = host_core::api::door::open_serving(&session)
         .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))

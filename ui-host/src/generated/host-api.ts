@@ -73,6 +73,15 @@ export interface AppIdArgs {
   appId: string;
 }
 
+export interface AppMaterial {
+  tools: Array<ToolRefState>;
+  knowledge: Array<TemplateState>;
+}
+
+export interface AppMaterialArgs {
+  appId: string;
+}
+
 /** One installed app as lists show it. */
 export interface AppSummary {
   name: string;
@@ -1333,6 +1342,17 @@ export interface TasksChanged {
   reason: string;
 }
 
+/** One declared knowledge template and its binding. */
+export interface TemplateState {
+  template: string;
+  required: boolean;
+  /** The bound folder, when bound. */
+  folder: string | null;
+  files: number;
+  chunks: number;
+  lastIndexed: string | null;
+}
+
 /** What `model test` reports. */
 export interface TestReport {
   ok: boolean;
@@ -1359,6 +1379,29 @@ export interface Timeline {
 }
 
 export type ToastLevel = "info" | "success" | "warning" | "error";
+
+export interface ToolGrantArgs {
+  appId: string;
+  /** `<server>/<tool>`, one the app declares in `toolRefs[]`. */
+  tool: string;
+}
+
+/** One declared tool ref and its state. */
+export interface ToolRefState {
+  /** `<server>/<tool>`. */
+  tool: string;
+  server: string;
+  required: boolean;
+  /** A server with that name is configured (by the user or the admin). */
+  serverPresent: boolean;
+  /** The server's last listing has the tool. */
+  listed: boolean;
+  granted: boolean;
+  /** Each call needs the user's approval (annotation or policy); known once listed. */
+  destructive: boolean;
+  /** The admin policy denies it. */
+  denied: boolean;
+}
 
 /** A trusted key as the settings page lists it. */
 export interface TrustedKeyRow {
@@ -1664,6 +1707,12 @@ export interface HostCommands {
   unbind_knowledge: { args: UnbindKnowledgeArgs; answer: boolean };
   /** Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems. */
   knowledge_status: { args: KnowledgeStatusArgs; answer: Array<BindingStatus> };
+  /** An app's declared tool refs and knowledge templates with their state: server present, listed, granted, destructive; bound folder and index. */
+  app_material: { args: AppMaterialArgs; answer: AppMaterial };
+  /** Grants a tool the app declares in toolRefs[] (as apphost tools grant). */
+  grant_tool: { args: ToolGrantArgs; answer: boolean };
+  /** Revokes an app's tool grant: its next call and its agent tasks' next turn lose the tool. */
+  revoke_tool: { args: ToolGrantArgs; answer: boolean };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1698,7 +1747,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "app_material", "grant_tool", "revoke_tool", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -10,6 +10,7 @@ export { Markdown } from "./markdown-view.js";
 export { ErrorBox, ProgressBar } from "./components.js";
 export { ModelView, keyText } from "../views/model.js";
 export { TaskDetailView, TaskList } from "../views/tasks.js";
+export { AppUsage, TaskUsageLine, tokensText, usageByApp } from "../views/task-usage.js";
 export { DataTable, FilterBar, FilterSelect, FilterText, GrantBadge, GrantToggle, appOptions } from "./data-table.js";
 export { PathInstall } from "../app/path-install.js";
 export { ShellHeader } from "../app/header.js";

@@ -25,6 +25,7 @@ import { Markdown } from "../ui/markdown-view.js";
 import type { AppDetail, AppSummary, CleanupPlan, DetailPermission, DisablePlan, UninstallMode } from "../types.js";
 import { AppIcon } from "./app-list.js";
 import { FilesSection } from "./app-files.js";
+import { MaterialSection } from "./app-material.js";
 
 const TAB_LABELS: Record<DetailTab, string> = {
   overview: "Overview",
@@ -404,6 +405,7 @@ function Data(props: { appId: string; detail: AppDetail | null; failed: boolean 
       />
       <p class="muted">To export the data, use “Export, then uninstall” in the Danger zone or `apphost export` in a terminal.</p>
       <FilesSection appId={props.appId} />
+      <MaterialSection appId={props.appId} />
     </div>
   );
 }

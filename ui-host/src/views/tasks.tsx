@@ -23,6 +23,7 @@ import {
 import { Button, ErrorBox } from "../ui/components.js";
 import { OpenArtifactButton } from "./open-artifact.js";
 import { RowList, StatusBadge, useLiveList } from "./task-rows.js";
+import { AppUsage, TaskUsageLine, taskTokens, tokensText } from "./task-usage.js";
 import { WorkflowRuns } from "./workflow-runs.js";
 
 const statusTone = (s: string): string =>
@@ -61,6 +62,7 @@ export function TaskList(props: { tasks: TaskView[]; selected: string | null; sh
                 {pending} to approve
               </span>
             )}
+            <span class="task-tokens" data-testid="task-row-usage">{tokensText(taskTokens(t))}</span>
             <span class="task-time">{shortTime(t.updatedAt ?? t.createdAt)}</span>
           </>
         );
@@ -108,6 +110,7 @@ export function TaskDetailView(props: {
       <h3 id="task-detail-heading">
         Task of {t.appId} <TaskBadge status={t.status} testid="task-status" />
       </h3>
+      <TaskUsageLine task={t} />
       {t.input !== undefined && (
         <details class="task-request">
           <summary>Request</summary>
@@ -251,6 +254,7 @@ export function TasksPage(props: { appId?: string; apps: string[] }): JSX.Elemen
         </label>
       )}
       {listError !== null && <ErrorBox error={listError} testid="tasks-error" />}
+      {tasks !== null && <AppUsage tasks={tasks} />}
       <div class="tasks-layout">
         {tasks === null ? (
           <p class="empty-note">Loading tasks…</p>

@@ -8,6 +8,7 @@
 //! per-server) state the commands share is a [`Session`]. The contract is `docs/host-api.md`.
 
 pub mod agent;
+pub mod app_material;
 pub mod apps;
 pub mod bridge;
 pub mod catalog;
@@ -50,6 +51,7 @@ pub struct Command {
 const AREAS: &[&[Command]] = &[
     agent::COMMANDS,
     apps::COMMANDS,
+    app_material::COMMANDS,
     bridge::COMMANDS,
     catalog::COMMANDS,
     center::COMMANDS,

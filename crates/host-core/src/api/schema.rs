@@ -145,6 +145,10 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("bind_knowledge", knowledge::BindKnowledge, crate::hosting::app_knowledge::Indexed, "Binds a folder to a knowledge template the app declares and indexes it (the app page's Bind knowledge)."),
         cmd!("unbind_knowledge", knowledge::UnbindKnowledge, bool, "Removes a knowledge template's binding and its index."),
         cmd!("knowledge_status", knowledge::StatusArgs, Vec<crate::hosting::app_knowledge::BindingStatus>, "Every knowledge binding (or one app's) with its index: files, chunks, last indexed, problems."),
+        // app_material.rs
+        cmd!("app_material", super::app_material::AppArg, super::app_material::AppMaterial, "An app's declared tool refs and knowledge templates with their state: server present, listed, granted, destructive; bound folder and index."),
+        cmd!("grant_tool", super::app_material::ToolArg, bool, "Grants a tool the app declares in toolRefs[] (as apphost tools grant)."),
+        cmd!("revoke_tool", super::app_material::ToolArg, bool, "Revokes an app's tool grant: its next call and its agent tasks' next turn lose the tool."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

@@ -277,9 +277,32 @@ impl Session {
         let bridge = &mut *guard;
         let store: &Store = match &mut bridge.store {
             Some(store) => store,
-            slot @ None => slot.insert(Store::open_for_calls(&self.data)?),
+            slot @ None => slot.insert(self.open_bridge_store()?),
         };
         Ok(f(&mut bridge.host, store))
+    }
+
+    /// Opens the bridge's store connection without the watcher taking the open for another
+    /// process's commit: opening moves the store files' stamp (SQLite creates the WAL and its
+    /// index when no other connection has them open) but commits nothing, so when the watcher
+    /// had seen every change before the open, the stamp after it is taken as seen and the
+    /// connection's `data_version` becomes the baseline of [`Session::foreign_commit_seen`].
+    /// A change the watcher had not seen yet is left for it to announce.
+    fn open_bridge_store(&self) -> HostResult<Store> {
+        let before = StoreStamp::of(&self.data);
+        let store = Store::open_for_calls(&self.data)?;
+        let after = StoreStamp::of(&self.data);
+        if let Ok(mut seen) = self.seen_store.lock() {
+            if let Some(s) = seen.as_mut().filter(|s| s.stamp == before) {
+                if let Ok(version) = store.data_version() {
+                    s.stamp = after;
+                    if let Ok(mut f) = self.foreign_seen.lock() {
+                        *f = Some(version);
+                    }
+                }
+            }
+        }
+        Ok(store)
     }
 
     /// Queues bridge actions produced off the request path (an agent task's events for a

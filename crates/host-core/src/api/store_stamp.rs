@@ -25,7 +25,11 @@ impl StoreStamp {
         let db = data.db_path();
         let mut wal = db.clone().into_os_string();
         wal.push("-wal");
-        StoreStamp(vec![file_stamp(&db), file_stamp(Path::new(&wal))])
+        // An empty WAL holds no commit: SQLite creates one when a connection opens the store
+        // and none was open, and deletes it when the last one closes; either way nothing was
+        // committed, so it stamps like no WAL.
+        let wal = file_stamp(Path::new(&wal)).filter(|(len, _)| *len > 0);
+        StoreStamp(vec![file_stamp(&db), wal])
     }
 }
 

@@ -3,9 +3,11 @@
 //! moves the runs, records each ended run's evidence, and holds the runs' `runtime.lock`, so
 //! the CLI gets `runtime.busy` while a window or `apphost serve` runs), the run events of what
 //! the UI started or answered turned into `workflow:changed`, and the scheduled starts fired by
-//! [`tick`].
+//! [`tick`], which the session's own thread calls ([`tick_in_background`]: the window and
+//! `apphost serve` start it, so schedules fire with no host UI open) as well as `next_events`.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use runtime_core::workflow::runs::RunView;
@@ -28,6 +30,8 @@ pub const MAX_FOLLOWED: usize = 64;
 #[derive(Default)]
 pub struct WorkflowHost {
     ticked: Mutex<Option<Instant>>,
+    /// Held while a tick runs: a tick that finds it held is skipped (never two at once).
+    ticking: Mutex<()>,
     followed: Mutex<Vec<(String, tokio::task::AbortHandle)>>,
 }
 
@@ -124,16 +128,12 @@ pub fn changed(session: &Session, view: &RunView, reason: &str) {
 /// are due and reports slots missed while no host ran (`hosting::workflow::schedule`). Timers
 /// of runs are the driver's. Errors are logged: a tick never fails a caller.
 pub fn tick(session: &Session) {
+    let Ok(_ticking) = session.workflows.ticking.try_lock() else {
+        return;
+    };
     {
         let mut t = lock(&session.workflows.ticked);
-        // The first tick waits TICK_EVERY too: it opens the bridge's store connection, whose
-        // schema check commits, and the host UI's first `next_events` should not report that
-        // as a foreign `store:changed` (tests/api_session.rs).
-        let Some(at) = *t else {
-            *t = Some(Instant::now());
-            return;
-        };
-        if at.elapsed() < TICK_EVERY {
+        if t.is_some_and(|at| at.elapsed() < TICK_EVERY) {
             return;
         }
         *t = Some(Instant::now());
@@ -190,5 +190,56 @@ pub fn audit(session: &Session, action: &str, app: &str, details: Value) {
         .with_bridge(|_, store| store.record_audit_durably(action, Some(app), None, &details));
     if let Err(e) | Ok(Err(e)) = audited {
         tracing::warn!(action, app, error = %e.message, "cannot audit a host action on a run");
+    }
+}
+
+/// The session's schedule ticking on its own thread (`apphost-schedules`): [`tick`] at once,
+/// then every [`TICK_EVERY`], whether or not a host UI polls `next_events`. Stops when dropped
+/// (or when the session is gone: the thread holds it only during a tick).
+pub struct Ticker {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Starts ticking `session`'s schedules in the background (the window, `apphost serve`).
+pub fn tick_in_background(session: &Arc<Session>) -> Ticker {
+    let stop: Arc<(Mutex<bool>, Condvar)> = Arc::default();
+    let weak: Weak<Session> = Arc::downgrade(session);
+    let flag = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("apphost-schedules".into())
+        .spawn(move || loop {
+            match weak.upgrade() {
+                Some(s) => tick(&s),
+                None => return,
+            }
+            let (m, c) = &*flag;
+            let stopped = lock(m);
+            if *stopped {
+                return;
+            }
+            let (stopped, _) = c
+                .wait_timeout(stopped, TICK_EVERY)
+                .unwrap_or_else(|p| p.into_inner());
+            if *stopped {
+                return;
+            }
+        })
+        .map_err(|e| tracing::warn!("cannot start the schedule thread: {e}"))
+        .ok();
+    Ticker { stop, thread }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        let (m, c) = &*self.stop;
+        *lock(m) = true;
+        c.notify_all();
+        if let Some(t) = self.thread.take() {
+            // Never join from the thread itself (the session's last holder may drop it there).
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
+        }
     }
 }

@@ -270,6 +270,9 @@ error_codes! {
     ToolsServerExists = "tools.server_exists" => Conflict,
     /// A server definition, a `<server>/<tool>` reference or call arguments are malformed.
     ToolsInvalid = "tools.invalid" => Usage,
+    /// The agent task's turn ended (cancelled) while its tool call ran: the server was sent a
+    /// cancel and the result is not used.
+    ToolsCancelled = "tools.cancelled" => Declined,
     /// The app has the most unfinished runs it may have (`MAX_UNFINISHED_RUNS_PER_APP`).
     WorkflowTooManyRuns = "workflow.too_many_runs" => Conflict,
     /// A start reused an idempotency key with another input.

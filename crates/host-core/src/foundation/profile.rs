@@ -54,6 +54,7 @@ pub const KNOWN_CAPABILITIES: &[&str] = &[
     "lime.events",
     "lime.connectors",
     "lime.workspace",
+    "lime.capabilities",
 ];
 
 /// The namespaces this build implements: exactly `hosting::capability::Capability::ALL`'s
@@ -72,6 +73,9 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.tools",
     "lime.workflow",
     "lime.knowledge",
+    "lime.modelSettings",
+    "lime.capabilities",
+    "lime.workspace",
 ];
 
 impl HostProfile {

@@ -1,8 +1,9 @@
 //! Freshness of `lime.knowledge` indexes while the host runs (the window, `apphost serve`): a
 //! thread watches every bound folder (inotify through notify, debounced by
-//! [`DEBOUNCE`]) and re-indexes a binding when files under its folder change. The bindings are
-//! re-read from `host.db` every [`RESCAN`], so a bind or unbind from the CLI or another window
-//! is picked up. Re-indexing is incremental (`KnowledgeIndex::reindex`); a failure is logged and
+//! [`DEBOUNCE`]) and re-indexes a binding when files under its folder change. The thread keeps
+//! one `host.db` connection and asks it every [`RESCAN`] whether anything was committed since
+//! (its `ChangeStamp`: one `PRAGMA data_version`); only then are the bindings re-read, so a bind
+//! or unbind from the CLI or another window is picked up without opening the store each time. Re-indexing is incremental (`KnowledgeIndex::reindex`); a failure is logged and
 //! shows in `apphost knowledge status` after the next run. Dropping the [`KnowledgeWatcher`]
 //! stops the thread.
 
@@ -61,10 +62,13 @@ fn run(data: &DataDir, stop: &AtomicBool) {
     // Binding → its folder, as watched now.
     let mut watched: BTreeMap<Key, PathBuf> = BTreeMap::new();
     let mut last_scan: Option<Instant> = None;
+    let mut store = Bindings::default();
     while !stop.load(Ordering::Relaxed) {
         if last_scan.is_none_or(|t| t.elapsed() >= RESCAN) {
             last_scan = Some(Instant::now());
-            let now = bindings(data);
+            let Some(now) = store.changed(data) else {
+                continue;
+            };
             for (k, folder) in &watched {
                 if now.get(k) != Some(folder) && !now.values().any(|f| f == folder) {
                     let _ = debouncer.watcher().unwatch(folder);
@@ -90,7 +94,7 @@ fn run(data: &DataDir, stop: &AtomicBool) {
                     .map(|(k, _)| k.clone())
                     .collect();
                 for (app, template) in changed {
-                    reindex(data, &app, &template);
+                    reindex(data, store.store.as_ref(), &app, &template);
                 }
             }
             Ok(Err(e)) => tracing::warn!(error = %e, "knowledge watcher"),
@@ -100,22 +104,42 @@ fn run(data: &DataDir, stop: &AtomicBool) {
     }
 }
 
-fn bindings(data: &DataDir) -> BTreeMap<Key, PathBuf> {
-    if !data.db_path().exists() {
-        return BTreeMap::new();
-    }
-    Store::open(data)
-        .and_then(|s| s.all_knowledge_bindings())
-        .map(|all| {
-            all.into_iter()
-                .map(|(app, b)| ((app, b.template), PathBuf::from(b.folder)))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The watcher's one connection and the stamp its bindings were read at.
+#[derive(Default)]
+struct Bindings {
+    store: Option<Store>,
+    stamp: Option<crate::install::store::ChangeStamp>,
 }
 
-fn reindex(data: &DataDir, app: &str, template: &str) {
-    let result = Store::open(data).and_then(|s| app_knowledge::reindex(&s, app, template));
+impl Bindings {
+    /// The bindings when the store changed since the last read (`None`: unchanged).
+    fn changed(&mut self, data: &DataDir) -> Option<BTreeMap<Key, PathBuf>> {
+        if self.store.is_none() {
+            if !data.db_path().exists() {
+                return None;
+            }
+            self.store = Store::open(data).ok();
+        }
+        let store = self.store.as_ref()?;
+        let stamp = store.change_stamp().ok();
+        if stamp.is_some() && stamp == self.stamp {
+            return None;
+        }
+        self.stamp = stamp;
+        let all = store.all_knowledge_bindings().ok()?;
+        Some(
+            all.into_iter()
+                .map(|(app, b)| ((app, b.template), PathBuf::from(b.folder)))
+                .collect(),
+        )
+    }
+}
+
+fn reindex(data: &DataDir, store: Option<&Store>, app: &str, template: &str) {
+    let result = match store {
+        Some(s) => app_knowledge::reindex(s, app, template),
+        None => Store::open(data).and_then(|s| app_knowledge::reindex(&s, app, template)),
+    };
     match result {
         Ok(r) => tracing::debug!(
             app,

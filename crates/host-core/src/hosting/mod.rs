@@ -3,6 +3,7 @@
 //! [`crate::foundation`].
 
 pub mod agent_tool_policy;
+pub mod agent_tool_source;
 pub mod app_knowledge;
 pub mod app_secrets;
 pub mod bridge;

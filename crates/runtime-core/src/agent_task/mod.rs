@@ -18,7 +18,9 @@
 //! `store.rs`, `projection.rs`, `approval.rs`.
 
 pub mod approval;
+pub mod bindings;
 mod control;
+mod correlation;
 mod events;
 pub mod projection;
 mod reading;
@@ -174,6 +176,9 @@ pub struct StartTask {
     /// The request that started the task (the bridge call's `requestId`): on its run's events,
     /// beside the task's `traceId`.
     pub request_id: Option<String>,
+    /// The task's token budget per run (`startTask({budget: {maxTokens}})`): below the app's;
+    /// kept with the task, so a retry has it too.
+    pub max_tokens: Option<u64>,
 }
 
 /// What `startTask` answers at once.
@@ -214,6 +219,7 @@ impl AgentTasks {
         crate::private_fs::create_private_dir(&dir)
             .map_err(|e| AgentTaskError::Storage(e.to_string()))?;
         let store = TaskStore::open(&dir.join("agent-tasks.sqlite"))?;
+        bindings::restore(&store, runtime.tools())?;
         Ok(AgentTasks {
             runtime,
             store: Arc::new(store),

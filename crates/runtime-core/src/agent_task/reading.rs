@@ -81,10 +81,30 @@ impl AgentTasks {
                 "errorMessage": v.error_message,
             })
         });
+        // Tokens over the task's runs (their turns' model calls); the budget it was started with.
+        let (mut input_tokens, mut output_tokens) = (0u64, 0u64);
+        if let Some(m) = &model {
+            for th in m.threads.values() {
+                for t in th
+                    .turns
+                    .iter()
+                    .filter(|t| row.runs.iter().any(|r| r == t.turn_id.as_str()))
+                {
+                    input_tokens += t.input_tokens;
+                    output_tokens += t.output_tokens;
+                }
+            }
+        }
         Ok(json!({
             "taskId": row.task_id,
             "traceId": row.trace_id,
             "sessionId": row.session_id,
+            "usage": {
+                "inputTokens": input_tokens,
+                "outputTokens": output_tokens,
+                "totalTokens": input_tokens + output_tokens,
+            },
+            "budget": { "maxTokens": row.max_tokens },
             "idempotencyKey": row.idempotency_key,
             "createdAt": row.created_at,
             "status": status,

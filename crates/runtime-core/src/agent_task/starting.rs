@@ -28,6 +28,26 @@ impl AgentTasks {
         req: StartTask,
         knowledge: &[String],
     ) -> Result<TaskStarted, AgentTaskError> {
+        self.start_with_bindings(app, req, knowledge, &[])
+    }
+
+    /// [`Self::start_with_knowledge`] for a task that also declared external tool refs
+    /// (`<server>/<tool>`, checked by the host: declared and granted): its session's turns are
+    /// offered them through the runtime's `ToolSource`. Both lists are recorded with the task
+    /// (`bindings.rs`) before its run is submitted, so a restarted host grants them again.
+    pub fn start_with_bindings(
+        &self,
+        app: &AppId,
+        req: StartTask,
+        knowledge: &[String],
+        tools: &[String],
+    ) -> Result<TaskStarted, AgentTaskError> {
+        if tools.len() > crate::tools::external::MAX_TOOL_REFS {
+            return Err(AgentTaskError::Invalid(format!(
+                "a task names at most {} tools",
+                crate::tools::external::MAX_TOOL_REFS
+            )));
+        }
         if req.input.len() > MAX_INPUT_BYTES {
             return Err(AgentTaskError::Invalid(format!(
                 "input is over {MAX_INPUT_BYTES} bytes"
@@ -81,10 +101,7 @@ impl AgentTasks {
         // The same key names the same task, whatever its session is doing now.
         if let Some(k) = &req.idempotency_key {
             if let Some(row) = self.store.get_by_key(app.as_str(), k)? {
-                self.runtime
-                    .tools()
-                    .knowledge_grants()
-                    .grant(&row.session_id, knowledge);
+                self.grant(&row, knowledge, tools)?;
                 self.ensure_started(app, &row, req_id.as_deref())?;
                 return Ok(TaskStarted {
                     task_id: row.task_id,
@@ -117,12 +134,10 @@ impl AgentTasks {
             created_at: format_timestamp(self.runtime.log().clock().now()),
             runs: vec![TurnId::random().into_string()],
             joined,
+            max_tokens: req.max_tokens,
         };
         let (row, created) = self.store.insert_or_get_with_ref(&row, new_ref)?;
-        self.runtime
-            .tools()
-            .knowledge_grants()
-            .grant(&row.session_id, knowledge);
+        self.grant(&row, knowledge, tools)?;
         self.ensure_started(app, &row, req_id.as_deref())?;
         Ok(TaskStarted {
             task_id: row.task_id,
@@ -130,6 +145,23 @@ impl AgentTasks {
             session_id: row.session_id,
             created,
         })
+    }
+
+    /// Records the task's bindings, then grants them to its session.
+    fn grant(
+        &self,
+        row: &TaskRow,
+        knowledge: &[String],
+        tools: &[String],
+    ) -> Result<(), AgentTaskError> {
+        self.store
+            .add_bindings(&row.task_id, super::bindings::KNOWLEDGE, knowledge)?;
+        self.store
+            .add_bindings(&row.task_id, super::bindings::TOOL, tools)?;
+        let t = self.runtime.tools();
+        t.knowledge_grants().grant(&row.session_id, knowledge);
+        t.tool_grants().grant(&row.session_id, tools);
+        Ok(())
     }
 
     /// Makes sure the task's session exists and its latest run was submitted (both idempotent;
@@ -169,6 +201,7 @@ impl AgentTasks {
                 output_schema: row.output_schema.clone(),
                 capability_id: None,
                 metadata: None,
+                max_tokens: row.max_tokens,
             }),
             queue_if_busy: true,
         };

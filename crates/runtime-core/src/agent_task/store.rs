@@ -36,11 +36,21 @@ CREATE TABLE IF NOT EXISTS runs(
 CREATE TABLE IF NOT EXISTS task_joins(
   task_id TEXT PRIMARY KEY REFERENCES tasks(task_id)
 );
+CREATE TABLE IF NOT EXISTS task_budgets(
+  task_id TEXT PRIMARY KEY REFERENCES tasks(task_id),
+  max_tokens INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS session_refs(
   app_id TEXT NOT NULL,
   business_ref TEXT NOT NULL,
   session_id TEXT NOT NULL,
   PRIMARY KEY(app_id, business_ref)
+);
+CREATE TABLE IF NOT EXISTS task_bindings(
+  task_id TEXT NOT NULL REFERENCES tasks(task_id),
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY(task_id, kind, name)
 );
 ";
 
@@ -59,13 +69,15 @@ pub struct TaskRow {
     pub runs: Vec<String>,
     /// The task runs in a session another task created (`sessionPolicy: resume`).
     pub joined: bool,
+    /// The task's own token budget per run (`task_budgets`, written with the task).
+    pub max_tokens: Option<u64>,
 }
 
 pub struct TaskStore {
-    conn: Mutex<Connection>,
+    pub(super) conn: Mutex<Connection>,
 }
 
-fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+pub(super) fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -128,6 +140,12 @@ impl TaskStore {
         }
         if row.joined {
             tx.execute("INSERT INTO task_joins(task_id) VALUES(?1)", [&row.task_id])?;
+        }
+        if let Some(n) = row.max_tokens {
+            tx.execute(
+                "INSERT INTO task_budgets(task_id, max_tokens) VALUES(?1, ?2)",
+                params![row.task_id, i64::try_from(n).unwrap_or(i64::MAX)],
+            )?;
         }
         if let Some(r) = new_ref {
             tx.execute(
@@ -284,6 +302,7 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
                     created_at: r.get(7)?,
                     runs: Vec::new(),
                     joined: false,
+                    max_tokens: None,
                 })
             },
         )
@@ -299,6 +318,11 @@ fn read(conn: &Connection, app: &str, task_id: &str) -> rusqlite::Result<Option<
     row.joined = conn
         .prepare_cached("SELECT 1 FROM task_joins WHERE task_id = ?1")?
         .exists([task_id])?;
+    row.max_tokens = conn
+        .prepare_cached("SELECT max_tokens FROM task_budgets WHERE task_id = ?1")?
+        .query_row([task_id], |r| r.get::<_, i64>(0))
+        .optional()?
+        .and_then(|n| u64::try_from(n).ok());
     Ok(Some(row))
 }
 
@@ -361,6 +385,18 @@ pub fn purge_app(runtime_dir: &Path, app: &str) -> rusqlite::Result<Purged> {
     if has("session_refs")? {
         tx.execute("DELETE FROM session_refs WHERE app_id = ?1", [app])?;
     }
+    if has("task_bindings")? {
+        tx.execute(
+            "DELETE FROM task_bindings WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
+            [app],
+        )?;
+    }
+    if has("task_budgets")? {
+        tx.execute(
+            "DELETE FROM task_budgets WHERE task_id IN (SELECT task_id FROM tasks WHERE app_id = ?1)",
+            [app],
+        )?;
+    }
     purged.tasks = tx.execute("DELETE FROM tasks WHERE app_id = ?1", [app])?;
     tx.commit()?;
     Ok(purged)
@@ -382,6 +418,7 @@ mod tests {
             created_at: at.into(),
             runs: vec![format!("turn-{id}")],
             joined: false,
+            max_tokens: None,
         }
     }
 

@@ -109,7 +109,21 @@ pub fn start_turn(
     let opts = p.runtime_options.unwrap_or_default();
     let given = validate::turn_given(p.input.attachments, opts.capability_id, opts.metadata)
         .map_err(MethodError::Params)?;
-    let ctx = TurnContext { given, trace };
+    if opts.max_tokens == Some(0) {
+        let mut e = crate::app_server::RpcError::new(
+            crate::app_server::codes::INVALID_PARAMS,
+            "invalid params: runtimeOptions.maxTokens must be 1 or more",
+        );
+        e.data = Some(
+            serde_json::json!({"code": "appserver.invalid_field", "field": "runtimeOptions.maxTokens"}),
+        );
+        return Err(MethodError::Params(e));
+    }
+    let ctx = TurnContext {
+        given,
+        trace,
+        max_tokens: opts.max_tokens,
+    };
     let started = rt.start_turn_with(
         &p.session_id,
         p.turn_id,

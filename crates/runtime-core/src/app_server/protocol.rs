@@ -214,6 +214,10 @@ pub struct RuntimeOptions {
     pub capability_id: Option<String>,
     #[serde(default)]
     pub metadata: Option<Value>,
+    /// This turn's token budget (input + output over its model calls), 1 or more; it only
+    /// lowers the runtime's and the app's. A turn over it ends `error_max_budget`.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, JsonSchema)]

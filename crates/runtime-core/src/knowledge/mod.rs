@@ -153,11 +153,14 @@ pub fn index_file_name(template: &str) -> String {
 }
 
 pub(crate) fn hex_sha256(bytes: &[u8], len: usize) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .take(len)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(2 * len.min(digest.len()));
+    for b in digest.iter().take(len) {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 /// One template's index, open.
@@ -248,6 +251,9 @@ impl KnowledgeIndex {
         let root_fd = walk::open_root(root)
             .map_err(|e| KnowledgeError::FolderInvalid(format!("{}: {e}", root.display())))?;
         let tx = self.conn.transaction()?;
+        // A fresh (empty) index: no file to look up, compare or remove afterwards.
+        let fresh: bool =
+            tx.query_row("SELECT NOT EXISTS (SELECT 1 FROM docs)", [], |r| r.get(0))?;
         let mut outcome = walk::WalkOutcome::default();
         let mut report = IndexReport::default();
         let mut seen: HashSet<String> = HashSet::new();
@@ -264,6 +270,7 @@ impl KnowledgeIndex {
                 }
                 let r = index_one(
                     &tx,
+                    fresh,
                     found,
                     dir,
                     name,
@@ -274,10 +281,10 @@ impl KnowledgeIndex {
                     &mut report,
                 );
                 match r {
-                    Ok(true) => {
+                    Ok(true) if !fresh => {
                         seen.insert(found.path.clone());
                     }
-                    Ok(false) => {}
+                    Ok(_) => {}
                     Err(e) => failed = Some(e),
                 }
             },
@@ -286,7 +293,11 @@ impl KnowledgeIndex {
         if let Some(e) = failed {
             return Err(e);
         }
-        for path in index::all_paths(&tx)? {
+        for path in if fresh {
+            Vec::new()
+        } else {
+            index::all_paths(&tx)?
+        } {
             if !seen.contains(&path) {
                 index::remove(&tx, &path)?;
                 report.removed += 1;
@@ -363,6 +374,7 @@ fn counts(conn: &Connection) -> Result<(usize, usize), KnowledgeError> {
 #[allow(clippy::too_many_arguments)]
 fn index_one(
     conn: &Connection,
+    fresh: bool,
     found: &walk::Found,
     dir: &std::os::fd::OwnedFd,
     name: &std::ffi::CString,
@@ -410,7 +422,11 @@ fn index_one(
         return Ok(false);
     }
     *total += found.size;
-    let existing = index::doc(conn, &found.path)?;
+    let existing = if fresh {
+        None
+    } else {
+        index::doc(conn, &found.path)?
+    };
     if let Some(d) = &existing {
         if d.size == found.size && d.mtime_ns == found.mtime_ns {
             report.unchanged += 1;

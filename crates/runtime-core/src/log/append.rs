@@ -50,6 +50,29 @@ impl EventLog {
         session: &SessionId,
         drafts: Vec<EventDraft>,
     ) -> Result<Vec<Event>, LogError> {
+        self.append_with(session, drafts, true)
+    }
+
+    /// [`EventLog::append`] without the fsync of its commit (WAL, `synchronous=NORMAL` for this
+    /// one transaction): durable against a crash of the process as soon as it returns (the
+    /// commit is in the WAL), and against a power loss at the log's next synced commit or
+    /// checkpoint, which covers every frame before it. A power loss can lose only a suffix of
+    /// such commits; the database stays a prefix of what was appended. For facts that are
+    /// recorded again when lost (a workflow step re-issued with its idempotency key).
+    pub fn append_unsynced(
+        &self,
+        session: &SessionId,
+        drafts: Vec<EventDraft>,
+    ) -> Result<Vec<Event>, LogError> {
+        self.append_with(session, drafts, false)
+    }
+
+    fn append_with(
+        &self,
+        session: &SessionId,
+        drafts: Vec<EventDraft>,
+        synced: bool,
+    ) -> Result<Vec<Event>, LogError> {
         if drafts.is_empty() {
             return Ok(Vec::new());
         }
@@ -76,7 +99,7 @@ impl EventLog {
         for d in &mut drafts {
             args_ref::externalize(&mut d.body, &mut blobs);
         }
-        self.append_durable(session, drafts, &blobs)
+        self.append_durable(session, drafts, &blobs, synced)
     }
 
     pub(super) fn stamp(
@@ -159,6 +182,7 @@ impl EventLog {
         session: &SessionId,
         drafts: Vec<EventDraft>,
         blobs: &[args_ref::ArgsBlob],
+        synced: bool,
     ) -> Result<Vec<Event>, LogError> {
         let mut conn = lock(&self.inner.conn);
         let mut st = lock(&self.inner.shared.state);
@@ -183,6 +207,13 @@ impl EventLog {
             s.reserved.max(last)
         };
         let flushed = st.pending.len();
+        let relaxed = if synced {
+            None
+        } else {
+            let level: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0))?;
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            Some(level)
+        };
         let written = (|| -> Result<(), LogError> {
             let tx = conn.transaction()?;
             insert_events(&tx, &st.pending)?;
@@ -192,6 +223,9 @@ impl EventLog {
             tx.commit()?;
             Ok(())
         })();
+        if let Some(level) = relaxed {
+            conn.pragma_update(None, "synchronous", level)?;
+        }
         written?;
         st.pending.drain(..flushed);
         st.pending_since = None;

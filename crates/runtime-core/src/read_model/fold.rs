@@ -130,6 +130,8 @@ impl SessionReadModel {
                     error_code: None,
                     error_message: None,
                     tool_call_count: 0,
+                    input_tokens: 0,
+                    output_tokens: 0,
                 });
                 if th.turns.len() > RECENT {
                     // Keep the active and queued turns; drop the oldest ended one.
@@ -207,6 +209,12 @@ impl SessionReadModel {
             EventBody::ModelRequested(..) => {
                 if let Some(i) = turn_idx {
                     th.turns[i].output_text.clear();
+                }
+            }
+            EventBody::ModelCompleted(_, p) => {
+                if let Some(i) = turn_idx {
+                    th.turns[i].input_tokens += p.input_tokens.unwrap_or(0);
+                    th.turns[i].output_tokens += p.output_tokens.unwrap_or(0);
                 }
             }
             EventBody::Delta(T::ModelDelta, d) => {

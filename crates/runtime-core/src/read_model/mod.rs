@@ -117,6 +117,11 @@ pub struct TurnView {
     pub error_code: Option<String>,
     pub error_message: Option<String>,
     pub tool_call_count: u64,
+    /// Tokens the turn's model calls used (`model.completed` usage), for per-task usage.
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
 }
 
 /// A pending human / policy decision.

@@ -32,7 +32,11 @@ pub(super) async fn execute(
             crate::backend::CancelHandle,
             tracing::Span,
         ),
-        Tool(EffectId, tokio::task::JoinHandle<ToolOutcome>),
+        Tool(
+            EffectId,
+            tokio::task::JoinHandle<ToolOutcome>,
+            crate::backend::CancelHandle,
+        ),
     }
     let mut running = Running::Nothing;
     let mut step = machine.handle(Input::Start);
@@ -77,6 +81,14 @@ pub(super) async fn execute(
                     arguments,
                 } => {
                     let tools = rt.inner.tools.clone();
+                    // A risky tool runs only after the user's answer (turn/machine/tools.rs).
+                    let approved = machine
+                        .checkpoint()
+                        .spec
+                        .tools
+                        .iter()
+                        .any(|t| t.name == name && t.risky);
+                    let (cancel, signal) = cancel_pair();
                     let call = ToolCall {
                         app: h.app_id.clone(),
                         session_id: h.id.as_str().to_owned(),
@@ -87,7 +99,7 @@ pub(super) async fn execute(
                     let span = tracing::info_span!("tool.call", tool = %name, call = %tool_call_id);
                     let task = tokio::task::spawn_blocking(move || {
                         let _g = span.enter();
-                        match tools.run(&call, &name, &arguments) {
+                        match tools.run_with(&call, &name, &arguments, approved, signal) {
                             Ok((output, artifacts)) => {
                                 match store_output(&outputs, &tool_call_id, &output) {
                                     Ok(output_ref) => ToolOutcome::Ok {
@@ -107,14 +119,15 @@ pub(super) async fn execute(
                             },
                         }
                     });
-                    running = Running::Tool(id, task);
+                    running = Running::Tool(id, task, cancel);
                 }
                 Effect::Abort { id } => match &running {
                     Running::Model(mid, _, handle, _) if *mid == id => {
                         handle.cancel();
                         running = Running::Nothing;
                     }
-                    Running::Tool(tid, task) if *tid == id => {
+                    Running::Tool(tid, task, cancel) if *tid == id => {
+                        cancel.cancel();
                         task.abort();
                         running = Running::Nothing;
                     }
@@ -123,8 +136,11 @@ pub(super) async fn execute(
             }
         }
         if machine.is_finished() {
-            if let Running::Model(_, _, handle, _) = &running {
-                handle.cancel();
+            match &running {
+                Running::Model(_, _, handle, _) => handle.cancel(),
+                // A cancelled turn's external call is cancelled at its server too.
+                Running::Tool(_, _, handle) => handle.cancel(),
+                Running::Nothing => {}
             }
             let cp = machine.checkpoint();
             let completed = lock(&h.state)
@@ -154,7 +170,7 @@ pub(super) async fn execute(
                             None => Input::ModelStreamEnded(*id),
                         }
                     }
-                    Running::Tool(id, task) => {
+                    Running::Tool(id, task, _) => {
                         let out = match task.await {
                             Ok(o) => o,
                             Err(e) => ToolOutcome::Err { code: "tool_crashed".into(), message: e.to_string() },

@@ -79,6 +79,8 @@ pub struct RuntimeConfig {
     pub system_prompt: Option<String>,
     /// The host's decisions for the agent's host tools (quota, approval, provenance).
     pub tool_policy: Arc<dyn ToolPolicy>,
+    /// The host's external (MCP) tools, offered to tasks that declared them; none by default.
+    pub tool_source: Option<Arc<dyn crate::tools::external::ToolSource>>,
 }
 
 impl RuntimeConfig {
@@ -91,6 +93,7 @@ impl RuntimeConfig {
             sessions: SessionLimits::default(),
             system_prompt: None,
             tool_policy: Arc::new(DefaultToolPolicy),
+            tool_source: None,
         }
     }
 }
@@ -106,6 +109,9 @@ struct QueuedTurn {
     input: String,
     output_schema: Option<Value>,
     trace: TurnTrace,
+    /// This turn's own token budget (a task's `budget.maxTokens`); it only ever lowers the
+    /// runtime's and the app's ([`Runtime::turn_limits`]).
+    max_tokens: Option<u64>,
 }
 
 /// The correlation ids every event of a turn carries.
@@ -131,6 +137,8 @@ impl TurnTrace {
 pub struct TurnContext {
     pub given: crate::event::facts::TurnGiven,
     pub trace: TurnTrace,
+    /// The turn's own token budget (`runtimeOptions.maxTokens`), below the app's.
+    pub max_tokens: Option<u64>,
 }
 
 struct SessionState {
@@ -218,7 +226,8 @@ impl Runtime {
         let rt = Runtime {
             inner: Arc::new(Inner {
                 tools: HostTools::new(AppDataStore::new(config.apps_dir.clone()))
-                    .with_policy(config.tool_policy.clone()),
+                    .with_policy(config.tool_policy.clone())
+                    .with_source(config.tool_source.clone()),
                 log,
                 backend: std::sync::RwLock::new(backend),
                 config,

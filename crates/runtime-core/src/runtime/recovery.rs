@@ -75,6 +75,9 @@ impl Runtime {
                     turn_id,
                     input: input.clone(),
                     output_schema: output_schema.clone(),
+                    // A queued turn restored after a restart keeps the app's budget; its own
+                    // lower one is not in the log (the task's row has it: a retry uses it).
+                    max_tokens: None,
                     trace: Default::default(),
                 }),
                 None => {

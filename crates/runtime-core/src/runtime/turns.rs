@@ -152,6 +152,7 @@ impl Runtime {
                 input,
                 output_schema,
                 trace: ctx.trace,
+                max_tokens: ctx.max_tokens,
             });
         } else {
             let events = self
@@ -169,6 +170,7 @@ impl Runtime {
                 input,
                 output_schema,
                 trace: ctx.trace,
+                max_tokens: ctx.max_tokens,
             };
             self.spawn_turn(h.clone(), q, rx);
             st = lock(&h.state);
@@ -273,17 +275,22 @@ impl Runtime {
         }
     }
 
-    /// The limits of a turn of `app`: the runtime's, with the app's token budget when it is
-    /// lower (a budget is only ever lowered here).
-    fn turn_limits(&self, app: &AppId) -> TurnLimits {
+    /// The limits of a turn of `app`: the runtime's, with the app's token budget and the
+    /// turn's own (a task's `budget.maxTokens`) when they are lower (a budget is only ever
+    /// lowered here: a task cannot lift its app's).
+    fn turn_limits(&self, app: &AppId, turn_budget: Option<u64>) -> TurnLimits {
         let mut limits = self.inner.config.limits.clone();
-        limits.max_tokens = match (
-            limits.max_tokens,
-            self.inner.config.tool_policy.token_budget(app),
-        ) {
+        let lowest = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        limits.max_tokens = lowest(
+            lowest(
+                limits.max_tokens,
+                self.inner.config.tool_policy.token_budget(app),
+            ),
+            turn_budget,
+        );
         limits
     }
 
@@ -298,6 +305,7 @@ impl Runtime {
             input,
             output_schema,
             trace,
+            max_tokens,
         } = q;
         let rt = self.clone();
         // Checked by start_turn and resume_queue; a backend is never taken away.
@@ -318,14 +326,26 @@ impl Runtime {
             history,
             input: input.clone(),
             output_schema,
-            tools: self.inner.tools.specs_for(h.id.as_str()),
+            // The external tools are described on a blocking thread below.
+            tools: Vec::new(),
             backend: backend.info(),
-            limits: self.turn_limits(&h.app_id),
+            limits: self.turn_limits(&h.app_id, max_tokens),
             session_allowed_tools,
         };
         let span = tracing::info_span!("agent.task", session = %h.id, turn = %turn_id);
         self.inner.tokio.spawn(
             async move {
+                let mut spec = spec;
+                let tools = rt.inner.tools.clone();
+                let (app, session) = (h.app_id.clone(), h.id.as_str().to_owned());
+                spec.tools = if tools.tool_grants().of(&session).is_empty() {
+                    tools.specs_for(&app, &session)
+                } else {
+                    // The host's external tools may need a server started to be listed.
+                    tokio::task::spawn_blocking(move || tools.specs_for(&app, &session))
+                        .await
+                        .unwrap_or_else(|_| rt.inner.tools.current_specs())
+                };
                 let machine = TurnMachine::new(spec);
                 let outcome = execute(&rt, &h, machine, backend, rx).await;
                 let mut st = lock(&h.state);

@@ -26,12 +26,16 @@ const MAX_SESSIONS: usize = 4096;
 /// Templates one task may name.
 pub const MAX_TEMPLATES: usize = 16;
 
-/// Which templates each session's tasks declared (in memory: a restarted host offers the tool
-/// again to the next task that declares them).
+/// Which templates each session's tasks declared (in memory, restored from the tasks' recorded
+/// bindings when the task store opens: `agent_task/bindings.rs`).
 #[derive(Debug, Clone, Default)]
 pub struct KnowledgeGrants {
     inner: Arc<Mutex<Granted>>,
 }
+
+/// Names granted per session: the knowledge templates, and (a second instance) the external
+/// tool refs its tasks declared.
+pub type SessionGrants = KnowledgeGrants;
 
 /// Session → templates, and the sessions in the order they were first granted.
 type Granted = (HashMap<String, Vec<String>>, Vec<String>);

@@ -14,6 +14,7 @@
 //! `storage_write` always needs an explicit approval per call; `artifact_write` does when the
 //! host's [`ToolPolicy`] says so (default: yes).
 
+pub mod external;
 pub mod knowledge;
 pub mod policy;
 #[cfg(test)]
@@ -118,6 +119,9 @@ pub struct HostTools {
     apps: AppDataStore,
     policy: Arc<dyn ToolPolicy>,
     knowledge: knowledge::KnowledgeGrants,
+    /// The `<server>/<tool>` refs each session's tasks declared (`startTask({tools})`).
+    external: knowledge::SessionGrants,
+    source: Option<Arc<dyn external::ToolSource>>,
 }
 
 pub type ToolOutput = (String, Vec<ArtifactRecord>);
@@ -128,7 +132,15 @@ impl HostTools {
             apps,
             policy: Arc::new(DefaultToolPolicy),
             knowledge: knowledge::KnowledgeGrants::default(),
+            external: knowledge::SessionGrants::default(),
+            source: None,
         }
+    }
+
+    /// The host's external (MCP) tools; without one, a task's tool refs offer nothing.
+    pub fn with_source(mut self, source: Option<Arc<dyn external::ToolSource>>) -> Self {
+        self.source = source;
+        self
     }
 
     pub fn with_policy(mut self, policy: Arc<dyn ToolPolicy>) -> Self {
@@ -146,15 +158,25 @@ impl HostTools {
         specs(self.policy.artifact_write_needs_approval())
     }
 
-    /// The tools a turn of `session_id` gets: [`Self::current_specs`], and `knowledge_search`
-    /// when the session's task declared knowledge templates.
-    pub fn specs_for(&self, session_id: &str) -> Vec<ToolSpec> {
+    /// The tools a turn of `session_id` gets: [`Self::current_specs`], `knowledge_search`
+    /// when the session's task declared knowledge templates, and the external tools its tasks
+    /// declared that the host's [`external::ToolSource`] offers now (blocking).
+    pub fn specs_for(&self, app: &AppId, session_id: &str) -> Vec<ToolSpec> {
         let mut specs = self.current_specs();
         let templates = self.knowledge.of(session_id);
         if !templates.is_empty() {
             specs.push(knowledge::spec(&templates));
         }
+        let refs = self.external.of(session_id);
+        if let (Some(source), false) = (&self.source, refs.is_empty()) {
+            specs.extend(external::specs(source.as_ref(), app, &refs));
+        }
         specs
+    }
+
+    /// The external tool refs each session's tasks declared.
+    pub fn tool_grants(&self) -> &knowledge::SessionGrants {
+        &self.external
     }
 
     /// The knowledge templates each session's tasks declared.
@@ -164,6 +186,27 @@ impl HostTools {
 
     /// Runs `name` for `call.app` (blocking file I/O: call from a blocking thread).
     pub fn run(&self, call: &ToolCall, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
+        self.run_with(call, name, args, false, crate::backend::cancel_pair().1)
+    }
+
+    /// [`Self::run`] with whether the user approved this call (the turn asked, the user said
+    /// yes) and the turn's cancel signal, which external tools pass on to their server.
+    pub fn run_with(
+        &self,
+        call: &ToolCall,
+        name: &str,
+        args: &Value,
+        approved_by_user: bool,
+        cancel: crate::backend::CancelSignal,
+    ) -> Result<ToolOutput, ToolError> {
+        if name.starts_with(external::PREFIX) {
+            let refs = self.external.of(&call.session_id);
+            let (Some(source), Some(tool_ref)) = (&self.source, external::ref_of(&refs, name))
+            else {
+                return Err(terr("unknown_tool", format!("no tool named {name:?}")));
+            };
+            return source.call(call, &tool_ref, args, approved_by_user, cancel);
+        }
         match name {
             "storage_list" => self.storage_list(&call.app),
             "storage_read" => {

@@ -24,7 +24,7 @@ mod convert;
 mod precheck;
 mod stack;
 
-pub use stack::on_expr_stack;
+pub use stack::{on_expr_stack, spawn_expr_thread};
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};

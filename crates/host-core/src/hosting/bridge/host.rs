@@ -16,6 +16,7 @@ mod effects;
 mod outbox;
 mod outgoing;
 mod pick_files;
+mod projections;
 mod snapshot;
 pub mod ui_launch;
 
@@ -34,7 +35,8 @@ use super::message::{self, AppMessage, Call, FrameIdentity, Refusal, PROTOCOL, V
 use super::mounting::mount_entry;
 use super::mounts::{CallRefused, Mount, MountTable};
 use super::wire::{
-    BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, ThemeSnapshot,
+    BlockedCapability, CapabilitySummary, ErrorCode, HostSnapshot, LocaleInfo, SnapshotModel,
+    SnapshotReadiness, SnapshotSetupAction, ThemeSnapshot,
 };
 use crate::foundation::error::HostResult;
 use crate::foundation::profile::HostProfile;

@@ -175,6 +175,42 @@ pub struct HostSnapshot {
     pub theme_fields: ThemeSnapshot,
     pub theme: ThemeSnapshot,
     pub capabilities: CapabilitySummary,
+    /// How the app came to be installed: `installed` (a verified or trusted package), `dev`
+    /// (`apphost dev`) or `sideload` (an unsigned or untrusted package the user accepted).
+    pub install_mode: String,
+    /// The entry's readiness and the app's setup actions (titles and kinds only).
+    pub readiness: SnapshotReadiness,
+    /// The model's setup status (never its endpoint, name of a key or key).
+    pub model: SnapshotModel,
+}
+
+/// `host:snapshot`'s `readiness`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotReadiness {
+    /// This entry's status: `ready`, `ready-degraded`, `needs-setup`, `blocked`, `disabled`.
+    pub status: String,
+    /// The whole app's status.
+    pub app_status: String,
+    /// Keys of the entry's own checks that keep it from `ready`.
+    pub missing: Vec<String>,
+    pub setup_actions: Vec<SnapshotSetupAction>,
+}
+
+/// One thing the user can do in the host to make the app ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SnapshotSetupAction {
+    pub key: String,
+    pub title: String,
+    /// `model`, `secret`, `knowledge`, `grant`, …
+    pub kind: String,
+}
+
+/// `host:snapshot`'s `model`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SnapshotModel {
+    /// `ready` or `needs-setup`.
+    pub status: String,
 }
 
 /// `lime.ui.getLocale`.

@@ -264,7 +264,10 @@ pub fn dispatch_with(
                 | Capability::Files
                 | Capability::Tools
                 | Capability::Workflow
-                | Capability::Knowledge => false,
+                | Capability::Knowledge
+                | Capability::ModelSettings
+                | Capability::Capabilities
+                | Capability::Workspace => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);
@@ -399,7 +402,7 @@ fn deny_message(r: DenyReason, call: &Call) -> String {
 
 /// The facts of a call of `capability` (the name as called) with `spec` (`None`: not
 /// implemented here) from `caller`.
-fn gather(
+pub(super) fn gather(
     profile: &HostProfile,
     caller: &Caller,
     capability: &str,

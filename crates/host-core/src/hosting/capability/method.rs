@@ -39,6 +39,10 @@ pub enum Capability {
     Tools,
     Workflow,
     Knowledge,
+    // issue 19 §2: the platform projections (`services/projections.rs`, `bridge/host/projections.rs`).
+    ModelSettings,
+    Capabilities,
+    Workspace,
 }
 
 impl Capability {
@@ -55,6 +59,9 @@ impl Capability {
         Capability::Tools,
         Capability::Workflow,
         Capability::Knowledge,
+        Capability::ModelSettings,
+        Capability::Capabilities,
+        Capability::Workspace,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -72,6 +79,9 @@ impl Capability {
             Capability::Tools => "lime.tools",
             Capability::Workflow => "lime.workflow",
             Capability::Knowledge => "lime.knowledge",
+            Capability::ModelSettings => "lime.modelSettings",
+            Capability::Capabilities => "lime.capabilities",
+            Capability::Workspace => "lime.workspace",
         }
     }
 
@@ -185,6 +195,19 @@ methods! {
     KnowledgeMethod { Search = "search", }
 }
 
+methods! {
+    /// `lime.modelSettings`: the effective model profile, limits and setup status; never a key.
+    ModelSettingsMethod { Get = "get", }
+}
+methods! {
+    /// `lime.capabilities`: what the calling entry may call, and why the rest is blocked.
+    CapabilitiesMethod { List = "list", }
+}
+methods! {
+    /// `lime.workspace`: the workspace's ids, display name, locale and time zone.
+    WorkspaceMethod { Get = "get", }
+}
+
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -200,6 +223,9 @@ pub enum Method {
     Tools(ToolsMethod),
     Workflow(WorkflowMethod),
     Knowledge(KnowledgeMethod),
+    ModelSettings(ModelSettingsMethod),
+    Capabilities(CapabilitiesMethod),
+    Workspace(WorkspaceMethod),
 }
 
 impl Method {
@@ -217,6 +243,9 @@ impl Method {
             Method::Tools(_) => Capability::Tools,
             Method::Workflow(_) => Capability::Workflow,
             Method::Knowledge(_) => Capability::Knowledge,
+            Method::ModelSettings(_) => Capability::ModelSettings,
+            Method::Capabilities(_) => Capability::Capabilities,
+            Method::Workspace(_) => Capability::Workspace,
         }
     }
 
@@ -235,6 +264,9 @@ impl Method {
             Method::Tools(m) => m.as_str(),
             Method::Workflow(m) => m.as_str(),
             Method::Knowledge(m) => m.as_str(),
+            Method::ModelSettings(m) => m.as_str(),
+            Method::Capabilities(m) => m.as_str(),
+            Method::Workspace(m) => m.as_str(),
         }
     }
 
@@ -252,6 +284,13 @@ impl Method {
         let tools = ToolsMethod::ALL.iter().map(|m| Method::Tools(*m));
         let workflow = WorkflowMethod::ALL.iter().map(|m| Method::Workflow(*m));
         let knowledge = KnowledgeMethod::ALL.iter().map(|m| Method::Knowledge(*m));
+        let model_settings = ModelSettingsMethod::ALL
+            .iter()
+            .map(|m| Method::ModelSettings(*m));
+        let capabilities = CapabilitiesMethod::ALL
+            .iter()
+            .map(|m| Method::Capabilities(*m));
+        let workspace = WorkspaceMethod::ALL.iter().map(|m| Method::Workspace(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -263,6 +302,9 @@ impl Method {
             .chain(tools)
             .chain(workflow)
             .chain(knowledge)
+            .chain(model_settings)
+            .chain(capabilities)
+            .chain(workspace)
     }
 }
 

@@ -14,6 +14,7 @@ pub mod decision;
 pub mod dispatch;
 pub mod facts;
 pub mod method;
+pub mod projections;
 pub mod registry;
 pub mod services;
 

@@ -9,6 +9,7 @@ use super::method::{
     FilesMethod as Fi, KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se,
     StorageMethod as St, ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
 };
+use super::method::{CapabilitiesMethod, ModelSettingsMethod, WorkspaceMethod};
 
 /// One method an app may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +124,11 @@ pub const METHODS: &[MethodSpec] = &[
     // lime.knowledge: search a template the app declares and the user bound to a folder (the
     // binding is the user's grant; no permission scope names knowledge).
     m(M::Knowledge(Kn::Search), None, Allow),
+    // The platform projections (issue 19 §2): read-only, non-sensitive host facts; declaring
+    // the capability is enough. `lime.modelSettings` never carries a key or a key's ref.
+    m(M::ModelSettings(ModelSettingsMethod::Get), None, Allow),
+    m(M::Capabilities(CapabilitiesMethod::List), None, Allow),
+    m(M::Workspace(WorkspaceMethod::Get), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

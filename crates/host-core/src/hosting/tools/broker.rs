@@ -7,11 +7,14 @@
 //! and duration, whatever happened.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::call_facts::CallFacts;
+use super::connection::Connection;
 use super::policy::AdminPolicy;
 use super::registry;
 use super::spec::{secret_store_name, ServerSpec, ToolInfo, ToolRef};
@@ -87,10 +90,16 @@ pub struct AppTool {
 pub struct Broker {
     dir: DataDir,
     supervisor: Supervisor,
+    /// Settings rows and policy kept between calls until either may have changed.
+    facts: CallFacts,
 }
 
 pub fn arguments_sha256(arguments: &Value) -> String {
-    hex::encode(Sha256::digest(arguments.to_string().as_bytes()))
+    sha256_hex(&arguments.to_string())
+}
+
+fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 impl Broker {
@@ -98,6 +107,7 @@ impl Broker {
         Ok(Broker {
             dir: dir.clone(),
             supervisor: Supervisor::new()?,
+            facts: CallFacts::default(),
         })
     }
 
@@ -194,8 +204,19 @@ impl Broker {
         store: &Store,
         inv: &Invocation,
     ) -> HostResult<(ServerSpec, ToolInfo, bool)> {
-        let r = inv.tool;
         let size = inv.arguments.to_string().len();
+        self.prepare_sized(store, inv, size)
+            .map(|(spec, info, needs, _)| (spec, info, needs))
+    }
+
+    /// [`Self::prepare`] with the arguments' serialized size known, also answering the session.
+    fn prepare_sized(
+        &self,
+        store: &Store,
+        inv: &Invocation,
+        size: usize,
+    ) -> HostResult<(ServerSpec, ToolInfo, bool, Arc<Connection>)> {
+        let r = inv.tool;
         if !inv.arguments.is_object() || size > MAX_ARGUMENT_BYTES {
             return Err(HostError::new(
                 ErrorCode::ToolsInvalid,
@@ -213,8 +234,8 @@ impl Broker {
                 .with("tool", r.to_string()));
             }
         }
-        let settings = store.settings()?;
-        if !registry::grants(&settings, inv.app).contains(r) {
+        let facts = self.facts.get(store, &self.dir)?;
+        if !facts.grants(inv.app).contains(r) {
             return Err(HostError::new(
                 ErrorCode::ToolsNotGranted,
                 format!(
@@ -224,13 +245,23 @@ impl Broker {
             )
             .with("tool", r.to_string()));
         }
-        let policy = self.policy();
-        policy.check_allowed(r)?;
-        let spec = registry::server(&settings, &policy, &r.server)?.spec;
-        let tools = self
+        facts.policy.check_allowed(r)?;
+        let spec = facts
+            .servers
+            .get(&r.server)
+            .map(|s| s.spec.clone())
+            .ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::ToolsNotFound,
+                    format!("no MCP server named {:?} (apphost tools list)", r.server),
+                )
+                .with("server", r.server.as_str())
+            })?;
+        let conn = self
             .supervisor
-            .tools(&r.server, &spec, || self.secrets_of(&spec))?;
-        let info = tools
+            .session(&r.server, &spec, || self.secrets_of(&spec))?;
+        let info = conn
+            .tools
             .iter()
             .find(|t| t.name == r.tool)
             .cloned()
@@ -241,14 +272,26 @@ impl Broker {
                 )
                 .with("tool", r.to_string())
             })?;
-        let needs = policy.needs_approval(r, &info);
-        Ok((spec, info, needs))
+        let needs = facts.policy.needs_approval(r, &info);
+        Ok((spec, info, needs, conn))
     }
 
     /// Runs one call through every check, and audits it.
     pub fn invoke(&self, store: &Store, inv: &Invocation) -> HostResult<Value> {
+        self.invoke_until(store, inv, None)
+    }
+
+    /// [`Self::invoke`] that `cancel` may end early (an agent turn cancelled: `tools.cancelled`,
+    /// the server sent `notifications/cancelled`).
+    pub fn invoke_until(
+        &self,
+        store: &Store,
+        inv: &Invocation,
+        cancel: Option<runtime_core::backend::CancelSignal>,
+    ) -> HostResult<Value> {
         let started = Instant::now();
-        let result = self.invoke_unaudited(store, inv);
+        let arguments_json = inv.arguments.to_string();
+        let result = self.invoke_unaudited(store, inv, arguments_json.len(), cancel);
         let (outcome, code) = match &result {
             Ok(v) if v.get("isError") == Some(&Value::Bool(true)) => ("tool-error", None),
             Ok(_) => ("ok", None),
@@ -257,14 +300,16 @@ impl Broker {
         let details = json!({
             "server": inv.tool.server,
             "tool": inv.tool.tool,
-            "argumentsSha256": arguments_sha256(inv.arguments),
+            "argumentsSha256": sha256_hex(&arguments_json),
             "caller": inv.caller.as_str(),
             "approval": match inv.approval { Approval::NotAsked => "none", Approval::ByUser => "user" },
             "outcome": outcome,
             "code": code,
             "durationMs": started.elapsed().as_millis() as u64,
         });
+        let before = self.facts.before_own_write(store);
         let audited = store.record_audit("tools.call", Some(inv.app), inv.version, &details);
+        self.facts.after_own_write(store, before);
         match (result, audited) {
             (Ok(v), Ok(())) => Ok(v),
             (Err(e), _) => Err(e),
@@ -272,8 +317,14 @@ impl Broker {
         }
     }
 
-    fn invoke_unaudited(&self, store: &Store, inv: &Invocation) -> HostResult<Value> {
-        let (spec, _info, needs_approval) = self.prepare(store, inv)?;
+    fn invoke_unaudited(
+        &self,
+        store: &Store,
+        inv: &Invocation,
+        size: usize,
+        cancel: Option<runtime_core::backend::CancelSignal>,
+    ) -> HostResult<Value> {
+        let (spec, _info, needs_approval, conn) = self.prepare_sized(store, inv, size)?;
         if needs_approval && inv.approval != Approval::ByUser {
             return Err(HostError::new(
                 ErrorCode::ToolsDenied,
@@ -285,16 +336,14 @@ impl Broker {
             .with("tool", inv.tool.to_string())
             .with("needsApproval", true));
         }
-        let conn = self
-            .supervisor
-            .session(&inv.tool.server, &spec, || self.secrets_of(&spec))?;
         let arguments: Map<String, Value> = inv.arguments.as_object().cloned().unwrap_or_default();
-        let result = self.supervisor.call(
+        let result = self.supervisor.call_until(
             &inv.tool.server,
             conn,
             &inv.tool.tool,
             arguments,
             spec.timeout(),
+            cancel,
         )?;
         let value = serde_json::to_value(&result)
             .map_err(|e| HostError::new(ErrorCode::ToolsBadResponse, e.to_string()))?;

@@ -21,6 +21,11 @@ use crate::install::secrets::SecretValue;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a timed-out call waits for its cancel notification to be written.
 const CANCEL_GRACE: Duration = Duration::from_millis(100);
+
+/// Waits [`CANCEL_GRACE`]: a dropped call's `notifications/cancelled` reaches the server.
+pub async fn cancel_grace() {
+    tokio::time::sleep(CANCEL_GRACE).await;
+}
 /// Most tools kept from one server.
 pub const MAX_TOOLS: usize = 512;
 /// Variables a stdio server inherits from the host (everything else is cleared).

@@ -6,6 +6,7 @@
 //! one call path: checks, approval, call, audit). Documented in docs/cli.md ("apphost tools").
 
 pub mod broker;
+pub mod call_facts;
 pub mod connection;
 pub mod policy;
 pub mod registry;

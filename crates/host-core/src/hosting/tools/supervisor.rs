@@ -47,6 +47,9 @@ pub struct ServerStatus {
 pub struct Supervisor {
     rt: tokio::runtime::Runtime,
     slots: Mutex<HashMap<String, Slot>>,
+    /// One gate per server: callers on several threads (the workflow driver's) that find it
+    /// not running start it once; the others wait for that start and share it.
+    gates: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
 impl Supervisor {
@@ -61,6 +64,7 @@ impl Supervisor {
         Ok(Supervisor {
             rt,
             slots: Mutex::new(HashMap::new()),
+            gates: Mutex::new(HashMap::new()),
         })
     }
 
@@ -76,6 +80,14 @@ impl Supervisor {
         spec: &ServerSpec,
         secrets: impl FnOnce() -> HostResult<Vec<(String, SecretValue)>>,
     ) -> HostResult<Arc<Connection>> {
+        let gate = self
+            .gates
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(server.to_owned())
+            .or_default()
+            .clone();
+        let _starting = gate.lock().unwrap_or_else(|p| p.into_inner());
         let stderr = {
             let mut slots = self.slots();
             let slot = slots.entry(server.to_owned()).or_default();
@@ -151,9 +163,36 @@ impl Supervisor {
         arguments: serde_json::Map<String, serde_json::Value>,
         timeout: Duration,
     ) -> HostResult<rmcp::model::CallToolResult> {
-        let result = self
-            .rt
-            .block_on(async { conn.call(server, tool, arguments, timeout).await });
+        self.call_until(server, conn, tool, arguments, timeout, None)
+    }
+
+    /// [`Self::call`] that also ends when `cancel` fires (an agent turn cancelled): the call's
+    /// future is dropped, so rmcp sends `notifications/cancelled`; `tools.cancelled`.
+    pub fn call_until(
+        &self,
+        server: &str,
+        conn: Arc<Connection>,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        timeout: Duration,
+        cancel: Option<runtime_core::backend::CancelSignal>,
+    ) -> HostResult<rmcp::model::CallToolResult> {
+        let result = self.rt.block_on(async {
+            let Some(mut cancel) = cancel else {
+                return conn.call(server, tool, arguments, timeout).await;
+            };
+            tokio::select! {
+                r = conn.call(server, tool, arguments, timeout) => r,
+                () = cancel.cancelled() => {
+                    super::connection::cancel_grace().await;
+                    Err(HostError::new(
+                        ErrorCode::ToolsCancelled,
+                        format!("{server}/{tool} was cancelled with its agent turn"),
+                    )
+                    .with("server", server))
+                }
+            }
+        });
         if let Err(e) = &result {
             let broken = match e.code {
                 ErrorCode::ToolsTimeout | ErrorCode::ToolsServerUnavailable => true,

@@ -11,8 +11,10 @@
 //!   review/input deadlines) and use no CPU otherwise;
 //! - steps are made by [`HostSteps`] over each thread's OWN `Store` connection and its own
 //!   [`StepServices`] (the session's services share their one agent runtime with them: the
-//!   runtime has a per-directory lock, there is never a second one), so a step never re-enters
-//!   the session's `Services`;
+//!   runtime has a per-directory lock, there is never a second one; and their one tool broker:
+//!   an MCP server runs once in the process), so a step never re-enters the session's
+//!   `Services`; the threads run on the expression stack, so a step's expressions need no
+//!   thread of their own;
 //! - a step's call is made without the runs' lock (`WorkflowRuns::drive`), so reading,
 //!   starting, answering and cancelling never wait for a step; a cancel interrupts an
 //!   in-flight agent step, which cancels its task at once.
@@ -127,10 +129,12 @@ impl HostRuns {
             let shared = out.shared.clone();
             let data = data.clone();
             let own = services();
-            let t = std::thread::Builder::new()
-                .name(format!("apphost-workflow-{n}"))
-                .spawn(move || drive_loop(&shared, &data, own))
-                .map_err(|e| RunError::new("workflow.host_failed", e.to_string()))?;
+            // On the expression stack: a step's expressions run inline, no thread per fact.
+            let t = runtime_core::workflow::expr::spawn_expr_thread(
+                format!("apphost-workflow-{n}"),
+                move || drive_loop(&shared, &data, own),
+            )
+            .map_err(|e| RunError::new("workflow.host_failed", e.to_string()))?;
             out.threads.push(t);
         }
         Ok(out)

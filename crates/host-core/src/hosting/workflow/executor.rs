@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::foundation::profile::HostProfile;
 use crate::hosting::capability::call::{Call, Caller};
 use crate::hosting::capability::dispatch::{dispatch, Allowed, CallError, SessionAnswers, Verdict};
-use crate::install::store::Store;
+use crate::install::store::{ChangeStamp, Store};
 
 /// What a step needs of the host's `lime.*` services (`capability::services::Services`
 /// implements it; the trait keeps this module below the services, which own the host's
@@ -63,6 +63,11 @@ pub struct HostSteps<'a> {
     profile: &'a HostProfile,
     services: RefCell<&'a mut dyn StepServices>,
     interrupt: Option<Interrupt>,
+    /// The last step's caller (app, workflow, caller), valid while no other connection has
+    /// committed to the store since it was read: the caller's version, hashes and entry change
+    /// only by an install, update, rollback or uninstall, never by this driver's own writes
+    /// (its calls' audit records). Saves two manifest reads per step.
+    last_caller: RefCell<Option<(ChangeStamp, String, String, Caller)>>,
 }
 
 impl<'a> HostSteps<'a> {
@@ -76,6 +81,7 @@ impl<'a> HostSteps<'a> {
             profile,
             services: RefCell::new(services),
             interrupt: None,
+            last_caller: RefCell::new(None),
         }
     }
 
@@ -90,6 +96,30 @@ impl<'a> HostSteps<'a> {
     }
 
     fn caller(&self, step: &StepCall<'_>) -> Result<Caller, StepError> {
+        let stamp = self.store.change_stamp().ok();
+        if let (Some(now), Some((at, app, workflow, caller))) =
+            (&stamp, &*self.last_caller.borrow())
+        {
+            if app == step.app && workflow == step.workflow && at.only_own_changes_until(now) {
+                return Ok(Caller {
+                    session_id: step.run_id.to_owned(),
+                    ..caller.clone()
+                });
+            }
+        }
+        let caller = self.read_caller(step)?;
+        *self.last_caller.borrow_mut() = stamp.map(|s| {
+            (
+                s,
+                step.app.to_owned(),
+                step.workflow.to_owned(),
+                caller.clone(),
+            )
+        });
+        Ok(caller)
+    }
+
+    fn read_caller(&self, step: &StepCall<'_>) -> Result<Caller, StepError> {
         let entry =
             super::entry_of(self.store, step.app, step.workflow).map_err(|e| StepError {
                 code: e.code.to_owned(),
@@ -295,7 +325,27 @@ fn refused(code: &str, message: String) -> StepError {
     }
 }
 
+/// The step calls whose re-issue with the same idempotency key finds the first effect or
+/// repeats it harmlessly (`StepExecutor::reissue_is_safe`): reads, a storage write of the same
+/// value, an artifact, an evidence record and an agent task found by their key. Not an MCP
+/// tool (`lime.tools.invoke`: another system's effect) nor `lime.events.publish` (frames would
+/// get the event twice).
+pub const REISSUE_SAFE: &[(&str, &str)] = &[
+    ("lime.storage", "get"),
+    ("lime.storage", "set"),
+    ("lime.knowledge", "search"),
+    ("lime.artifacts", "create"),
+    ("lime.evidence", "record"),
+    ("lime.agent", "startTask"),
+];
+
 impl StepExecutor for HostSteps<'_> {
+    fn reissue_is_safe(&self, call: &runtime_core::workflow::machine::Call) -> bool {
+        REISSUE_SAFE
+            .iter()
+            .any(|(c, m)| *c == call.capability && *m == call.method)
+    }
+
     fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError> {
         if self.interrupted(step.run_id, step.app) {
             return Err(interrupted());

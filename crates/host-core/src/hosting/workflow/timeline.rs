@@ -161,7 +161,8 @@ pub fn fold(run_id: &str, events: &[Event]) -> Timeline {
                 method: text("method"),
                 visit,
                 attempt,
-                started_at: ev.timestamp.clone(),
+                // A step's start is committed with its result; `startedAt` is when it began.
+                started_at: text("startedAt").unwrap_or_else(|| ev.timestamp.clone()),
                 ended_at: None,
                 status: if what == "step" { "running" } else { "waiting" }.to_owned(),
                 error: None,

@@ -420,10 +420,17 @@ pub(crate) fn audit(
     version: Option<&str>,
     details: &Value,
 ) -> HostResult<()> {
-    conn.execute(
+    // Prepared once per connection: every capability call and tool call writes one.
+    conn.prepare_cached(
         "INSERT INTO audit_log (at, action, app, version, details) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![now_str(), action, app, version, details.to_string()],
-    )?;
+    )?
+    .execute(params![
+        now_str(),
+        action,
+        app,
+        version,
+        details.to_string()
+    ])?;
     Ok(())
 }
 

@@ -71,6 +71,22 @@ impl Store {
         )?)
     }
 
+    /// How the active version came to be installed, for the bridge's snapshot: `dev` (an
+    /// `apphost dev` install), `sideload` (a package the user accepted without a trusted
+    /// signature) or `installed`.
+    pub fn install_mode(&self, name: &str) -> HostResult<&'static str> {
+        if self.is_dev(name)? {
+            return Ok("dev");
+        }
+        let app = self.app_row(name)?;
+        let row = self.version_row(name, &app.active)?;
+        Ok(if row.sideloaded {
+            "sideload"
+        } else {
+            "installed"
+        })
+    }
+
     /// Every installed app, by name.
     pub fn list_apps(&self) -> HostResult<Vec<AppSummary>> {
         let profile = HostProfile::current();

@@ -81,6 +81,42 @@ pub fn workflow_step_started(
     )
 }
 
+/// [`workflow_step_started`] appended with the step's result (one commit) rather than before
+/// the call: `startedAt` is when the call began (the event's own time is the commit's).
+pub fn workflow_step_started_at(
+    run: &RunId,
+    key: &str,
+    state: &str,
+    capability: &str,
+    method: &str,
+    started_at: &str,
+) -> EventDraft {
+    body(
+        run,
+        EventType::JobItemStarted,
+        "step_started",
+        json!({"key": key, "state": state, "capability": capability, "method": method,
+               "startedAt": started_at}),
+    )
+}
+
+/// `job.progress` (`checkpoint`): the run's whole state (`RunState`) after the fact appended
+/// with it, and the key it waits for when that key's request is recorded (with its due time); replay starts from the latest one
+/// (`workflow::runs::checkpoint`). Not a machine fact: it carries no `fact`.
+pub fn workflow_checkpoint(
+    run: &RunId,
+    state: &Value,
+    pending_key: Option<&str>,
+    pending_due: Option<&str>,
+) -> EventDraft {
+    body(
+        run,
+        EventType::JobProgress,
+        "checkpoint",
+        json!({"state": state, "pendingKey": pending_key, "pendingDueAt": pending_due}),
+    )
+}
+
 /// `job.item.completed` / `job.item.failed` (`step_result`): a `Succeeded`, `Failed` or
 /// `TimedOut` fact of a call.
 pub fn workflow_step_result(run: &RunId, fact: &Fact) -> EventDraft {

@@ -37,3 +37,19 @@ pub fn on_expr_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, ExprErr
             .unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
 }
+
+/// Spawns a named thread with the expression stack on which expression work runs inline (no
+/// thread per evaluation): for threads that evaluate many expressions (the host's workflow
+/// driver threads).
+pub fn spawn_expr_thread<T: Send + 'static>(
+    name: String,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name(name)
+        .stack_size(EXPR_STACK_BYTES)
+        .spawn(move || {
+            ON_EXPR_STACK.with(|c| c.set(true));
+            f()
+        })
+}

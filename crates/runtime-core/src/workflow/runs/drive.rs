@@ -28,10 +28,16 @@ impl WorkflowRuns {
                 let Some(call) = self.advance(e)? else {
                     return Ok(e.view());
                 };
-                self.mark_started(e, &call)?;
+                let started = self.mark_started(e, &call)?;
                 e.driving = true;
-                (e.run_id.clone(), e.app.clone(), e.workflow.clone(), call)
+                (
+                    e.run_id.clone(),
+                    e.app.clone(),
+                    e.workflow.clone(),
+                    (call, started),
+                )
             };
+            let (call, started) = call;
             let result = {
                 let _guard = Driving {
                     runs: &self.runs,
@@ -53,10 +59,8 @@ impl WorkflowRuns {
             if !still_waits || abandoned {
                 return Ok(e.view());
             }
-            let fact = self.record_result(e, &call, result)?;
-            if let Err(err) = e.machine.apply(fact) {
-                return Err(RunError::new(code::REPLAY_FAILED, err.to_string()));
-            }
+            let synced = !exec.reissue_is_safe(&call);
+            self.record_result(e, &call, started, result, synced)?;
         }
     }
 
@@ -168,6 +172,7 @@ impl WorkflowRuns {
                     }
                     let f = Fact::TimerFired { key: key.clone() };
                     self.append(&e.session, facts::workflow_timer_fired(&e.run_id, &f))?;
+                    e.since_checkpoint += 2;
                     f
                 }
                 Pending::Review {
@@ -196,11 +201,22 @@ impl WorkflowRuns {
         }
     }
 
-    /// Records `step_started` once (a call re-issued after a crash keeps its first record and
-    /// its key).
-    fn mark_started(&self, e: &mut Entry, call: &Call) -> Result<(), RunError> {
+    /// The step's `step_started`, once (a call re-issued after a crash keeps its first record
+    /// and its key). A step whose call ends quickly gets it back as a draft, appended with its
+    /// result in one commit ([`WorkflowRuns::record_result`]): a crash before that commit
+    /// leaves no trace of the call, and the next drive re-issues it with the same key, which
+    /// the capability layer deduplicates; the start needs no fsync of its own. An agent step
+    /// (minutes) records it now, so its run shows the step in flight.
+    fn mark_started(
+        &self,
+        e: &mut Entry,
+        call: &Call,
+    ) -> Result<Option<crate::event::EventDraft>, RunError> {
         let key = &call.idempotency_key;
-        if !e.marks.contains_key(key) {
+        if e.marks.contains_key(key) {
+            return Ok(None);
+        }
+        if call.capability == "lime.agent" {
             let d = facts::workflow_step_started(
                 &e.run_id,
                 key,
@@ -210,17 +226,29 @@ impl WorkflowRuns {
             );
             self.append(&e.session, d)?;
             e.marks.insert(key.clone(), Mark::default());
+            return Ok(None);
         }
-        Ok(())
+        Ok(Some(facts::workflow_step_started_at(
+            &e.run_id,
+            key,
+            &call.state,
+            &call.capability,
+            &call.method,
+            &crate::event::format_timestamp(self.log.clock().now()),
+        )))
     }
 
-    /// Records a call's result as the step's fact.
+    /// Records a call's result as the step's fact (with its deferred `step_started`, and a
+    /// checkpoint when one is due, in one commit; fsynced when `synced`: see
+    /// [`StepExecutor::reissue_is_safe`]) and applies it.
     fn record_result(
         &self,
         e: &mut Entry,
         call: &Call,
+        started: Option<crate::event::EventDraft>,
         result: Result<Value, StepError>,
-    ) -> Result<Fact, RunError> {
+        synced: bool,
+    ) -> Result<(), RunError> {
         let key = call.idempotency_key.clone();
         let fact = match result {
             // An output past the bound is not recorded: the step fails instead.
@@ -242,8 +270,25 @@ impl WorkflowRuns {
                 retryable: se.retryable,
             },
         };
-        self.append(&e.session, facts::workflow_step_result(&e.run_id, &fact))?;
-        Ok(fact)
+        let mut batch: Vec<crate::event::EventDraft> = started.into_iter().collect();
+        let facts_now = e.since_checkpoint + batch.len() as u32 + 1;
+        // The checkpoint is the state the result applies to (the call pending, its start
+        // recorded by this batch or before): replay resumes from it and applies the result.
+        let checkpoint = if facts_now >= self.checkpoint_every {
+            super::checkpoint::draft(&e.run_id, &e.machine, Some(&call.idempotency_key), &e.marks)
+        } else {
+            None
+        };
+        let checkpointed = checkpoint.is_some();
+        batch.extend(checkpoint);
+        batch.push(facts::workflow_step_result(&e.run_id, &fact));
+        self.append_batch(&e.session, batch, synced)?;
+        e.marks.entry(call.idempotency_key.clone()).or_default();
+        e.since_checkpoint = if checkpointed { 1 } else { facts_now };
+        if let Err(err) = e.machine.apply(fact) {
+            return Err(RunError::new(code::REPLAY_FAILED, err.to_string()));
+        }
+        Ok(())
     }
 
     /// The timer's due time: recorded once (`wait_scheduled` / `retry_scheduled`), then read.

@@ -1,11 +1,13 @@
 //! Durable workflow runs: a [`WorkflowRuns`] service records each run's facts in RuntimeCore's
 //! event log (one log session per run, built by `event::facts::workflow_*`), drives the
-//! sans-IO [`RunMachine`] and, on open, replays every run's facts into a fresh machine.
+//! sans-IO [`RunMachine`] and, on open, rebuilds every run from its first fact and the facts
+//! after its latest checkpoint (`replay.rs`, `checkpoint.rs`).
 //!
-//! - A step's call is recorded (`step_started`) before it is made and its result after; a step
-//!   with a result is never made again. A step started without a result (a crash between the
-//!   call and its fact) is re-issued with the SAME idempotency key, so the capability layer
-//!   can deduplicate it.
+//! - A step's result is a fact; a step with a result is never made again. Its `step_started`
+//!   is appended with the result in one commit (an agent step's, minutes long, before the
+//!   call). A step started without a result (a crash between the call and its fact) is
+//!   re-issued with the SAME idempotency key (derived from the run, state, visit and
+//!   attempt), so the capability layer can deduplicate it.
 //! - Timers (`wait`, retry backoff, review/input deadlines) are facts with a due time read from
 //!   the log's [`Clock`](crate::clock::Clock); a reopened service re-arms them from the log.
 //! - A run waiting for a person or a timer holds no thread: it is data until
@@ -13,11 +15,13 @@
 //! - Steps run through a [`StepExecutor`] the host implements: runtime-core knows no
 //!   capability.
 
+mod checkpoint;
 mod drive;
 pub mod history;
 mod input_check;
 mod replay;
 
+pub use checkpoint::{CHECKPOINT_EVERY, MAX_CHECKPOINT_BYTES};
 pub use input_check::{check_input, InputRefusal};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,6 +108,15 @@ pub struct StepError {
 /// Makes a step's capability call. The host implements it through its one choke point.
 pub trait StepExecutor {
     fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError>;
+
+    /// Whether making `call` again with its idempotency key finds its first effect (or
+    /// repeats it harmlessly: a read, the same write). Its result is then committed without
+    /// an fsync of its own ([`EventLog::append_unsynced`]): a power loss that loses the result
+    /// re-issues the call, which costs nothing twice. Otherwise (an MCP tool, an event
+    /// published to frames) the result is synced before the run moves on. Default: no.
+    fn reissue_is_safe(&self, _call: &Call) -> bool {
+        false
+    }
 }
 
 /// Who answers a review, an input request or a retry decision. Only the user answers a review
@@ -180,6 +193,8 @@ struct Entry {
     closed: bool,
     /// A step of the run is in flight ([`WorkflowRuns::drive`] made its call without the lock).
     driving: bool,
+    /// Facts appended since the run's latest checkpoint (about: `checkpoint.rs`).
+    since_checkpoint: u32,
 }
 
 impl Entry {
@@ -214,6 +229,8 @@ pub struct WorkflowRuns {
     runs: Mutex<BTreeMap<RunId, Entry>>,
     /// The directory lock ([`WorkflowRuns::open_dir`]), held while the service lives.
     _lock: Option<std::fs::File>,
+    /// Facts between two checkpoints of a run ([`CHECKPOINT_EVERY`]; tests lower it).
+    checkpoint_every: u32,
     #[cfg(test)]
     failpoint: Arc<std::sync::atomic::AtomicI64>,
 }
@@ -249,11 +266,12 @@ impl WorkflowRuns {
     }
 
     fn open_locked(log: EventLog, lock: Option<std::fs::File>) -> Result<WorkflowRuns, RunError> {
-        let runs = replay::replay_all(&log)?;
+        let runs = replay::replay_all(&log, true)?;
         Ok(WorkflowRuns {
             log,
             runs: Mutex::new(runs),
             _lock: lock,
+            checkpoint_every: CHECKPOINT_EVERY,
             #[cfg(test)]
             failpoint: Arc::new(std::sync::atomic::AtomicI64::new(-1)),
         })
@@ -337,6 +355,7 @@ impl WorkflowRuns {
             marks: BTreeMap::new(),
             closed: false,
             driving: false,
+            since_checkpoint: 1,
         };
         let view = entry.view();
         runs.insert(run_id, entry);
@@ -404,6 +423,23 @@ impl WorkflowRuns {
         self.append_stamped(session, d).map(|_| ())
     }
 
+    /// Appends several facts in one commit (all or none), fsynced unless `synced` is false.
+    fn append_batch(
+        &self,
+        session: &SessionId,
+        drafts: Vec<crate::event::EventDraft>,
+        synced: bool,
+    ) -> Result<(), RunError> {
+        if synced {
+            self.log.append(session, drafts)?;
+        } else {
+            self.log.append_unsynced(session, drafts)?;
+        }
+        #[cfg(test)]
+        self.hit_failpoint();
+        Ok(())
+    }
+
     /// [`WorkflowRuns::append`], answering the event as the log stamped it.
     fn append_stamped(
         &self,
@@ -466,5 +502,7 @@ pub fn final_status(view: &RunView) -> Option<&RunStatus> {
     view.finished.then_some(&view.state.status)
 }
 
+#[cfg(test)]
+mod checkpoint_tests;
 #[cfg(test)]
 mod tests;

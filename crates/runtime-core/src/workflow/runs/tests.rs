@@ -13,7 +13,7 @@ const SAMPLE: &str =
     include_str!("../../../../../fixtures/workflows/valid/draft-review-publish.json");
 
 /// A clock tests move by hand.
-struct ManualClock(AtomicI64);
+pub(super) struct ManualClock(pub(super) AtomicI64);
 
 impl Clock for ManualClock {
     fn now(&self) -> jiff::Timestamp {
@@ -21,7 +21,7 @@ impl Clock for ManualClock {
     }
 }
 
-fn caps() -> BTreeSet<String> {
+pub(super) fn caps() -> BTreeSet<String> {
     [
         "lime.agent",
         "lime.storage",
@@ -36,16 +36,22 @@ fn caps() -> BTreeSet<String> {
 /// A capability layer that deduplicates by idempotency key, like the host's: `effects` counts
 /// what really happened per key, `calls` every call made.
 #[derive(Default)]
-struct Effects {
-    effects: Mutex<BTreeMap<String, u32>>,
-    calls: Mutex<Vec<String>>,
+pub(super) struct Effects {
+    pub(super) effects: Mutex<BTreeMap<String, u32>>,
+    pub(super) calls: Mutex<Vec<String>>,
     /// Fail (retryably) this many first calls.
-    fail_first: Mutex<u32>,
+    pub(super) fail_first: Mutex<u32>,
     /// Panic right after the effect of the n-th call (1-based): a crash before its fact.
     crash_after_effect_of_call: Mutex<Option<usize>>,
 }
 
 impl StepExecutor for Effects {
+    /// Storage writes are re-issued safely (their results are committed without an fsync);
+    /// the rest is synced: both paths are driven.
+    fn reissue_is_safe(&self, call: &Call) -> bool {
+        call.method == "set"
+    }
+
     fn call(&self, step: &StepCall<'_>) -> Result<Value, StepError> {
         let key = step.call.idempotency_key.clone();
         let n = {
@@ -80,11 +86,11 @@ impl StepExecutor for Effects {
     }
 }
 
-fn open(path: &Path, clock: Arc<dyn Clock>) -> WorkflowRuns {
+pub(super) fn open(path: &Path, clock: Arc<dyn Clock>) -> WorkflowRuns {
     WorkflowRuns::open(EventLog::open_with_clock(path, clock).unwrap()).unwrap()
 }
 
-fn sample_start(key: Option<&str>) -> StartRun {
+pub(super) fn sample_start(key: Option<&str>) -> StartRun {
     StartRun {
         app: "replies".into(),
         workflow: "draft-review-publish".into(),
@@ -97,7 +103,7 @@ fn sample_start(key: Option<&str>) -> StartRun {
 }
 
 /// Ten storage writes, then an end.
-fn ten_steps() -> StartRun {
+pub(super) fn ten_steps() -> StartRun {
     let mut states = vec![json!({"key": "start", "kind": "start", "next": "s1"})];
     for i in 1..=10 {
         let next = if i == 10 {
@@ -121,7 +127,7 @@ fn ten_steps() -> StartRun {
     }
 }
 
-fn clock(ms: i64) -> Arc<ManualClock> {
+pub(super) fn clock(ms: i64) -> Arc<ManualClock> {
     Arc::new(ManualClock(AtomicI64::new(ms)))
 }
 
@@ -272,7 +278,7 @@ fn a_crash_at_any_append_of_a_ten_step_run_ends_the_same_with_each_effect_once()
     let fx = Effects::default();
     let clean = run_to_end(&dir.path().join("clean.db"), &fx, None);
     let appends = event_count(&open(&dir.path().join("clean.db"), clock(0)), &clean.run_id);
-    // start + (started + result) x 10 + ended.
+    // start + (started + result, one commit) x 10 + ended: 22 facts in 12 commits.
     assert_eq!(appends, 22);
     for n in 1..=appends as i64 {
         let fx = Effects::default();

@@ -151,6 +151,12 @@ impl BridgeHost {
                 self.executions += 1;
                 let result = match proof.method() {
                     Method::Ui(m) => self.ui_call(store, mount, m, &call).map(Reply::value),
+                    Method::Capabilities(m) => self
+                        .capabilities_call(store, mount, &proof, m, &call.args)
+                        .map(Reply::value),
+                    Method::Workspace(m) => {
+                        self.workspace_call(&proof, m, &call.args).map(Reply::value)
+                    }
                     _ => self.services.call_with(store, &proof, &call.args),
                 };
                 if let Ok(Reply {

@@ -26,6 +26,8 @@ pub struct Environment {
     pub timezone: String,
     pub workspace_id: String,
     pub tenant_id: String,
+    /// The workspace's name for people (`lime.workspace.get`).
+    pub workspace_name: String,
 }
 
 impl Default for Environment {
@@ -39,6 +41,7 @@ impl Default for Environment {
             timezone: "UTC".into(),
             workspace_id: "local".into(),
             tenant_id: "local".into(),
+            workspace_name: "Local workspace".into(),
         }
     }
 }

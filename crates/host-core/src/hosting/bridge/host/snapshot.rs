@@ -41,6 +41,7 @@ impl BridgeHost {
             .next()
             .unwrap_or_else(|| "/".to_owned());
         let theme = self.theme();
+        let setup = self.snapshot_setup(store, mount);
         let snapshot = HostSnapshot {
             app_id: mount.app_id.clone(),
             entry_key: mount.entry_key.clone(),
@@ -54,6 +55,9 @@ impl BridgeHost {
             theme_fields: theme.clone(),
             theme,
             capabilities: capability_summary(app.as_deref(), &self.profile),
+            install_mode: setup.install_mode,
+            readiness: setup.readiness,
+            model: setup.model,
         };
         serde_json::to_value(snapshot).unwrap_or(Value::Null)
     }

@@ -39,6 +39,13 @@ pub fn contract() -> NamespaceContract {
             ("tools", any()),
             ("files", any()),
             ("secrets", any()),
+            (
+                "budget",
+                described(
+                    closed(&[("maxTokens", integer(1, Some(1_000_000_000_000)))], &[]),
+                    "The task's token budget per run; the app's budget still applies (the lower wins).",
+                ),
+            ),
         ],
         &["input"],
     );

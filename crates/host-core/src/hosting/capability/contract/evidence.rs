@@ -93,8 +93,14 @@ pub fn contract() -> NamespaceContract {
             ),
             row(
                 "export",
-                "The evidence pack (apphost.evidence-pack.v1).",
-                nullable(closed(&[("kind", nullable(kind()))], &[])),
+                "The evidence pack (apphost.evidence-pack.v1) with its runtimeCorrelation: the ids of `taskId`'s latest run, or the call's trace and every other id named missing.",
+                nullable(closed(
+                    &[
+                        ("kind", nullable(kind())),
+                        ("taskId", nullable(bounded(1, 128))),
+                    ],
+                    &[],
+                )),
                 object(
                     &[
                         (
@@ -106,6 +112,7 @@ pub fn contract() -> NamespaceContract {
                         ("kind", nullable(string())),
                         ("records", array(record())),
                         ("artifacts", array(any_object())),
+                        ("runtimeCorrelation", runtime_correlation()),
                     ],
                     &[
                         "schemaVersion",
@@ -113,9 +120,22 @@ pub fn contract() -> NamespaceContract {
                         "generatedAt",
                         "records",
                         "artifacts",
+                        "runtimeCorrelation",
                     ],
                 ),
             ),
         ],
     }
+}
+
+/// The Agent Runtime standard's `runtimeCorrelation`: each id a string or `null`, and `missing`
+/// naming the `null` ones.
+fn runtime_correlation() -> Value {
+    let id = nullable(bounded(1, 256));
+    let ids = crate::hosting::capability::services::CORRELATION_IDS;
+    let mut props: Vec<(&str, Value)> = ids.iter().map(|k| (*k, id.clone())).collect();
+    props.push(("missing", array(json!({"enum": ids}))));
+    let mut required: Vec<&str> = ids.to_vec();
+    required.push("missing");
+    closed(&props, &required)
 }

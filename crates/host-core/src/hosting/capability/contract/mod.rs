@@ -10,17 +10,20 @@
 
 mod agent;
 mod artifacts;
+mod capabilities;
 pub mod emit;
 mod events;
 mod evidence;
 mod files;
 mod knowledge;
+mod model_settings;
 mod policy;
 mod secrets;
 mod storage;
 mod tools;
 mod ui;
 mod workflow;
+mod workspace;
 
 use serde_json::{json, Map, Value};
 
@@ -57,6 +60,9 @@ pub const NAMESPACES: &[fn() -> NamespaceContract] = &[
     tools::contract,
     workflow::contract,
     knowledge::contract,
+    model_settings::contract,
+    capabilities::contract,
+    workspace::contract,
 ];
 
 /// All namespaces' contracts, in [`NAMESPACES`] order.

@@ -173,6 +173,9 @@ impl AgentService {
         config.tool_policy = std::sync::Arc::new(
             crate::hosting::agent_tool_policy::StoreToolPolicy::new(store.data_dir().clone()),
         );
+        config.tool_source = Some(std::sync::Arc::new(
+            crate::hosting::agent_tool_source::BrokerToolSource::new(store.data_dir().clone()),
+        ));
         let with_model = backend.is_some();
         let tasks = {
             let _enter = tokio.enter();
@@ -202,11 +205,12 @@ impl AgentService {
                 let o = object(a, args, START_TASK_FIELDS)?;
                 check_standard_fields(a, o)?;
                 let knowledge = super::knowledge::task_templates(store, a, o)?;
+                let tools = super::agent_tool_refs::task_tool_refs(store, a, o.get("tools"))?;
                 let req = start_request(store, a, o)?;
                 let h = self.host(store, a)?;
                 let started = h
                     .tasks
-                    .start_with_knowledge(&app, req, &knowledge)
+                    .start_with_bindings(&app, req, &knowledge, &tools)
                     .map_err(|e| task_err(a, e))?;
                 let value = json!({
                     "taskId": started.task_id, "traceId": started.trace_id,
@@ -407,6 +411,7 @@ fn start_request(
     }
     let idempotency_key = opt_str(a, o, "idempotencyKey")?.map(str::to_owned);
     let session = session_policy(a, o.get("sessionPolicy"))?;
+    let max_tokens = super::task_budget::parse(a, o.get("budget"))?;
     match o.get("options") {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) if m.is_empty() => {}
@@ -427,6 +432,7 @@ fn start_request(
         session,
         // One trace: the bridge call that started the task is on its run's events.
         request_id: Some(a.request_id().to_owned()),
+        max_tokens,
     })
 }
 

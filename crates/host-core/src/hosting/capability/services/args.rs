@@ -19,6 +19,9 @@ pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
         Capability::Tools => "tools.invalid",
         Capability::Workflow => "workflow.invalid_argument",
         Capability::Knowledge => "knowledge.invalid_argument",
+        Capability::ModelSettings => "modelSettings.invalid_argument",
+        Capability::Capabilities => "capabilities.invalid_argument",
+        Capability::Workspace => "workspace.invalid_argument",
         Capability::Artifacts
         | Capability::Ui
         | Capability::Storage

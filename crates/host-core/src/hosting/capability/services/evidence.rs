@@ -112,7 +112,8 @@ impl EvidenceService {
                 Ok(serde_json::to_value(page).unwrap_or(Value::Null))
             }
             EvidenceMethod::Export => {
-                let o = object(a, args, &["kind"])?;
+                // `taskId` picks the pack's `runtimeCorrelation` (`evidence_correlation.rs`).
+                let o = object(a, args, &["kind", "taskId"])?;
                 let kind = opt_str(a, o, "kind")?;
                 let prov = a.provenance();
                 let app = json!({

@@ -10,11 +10,13 @@
 //! [`Effect`] in its [`Reply`], which `bridge/host.rs` carries out.
 
 mod agent;
+mod agent_tool_refs;
 mod args;
 mod artifacts;
 mod attachments;
 mod events;
 mod evidence;
+mod evidence_correlation;
 mod files;
 mod knowledge;
 mod policy;
@@ -22,6 +24,7 @@ mod secrets;
 mod shapes;
 mod start_task_shape;
 mod storage;
+mod task_budget;
 mod tools;
 mod workflow;
 
@@ -43,6 +46,7 @@ use crate::hosting::workflow::executor::StepServices;
 use crate::install::store::Store;
 
 pub use events::{MAX_PAYLOAD_BYTES, MAX_TOPIC_BYTES};
+pub use evidence_correlation::CORRELATION_IDS;
 
 /// What an allowed call asks the bridge to do beyond answering.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,9 +139,11 @@ impl Services {
     }
 
     /// Makes services for each workflow driver thread: their own per-app handles, the same
-    /// agent runtime as these (one per process), no workflow runs of their own.
+    /// agent runtime and the same tool broker as these (one per process: an MCP server runs
+    /// once however many threads call it), no workflow runs of their own.
     fn for_workflow_driver(&self) -> MakeStepServices {
         let agent = self.agent.sharing();
+        let tools = self.tools.sharing();
         let apps_data = self.apps_data.clone();
         std::sync::Arc::new(move || {
             Box::new(Services {
@@ -145,7 +151,7 @@ impl Services {
                 artifacts: artifacts::ArtifactsService::default(),
                 evidence: evidence::EvidenceService::default(),
                 agent: agent.sharing(),
-                tools: tools::ToolsService::new(&apps_data),
+                tools: tools.sharing(),
                 knowledge: knowledge::KnowledgeService::default(),
                 apps_data: apps_data.clone(),
                 workflow: None,
@@ -292,13 +298,31 @@ impl Services {
                     .map_err(|m| workflow::host_failed(allowed, &m))?;
                 workflow::call(store, runs, allowed, m, args)
             }
+            Method::Evidence(super::method::EvidenceMethod::Export) => {
+                let task = evidence_correlation::task_id(allowed, args)?;
+                let correlation =
+                    evidence_correlation::correlation(&mut self.agent, store, allowed, task)?;
+                let mut pack = self.call(store, allowed, args)?;
+                pack["runtimeCorrelation"] = correlation;
+                Ok(Reply::value(pack))
+            }
+            Method::ModelSettings(_) => {
+                super::projections::check_no_args(allowed, args)?;
+                Ok(Reply::value(super::projections::model_settings(
+                    store,
+                    allowed.app(),
+                )))
+            }
             Method::Knowledge(m) => self
                 .knowledge
                 .call(store, allowed, m, args)
                 .map(Reply::value),
-            Method::Storage(_) | Method::Artifacts(_) | Method::Evidence(_) | Method::Ui(_) => {
-                self.call(store, allowed, args).map(Reply::value)
-            }
+            Method::Storage(_)
+            | Method::Artifacts(_)
+            | Method::Evidence(_)
+            | Method::Ui(_)
+            | Method::Capabilities(_)
+            | Method::Workspace(_) => self.call(store, allowed, args).map(Reply::value),
         }
     }
 
@@ -350,9 +374,13 @@ impl Services {
                 self.evidence
                     .call(&self.apps_data, &mut self.artifacts, allowed, m, args)
             }
-            // `lime.ui` is answered by the transport from its own state (the bridge's
-            // snapshot); the others need the store or an effect (`call_with`).
+            // `lime.ui`, `lime.capabilities` and `lime.workspace` are answered by the transport
+            // from its own state (the bridge's snapshot, session answers and environment); the
+            // others need the store or an effect (`call_with`).
             Method::Ui(_)
+            | Method::Capabilities(_)
+            | Method::Workspace(_)
+            | Method::ModelSettings(_)
             | Method::Secrets(_)
             | Method::Events(_)
             | Method::Policy(_)

@@ -10,7 +10,9 @@
 //! - `files`: the app's `lime.files` refs attached to the task (`attachments.rs`).
 //! - `knowledge`: the knowledge templates the task may search (`services/knowledge.rs`
 //!   `task_templates`: declared and bound, else refused; the task's turns get `knowledge_search`).
-//! - `tools`, `secrets` and `expectedOutput.artifactKind` /
+//! - `tools`: the app's declared and granted MCP tools (`<server>/<tool>`) the task's model may
+//!   call (`agent_tool_refs.rs`; else refused, nothing created).
+//! - `secrets` and `expectedOutput.artifactKind` /
 //!   `expectedOutput.materializer`: bindings the host understands but cannot honour yet. A
 //!   non-empty one is refused `APP_E001` with `agent.binding_unsupported` and
 //!   `details: {binding}` naming it (the message names it too); an absent, `null` or empty one
@@ -47,10 +49,11 @@ pub(super) const START_TASK_FIELDS: &[&str] = &[
     "tools",
     "files",
     "secrets",
+    "budget",
 ];
 
 /// The bindings a task request may name that this host cannot honour yet.
-const BINDINGS: &[&str] = &["tools", "secrets"];
+const BINDINGS: &[&str] = &["secrets"];
 
 /// Longest `taskKind`.
 const MAX_TASK_KIND: usize = 128;

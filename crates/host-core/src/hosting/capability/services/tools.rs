@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
@@ -23,7 +24,9 @@ use crate::install::store::Store;
 
 pub(super) struct ToolsService {
     data: DataDir,
-    broker: Option<Broker>,
+    /// The process's one broker (its MCP server sessions), shared by the session's services
+    /// and the workflow driver's ([`ToolsService::sharing`]); made on first use.
+    broker: Arc<Mutex<Option<Arc<Broker>>>>,
 }
 
 /// The `<server>/<tool>` the installed manifest declares in `toolRefs[]`.
@@ -36,7 +39,7 @@ fn declared(a: &Allowed) -> BTreeSet<String> {
 }
 
 /// A broker error as the bridge's: its code kept as `causeCode`.
-fn bridge_error(a: &Allowed, e: &HostError) -> CallError {
+pub(super) fn bridge_error(a: &Allowed, e: &HostError) -> CallError {
     let (code, retryable) = match e.code {
         HostCode::ToolsNotGranted | HostCode::ToolsDenied | HostCode::ToolsNotDeclared => {
             (ErrorCode::PermissionDenied, false)
@@ -69,15 +72,26 @@ impl ToolsService {
         let root = apps_data.parent().unwrap_or(apps_data);
         ToolsService {
             data: DataDir::at(root),
-            broker: None,
+            broker: Arc::default(),
         }
     }
 
-    fn broker(&mut self, a: &Allowed) -> Result<&Broker, CallError> {
-        if self.broker.is_none() {
-            self.broker = Some(Broker::new(&self.data).map_err(|e| bridge_error(a, &e))?);
+    /// A service over the same broker (a workflow driver thread's).
+    pub(super) fn sharing(&self) -> ToolsService {
+        ToolsService {
+            data: self.data.clone(),
+            broker: self.broker.clone(),
         }
-        Ok(self.broker.as_ref().expect("set"))
+    }
+
+    fn broker(&mut self, a: &Allowed) -> Result<Arc<Broker>, CallError> {
+        let mut slot = self.broker.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(Arc::new(
+                Broker::new(&self.data).map_err(|e| bridge_error(a, &e))?,
+            ));
+        }
+        Ok(slot.as_ref().expect("set").clone())
     }
 
     fn tool_arg(a: &Allowed, args: &Value) -> Result<(ToolRef, Value), CallError> {
@@ -209,7 +223,12 @@ impl ToolsService {
     }
 
     pub(super) fn close(&mut self) {
-        if let Some(b) = &self.broker {
+        let broker = self
+            .broker
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(b) = broker {
             b.shutdown();
         }
     }
