@@ -444,8 +444,45 @@ fn a_swapped_publisher_key_is_a_publisher_change_and_uninstall_drops_the_follow(
     assert_eq!(c["installed"]["update"]["version"], "1.1.0", "{c:#}");
     assert_eq!(c["installed"]["update"]["publisherChanged"], true, "{c:#}");
 
-    // Install: the review says so; consent alone is refused and nothing changes.
+    // Cancelling the review while its download trickles in stops the transfer: refused with
+    // `catalog.download_cancelled`, the partial file removed, nothing installed.
     let before = apps(&s);
+    server.set_mode("slow");
+    let code = std::thread::scope(|scope| {
+        let review = scope.spawn(|| {
+            refused(
+                &s,
+                "catalog_review_install",
+                json!({"appId": "hello-app", "version": "1.1.0", "progressId": "p-cancel"}),
+            )
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let events = call(&s, "next_events", json!({"after": 0, "timeoutMs": 200}));
+            let started = events["events"].as_array().unwrap().iter().any(|e| {
+                e["payload"]["progressId"] == "p-cancel" && e["payload"]["phase"] == "download"
+            });
+            if started {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no download progress");
+        }
+        call(&s, "cancel_review", json!({"reviewId": "p-cancel"}));
+        review.join().unwrap()
+    });
+    server.set_mode("ok");
+    assert_eq!(code, "catalog.download_cancelled");
+    let downloads = dir.root().join("catalogs/downloads");
+    let left: Vec<_> = std::fs::read_dir(&downloads).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(apps(&s), before);
+    // Not in flight any more: the id is an unknown review.
+    assert_eq!(
+        refused(&s, "cancel_review", json!({"reviewId": "p-cancel"})),
+        "review.not_found"
+    );
+
+    // Install: the review says so; consent alone is refused and nothing changes.
     let review = call(
         &s,
         "catalog_review_install",

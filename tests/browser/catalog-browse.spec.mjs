@@ -7,7 +7,7 @@
 // app keeps its readiness and still opens.
 import { expect, test } from "@playwright/test";
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -138,6 +138,17 @@ test("browse → install → update (permission diff) → roll back, then a fail
   // It asks for more: Update from the card opens the review sheet; while the package trickles
   // in, the sheet shows the download's progress bar.
   catalog.mode("slow");
+  // Cancel while it downloads: the sheet closes, the transfer stops, no file is left behind.
+  await cardUpdate.getByTestId("card-update-button").click();
+  await expect(sheet.getByTestId("install-progress")).toBeVisible();
+  await sheet.getByTestId("review-cancel").click();
+  await expect(sheet).toHaveCount(0);
+  const downloads = join(server.data, "catalogs", "downloads");
+  await expect.poll(() => readdirSync(downloads).length, { timeout: 10_000 }).toBe(0);
+  await page.waitForTimeout(3_500);
+  await expect(sheet).toHaveCount(0);
+  expect(readdirSync(downloads)).toEqual([]);
+  expect(cli(server.data, ["list"])[0].activeVersion).toBe("1.0.0");
   await cardUpdate.getByTestId("card-update-button").click();
   await expect(sheet.locator("[data-phase]")).toHaveAttribute("data-phase", "reviewing");
   await expect(sheet.getByTestId("install-progress")).toBeVisible();

@@ -303,7 +303,8 @@ export interface CatalogReviewInstallArgs {
   catalog?: string | null;
   /**
    * Echoed in the `install:progress` events of this review (`phase: download` while the
-   * package streams in, then `phase: review`).
+   * package streams in, then `phase: review`); `cancel_review {reviewId: <progressId>}`
+   * during the download stops it (`catalog.download_cancelled`, the partial file removed).
    */
   progressId?: string | null;
 }

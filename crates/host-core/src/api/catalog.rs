@@ -86,7 +86,8 @@ pub(crate) struct ReviewArgs {
     /// The catalog; absent: the one that offers the app (`catalog.ambiguous` when several).
     catalog: Option<String>,
     /// Echoed in the `install:progress` events of this review (`phase: download` while the
-    /// package streams in, then `phase: review`).
+    /// package streams in, then `phase: review`); `cancel_review {reviewId: <progressId>}`
+    /// during the download stops it (`catalog.download_cancelled`, the partial file removed).
     progress_id: Option<String>,
 }
 
@@ -106,6 +107,7 @@ fn catalog_review_install(session: &Session, raw: Value) -> HostResult<Value> {
     answer(session.center.review_catalog_release(
         &wanted,
         a.catalog.as_deref(),
+        a.progress_id.as_deref(),
         &mut download,
         &mut progress,
     )?)

@@ -442,11 +442,24 @@ impl Center {
         &self,
         wanted: &Wanted,
         catalog: Option<&str>,
+        progress_id: Option<&str>,
         download: &mut dyn FnMut(u64, u64),
         progress: &mut dyn FnMut(u64, u64),
     ) -> HostResult<InstallReview> {
-        let fetched =
-            catalogs::fetch_release(&self.dir, wanted, catalog, catalogs::now(), download)?;
+        // `cancel_review {reviewId: <progress_id>}` stops the transfer (the partial file is
+        // removed: `catalog.download_cancelled`).
+        let tracked = self.downloads.track(progress_id);
+        let fetched = catalogs::fetch_release(
+            &self.dir,
+            wanted,
+            catalog,
+            catalogs::now(),
+            &mut |done, total| {
+                download(done, total);
+                tracked.go_on()
+            },
+        )?;
+        drop(tracked);
         if fetched.release.app_id != wanted.app {
             return Err(HostError::new(
                 ErrorCode::CatalogReleaseMismatch,

@@ -353,7 +353,7 @@ pub fn download(
     catalog: &str,
     v: &Verified,
     release: &Release,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> HostResult<Fetched> {
     let targets = v
         .targets
@@ -406,7 +406,7 @@ pub fn fetch_release(
     wanted: &Wanted,
     only: Option<&str>,
     now: jiff::Timestamp,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> HostResult<Fetched> {
     let (catalog, v) = locate(dir, &wanted.app, only, now)?;
     let release = releases::select(&v.releases, wanted)?.clone();
