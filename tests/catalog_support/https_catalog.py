@@ -103,10 +103,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             step = max(1, -(-len(body) // 20))
-            for i in range(0, len(body), step):
-                self.wfile.write(body[i:i + step])
-                self.wfile.flush()
-                time.sleep(0.15)
+            try:
+                for i in range(0, len(body), step):
+                    self.wfile.write(body[i:i + step])
+                    self.wfile.flush()
+                    time.sleep(0.15)
+            except (ConnectionError, ssl.SSLError):
+                pass  # the client cancelled the download
+            self.close_connection = True
             return
         self.reply(200, body)
 
