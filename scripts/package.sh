@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installers for end users (docs/shipping.md): builds `.deb` and `.rpm` packages of AppHost with
-# Tauri's bundler into dist/packages/.
+# Tauri's bundler and a type-2 `.AppImage` (scripts/lib/build_appimage.sh) into dist/packages/.
 #
-#   bash scripts/package.sh [--debug | --release] [--bundles deb,rpm]
+#   bash scripts/package.sh [--debug | --release] [--bundles deb,rpm,appimage]
 #
 # --release (the default) builds optimised binaries and refuses to run without the update
 #           signing key TAURI_SIGNING_PRIVATE_KEY (and TAURI_SIGNING_PRIVATE_KEY_PASSWORD when
@@ -18,9 +18,11 @@
 # the shared-mime-info type for `*.agentapp` and the icon set. Binaries are stripped of debug
 # information and symbols before they are packaged (a debug build's binaries are hundreds of MiB otherwise).
 #
-# The AppImage is not built: Tauri bundles it with linuxdeploy and the AppImage runtime, both
-# downloaded from GitHub at bundle time, and no package registry this project can use carries
-# them (docs/shipping.md, "AppImage").
+# The AppImage is not built by Tauri's bundler (it downloads linuxdeploy and the AppImage runtime
+# from GitHub at bundle time): scripts/lib/build_appimage.sh assembles the AppDir, packs it with
+# mksquashfs and prepends AppHost's own runtime (tools/appimage-runtime). A release signs it too
+# and the feed gains `linux-x86_64-appimage`, which the AppImage's self-update installs
+# (docs/shipping.md, "AppImage").
 #
 # Environment: CARGO_TARGET_DIR (default ~/.cache/apphost-target), PACKAGE_OUT (default
 # dist/packages), APPHOST_DOWNLOAD_BASE (release: the URL prefix latest.json gives for each
@@ -29,13 +31,13 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PROFILE=release
-BUNDLES=deb,rpm
+BUNDLES=deb,rpm,appimage
 while [ $# -gt 0 ]; do
   case "$1" in
     --debug) PROFILE=debug ;;
     --release) PROFILE=release ;;
     --bundles) BUNDLES="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "package: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -95,24 +97,31 @@ cat > "$STAGE/config.json" <<JSON
 }
 JSON
 
-echo "package: bundling $BUNDLES"
-bundle_profile=()
-[ "$PROFILE" = debug ] && bundle_profile=(--debug)
-# Signing is done below, per package; the bundler's own signing applies to updater artifacts
-# (AppImage only on Linux), which are not built here.
-(cd src-tauri && CARGO_TARGET_DIR="$STAGE/target" TAURI_SIGNING_PRIVATE_KEY= \
-  "$TAURI" bundle --bundles "$BUNDLES" "${bundle_profile[@]}" --config "$STAGE/config.json")
-
-rm -f "$OUT"/*.deb "$OUT"/*.rpm "$OUT"/*.sig "$OUT"/latest.json
-find "$STAGE/target/$PROFILE/bundle" -maxdepth 2 -type f \( -name '*.deb' -o -name '*.rpm' \) \
-  -exec mv {} "$OUT/" \;
+VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+rm -f "$OUT"/*.deb "$OUT"/*.rpm "$OUT"/*.AppImage "$OUT"/*.sig "$OUT"/latest.json
+# Tauri's bundler makes the deb and rpm; the AppImage is ours (see the header).
+TAURI_BUNDLES="$(tr ',' '\n' <<<"$BUNDLES" | grep -vx appimage | paste -sd, -)"
+if [ -n "$TAURI_BUNDLES" ]; then
+  echo "package: bundling $TAURI_BUNDLES"
+  bundle_profile=()
+  [ "$PROFILE" = debug ] && bundle_profile=(--debug)
+  # Signing is done below, per package, so the bundler's own updater signing is off.
+  (cd src-tauri && CARGO_TARGET_DIR="$STAGE/target" TAURI_SIGNING_PRIVATE_KEY= \
+    "$TAURI" bundle --bundles "$TAURI_BUNDLES" "${bundle_profile[@]}" --config "$STAGE/config.json")
+  find "$STAGE/target/$PROFILE/bundle" -maxdepth 2 -type f \( -name '*.deb' -o -name '*.rpm' \) \
+    -exec mv {} "$OUT/" \;
+fi
+if tr ',' '\n' <<<"$BUNDLES" | grep -qx appimage; then
+  echo "package: building the AppImage"
+  bash "$REPO/scripts/lib/build_appimage.sh" "$STAGE/target/$PROFILE" "$OUT/apphost_${VERSION}_amd64.AppImage"
+fi
 rm -rf "$STAGE"
 
 if [ "$PROFILE" = release ]; then
-  VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
   BASE="${APPHOST_DOWNLOAD_BASE:-${APPHOST_UPDATE_ENDPOINT%/*}}"
-  for f in "$OUT"/*.deb "$OUT"/*.rpm; do
-    "$TAURI" signer sign "$f" >/dev/null
+  # --app-version binds each signature to this version (the AppImage's updater requires it).
+  for f in "$OUT"/*.deb "$OUT"/*.rpm "$OUT"/*.AppImage; do
+    [ -f "$f" ] && "$TAURI" signer sign --app-version "$VERSION" "$f" >/dev/null
   done
   python3 "$REPO/scripts/lib/update_feed.py" "$OUT" "$VERSION" "$BASE" > "$OUT/latest.json"
   "$TAURI" signer sign "$OUT/latest.json" >/dev/null

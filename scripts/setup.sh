@@ -31,6 +31,10 @@ APT_PACKAGES=(
   # xdotool finds the installed window, desktop-file-utils validates the desktop entry,
   # shared-mime-info registers the *.agentapp type, zip makes a package file.
   rpm xdotool desktop-file-utils shared-mime-info zip
+  # The AppImage (scripts/lib/build_appimage.sh, docs/shipping.md): mksquashfs packs it;
+  # squashfuse + fuse3 (fusermount3) let its runtime mount it (else it extracts), unsquashfs
+  # lists it in the test.
+  squashfs-tools squashfuse fuse3
 )
 
 as_root() {

@@ -5,7 +5,7 @@
 #
 #   bash scripts/test-packages.sh [PACKAGE_DIR]
 #
-# PACKAGE_DIR   where the .deb and .rpm are (default: builds them with `package.sh --debug`
+# PACKAGE_DIR   where the .deb, .rpm and .AppImage are (default: builds them with `package.sh --debug`
 #               into a temporary folder).
 #
 # .deb: dpkg -i; `apphost --version` from the PATH is /usr/bin/apphost; the desktop entry,
@@ -15,6 +15,10 @@
 # the MIME type is unregistered again.
 # .rpm: the file list matches the .deb's, the dependencies name WebKitGTK 4.1 and GTK 3, and
 # the package installs into and removes from a scratch root (rpm --root, no scripts).
+# .AppImage (scripts/lib/test_appimage.sh): its layout and type-2 magic, `--version` and the
+# window from it (FUSE mount and extract-and-run, nothing left behind), --appimage-extract,
+# and self-update from a loopback feed: a good signed update replaces the file; tampered, wrong-key,
+# wrongly versioned and older updates are refused and leave it unchanged.
 # Prints "N passed, M failed" last; exits non-zero on any failure.
 set -uo pipefail
 
@@ -29,6 +33,7 @@ WINDOW_PID=""
 cleanup() {
   [ -n "$WINDOW_PID" ] && kill "$WINDOW_PID" 2>/dev/null
   [ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2>/dev/null
+  [ -n "${HTTP_PID:-}" ] && kill "$HTTP_PID" 2>/dev/null
   if dpkg -s apphost >/dev/null 2>&1; then dpkg -P apphost >/dev/null 2>&1; fi
   rm -rf "$WORK"
 }
@@ -47,7 +52,7 @@ finish() {
 }
 
 [ "$(id -u)" -eq 0 ] || { echo "test-packages: needs root (dpkg -i)" >&2; exit 1; }
-for tool in dpkg Xvfb xdotool; do
+for tool in dpkg Xvfb xdotool mksquashfs; do
   command -v "$tool" >/dev/null || { echo "test-packages: $tool not found (bash scripts/setup.sh)" >&2; exit 1; }
 done
 if dpkg -s apphost >/dev/null 2>&1 || [ -e /usr/bin/apphost ]; then
@@ -149,4 +154,8 @@ if [ -f "$RPM" ] && command -v rpm >/dev/null; then
 else
   bad "an .rpm and the rpm tool (apt-get install rpm)"
 fi
+
+# --- .AppImage -----------------------------------------------------------------------------
+# shellcheck source=lib/test_appimage.sh
+source "$REPO/scripts/lib/test_appimage.sh"
 finish

@@ -23,6 +23,7 @@ export const ENTRIES = ["runtime.js"];
 export const SAMPLES = [
   { app: "notes", dir: join(REPO, "fixtures", "apps", "notes", "ui", "sdk"), signed: false },
   { app: "review-queue", dir: join(REPO, "fixtures", "apps", "review-queue", "ui", "sdk"), signed: true },
+  { app: "doc-parser", dir: join(REPO, "fixtures", "apps", "doc-parser", "ui", "sdk"), signed: false },
   // Written from the standard's SDK page: it imports the standard's helpers too.
   {
     app: "standard-conformance",

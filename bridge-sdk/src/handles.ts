@@ -12,6 +12,7 @@ import { buildAgent, type LimeAgent } from "./agent.js";
 import { buildFiles, type LimeFiles } from "./files.js";
 import { buildProjections, type LimeCapabilities, type LimeModelSettings, type LimeWorkspace } from "./projections.js";
 import { buildWorkflow, type LimeWorkflow } from "./workflow.js";
+import { buildServices, type LimeServices } from "./services.js";
 import { buildUiRoutes, type LaunchHub, type LimeUiRoutes } from "./ui.js";
 import type { HostSnapshot, LocaleInfo, ThemeSnapshot, ToastLevel } from "./protocol.js";
 import type {
@@ -392,6 +393,7 @@ export interface LimeHandles {
   readonly modelSettings: LimeModelSettings;
   readonly capabilities: LimeCapabilities;
   readonly workspace: LimeWorkspace;
+  readonly services: LimeServices;
 }
 
 /** Listeners of app events, per topic. */
@@ -524,5 +526,6 @@ export function buildHandles(invoke: Invoke, ui: UiMessages): LimeHandles & { hu
     },
     workflow: workflow.workflow,
     ...buildProjections(invoke),
+    services: buildServices(invoke),
   };
 }

@@ -131,3 +131,5 @@ export type {
   ModelSettings,
   WorkspaceInfo,
 } from "./projections.js";
+export type { MockServiceHandler } from "./mock/services.js";
+export type { LimeServices, ServiceStatus } from "./services.js";

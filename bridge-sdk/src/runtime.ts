@@ -264,6 +264,7 @@ export function createLimeRuntime(options: RuntimeOptions = {}): LimeRuntime {
       return () => visibilityListeners.delete(cb);
     },
     invoke,
+    services: handles.services,
     ui: handles.ui,
     storage: handles.storage,
     artifacts: handles.artifacts,

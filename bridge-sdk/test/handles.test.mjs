@@ -201,7 +201,7 @@ test("mock: unknown capability, unknown method and a capability not offered answ
   await assert.rejects(lime.invoke("lime.storage", "constructor"), (e) => e.code === "APP_E001", "no prototype lookups");
   await assert.rejects(lime.artifacts.list(), (e) => e.code === "APP_E001" && e.capability === "lime.artifacts");
   await assert.rejects(lime.invoke("lime.storage", "get", [1]), (e) => e.code === "APP_E900");
-  assert.deepEqual(MOCK_CAPABILITIES.length, 15);
+  assert.deepEqual(MOCK_CAPABILITIES.length, 16);
 });
 
 test("mock: sha256Hex is SHA-256 (the artifacts' content address)", () => {

@@ -24,7 +24,7 @@ test("each sample's ui/sdk/ is byte for byte the bridge client of the current bu
   const expected = expectedFiles();
   assert.deepEqual(
     [...expected.keys()],
-    ["agent.js", "errors.js", "files.js", "generated/bridge.js", "handles.js", "projections.js", "protocol.js", "runtime.js", "ui.js", "workflow.js"],
+    ["agent.js", "errors.js", "files.js", "generated/bridge.js", "handles.js", "projections.js", "protocol.js", "runtime.js", "services.js", "ui.js", "workflow.js"],
     "runtime.js and what it imports (no mock, no typings)",
   );
   for (const { app, dir, entries } of SAMPLES) {

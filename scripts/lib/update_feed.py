@@ -4,9 +4,11 @@
     python3 scripts/lib/update_feed.py PACKAGE_DIR VERSION DOWNLOAD_BASE
 
 Tauri's updater format (version, notes, pub_date, platforms.<target>.{signature, url}) with one
-platform per package kind found in PACKAGE_DIR (linux-x86_64-deb, linux-x86_64-rpm), each
-signature the content of the package's .sig (tauri signer sign), plus downloadPage
-(DOWNLOAD_BASE), the link a deb or rpm install's notice shows. package.sh then signs this file.
+platform per package kind found in PACKAGE_DIR (linux-x86_64-deb, linux-x86_64-rpm,
+linux-x86_64-appimage: the entry the AppImage's self-update installs, src-tauri's
+appimage_update.rs), each signature the content of the package's .sig (tauri signer sign
+--app-version), plus downloadPage (DOWNLOAD_BASE), the link a deb or rpm install's notice shows.
+package.sh then signs this file.
 """
 import datetime
 import json
@@ -16,7 +18,7 @@ import sys
 directory, version, base = sys.argv[1:4]
 platforms = {}
 for name in sorted(os.listdir(directory)):
-    kind = {".deb": "deb", ".rpm": "rpm"}.get(os.path.splitext(name)[1])
+    kind = {".deb": "deb", ".rpm": "rpm", ".AppImage": "appimage"}.get(os.path.splitext(name)[1])
     if kind is None:
         continue
     with open(os.path.join(directory, name + ".sig"), encoding="utf-8") as sig:
@@ -25,7 +27,7 @@ for name in sorted(os.listdir(directory)):
             "url": f"{base.rstrip('/')}/{name}",
         }
 if not platforms:
-    sys.exit("update_feed: no .deb or .rpm in " + directory)
+    sys.exit("update_feed: no .deb, .rpm or .AppImage in " + directory)
 feed = {
     "version": version,
     "notes": os.environ.get("APPHOST_RELEASE_NOTES", f"AppHost {version}"),

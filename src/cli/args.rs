@@ -153,6 +153,9 @@ pub enum Command {
     /// Start, list, show, cancel and answer apps' durable workflow runs.
     #[command(subcommand)]
     Workflow(super::workflow::WorkflowCommand),
+    /// An app's backend services: list, start, stop, call a method, show the log.
+    #[command(subcommand)]
+    Services(super::services::ServicesCommand),
     /// List the artifacts an app keeps (lime.artifacts), read-only.
     Artifacts { app: String },
     /// List an app's evidence records (lime.evidence), or write its evidence pack to a file.

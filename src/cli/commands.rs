@@ -119,6 +119,7 @@ pub fn dispatch(cli: Cli) -> HostResult<i32> {
         Command::Files(c) => super::files::run(&dir, c, json),
         Command::Tools(c) => super::tools::run(&dir, c, json),
         Command::Knowledge(c) => super::knowledge::run(&dir, c, json),
+        Command::Services(c) => super::services::run(&dir, c, json),
         Command::Workflow(c) => super::workflow::run(&dir, c, json),
         Command::Export { app, out } => super::records::export_data(&dir, &app, &out, json),
         Command::Artifacts { app } => super::records::artifacts(&dir, &app, json),

@@ -37,6 +37,7 @@ mod output;
 mod prompt;
 mod records;
 mod secrets;
+mod services;
 mod store_open;
 mod tools;
 mod workflow;

@@ -31,13 +31,18 @@ pub enum Handoff {
 /// Sends `apphost/workflow.<command>` with `params` to the host serving `dir`'s door. A host
 /// error (a refused start, an unknown run) is `Err` with the host's stable code.
 pub fn call(dir: &DataDir, command: &str, params: Value) -> HostResult<Handoff> {
+    call_method(dir, &format!("{NAMESPACE}.{command}"), params)
+}
+
+/// Sends any host method (`apphost/services.list`, …) to the host serving `dir`'s door.
+pub fn call_method(dir: &DataDir, method: &str, params: Value) -> HostResult<Handoff> {
     let runtime_dir = dir.root().join("runtime");
     let (stream, token) = match relay::knock(&runtime_dir) {
         Ok(Door::Open(s, t)) => (s, t),
         Ok(Door::Closed) => return Ok(Handoff::NoHost),
         Err(e) => return Ok(Handoff::Failed(format!("cannot knock: {e}"))),
     };
-    match exchange(stream, &token, &format!("{NAMESPACE}.{command}"), params) {
+    match exchange(stream, &token, method, params) {
         Ok(Ok(v)) => Ok(Handoff::Done(v)),
         Ok(Err(e)) => match host_error(&e) {
             Some(h) => Err(h),

@@ -559,6 +559,35 @@ export interface SecretsGetRefResult {
   key: string;
 }
 
+/** Arguments of `lime.services.call`. */
+export interface ServicesCallArgs {
+  service: string;
+  method: string;
+  params?: unknown;
+}
+
+/** The service's JSON-RPC result. */
+export type ServicesCallResult = unknown;
+
+/** Arguments of `lime.services.list`. */
+export type ServicesListArgs = Record<string, never> | null;
+
+/** Result of `lime.services.list`: The app's declared services and their state. */
+export interface ServicesListResult {
+  services: Array<{
+    key: string;
+    required: boolean;
+    state: "running" | "stopped" | "degraded" | "blocked";
+    code?: string;
+    reason?: string;
+    pid?: number;
+    restarts: number;
+    lastExit?: string;
+    lastStop?: string;
+    protocol: string;
+  }>;
+}
+
 /** Arguments of `lime.storage.delete`. */
 export interface StorageDeleteArgs {
   /** 1–512 bytes, no control characters. */
@@ -976,6 +1005,12 @@ export interface CapabilityMethods {
   "lime.workspace": {
     /** The workspace's and tenant's ids, the workspace's display name, the locale and the IANA time zone. */
     get: { args: WorkspaceGetArgs; result: WorkspaceGetResult };
+  };
+  "lime.services": {
+    /** Call a method of one of the app's own declared services (started on demand). */
+    call: { args: ServicesCallArgs; result: ServicesCallResult };
+    /** The app's declared services and their state. */
+    list: { args: ServicesListArgs; result: ServicesListResult };
   };
 }
 

@@ -19,6 +19,7 @@ import { createInvoke, createWait } from "./invoke.js";
 import { createPolicy } from "./policy.js";
 import { createProjections } from "./projections.js";
 import { createKnowledge } from "./knowledge.js";
+import { createServices } from "./services.js";
 import { createSecrets } from "./secrets.js";
 import { createStorage } from "./storage.js";
 import { createTools } from "./tools.js";
@@ -90,6 +91,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
   correlate = agent.correlation;
   const tools = createTools(ctx);
   const workflow = createWorkflow(ctx);
+  const appServices = createServices(ctx);
   const wait = createWait(ctx);
   // The projections list every service's methods: bound once `services` exists.
   let allServices: Record<string, Service> = {};
@@ -112,6 +114,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.modelSettings": projections.modelService,
     "lime.capabilities": projections.capabilitiesService,
     "lime.workspace": projections.workspaceService,
+    "lime.services": appServices.service,
   };
   allServices = services;
   const notAnObject: Record<string, Refusal> = {
@@ -127,6 +130,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     "lime.tools": tools.notAnObject,
     "lime.workflow": workflow.notAnObject,
     ...projections.notAnObject,
+    "lime.services": appServices.notAnObject,
   };
   const calls: MockCall[] = [];
   const invoke = createInvoke(
@@ -180,6 +184,7 @@ export function createMockLimeRuntime(options: MockOptions = {}): MockLimeRuntim
     modelSettings: handles.modelSettings,
     capabilities: handles.capabilities,
     workspace: handles.workspace,
+    services: handles.services,
     answerReview: workflow.answerReview,
     setSecretBound: secrets.setBound,
     setKnowledgeBound: knowledge.setBound,

@@ -6,6 +6,7 @@ import type { LimeRuntime } from "../runtime.js";
 import type { MockEventBus } from "./bus.js";
 import type { MockFileGrant } from "./files.js";
 import type { MockKnowledgeDoc } from "./knowledge.js";
+import type { MockServiceHandler } from "./services.js";
 
 /**
  * An optional permission as the mock host knows it: the user's answer when asked (`once`,
@@ -67,6 +68,8 @@ export interface MockOptions {
    * not bound (`search` of it: `APP_E003`; of an undeclared one: `APP_E002`).
    */
   knowledge?: Record<string, MockKnowledgeDoc[] | null>;
+  /** The app's declared backend services (`lime.services`), each as a handler of its methods. */
+  services?: Record<string, MockServiceHandler>;
   /** Declared optional (or required) permissions and how the mock user answers (default: none declared). */
   permissions?: Record<string, MockPermission>;
   /** Shares `lime.events` between mock runtimes of the same app. */
@@ -248,5 +251,5 @@ export interface MockTool {
 /** Every capability the real host implements (the mock's default offer). */
 export const MOCK_CAPABILITIES = [
   "lime.ui", "lime.storage", "lime.artifacts", "lime.evidence", "lime.secrets", "lime.events", "lime.policy", "lime.agent",
-  "lime.tools", "lime.workflow", "lime.files", "lime.knowledge", "lime.modelSettings", "lime.capabilities", "lime.workspace",
+  "lime.tools", "lime.workflow", "lime.files", "lime.knowledge", "lime.modelSettings", "lime.capabilities", "lime.workspace", "lime.services",
 ];

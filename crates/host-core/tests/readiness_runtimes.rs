@@ -72,7 +72,7 @@ fn a_required_service_blocks_the_app_and_its_page_cannot_mount() {
     let r = readiness(&dir);
     assert_eq!(r.status, Status::Blocked);
     let c = r.checks.iter().find(|c| c.kind == "service").unwrap();
-    assert_eq!(c.code, Some("service.unsupported"));
+    assert_eq!(c.code, Some("service.invalid_spec"));
     assert!(
         r.blockers.iter().any(|b| b.contains("backend")),
         "{:?}",

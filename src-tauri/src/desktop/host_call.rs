@@ -17,7 +17,7 @@ use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use serde::Deserialize;
 use serde_json::Value;
 use tauri::ipc::{Invoke, InvokeBody, InvokeError};
-use tauri::Runtime;
+use tauri::{Manager, Runtime};
 
 /// The command that carries `{command, args}`.
 pub const HOST_CALL: &str = "host_call";
@@ -70,6 +70,17 @@ pub fn handler<R: Runtime>(
             invoke.resolver.resolve(());
             return true;
         }
+        if let Some((name, args)) = appimage_update_call(&command, &payload) {
+            let app = invoke.message.webview().app_handle().clone();
+            invoke.resolver.respond_async(async move {
+                super::appimage_update::handle(&app, &name, &args)
+                    .await
+                    .map_err(|error| {
+                        InvokeError(serde_json::to_value(&error).unwrap_or(Value::Null))
+                    })
+            });
+            return true;
+        }
         let session = Arc::clone(&session);
         invoke.resolver.respond_async(async move {
             let joined =
@@ -87,6 +98,22 @@ pub fn handler<R: Runtime>(
     }
 }
 
+/// A call of the AppImage self-update commands (`appimage_update.rs`, which need the app
+/// handle), directly or through `host_call {command, args}`: its name and arguments.
+fn appimage_update_call(command: &str, payload: &InvokeBody) -> Option<(String, Value)> {
+    let InvokeBody::Json(value) = payload else {
+        return None;
+    };
+    let (name, args) = if command == HOST_CALL {
+        (value.get("command")?.as_str()?, value.get("args").cloned())
+    } else {
+        (command, Some(value.clone()))
+    };
+    super::appimage_update::COMMANDS
+        .contains(&name)
+        .then(|| (name.to_owned(), args.unwrap_or(Value::Null)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +129,36 @@ mod tests {
                 launch: None,
             },
         )
+    }
+
+    #[test]
+    fn appimage_update_commands_are_taken_out_directly_or_through_host_call() {
+        let through = InvokeBody::Json(serde_json::json!({
+            "command": "appimage_update_install",
+            "args": {"version": "0.2.0"}
+        }));
+        assert_eq!(
+            appimage_update_call(HOST_CALL, &through),
+            Some((
+                "appimage_update_install".to_owned(),
+                serde_json::json!({"version": "0.2.0"})
+            ))
+        );
+        let direct = InvokeBody::Json(serde_json::json!({}));
+        assert_eq!(
+            appimage_update_call("appimage_update_supported", &direct),
+            Some((
+                "appimage_update_supported".to_owned(),
+                serde_json::json!({})
+            ))
+        );
+        let other = InvokeBody::Json(serde_json::json!({"command": "list_apps"}));
+        assert_eq!(appimage_update_call(HOST_CALL, &other), None);
+        assert_eq!(appimage_update_call("list_apps", &direct), None);
+        assert_eq!(
+            appimage_update_call("appimage_update_install", &InvokeBody::Raw(vec![])),
+            None
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! Every command goes through [`guard::host_ui_only`], which refuses calls from any page that is
 //! not the host UI itself.
 
+mod appimage_update;
 mod bench;
 mod external;
 mod guard;
@@ -62,6 +63,10 @@ pub fn run() -> i32 {
     let mut builder = tauri::Builder::default();
     if bench::enabled() {
         builder = builder.plugin(bench::plugin());
+    }
+    // Self-update only when running from an AppImage (docs/shipping.md).
+    if appimage_update::active() {
+        builder = builder.plugin(appimage_update::plugin());
     }
     let builder = builder
         .manage(Arc::clone(&session))

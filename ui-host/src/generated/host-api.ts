@@ -82,6 +82,10 @@ export interface AppMaterialArgs {
   appId: string;
 }
 
+export interface AppServicesArgs {
+  appId: string;
+}
+
 /** One installed app as lists show it. */
 export interface AppSummary {
   name: string;
@@ -1204,6 +1208,44 @@ export interface ServeRefusal {
   path: string;
 }
 
+export interface ServiceArgs {
+  appId: string;
+  service: string;
+}
+
+export interface ServiceCallArgs {
+  appId: string;
+  service: string;
+  method: string;
+  params?: unknown;
+}
+
+/** A service's log tail. */
+export interface ServiceLog {
+  text: string;
+  /** The log was longer: only its last [`MAX_LOG_BYTES`] are shown. */
+  truncated: boolean;
+}
+
+/** One service as the CLI and the host UI show it. */
+export interface ServiceStatus {
+  key: string;
+  required: boolean;
+  /**
+   * `running`, `stopped`, `degraded` (crashed recently), `blocked` (crash loop, or cannot run
+   * here: `code` says why).
+   */
+  state: string;
+  code?: string | null;
+  reason?: string | null;
+  pid?: number | null;
+  /** Starts after the first one in this host process. */
+  restarts: number;
+  lastExit?: string | null;
+  lastStop?: string | null;
+  protocol: string;
+}
+
 /** What the bridge and the file server refused, and how many service calls ran. */
 export interface SessionDiagnostics {
   refusedByReason: Record<string, number>;
@@ -1714,6 +1756,16 @@ export interface HostCommands {
   grant_tool: { args: ToolGrantArgs; answer: boolean };
   /** Revokes an app's tool grant: its next call and its agent tasks' next turn lose the tool. */
   revoke_tool: { args: ToolGrantArgs; answer: boolean };
+  /** An app's declared backend services: state, restarts, last exit, why one cannot run. */
+  app_services: { args: AppServicesArgs; answer: Array<ServiceStatus> };
+  /** The tail (64 KiB) of a service's log: its stderr, kept in apps/<app>/services/.logs/. */
+  service_logs: { args: ServiceArgs; answer: ServiceLog };
+  /** Starts a service now (a user stop or start also clears a crash loop). */
+  service_start: { args: ServiceArgs; answer: boolean };
+  /** Stops a service; true when it was running. */
+  service_stop: { args: ServiceArgs; answer: boolean };
+  /** Calls a method of an app's service as the host's user (audited service.call, by host-user). */
+  service_call: { args: ServiceCallArgs; answer: unknown };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1748,7 +1800,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "app_material", "grant_tool", "revoke_tool", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "app_material", "grant_tool", "revoke_tool", "app_services", "service_logs", "service_start", "service_stop", "service_call", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -3,7 +3,7 @@ export { AppCard, AppCards } from "../views/app-list.js";
 export { ReviewBody } from "../views/review.js";
 export { MODES, PlanView } from "../views/app-detail.js";
 export { DevBannerView, devBannerKey, devBannersShown, devStatusList } from "../views/dev-banner.js";
-export { noticeOf } from "../views/update-notice.js";
+export { SelfUpdateNotice, noticeOf, refusalOf } from "../views/update-notice.js";
 export { AuditTable, GrantsTable, KeysTable } from "../views/pages.js";
 export { TabStrip } from "../views/surface.js";
 export { Markdown } from "./markdown-view.js";

@@ -26,6 +26,7 @@ import type { AppDetail, AppSummary, CleanupPlan, DetailPermission, DisablePlan,
 import { AppIcon } from "./app-list.js";
 import { FilesSection } from "./app-files.js";
 import { MaterialSection } from "./app-material.js";
+import { ServicesSection } from "./app-detail-services.js";
 
 const TAB_LABELS: Record<DetailTab, string> = {
   overview: "Overview",
@@ -406,6 +407,7 @@ function Data(props: { appId: string; detail: AppDetail | null; failed: boolean 
       <p class="muted">To export the data, use “Export, then uninstall” in the Danger zone or `apphost export` in a terminal.</p>
       <FilesSection appId={props.appId} />
       <MaterialSection appId={props.appId} />
+      <ServicesSection appId={props.appId} />
     </div>
   );
 }

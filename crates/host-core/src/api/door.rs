@@ -28,7 +28,9 @@ pub fn open(session: &Session) -> HostResult<Door> {
 /// `api/door_workflow.rs`), so `apphost workflow ...` hands its runs to this session. The
 /// window and `apphost serve` open this one.
 pub fn open_serving(session: &Arc<Session>) -> HostResult<Door> {
-    let methods = Arc::new(super::door_workflow::methods(session));
+    let mut methods = super::door_workflow::methods(session);
+    super::door_services::add_to(&mut methods, session);
+    let methods = Arc::new(methods);
     open_inner(session, DoorLimits::default(), Some(methods))
 }
 

@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod center;
 pub mod dev_console;
 pub mod door;
+pub mod door_services;
 pub mod door_workflow;
 pub mod events;
 pub mod external;
@@ -24,6 +25,7 @@ pub mod knowledge;
 pub mod launch_package;
 pub mod outbox;
 pub mod schema;
+pub mod services;
 pub mod session;
 pub mod store_stamp;
 pub mod tasks;
@@ -62,6 +64,7 @@ const AREAS: &[&[Command]] = &[
     host_update::COMMANDS,
     launch_package::COMMANDS,
     knowledge::COMMANDS,
+    services::COMMANDS,
     tasks::COMMANDS,
     ui::COMMANDS,
     workflow::COMMANDS,

@@ -149,6 +149,12 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("app_material", super::app_material::AppArg, super::app_material::AppMaterial, "An app's declared tool refs and knowledge templates with their state: server present, listed, granted, destructive; bound folder and index."),
         cmd!("grant_tool", super::app_material::ToolArg, bool, "Grants a tool the app declares in toolRefs[] (as apphost tools grant)."),
         cmd!("revoke_tool", super::app_material::ToolArg, bool, "Revokes an app's tool grant: its next call and its agent tasks' next turn lose the tool."),
+        // services.rs
+        cmd!("app_services", super::services::AppArg, Vec<crate::hosting::services::ServiceStatus>, "An app's declared backend services: state, restarts, last exit, why one cannot run."),
+        cmd!("service_logs", super::services::ServiceArg, super::services::ServiceLog, "The tail (64 KiB) of a service's log: its stderr, kept in apps/<app>/services/.logs/."),
+        cmd!("service_start", super::services::ServiceArg, bool, "Starts a service now (a user stop or start also clears a crash loop)."),
+        cmd!("service_stop", super::services::ServiceArg, bool, "Stops a service; true when it was running."),
+        cmd!("service_call", super::services::CallArg, serde_json::Value, "Calls a method of an app's service as the host's user (audited service.call, by host-user)."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

@@ -40,7 +40,26 @@ pub fn endpoint(var: impl Fn(&str) -> Option<String>) -> Option<String> {
 
 /// The release key compiled into this build, if any.
 pub fn compiled_key() -> Option<&'static str> {
-    option_env!("APPHOST_UPDATE_PUBKEY").filter(|k| !k.is_empty())
+    option_env!("APPHOST_UPDATE_PUBKEY")
+        .filter(|k| !k.is_empty())
+        .or_else(debug_test_key)
+}
+
+/// Debug builds only: `APPHOST_DEBUG_UPDATE_PUBKEY` at run time stands in for a missing
+/// compiled-in key, so the AppImage self-update test (scripts/test-packages.sh) uses a test key
+/// without rebuilding the shared debug build. A release build never reads it (and `package.sh
+/// --release` refuses to build without `APPHOST_UPDATE_PUBKEY`).
+fn debug_test_key() -> Option<&'static str> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    static KEY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        std::env::var("APPHOST_DEBUG_UPDATE_PUBKEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    })
+    .as_deref()
 }
 
 /// The public key the feed must be signed with.

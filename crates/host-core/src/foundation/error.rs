@@ -307,6 +307,16 @@ error_codes! {
     KnowledgeQueryInvalid = "knowledge.query_invalid" => Usage,
     /// The template's index could not be opened, read or written.
     KnowledgeIndexFailed = "knowledge.index_failed" => Internal,
+    // --- backend services (docs/services.md, "apphost services") ---------------------------------
+    /// The app's active manifest declares no service with that key.
+    ServiceNotDeclared = "service.not_declared" => NotFound,
+    /// The service cannot run here or now (`details.cause`: `service.sandbox_unavailable`,
+    /// `service.runtime_unavailable`, `service.invalid_spec`, `service.remote_not_allowed`,
+    /// `service.crash_loop`, `service.backoff`, `service.app_disabled`, …).
+    ServiceCannotRun = "service.cannot_run" => Conflict,
+    /// The service was started but the call failed (`details.cause`: `service.timeout`,
+    /// `service.exited`, `service.protocol`, `service.error`, `service.start_failed`).
+    ServiceCallFailed = "service.call_failed" => Internal,
     // --- desktop IPC ---------------------------------------------------------------------------
     /// A Tauri command was called from a page that is not the host UI (e.g. an escaped app frame).
     IpcForbiddenOrigin = "ipc.forbidden_origin" => Rejected,

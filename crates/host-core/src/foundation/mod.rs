@@ -8,6 +8,7 @@ pub mod limits;
 pub mod paths;
 pub mod profile;
 pub mod random;
+pub mod service_health;
 pub mod setting_keys;
 pub mod typescript;
 pub mod yaml;

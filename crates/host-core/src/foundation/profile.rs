@@ -55,6 +55,7 @@ pub const KNOWN_CAPABILITIES: &[&str] = &[
     "lime.connectors",
     "lime.workspace",
     "lime.capabilities",
+    "lime.services",
 ];
 
 /// The namespaces this build implements: exactly `hosting::capability::Capability::ALL`'s
@@ -76,6 +77,7 @@ pub const IMPLEMENTED_CAPABILITIES: &[&str] = &[
     "lime.modelSettings",
     "lime.capabilities",
     "lime.workspace",
+    "lime.services",
 ];
 
 impl HostProfile {

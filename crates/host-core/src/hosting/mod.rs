@@ -10,6 +10,7 @@ pub mod bridge;
 pub mod capability;
 pub mod knowledge_watch;
 pub mod model_settings;
+pub mod services;
 pub mod surface;
 pub mod tools;
 pub mod user_files;

@@ -39,7 +39,10 @@ impl<'a> InspectOptions<'a> {
             limits,
             profile,
             trusted_keys,
-            state: HostState::preview(jiff::Timestamp::now()),
+            state: HostState {
+                services: crate::install::service_launch::probe_host(),
+                ..HostState::preview(jiff::Timestamp::now())
+            },
         }
     }
 }

@@ -18,6 +18,7 @@
 //! right after the directory was checked; only the host can change `apps/` itself.
 
 pub mod files;
+pub mod services;
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -77,6 +78,11 @@ pub const RESERVED_NAMES: &[ReservedName] = &[
         owner: "lime.knowledge (one FTS5 index per bound template)",
     },
     ReservedName {
+        name: "services",
+        kind: ReservedKind::Directory,
+        owner: "host-supervised backend services (`services/<key>/` writable by that service only, `services/.logs/`)",
+    },
+    ReservedName {
         name: "artifacts",
         kind: ReservedKind::Directory,
         owner: "none (legacy agent artifact files; exported, never written)",
@@ -120,6 +126,7 @@ pub enum SubDir {
     ArtifactBlobs,
     Files,
     Knowledge,
+    Services,
 }
 
 impl SubDir {
@@ -128,6 +135,7 @@ impl SubDir {
             SubDir::ArtifactBlobs => "artifact-blobs",
             SubDir::Files => "files",
             SubDir::Knowledge => "knowledge",
+            SubDir::Services => "services",
         }
     }
 }
@@ -302,7 +310,12 @@ mod tests {
                 assert!(is_reserved(&format!("{}{s}", db.file_name())));
             }
         }
-        for d in [SubDir::ArtifactBlobs, SubDir::Files, SubDir::Knowledge] {
+        for d in [
+            SubDir::ArtifactBlobs,
+            SubDir::Files,
+            SubDir::Knowledge,
+            SubDir::Services,
+        ] {
             assert!(is_reserved(d.name()));
         }
         for free in ["notes.txt", "storage.sqlite-x", "storage", "files2"] {

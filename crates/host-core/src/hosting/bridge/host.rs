@@ -167,6 +167,14 @@ impl BridgeHost {
         self.services.workflow_runs(store)
     }
 
+    /// The session's backend services (`hosting/services/`), held for the session's life.
+    pub fn service_host(
+        &mut self,
+        store: &Store,
+    ) -> std::sync::Arc<crate::hosting::services::ServiceHost> {
+        self.services.service_host(store)
+    }
+
     /// Opens the data directory's workflow runs at the session's start when it has any, so
     /// replayed runs continue and due timers fire without waiting for a call; `Err` is a message.
     pub fn resume_workflow_runs(

@@ -267,7 +267,8 @@ pub fn dispatch_with(
                 | Capability::Knowledge
                 | Capability::ModelSettings
                 | Capability::Capabilities
-                | Capability::Workspace => false,
+                | Capability::Workspace
+                | Capability::Services => false,
             };
             if let Some(p) = &permission {
                 answers.allow_once.remove(p);
@@ -476,6 +477,14 @@ fn declares_capability(app: &ActiveApp, entry_key: &str, capability: &str) -> bo
     let view = app.manifest.view();
     // A name only in the top-level `capabilities[]` is declared as optional (standard §7.2):
     // readiness degrades without it instead of blocking.
+    if let Some(service) = entry_key.strip_prefix(super::facts::SERVICE_CALLER_PREFIX) {
+        // A backend service: what the app declares and what the service itself lists.
+        return view.requires().has_capability(capability)
+            || view
+                .services()
+                .filter(|s| s.key() == Some(service))
+                .any(|s| s.required_capabilities().any(|c| c == capability));
+    }
     view.requires().has_capability(capability)
         || view.declared_capabilities().any(|c| c == capability)
         || view

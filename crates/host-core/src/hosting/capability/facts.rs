@@ -139,11 +139,15 @@ fn read_entry_state(store: &Store, profile: &HostProfile, app: &str, key: &str) 
     let Ok(report) = store.readiness(app, profile) else {
         return EntryState::Blocked;
     };
-    let status = report
-        .entries
-        .iter()
-        .find(|e| e.entry_key == key)
-        .map(|e| e.status);
+    let status = match key.strip_prefix(SERVICE_CALLER_PREFIX) {
+        // A backend service calling back: the app is usable and the service's own check passes.
+        Some(service) => service_status(&report, service),
+        None => report
+            .entries
+            .iter()
+            .find(|e| e.entry_key == key)
+            .map(|e| e.status),
+    };
     match status {
         Some(Status::Ready) => EntryState::Ready,
         Some(Status::ReadyDegraded) => EntryState::ReadyDegraded,
@@ -151,4 +155,27 @@ fn read_entry_state(store: &Store, profile: &HostProfile, app: &str, key: &str) 
         Some(Status::Disabled) => EntryState::Disabled,
         Some(Status::Blocked) | None => EntryState::Blocked,
     }
+}
+
+/// The `entry_key` of a [`Caller`](super::call::Caller) that is an app's backend service:
+/// `service/<key>` (entry keys match `^[a-zA-Z0-9_.:-]+$`, so never contain `/`).
+pub const SERVICE_CALLER_PREFIX: &str = "service/";
+
+/// A service caller's state: the app's status, no better than its service check's outcome.
+fn service_status(report: &crate::install::readiness::Report, service: &str) -> Option<Status> {
+    use crate::install::readiness::Outcome;
+    let check = report
+        .checks
+        .iter()
+        .find(|c| c.kind == "service" && c.key == service && c.entry.is_none())?;
+    let own = match check.outcome {
+        Outcome::Pass | Outcome::Notice => Status::Ready,
+        Outcome::Degraded => Status::ReadyDegraded,
+        Outcome::NeedsSetup => Status::NeedsSetup,
+        Outcome::Blocked | Outcome::Unknown => Status::Blocked,
+    };
+    Some(match report.status {
+        Status::Disabled | Status::Blocked => report.status,
+        _ => own,
+    })
 }

@@ -43,6 +43,7 @@ pub enum Capability {
     ModelSettings,
     Capabilities,
     Workspace,
+    Services,
 }
 
 impl Capability {
@@ -62,6 +63,7 @@ impl Capability {
         Capability::ModelSettings,
         Capability::Capabilities,
         Capability::Workspace,
+        Capability::Services,
     ];
 
     /// The capability's name on the wire and in manifests (`lime.storage`, …).
@@ -82,6 +84,7 @@ impl Capability {
             Capability::ModelSettings => "lime.modelSettings",
             Capability::Capabilities => "lime.capabilities",
             Capability::Workspace => "lime.workspace",
+            Capability::Services => "lime.services",
         }
     }
 
@@ -207,6 +210,10 @@ methods! {
     /// `lime.workspace`: the workspace's ids, display name, locale and time zone.
     WorkspaceMethod { Get = "get", }
 }
+methods! {
+    /// `lime.services`: the app's own backend services (`hosting/services/`).
+    ServicesMethod { Call = "call", List = "list", }
+}
 
 /// One implemented method of one capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -226,6 +233,7 @@ pub enum Method {
     ModelSettings(ModelSettingsMethod),
     Capabilities(CapabilitiesMethod),
     Workspace(WorkspaceMethod),
+    Services(ServicesMethod),
 }
 
 impl Method {
@@ -246,6 +254,7 @@ impl Method {
             Method::ModelSettings(_) => Capability::ModelSettings,
             Method::Capabilities(_) => Capability::Capabilities,
             Method::Workspace(_) => Capability::Workspace,
+            Method::Services(_) => Capability::Services,
         }
     }
 
@@ -267,6 +276,7 @@ impl Method {
             Method::ModelSettings(m) => m.as_str(),
             Method::Capabilities(m) => m.as_str(),
             Method::Workspace(m) => m.as_str(),
+            Method::Services(m) => m.as_str(),
         }
     }
 
@@ -291,6 +301,7 @@ impl Method {
             .iter()
             .map(|m| Method::Capabilities(*m));
         let workspace = WorkspaceMethod::ALL.iter().map(|m| Method::Workspace(*m));
+        let services = ServicesMethod::ALL.iter().map(|m| Method::Services(*m));
         ui.chain(storage)
             .chain(secrets)
             .chain(events)
@@ -305,6 +316,7 @@ impl Method {
             .chain(model_settings)
             .chain(capabilities)
             .chain(workspace)
+            .chain(services)
     }
 }
 

@@ -7,7 +7,8 @@ use super::decision::PolicyVerdict;
 use super::method::{
     AgentMethod as Ag, ArtifactsMethod as Ar, Capability, EventsMethod as Ev, EvidenceMethod as Ed,
     FilesMethod as Fi, KnowledgeMethod as Kn, Method, PolicyMethod as Po, SecretsMethod as Se,
-    StorageMethod as St, ToolsMethod as To, UiMethod as Ui, WorkflowMethod as Wf,
+    ServicesMethod as Sv, StorageMethod as St, ToolsMethod as To, UiMethod as Ui,
+    WorkflowMethod as Wf,
 };
 use super::method::{CapabilitiesMethod, ModelSettingsMethod, WorkspaceMethod};
 
@@ -129,6 +130,11 @@ pub const METHODS: &[MethodSpec] = &[
     m(M::ModelSettings(ModelSettingsMethod::Get), None, Allow),
     m(M::Capabilities(CapabilitiesMethod::List), None, Allow),
     m(M::Workspace(WorkspaceMethod::Get), None, Allow),
+    // lime.services: the app's own backend services (`services[]`), from its frames and
+    // workflows; declaring the capability is enough (no other app's service is reachable, and
+    // what the service itself calls passes this choke point again as its own caller).
+    m(M::Services(Sv::Call), None, Allow),
+    m(M::Services(Sv::List), None, Allow),
 ];
 
 /// The spec of `capability.method`, if this host implements it: the one place a call's names

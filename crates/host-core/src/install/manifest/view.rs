@@ -555,6 +555,46 @@ impl<'a> Service<'a> {
     pub fn required(self) -> bool {
         flag_required(self.0)
     }
+    /// `executionPlane` (`client-local`, `cloud-remote`).
+    pub fn execution_plane(self) -> Option<&'a str> {
+        text(self.0, "executionPlane")
+    }
+    /// `protocol` (`stdio-jsonrpc`, `local-http`, `local-socket`, `wasm`, `remote-http`).
+    pub fn protocol(self) -> Option<&'a str> {
+        text(self.0, "protocol")
+    }
+    pub fn language(self) -> Option<&'a str> {
+        text(self.0, "language")
+    }
+    /// `entry` (a package path), else `path`.
+    pub fn entry_path(self) -> Option<&'a str> {
+        text(self.0, "entry").or_else(|| text(self.0, "path"))
+    }
+    /// `command` as a list of strings (`None` when absent or not a list of strings).
+    pub fn command(self) -> Option<Vec<&'a str>> {
+        let list = self.0.get("command")?.as_array()?;
+        list.iter().map(Value::as_str).collect()
+    }
+    /// `network` (`deny-by-default` when absent).
+    pub fn network(self) -> &'a str {
+        text(self.0, "network").unwrap_or("deny-by-default")
+    }
+    /// `endpoint` (a `cloud-remote` service's URL).
+    pub fn endpoint(self) -> Option<&'a str> {
+        text(self.0, "endpoint")
+    }
+    /// `resourceLimits.memoryMb`.
+    pub fn memory_mb(self) -> Option<u64> {
+        self.0.get("resourceLimits")?.get("memoryMb")?.as_u64()
+    }
+    /// `resourceLimits.timeoutMs`: the per-call timeout.
+    pub fn timeout_ms(self) -> Option<u64> {
+        self.0.get("resourceLimits")?.get("timeoutMs")?.as_u64()
+    }
+    /// `requiredCapabilities[]`: the `lime.*` names the service itself may call.
+    pub fn required_capabilities(self) -> impl Iterator<Item = &'a str> {
+        strings(self.0.get("requiredCapabilities"))
+    }
 }
 
 /// One `events[]` item: `{key, direction: publish | subscribe | both}`.

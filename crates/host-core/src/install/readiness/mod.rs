@@ -27,6 +27,7 @@ mod evals;
 mod package;
 mod permissions;
 mod runtimes;
+mod services;
 mod setup;
 mod status;
 pub mod workflow_cache;
@@ -159,6 +160,21 @@ pub struct HostState {
     /// A model provider is configured (`model_settings`): without one, `lime.agent` needs
     /// setup ("Set up a model").
     pub model_configured: bool,
+    /// What this host offers backend services (`install::service_launch::probe_host`) and
+    /// their supervisors' health.
+    pub services: ServiceFacts,
+}
+
+/// Host facts about backend services: a missing sandbox layer (the first one, named), the host
+/// interpreters that exist, and per service key a crash-loop or crash health from the
+/// supervisor (`hosting/services/`).
+#[derive(Debug, Clone, Default)]
+pub struct ServiceFacts {
+    /// `Some(what)`: a sandbox layer is missing, no service can start.
+    pub sandbox_missing: Option<String>,
+    pub runtimes: BTreeSet<String>,
+    /// `key -> (crash loop?, reason)`.
+    pub health: std::collections::BTreeMap<String, (bool, String)>,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).
@@ -183,6 +199,10 @@ impl HostState {
             available_tools: BTreeSet::new(),
             storage_failure: None,
             model_configured: false,
+            services: ServiceFacts {
+                sandbox_missing: Some("not checked".into()),
+                ..ServiceFacts::default()
+            },
         }
     }
 }

@@ -22,8 +22,6 @@ use crate::install::manifest::{EntryKind, Key};
 /// How this host runs one declared kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Runs {
-    /// Nothing in this host runs it: every declared item is unsupported.
-    Unsupported,
     /// This host runs every valid item.
     Supported,
     /// Runs what the user granted the app and a configured MCP server lists
@@ -50,10 +48,11 @@ pub(super) struct Row {
 /// What this host can run, per declared kind.
 pub(super) const HOST_RUNS: [Row; 4] = [
     Row {
+        // `client-local` `stdio-jsonrpc` in the sandbox; the rest per `services.rs`.
         kind: "service",
-        runs: Runs::Unsupported,
-        code: "service.unsupported",
-        why: "this AppHost does not run app backend services yet",
+        runs: Runs::Supported,
+        code: "service.runtime_unavailable",
+        why: "this AppHost cannot run it here",
     },
     Row {
         kind: "workflow",
@@ -94,7 +93,7 @@ fn unsupported(required: bool) -> Outcome {
 }
 
 pub(super) fn runtimes(cx: &mut Ctx) {
-    services(cx);
+    super::services::services(cx);
     workflows(cx);
     schedules(cx);
     bound(cx, Key::KnowledgeTemplates, "knowledge");
@@ -174,33 +173,6 @@ fn remediation(required: bool) -> String {
         "update AppHost to a version that runs it".into()
     } else {
         "the app runs without it, with reduced features".into()
-    }
-}
-
-/// `services[]`: the service itself (required blocks the app, optional degrades it), and each
-/// entry bound to a service through `service` (blocked: its work has nothing to run on).
-fn services(cx: &mut Ctx) {
-    let r = row("service");
-    let v = cx.m.view();
-    for s in v.services() {
-        let key = s.key().unwrap_or("service").to_owned();
-        let req = s.required();
-        let kind = s.kind().unwrap_or("service");
-        let message = format!("service {key} ({kind}) cannot run: {}", r.why);
-        let c = cx.push("service", key, req, unsupported(req), message);
-        c.code = Some(r.code);
-        c.remediation = Some(remediation(req));
-    }
-    for e in v.entries() {
-        let Some(service) = e.service() else { continue };
-        let entry = e.label("entry").to_owned();
-        let message = format!(
-            "entry {entry} runs on service {service}, which cannot run: {}",
-            r.why
-        );
-        let c = cx.push("service", service, true, Outcome::Blocked, message);
-        c.code = Some(r.code);
-        c.entry = Some(entry);
     }
 }
 

@@ -437,3 +437,4 @@ fn lime_agent_needs_a_model_required_blocks_as_setup_optional_degrades() {
 }
 
 mod runtimes;
+mod services;

@@ -67,6 +67,11 @@ impl Store {
 
     pub fn set_enabled(&self, name: &str, enabled: bool) -> HostResult<AppSummary> {
         self.require_lock()?;
+        if !enabled {
+            // This process's backend services of the app stop first (other processes' hosts
+            // stop theirs when they see the change).
+            crate::foundation::service_health::app_leaving(self.dir.root(), name, "disabled");
+        }
         let tx = self.immediate_transaction()?;
         let app = self.app_row(name)?;
         if app.enabled != enabled {
@@ -95,6 +100,8 @@ impl Store {
         export_to: Option<&Path>,
     ) -> HostResult<UninstallOutcome> {
         self.require_lock()?;
+        // No service process of the app may outlive (or write during) the removal.
+        crate::foundation::service_health::app_leaving(self.dir.root(), name, "uninstalled");
         let plan = self.cleanup_plan(name, mode)?;
         let id = app_id(name)?;
         let data = self.app_data();
@@ -223,6 +230,12 @@ impl Store {
                     ));
                 }
             }
+        }
+        // The read-only package copy its backend services ran from (`hosting/services/package.rs`)
+        // goes in every mode: it is no data of the app's.
+        let service_packages = self.dir.root().join("runtime/service-packages").join(name);
+        if service_packages.exists() {
+            let _ = std::fs::remove_dir_all(&service_packages);
         }
         // The app's agent tasks (RuntimeCore's task rows and their sessions' events) go with its
         // data; a failure is a warning like any cleanup after the commit point.

@@ -30,6 +30,7 @@ mod queries;
 mod recovery;
 mod schema;
 mod secret_bindings;
+mod service_files;
 mod serving;
 mod settings;
 mod staging_fs;

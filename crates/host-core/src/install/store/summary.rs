@@ -30,6 +30,9 @@ impl Store {
         let settings = self.settings()?;
         state.model_configured = crate::foundation::setting_keys::model_configured(&settings);
         state.available_tools = super::tool_rows::ready_tool_refs(&manifest, &settings, name);
+        state.services = crate::install::service_launch::probe_host();
+        state.services.health =
+            crate::foundation::service_health::of_app(self.data_dir().root(), name);
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

@@ -19,6 +19,7 @@ mod knowledge;
 mod model_settings;
 mod policy;
 mod secrets;
+mod services;
 mod storage;
 mod tools;
 mod ui;
@@ -63,6 +64,7 @@ pub const NAMESPACES: &[fn() -> NamespaceContract] = &[
     model_settings::contract,
     capabilities::contract,
     workspace::contract,
+    services::contract,
 ];
 
 /// All namespaces' contracts, in [`NAMESPACES`] order.

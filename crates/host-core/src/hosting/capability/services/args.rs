@@ -22,6 +22,7 @@ pub(super) fn invalid(a: &Allowed, message: &str) -> CallError {
         Capability::ModelSettings => "modelSettings.invalid_argument",
         Capability::Capabilities => "capabilities.invalid_argument",
         Capability::Workspace => "workspace.invalid_argument",
+        Capability::Services => "services.invalid_argument",
         Capability::Artifacts
         | Capability::Ui
         | Capability::Storage

@@ -11,6 +11,7 @@
 
 mod agent;
 mod agent_tool_refs;
+mod app_services;
 mod args;
 mod artifacts;
 mod attachments;
@@ -29,6 +30,7 @@ mod tools;
 mod workflow;
 
 pub use agent::TaskEventSink;
+pub use app_services::{back_calls, host_of as service_host, REFUSED};
 pub use artifacts::{MAX_BRIDGE_CONTENT_BYTES, MAX_BRIDGE_READ_BYTES};
 pub use files::{
     describe as describe_file_ref, PickRequest, MAX_READ_BYTES as MAX_FILES_READ_BYTES,
@@ -120,6 +122,9 @@ pub struct Services {
     /// This is the workflow driver's own services: `lime.workflow` is not served to steps.
     driver_side: bool,
     knowledge: knowledge::KnowledgeService,
+    /// The data directory's backend services, held by this session from its first
+    /// `lime.services` call (`app_services.rs`); dropped with the session, which stops them.
+    service_host: Option<std::sync::Arc<crate::hosting::services::ServiceHost>>,
 }
 
 impl Services {
@@ -135,6 +140,7 @@ impl Services {
             apps_data,
             workflow: None,
             driver_side: false,
+            service_host: None,
         }
     }
 
@@ -156,6 +162,7 @@ impl Services {
                 apps_data: apps_data.clone(),
                 workflow: None,
                 driver_side: true,
+                service_host: None,
             }) as Box<dyn StepServices + Send>
         })
     }
@@ -194,8 +201,32 @@ impl Services {
         Ok(self.workflow.as_ref().expect("opened above"))
     }
 
+    /// The services that answer one backend service's own `lime.*` requests: its own per-app
+    /// handles; like a workflow step's, no workflow runs and no prompts.
+    fn for_backend_service(apps_data: PathBuf) -> Self {
+        Services {
+            driver_side: true,
+            ..Services::new(apps_data)
+        }
+    }
+
+    /// The data directory's backend services, held by this session from now on.
+    pub fn service_host(
+        &mut self,
+        store: &Store,
+    ) -> std::sync::Arc<crate::hosting::services::ServiceHost> {
+        self.service_host
+            .get_or_insert_with(|| app_services::host_of(store))
+            .clone()
+    }
+
     /// Closes everything open for an app (before uninstall deletes its data, on disable).
     pub fn close_app(&mut self, app: &str) {
+        if let Some(root) = self.apps_data.parent() {
+            if let Some(host) = crate::hosting::services::ServiceHost::existing(root) {
+                host.close_app(app);
+            }
+        }
         self.storage.close_app(app);
         self.artifacts.close_app(app);
         self.evidence.close_app(app);
@@ -317,6 +348,7 @@ impl Services {
                 .knowledge
                 .call(store, allowed, m, args)
                 .map(Reply::value),
+            Method::Services(m) => app_services::call(self, store, allowed, m, args),
             Method::Storage(_)
             | Method::Artifacts(_)
             | Method::Evidence(_)
@@ -388,7 +420,8 @@ impl Services {
             | Method::Files(_)
             | Method::Tools(_)
             | Method::Workflow(_)
-            | Method::Knowledge(_) => Err(err(
+            | Method::Knowledge(_)
+            | Method::Services(_) => Err(err(
                 allowed,
                 ErrorCode::CapabilityNotAvailable,
                 "this capability has no service in this host",

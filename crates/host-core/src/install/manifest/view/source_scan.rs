@@ -131,6 +131,11 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         "tools.listed settings rows",
     ),
     ("hosting/capability/services/tools.rs", 4, "call arguments"),
+    (
+        "hosting/capability/services/app_services.rs",
+        3,
+        "call arguments",
+    ),
     ("hosting/tools/broker.rs", 1, "an MCP call result"),
     ("hosting/tools/registry.rs", 1, "tools.listed settings rows"),
     (

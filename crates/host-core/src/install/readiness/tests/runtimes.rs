@@ -33,7 +33,7 @@ fn the_table_names_a_stable_code_for_every_kind() {
     assert_eq!(
         codes,
         [
-            ("service", "service.unsupported"),
+            ("service", "service.runtime_unavailable"),
             ("workflow", "workflow.not_declared"),
             ("knowledge", "knowledge.not_bound"),
             ("tool", "tools.not_granted"),
@@ -48,7 +48,7 @@ fn a_required_service_blocks_the_app_and_names_it() {
     assert_eq!(r.status, Status::Blocked);
     assert!(!r.ok);
     let c = check(&r, "service", "backend");
-    assert_eq!(c.code, Some("service.unsupported"));
+    assert_eq!(c.code, Some("service.invalid_spec"));
     assert_eq!(c.outcome, Outcome::Blocked);
     assert!(c.message.contains("backend"), "{}", c.message);
     assert!(r.blockers.iter().any(|b| b.contains("backend")));
@@ -61,7 +61,7 @@ fn an_optional_service_degrades_the_app() {
     assert_eq!(r.status, Status::ReadyDegraded);
     assert_eq!(
         check(&r, "service", "indexer").code,
-        Some("service.unsupported")
+        Some("service.invalid_spec")
     );
     assert!(r.warnings.iter().any(|w| w.contains("indexer")));
 }

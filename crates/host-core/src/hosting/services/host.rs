@@ -1,0 +1,519 @@
+//! [`ServiceHost`]: the declared services of every app of one data directory, in this process.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use service_sandbox::{Health, SandboxError};
+
+pub use super::id::{BackCalls, ServiceId};
+use super::slot::{Slot, SlotInput};
+use crate::foundation::error::{ErrorCode, HostError};
+use crate::foundation::paths::DataDir;
+use crate::foundation::service_health;
+use crate::install::service_launch::{self, LaunchPlan};
+use crate::install::store::Store;
+
+/// A refusal or failure with its stable `service.*` code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceFailure {
+    pub code: &'static str,
+    pub message: String,
+    /// Worth trying again (a timeout, the restart backoff, an exit).
+    pub retryable: bool,
+}
+
+impl ServiceFailure {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        ServiceFailure {
+            code,
+            message: message.into(),
+            retryable: false,
+        }
+    }
+}
+
+impl ServiceFailure {
+    /// The CLI's and host API's error: `service.not_declared`, `service.call_failed` (the call
+    /// reached the service) or `service.cannot_run`, with the `service.*` cause.
+    pub fn host_error(&self) -> HostError {
+        let code = match self.code {
+            "service.not_declared" => ErrorCode::ServiceNotDeclared,
+            "service.timeout"
+            | "service.exited"
+            | "service.protocol"
+            | "service.error"
+            | "service.start_failed" => ErrorCode::ServiceCallFailed,
+            _ => ErrorCode::ServiceCannotRun,
+        };
+        HostError::new(code, self.message.clone())
+            .with("cause", self.code)
+            .with("retryable", if self.retryable { "true" } else { "false" })
+    }
+}
+
+/// Method names nobody but the host may send to a service: its lifecycle and notifications,
+/// and the `lime.*` names that flow the other way.
+pub fn reserved_method(method: &str) -> bool {
+    matches!(method, "initialize" | "shutdown" | "exit")
+        || method.starts_with("$/")
+        || method.starts_with("lime.")
+}
+
+impl From<SandboxError> for ServiceFailure {
+    fn from(e: SandboxError) -> Self {
+        let retryable = matches!(
+            e,
+            SandboxError::Timeout | SandboxError::Backoff | SandboxError::Exited(_)
+        );
+        ServiceFailure {
+            code: e.code(),
+            message: e.to_string().chars().take(1024).collect(),
+            retryable,
+        }
+    }
+}
+
+/// One service as the CLI and the host UI show it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceStatus {
+    pub key: String,
+    pub required: bool,
+    /// `running`, `stopped`, `degraded` (crashed recently), `blocked` (crash loop, or cannot run
+    /// here: `code` says why).
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Starts after the first one in this host process.
+    pub restarts: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_exit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_stop: Option<String>,
+    pub protocol: String,
+}
+
+/// A slot, the package it runs, and its stats (read without waiting for an in-flight call).
+#[derive(Clone)]
+struct Held {
+    package_hash: String,
+    slot: Arc<Mutex<Slot>>,
+    stats: Arc<Mutex<super::slot::Stats>>,
+}
+
+type Slots = BTreeMap<ServiceId, Held>;
+
+pub struct ServiceHost {
+    data: DataDir,
+    back: BackCalls,
+    idle: Mutex<Duration>,
+    slots: Mutex<Slots>,
+}
+
+type Registry = Mutex<BTreeMap<PathBuf, Weak<ServiceHost>>>;
+
+fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The idle time before a service is stopped: `APPHOST_SERVICE_IDLE_SECS`, else 5 minutes.
+fn default_idle() -> Duration {
+    std::env::var("APPHOST_SERVICE_IDLE_SECS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(Duration::from_secs(300), Duration::from_secs)
+}
+
+impl ServiceHost {
+    /// The process's service host of `data`, made on first use (with `back` answering the
+    /// services' own calls); every session of the process shares it.
+    pub fn for_data_dir(data: &DataDir, back: BackCalls) -> Arc<ServiceHost> {
+        let mut reg = lock(registry());
+        if let Some(h) = reg.get(data.root()).and_then(Weak::upgrade) {
+            return h;
+        }
+        let host = Arc::new(ServiceHost {
+            data: data.clone(),
+            back,
+            idle: Mutex::new(default_idle()),
+            slots: Mutex::new(BTreeMap::new()),
+        });
+        reg.insert(data.root().to_owned(), Arc::downgrade(&host));
+        service_health::on_app_leaving(|root, app, reason| {
+            if let Some(h) = ServiceHost::existing(root) {
+                h.stop_app(app, reason, reason == "uninstalled");
+            }
+        });
+        reg.retain(|_, w| w.strong_count() > 0);
+        spawn_idle_ticker(Arc::downgrade(&host));
+        host
+    }
+
+    /// The process's service host of `data` if one is running.
+    pub fn existing(data: &std::path::Path) -> Option<Arc<ServiceHost>> {
+        lock(registry()).get(data).and_then(Weak::upgrade)
+    }
+
+    /// Stop services idle longer than `idle` (applies to services started from now on).
+    pub fn set_idle(&self, idle: Duration) {
+        *lock(&self.idle) = idle;
+    }
+
+    fn tick(&self) {
+        let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
+        for h in slots {
+            if let Ok(mut s) = h.slot.try_lock() {
+                s.sup.tick();
+            }
+        }
+    }
+
+    /// The slot of `app`'s `key` at its active version, made (or remade after an update).
+    fn slot(&self, store: &Store, id: &ServiceId) -> Result<Arc<Mutex<Slot>>, ServiceFailure> {
+        let active = store
+            .active_app(&id.app)
+            .map_err(|e| ServiceFailure::new("service.not_found", e.message))?;
+        if !active.enabled {
+            return Err(ServiceFailure::new(
+                "service.app_disabled",
+                format!("{} is disabled", id.app),
+            ));
+        }
+        if let Some(h) = lock(&self.slots).get(id) {
+            if h.package_hash == active.package_hash {
+                return Ok(h.slot.clone());
+            }
+        }
+        let plan = self.plan(store, &active, &id.key)?;
+        let facts = service_launch::probe_host();
+        if let Some(missing) = facts.sandbox_missing {
+            return Err(ServiceFailure::new("service.sandbox_unavailable", missing));
+        }
+        if let Some(r) = plan
+            .runtime
+            .as_ref()
+            .filter(|r| !facts.runtimes.contains(*r))
+        {
+            return Err(ServiceFailure::new(
+                "service.runtime_unavailable",
+                format!("{r} is not installed"),
+            ));
+        }
+        let shim = service_launch::shim_path().ok_or_else(|| {
+            ServiceFailure::new(
+                "service.sandbox_unavailable",
+                "apphost-service-shim missing",
+            )
+        })?;
+        let package_dir =
+            super::package::layout(store, &id.app, &active.version, &active.package_hash)
+                .map_err(|m| ServiceFailure::new("service.start_failed", m))?;
+        let area = runtime_core::app_area::AppArea::open(&self.data.apps_data().join(&id.app))
+            .map_err(|e| ServiceFailure::new("service.start_failed", e.to_string()))?;
+        let paths = area
+            .service_paths(&id.key)
+            .map_err(|e| ServiceFailure::new("service.start_failed", e.to_string()))?;
+        let made = Slot::new(SlotInput {
+            data: &self.data,
+            id,
+            version: &active.version,
+            plan: &plan,
+            package_dir,
+            service_dir: paths.service_dir,
+            log_file: paths.log_file,
+            shim,
+            idle: *lock(&self.idle),
+            back: self.back.clone(),
+        });
+        let held = Held {
+            package_hash: active.package_hash.clone(),
+            stats: made.stats.clone(),
+            slot: Arc::new(Mutex::new(made)),
+        };
+        let slot = held.slot.clone();
+        // An older version's slot (update, rollback) is dropped: its process is stopped.
+        if let Some(old) = lock(&self.slots).insert(id.clone(), held) {
+            lock(&old.slot).sup.stop("updated");
+        }
+        Ok(slot)
+    }
+
+    fn plan(
+        &self,
+        store: &Store,
+        active: &crate::install::store::ActiveApp,
+        key: &str,
+    ) -> Result<LaunchPlan, ServiceFailure> {
+        let v = active.manifest.view();
+        let Some(s) = v.services().find(|s| s.key() == Some(key)) else {
+            return Err(ServiceFailure::new(
+                "service.not_declared",
+                format!("{} declares no service {key}", active.name),
+            ));
+        };
+        let paths = store
+            .package_paths(&active.name, &active.version)
+            .map_err(|e| ServiceFailure::new("service.start_failed", e.message))?;
+        let has_path = |p: &str| paths.binary_search_by(|x| x.as_str().cmp(p)).is_ok();
+        let server_assisted = v
+            .list(crate::install::manifest::Key::RuntimeTargets)
+            .iter()
+            .any(|t| t.as_str() == Some("server-assisted"));
+        service_launch::plan(s, &has_path, server_assisted)
+            .map_err(|r| ServiceFailure::new(r.code, r.why))
+    }
+
+    /// Records the supervisor's health for readiness.
+    fn publish_health(&self, id: &ServiceId, slot: &Slot) {
+        let h = match slot.sup.health() {
+            Health::Ready => None,
+            Health::Degraded(why) => Some((false, why)),
+            Health::Blocked(why) => Some((true, why)),
+        };
+        service_health::set(self.data.root(), &id.app, &id.key, h);
+    }
+
+    /// Calls `method` on `app`'s service `key`, starting it on demand.
+    pub fn call(
+        &self,
+        store: &Store,
+        id: &ServiceId,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ServiceFailure> {
+        let slot = self.slot(store, id)?;
+        let mut s = lock(&slot);
+        let out = s.sup.call(method, params);
+        self.publish_health(id, &s);
+        out.map_err(ServiceFailure::from)
+    }
+
+    /// A call on the host's own behalf (the CLI, the host UI): audited `service.call` with who
+    /// asked, then [`ServiceHost::call`].
+    pub fn call_as(
+        &self,
+        store: &Store,
+        id: &ServiceId,
+        method: &str,
+        params: Value,
+        by: &str,
+    ) -> Result<Value, ServiceFailure> {
+        if reserved_method(method) || method.is_empty() || method.len() > 128 {
+            return Err(ServiceFailure::new(
+                "service.invalid_spec",
+                format!("{method:?} is not a method callers may send"),
+            ));
+        }
+        let details = serde_json::json!({"service": id.key, "method": method, "by": by});
+        store
+            .record_audit("service.call", Some(&id.app), None, &details)
+            .map_err(|e| ServiceFailure::new("service.start_failed", e.message))?;
+        self.call(store, id, method, params)
+    }
+
+    /// Starts `app`'s service `key` now (the app opened, or the user asked).
+    pub fn start(&self, store: &Store, id: &ServiceId) -> Result<(), ServiceFailure> {
+        let slot = self.slot(store, id)?;
+        let mut s = lock(&slot);
+        let out = s.sup.start();
+        self.publish_health(id, &s);
+        out.map_err(ServiceFailure::from)
+    }
+
+    /// Stops one service (`user`); a user stop also clears a crash loop.
+    pub fn stop(&self, id: &ServiceId, reason: &str) -> bool {
+        let held = lock(&self.slots).get(id).cloned();
+        let Some(held) = held else { return false };
+        let mut s = lock(&held.slot);
+        let was = s.sup.is_running();
+        s.sup.stop(reason);
+        if reason == "user" {
+            s.sup.reset();
+            self.publish_health(id, &s);
+        }
+        was
+    }
+
+    /// Stops every service of `app` (`app-closed`, `disabled`); with `forget` (uninstall) its
+    /// slots, health and package layout go too.
+    pub fn stop_app(&self, app: &str, reason: &str, forget: bool) {
+        let mine: Vec<(ServiceId, Held)> = {
+            let mut slots = lock(&self.slots);
+            let ids: Vec<ServiceId> = slots.keys().filter(|k| k.app == app).cloned().collect();
+            ids.into_iter()
+                .filter_map(|id| {
+                    let s = if forget {
+                        slots.remove(&id)
+                    } else {
+                        slots.get(&id).cloned()
+                    };
+                    s.map(|s| (id, s))
+                })
+                .collect()
+        };
+        for (_, held) in mine {
+            lock(&held.slot).sup.stop(reason);
+        }
+        if forget {
+            service_health::clear_app(self.data.root(), app);
+            super::package::remove_app(&self.data, app);
+        }
+    }
+
+    /// The app closed, or was disabled, updated or uninstalled (the session's mounts of it
+    /// ended): its services stop; when it is no longer installed, its slots, health and
+    /// package layout are forgotten too.
+    pub fn close_app(&self, app: &str) {
+        let gone = Store::open_for_calls(&self.data)
+            .map(|s| s.active_app(app).is_err())
+            .unwrap_or(false);
+        let reason = if gone { "uninstalled" } else { "app-closed" };
+        self.stop_app(app, reason, gone);
+    }
+
+    /// Every declared service of `app` with its state.
+    pub fn list(&self, store: &Store, app: &str) -> Result<Vec<ServiceStatus>, ServiceFailure> {
+        let active = store
+            .active_app(app)
+            .map_err(|e| ServiceFailure::new("service.not_found", e.message))?;
+        let mut out = Vec::new();
+        for s in active.manifest.view().services() {
+            let key = s.key().unwrap_or("service").to_owned();
+            let id = ServiceId {
+                app: app.to_owned(),
+                key: key.clone(),
+            };
+            let mut st = ServiceStatus {
+                key: key.clone(),
+                required: s.required(),
+                state: "stopped".into(),
+                code: None,
+                reason: None,
+                pid: None,
+                restarts: 0,
+                last_exit: None,
+                last_stop: None,
+                protocol: s.protocol().unwrap_or("stdio-jsonrpc").to_owned(),
+            };
+            if let Err(f) = self.plan(store, &active, &key) {
+                st.state = "blocked".into();
+                st.code = Some(f.code.into());
+                st.reason = Some(f.message);
+            }
+            let held = lock(&self.slots).get(&id).cloned();
+            if let Some(held) = held {
+                let stats = lock(&held.stats).clone();
+                st.restarts = stats.starts.saturating_sub(1);
+                st.last_exit = stats.last_exit;
+                st.last_stop = stats.last_stop;
+                let Ok(s) = held.slot.try_lock() else {
+                    // inside a call
+                    st.state = "running".into();
+                    st.pid = stats.pid;
+                    out.push(st);
+                    continue;
+                };
+                match s.sup.health() {
+                    Health::Blocked(why) => {
+                        st.state = "blocked".into();
+                        st.code = Some("service.crash_loop".into());
+                        st.reason = Some(why);
+                    }
+                    Health::Degraded(why) if !s.sup.is_running() => {
+                        st.state = "degraded".into();
+                        st.reason = Some(why);
+                    }
+                    _ if s.sup.is_running() => {
+                        st.state = "running".into();
+                        st.pid = stats.pid;
+                    }
+                    _ => {}
+                }
+            }
+            out.push(st);
+        }
+        Ok(out)
+    }
+
+    /// The service's log: the persisted file and the running process's stderr ring, at most the
+    /// last `max_bytes`.
+    pub fn logs(&self, id: &ServiceId, max_bytes: usize) -> String {
+        let held = lock(&self.slots).get(id).cloned();
+        let text = match held.map(|h| h.slot) {
+            Some(slot) => match slot.try_lock() {
+                Ok(s) => s.sup.logs(),
+                Err(_) => read_log_file(&self.data, id),
+            },
+            None => read_log_file(&self.data, id),
+        };
+        tail(&text, max_bytes)
+    }
+}
+
+/// The persisted log of a service no supervisor of this process holds.
+pub fn read_log_file(data: &DataDir, id: &ServiceId) -> String {
+    let Ok(Some(area)) =
+        runtime_core::app_area::AppArea::open_existing(&data.apps_data().join(&id.app))
+    else {
+        return String::new();
+    };
+    area.service_log(&id.key)
+        .and_then(|p| {
+            use std::io::Read;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+                .open(p)
+                .ok()?;
+            let mut out = Vec::new();
+            f.take(4 << 20).read_to_end(&mut out).ok()?;
+            Some(String::from_utf8_lossy(&out).into_owned())
+        })
+        .unwrap_or_default()
+}
+
+use std::os::unix::fs::OpenOptionsExt;
+
+fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_owned()
+}
+
+fn spawn_idle_ticker(host: Weak<ServiceHost>) {
+    let _ = std::thread::Builder::new()
+        .name("apphost-service-idle".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(500));
+            match host.upgrade() {
+                Some(h) => h.tick(),
+                None => return,
+            }
+        });
+}
+
+impl Drop for ServiceHost {
+    fn drop(&mut self) {
+        for held in lock(&self.slots).values() {
+            lock(&held.slot).sup.stop("host-exit");
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! App-owned backend services under host supervision (issue 24; docs/services.md).
+//!
+//! One [`ServiceHost`] per data directory in a process ([`ServiceHost::for_data_dir`]), shared
+//! by every session of that process (the window, `apphost serve`, the CLI): it starts an app's
+//! declared `client-local` `stdio-jsonrpc` service on its first call (or [`ServiceHost::start`]
+//! when the app opens), stops it when idle (default 5 min, `APPHOST_SERVICE_IDLE_SECS`) and
+//! when the app closes, is disabled or uninstalled; restarts after a crash with backoff; a
+//! crash loop shows in readiness (`foundation/service_health.rs`). The sandbox, channel and
+//! supervisor are `crates/service-sandbox`; what runs is `install::service_launch::plan`, the
+//! same plan readiness checks. The service's own `lime.*` requests are answered by the
+//! [`BackCalls`] the session gives (`capability/services/app_services.rs`: the choke point,
+//! with the service as the caller), so this module knows nothing of capabilities.
+
+mod host;
+mod id;
+pub mod package;
+mod slot;
+
+pub use host::{
+    read_log_file, reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId,
+    ServiceStatus,
+};

@@ -1,0 +1,124 @@
+//! One declared service of one app version: its supervisor and what the host UI shows of it
+//! (state, restarts, last exit), fed by the supervisor's audit sink, which also writes every
+//! start, stop, crash, limit hit and refusal to the audit log.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use service_sandbox::{AuditEvent, Limits, Policy, ServiceSpec, Supervisor};
+
+use super::id::{BackCalls, ServiceId};
+use crate::foundation::paths::DataDir;
+use crate::install::service_launch::LaunchPlan;
+use crate::install::store::Store;
+
+/// What the sink saw, for the host UI.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub starts: u32,
+    pub last_exit: Option<String>,
+    pub last_stop: Option<String>,
+    pub pid: Option<u32>,
+}
+
+pub struct Slot {
+    pub sup: Supervisor,
+    pub stats: Arc<Mutex<Stats>>,
+}
+
+pub struct SlotInput<'a> {
+    pub data: &'a DataDir,
+    pub id: &'a ServiceId,
+    pub version: &'a str,
+    pub plan: &'a LaunchPlan,
+    pub package_dir: std::path::PathBuf,
+    pub service_dir: std::path::PathBuf,
+    pub log_file: std::path::PathBuf,
+    pub shim: std::path::PathBuf,
+    pub idle: Duration,
+    pub back: BackCalls,
+}
+
+impl Slot {
+    pub fn new(i: SlotInput<'_>) -> Slot {
+        let spec = ServiceSpec {
+            package_dir: i.package_dir,
+            service_dir: i.service_dir,
+            program: i.plan.program.clone(),
+            network: i.plan.network,
+            limits: Limits {
+                address_space: i.plan.memory_mb.saturating_mul(1 << 20).max(256 << 20),
+                ..Limits::default()
+            },
+            shim: i.shim,
+            bwrap: std::path::PathBuf::new(),
+        };
+        let mut policy = Policy {
+            idle_after: i.idle,
+            call_timeout: Duration::from_millis(i.plan.timeout_ms),
+            ..Policy::default()
+        };
+        // The first restart's delay (doubling up to 60 s); tests shorten it.
+        if let Some(ms) = std::env::var("APPHOST_SERVICE_BACKOFF_MS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            policy.backoff_base = Duration::from_millis(ms);
+        }
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let back = i.back.clone();
+        let (data, id) = (i.data.clone(), i.id.clone());
+        let handler_id = id.clone();
+        let handler = Box::new(move || back(&data, &handler_id));
+        let sink = audit_sink(i.data.clone(), id, i.version.to_owned(), stats.clone());
+        Slot {
+            sup: Supervisor::new(spec, policy, i.log_file, handler, sink),
+            stats,
+        }
+    }
+}
+
+/// The supervisor's audit sink: one `service.*` audit record per event, on its own connection.
+fn audit_sink(
+    data: DataDir,
+    id: ServiceId,
+    version: String,
+    stats: Arc<Mutex<Stats>>,
+) -> Box<dyn FnMut(AuditEvent) + Send> {
+    let mut store: Option<Store> = None;
+    Box::new(move |event| {
+        let (action, details) = {
+            let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+            match &event {
+                AuditEvent::Started { pid } => {
+                    s.starts += 1;
+                    s.pid = Some(*pid);
+                    ("service.start", json!({"pid": pid}))
+                }
+                AuditEvent::Stopped { reason } => {
+                    s.pid = None;
+                    s.last_stop = Some(reason.clone());
+                    ("service.stop", json!({"reason": reason}))
+                }
+                AuditEvent::Crashed { status } => {
+                    s.pid = None;
+                    s.last_exit = Some(status.chars().take(300).collect());
+                    ("service.crash", json!({"status": status}))
+                }
+                AuditEvent::LimitHit { what } => ("service.limit", json!({"limit": what})),
+                AuditEvent::Refused { code } => ("service.refused", json!({"code": code})),
+            }
+        };
+        if store.is_none() {
+            store = Store::open_for_calls(&data).ok();
+        }
+        let mut details = details;
+        details["service"] = json!(id.key);
+        if let Some(st) = &store {
+            if let Err(e) = st.record_audit(action, Some(&id.app), Some(&version), &details) {
+                tracing::warn!(error = %e.message, "cannot audit a service event");
+            }
+        }
+    })
+}

@@ -1,0 +1,116 @@
+//! `services[]`: whether each declared backend service can run here. The plan comes from the
+//! manifest alone (`install::service_launch::plan`); then the host facts
+//! ([`ServiceFacts`](super::ServiceFacts)): every sandbox layer present (else `blocked` with a
+//! setup action naming the missing one), the interpreter present, and the supervisor's health
+//! (a crash loop blocks a required service and degrades an optional one; a recent crash
+//! degrades). An entry bound to a service (`service:`) shares its outcome.
+
+use super::{Ctx, Outcome};
+use crate::install::service_launch::{plan, Refusal};
+
+fn failing(required: bool) -> Outcome {
+    if required {
+        Outcome::Blocked
+    } else {
+        Outcome::Degraded
+    }
+}
+
+pub(super) fn services(cx: &mut Ctx) {
+    let v = cx.m.view();
+    let server_assisted = v
+        .list(crate::install::manifest::Key::RuntimeTargets)
+        .iter()
+        .any(|t| t.as_str() == Some("server-assisted"));
+    let mut outcomes = Vec::new();
+    for s in v.services() {
+        let key = s.key().unwrap_or("service").to_owned();
+        let req = s.required();
+        let has_path = |p: &str| cx.has_path(p);
+        let planned = plan(s, &has_path, server_assisted);
+        let facts = &cx.state.services;
+        let (outcome, code, message, action) = match planned {
+            Err(Refusal { code, why }) => (
+                failing(req),
+                Some(code),
+                format!("service {key} cannot run: {why}"),
+                None,
+            ),
+            Ok(_) if facts.sandbox_missing.is_some() => {
+                let what = facts.sandbox_missing.clone().unwrap_or_default();
+                (
+                    failing(req),
+                    Some("service.sandbox_unavailable"),
+                    format!("service {key} cannot start: the sandbox needs {what}"),
+                    Some(("Set up the service sandbox".to_owned(), what)),
+                )
+            }
+            Ok(p)
+                if p.runtime
+                    .as_ref()
+                    .is_some_and(|r| !facts.runtimes.contains(r)) =>
+            {
+                let r = p.runtime.unwrap_or_default();
+                (
+                    failing(req),
+                    Some("service.runtime_unavailable"),
+                    format!("service {key} needs {r}, which is not installed"),
+                    Some((format!("Install {r}"), r)),
+                )
+            }
+            Ok(_) => match facts.health.get(&key) {
+                Some((true, why)) => (
+                    failing(req),
+                    Some("service.crash_loop"),
+                    format!("service {key} is stopped after a crash loop: {why}"),
+                    None,
+                ),
+                Some((false, why)) => (
+                    Outcome::Degraded,
+                    Some("service.exited"),
+                    format!("service {key} crashed recently: {why}"),
+                    None,
+                ),
+                None => (Outcome::Pass, None, format!("service {key} is ready"), None),
+            },
+        };
+        let c = cx.push("service", key.clone(), req, outcome, message);
+        c.code = code;
+        if let Some((title, target)) = action {
+            c.setup_action = super::action(&key, title, "service-setup", Some(target.clone()));
+            if let Some(a) = c.setup_action.as_mut() {
+                a.description = Some(format!("missing on this host: {target}"));
+            }
+        }
+        if outcome != Outcome::Pass {
+            c.remediation = Some(if req {
+                "fix what the check names, then reopen the app".into()
+            } else {
+                "the app runs without it, with reduced features".into()
+            });
+        }
+        outcomes.push((key, outcome, code));
+    }
+    for e in v.entries() {
+        let Some(service) = e.service() else { continue };
+        let entry = e.label("entry").to_owned();
+        let (outcome, code) = outcomes.iter().find(|(k, _, _)| k == service).map_or(
+            (Outcome::Blocked, Some("service.not_declared")),
+            |(_, o, c)| (*o, *c),
+        );
+        // The entry's work has nothing to run on unless the service can start (a recent crash
+        // only degrades it: the supervisor restarts the service).
+        let outcome = match (outcome, code) {
+            (Outcome::Pass, _) | (_, Some("service.exited")) => outcome,
+            _ => Outcome::Blocked,
+        };
+        let message = if outcome == Outcome::Pass {
+            format!("entry {entry} runs on service {service}, which is ready")
+        } else {
+            format!("entry {entry} runs on service {service}, which cannot run")
+        };
+        let c = cx.push("service", service, true, outcome, message);
+        c.code = code;
+        c.entry = Some(entry);
+    }
+}

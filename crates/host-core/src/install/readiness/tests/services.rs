@@ -1,0 +1,137 @@
+//! Backend services: `ready` when the plan runs here and the host has every sandbox layer and
+//! the interpreter; each missing piece blocks (required) or degrades (optional) with a stable
+//! code and, for a host gap, a setup action naming it.
+
+use super::*;
+
+const PY: &str = "services:\n  - {key: parser, kind: app-backend, executionPlane: client-local, protocol: stdio-jsonrpc, command: [python3, svc/main.py], required: true}\n";
+const FILES: &[(&str, &str)] = &[("svc/main.py", "print(1)")];
+
+fn host(sandbox_missing: Option<&str>, runtimes: &[&str]) -> HostState {
+    let mut s = HostState::preview(now());
+    s.services = ServiceFacts {
+        sandbox_missing: sandbox_missing.map(str::to_owned),
+        runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
+        health: Default::default(),
+    };
+    s
+}
+
+fn service_check(r: &Report) -> &Check {
+    r.checks
+        .iter()
+        .find(|c| c.kind == "service" && c.entry.is_none())
+        .unwrap()
+}
+
+#[test]
+fn a_stdio_service_is_ready_with_the_sandbox_and_its_interpreter() {
+    let r = run(
+        PY,
+        FILES,
+        &HostProfile::current(),
+        &host(None, &["/usr/bin/python3"]),
+    );
+    let c = service_check(&r);
+    assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
+    assert_eq!(r.status, Status::Ready);
+}
+
+#[test]
+fn a_missing_layer_blocks_with_a_setup_action_naming_it() {
+    let state = host(Some("Landlock ABI 1 < 3"), &["/usr/bin/python3"]);
+    let r = run(PY, FILES, &HostProfile::current(), &state);
+    let c = service_check(&r);
+    assert_eq!(c.code, Some("service.sandbox_unavailable"));
+    assert_eq!(r.status, Status::Blocked);
+    let a = c.setup_action.as_ref().unwrap();
+    assert_eq!(a.target.as_deref(), Some("Landlock ABI 1 < 3"));
+    assert_eq!(a.kind, "service-setup");
+}
+
+#[test]
+fn a_missing_interpreter_blocks_a_required_service_and_degrades_an_optional_one() {
+    let r = run(PY, FILES, &HostProfile::current(), &host(None, &[]));
+    assert_eq!(service_check(&r).code, Some("service.runtime_unavailable"));
+    assert_eq!(r.status, Status::Blocked);
+    let optional = PY.replace("required: true", "required: false");
+    let r = run(&optional, FILES, &HostProfile::current(), &host(None, &[]));
+    assert_eq!(r.status, Status::ReadyDegraded);
+}
+
+#[test]
+fn a_crash_loop_blocks_a_required_service_and_a_recent_crash_degrades() {
+    let mut state = host(None, &["/usr/bin/python3"]);
+    state
+        .services
+        .health
+        .insert("parser".into(), (true, "5 crashes".into()));
+    let r = run(PY, FILES, &HostProfile::current(), &state);
+    assert_eq!(service_check(&r).code, Some("service.crash_loop"));
+    assert_eq!(r.status, Status::Blocked);
+    state
+        .services
+        .health
+        .insert("parser".into(), (false, "1 crash".into()));
+    let r = run(PY, FILES, &HostProfile::current(), &state);
+    assert_eq!(r.status, Status::ReadyDegraded);
+}
+
+#[test]
+fn wasm_local_http_and_remote_services_stay_blocked_with_their_reasons() {
+    let ok = host(None, &["/usr/bin/python3"]);
+    for (edit, code) in [
+        ("protocol: wasm", "service.runtime_unavailable"),
+        ("protocol: local-http", "service.runtime_unavailable"),
+        ("executionPlane: cloud-remote", "service.remote_not_allowed"),
+        ("protocol: remote-http", "service.remote_not_allowed"),
+    ] {
+        let front = PY
+            .replace("protocol: stdio-jsonrpc", "protocol: PROTO")
+            .replace("executionPlane: client-local", "executionPlane: PLANE");
+        let front = if edit.starts_with("protocol") {
+            front
+                .replace("protocol: PROTO", edit)
+                .replace("executionPlane: PLANE", "executionPlane: client-local")
+        } else {
+            front
+                .replace("executionPlane: PLANE", edit)
+                .replace("protocol: PROTO", "protocol: stdio-jsonrpc")
+        };
+        let r = run(&front, FILES, &HostProfile::current(), &ok);
+        assert_eq!(service_check(&r).code, Some(code), "{edit}");
+        assert_eq!(r.status, Status::Blocked, "{edit}");
+    }
+    // Declared server-assisted with an endpoint: still blocked, host policy allows no remote.
+    let front = format!(
+        "runtimeTargets: [local, server-assisted]\n{}",
+        PY.replace(
+            "executionPlane: client-local",
+            "executionPlane: cloud-remote, endpoint: \"https://api.example.com\""
+        )
+    );
+    let r = run(&front, FILES, &HostProfile::current(), &ok);
+    let c = service_check(&r);
+    assert_eq!(c.code, Some("service.remote_not_allowed"));
+    assert!(c.message.contains("policy"), "{}", c.message);
+}
+
+#[test]
+fn a_command_outside_the_package_or_with_odd_arguments_is_refused() {
+    let ok = host(None, &["/usr/bin/python3", "/usr/bin/node"]);
+    for cmd in [
+        "[bash, -c, evil]",
+        "[python3, ../../etc/passwd]",
+        "[python3, /etc/passwd]",
+        "[python3, \"svc/main.py; rm -rf /\"]",
+        "[svc/missing]",
+    ] {
+        let front = PY.replace("[python3, svc/main.py]", cmd);
+        let r = run(&front, FILES, &HostProfile::current(), &ok);
+        assert_eq!(
+            service_check(&r).code,
+            Some("service.invalid_spec"),
+            "{cmd}"
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! Shared setup of the backend-service tests: a data dir with an app installed, a frame's
+//! caller and call through the choke point, and the relay fixture whose service does what the
+//! test tells it (call the host, hang, exit, flood).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use host_core::foundation::paths::DataDir;
+use host_core::foundation::profile::HostProfile;
+use host_core::hosting::capability::call::{Call, Caller};
+use host_core::hosting::capability::dispatch::{dispatch, CallError, SessionAnswers, Verdict};
+use host_core::hosting::capability::services::Services;
+use host_core::install::store::Store;
+use serde_json::{json, Map, Value};
+
+use crate::support::{copy_dir, install, repo_root};
+
+/// The in-sandbox shim next to the test binary (`cargo build -p service-sandbox --bins`).
+pub fn require_shim() {
+    std::env::set_var("APPHOST_SERVICE_BACKOFF_MS", "50");
+    assert!(
+        host_core::install::service_launch::shim_path().is_some(),
+        "build the sandbox shim first: cargo build -p service-sandbox --bin apphost-service-shim"
+    );
+}
+
+pub struct Host {
+    pub tmp: tempfile::TempDir,
+    pub dir: DataDir,
+    pub store: Store,
+    pub services: Services,
+}
+
+impl Host {
+    pub fn with(apps: &[PathBuf]) -> Host {
+        require_shim();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::at(tmp.path().join("data"));
+        for a in apps {
+            install(&dir, a);
+        }
+        let store = Store::open_for_calls(&dir).unwrap();
+        let services = Services::new(dir.apps_data());
+        Host {
+            tmp,
+            dir,
+            store,
+            services,
+        }
+    }
+
+    /// A call from `app`'s frame `entry` through the choke point and the services.
+    pub fn frame_call(
+        &mut self,
+        app: &str,
+        entry: &str,
+        capability: &str,
+        method: &str,
+        args: Value,
+    ) -> Result<Value, CallError> {
+        let active = self.store.active_app(app).unwrap();
+        let caller = Caller {
+            app_id: app.into(),
+            entry_key: entry.into(),
+            version: active.version,
+            session_id: "mount-test".into(),
+            package_hash: active.package_hash,
+            manifest_hash: active.manifest_hash,
+        };
+        let call = Call {
+            request_id: "r1".into(),
+            capability: capability.into(),
+            method: method.into(),
+            args,
+            options: Map::new(),
+        };
+        let profile = HostProfile::current();
+        match dispatch(
+            &self.store,
+            &profile,
+            &caller,
+            &call,
+            "trace_test",
+            &mut SessionAnswers::default(),
+        ) {
+            Verdict::Allowed(p) => self
+                .services
+                .call_with(&self.store, &p, &call.args)
+                .map(|r| r.value),
+            Verdict::Denied(e) => Err(e),
+            Verdict::Ask(q) => panic!("unexpected prompt {q:?}"),
+        }
+    }
+
+    pub fn service(
+        &mut self,
+        app: &str,
+        entry: &str,
+        svc: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        self.frame_call(
+            app,
+            entry,
+            "lime.services",
+            "call",
+            json!({"service": svc, "method": method, "params": params}),
+        )
+    }
+
+    pub fn audit(&self, app: &str) -> Vec<Value> {
+        Store::open(&self.dir)
+            .unwrap()
+            .audit_log(Some(app), 10_000)
+            .unwrap()
+    }
+}
+
+pub fn doc_parser() -> PathBuf {
+    repo_root().join("fixtures/apps/doc-parser")
+}
+
+/// Whether a process with `pid` is alive (not a zombie).
+pub fn alive(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
+}
+
+const RELAY_PY: &str = r#"import json, sys, time, os
+nid = [0]
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def host(method, params, extra=None):
+    nid[0] += 1
+    m = {"jsonrpc": "2.0", "id": "h%d" % nid[0], "method": method, "params": params}
+    m.update(extra or {})
+    send(m)
+    for line in sys.stdin:
+        r = json.loads(line)
+        if r.get("id") == m["id"] and "method" not in r:
+            return r
+for line in sys.stdin:
+    m = json.loads(line)
+    meth, rid, p = m.get("method"), m.get("id"), m.get("params") or {}
+    if meth == "$/cancelRequest":
+        open("/service/cancelled", "a").write(json.dumps(p) + "\n"); continue
+    if rid is None: continue
+    if meth == "initialize": send({"jsonrpc": "2.0", "id": rid, "result": {}}); continue
+    if meth == "relay":
+        send({"jsonrpc": "2.0", "id": rid, "result": host(p["method"], p.get("params"), p.get("extra"))}); continue
+    if meth == "timed":
+        out = []
+        for i in range(p.get("n", 100)):
+            t = time.perf_counter()
+            host(p["method"], p.get("params"))
+            out.append(time.perf_counter() - t)
+        send({"jsonrpc": "2.0", "id": rid, "result": out}); continue
+    if meth == "hang": continue
+    if meth == "die": os._exit(p.get("code", 3))
+    if meth == "flood": sys.stdout.write("x" * (2 << 20)); sys.stdout.flush(); continue
+    if meth == "spam":
+        for i in range(p.get("n", 1000)):
+            send({"jsonrpc": "2.0", "method": "lime.events.publish", "params": {"topic": "t", "payload": i}})
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sent": p.get("n", 1000)}}); continue
+    if meth == "write": open("/service/" + p["name"], "w").write(p.get("text", "x")); send({"jsonrpc": "2.0", "id": rid, "result": True}); continue
+    send({"jsonrpc": "2.0", "id": rid, "result": {"echo": p}})
+"#;
+
+/// An app `name` with a `relay` service (required unless `optional`) and a `page` entry,
+/// declaring lime.storage + lime.services and a granted storage permission.
+pub fn relay_app(tmp: &Path, name: &str, optional: bool) -> PathBuf {
+    let pkg = tmp.join(format!("pkg-{name}"));
+    copy_dir(&doc_parser(), &pkg);
+    std::fs::remove_dir_all(pkg.join("services/parser")).unwrap();
+    std::fs::create_dir_all(pkg.join("services/relay")).unwrap();
+    std::fs::write(pkg.join("services/relay/relay.py"), RELAY_PY).unwrap();
+    let text = std::fs::read_to_string(pkg.join("APP.md"))
+        .unwrap()
+        .replace("name: doc-parser", &format!("name: {name}"))
+        .replace(
+            "  - key: parser\n    kind: app-backend",
+            "  - key: relay\n    kind: app-backend",
+        )
+        .replace("services/parser/parser.py", "services/relay/relay.py")
+        .replace("timeoutMs: 5000", "timeoutMs: 800")
+        .replace(
+            "    required: true\n    requiredCapabilities",
+            if optional {
+                "    required: false\n    requiredCapabilities"
+            } else {
+                "    required: true\n    requiredCapabilities"
+            },
+        );
+    std::fs::write(pkg.join("APP.md"), text).unwrap();
+    pkg
+}

@@ -1,0 +1,221 @@
+//! `apphost services list|start|stop|call|logs`: an app's backend services (issue 24,
+//! docs/services.md). While the window or `apphost serve` runs, the command is handed to it over
+//! its App Server door (`apphost/services.*`), so it sees and drives the services that host
+//! runs; otherwise it runs in this process: `call` starts the service, calls it and stops it
+//! when the command ends (audited `service.call`, `by: cli`), `start` checks that it starts.
+
+use std::time::Duration;
+
+use clap::Subcommand;
+use serde_json::{json, Value};
+
+use super::output;
+use super::workflow_door::{self as door, Handoff};
+use host_core::foundation::error::{ErrorCode, HostError, HostResult};
+use host_core::foundation::paths::DataDir;
+use host_core::hosting::capability::services::Services;
+use host_core::hosting::services::{read_log_file, ServiceId};
+use host_core::install::store::Store;
+
+#[derive(Debug, Subcommand)]
+pub enum ServicesCommand {
+    /// The app's declared services: state, restarts, last exit, why one cannot run.
+    List { app: String },
+    /// Start a service now (and clear a crash loop).
+    Start { app: String, service: String },
+    /// Stop a running service.
+    Stop { app: String, service: String },
+    /// Call a method of the service, as the host's user; params as JSON (default `{}`).
+    Call {
+        app: String,
+        service: String,
+        method: String,
+        params: Option<String>,
+    },
+    /// Print the service's log (its stderr); --follow keeps printing what is added.
+    Logs {
+        app: String,
+        service: String,
+        #[arg(long)]
+        follow: bool,
+    },
+}
+
+fn door_call(dir: &DataDir, method: &str, params: Value) -> HostResult<Option<Value>> {
+    match door::call_method(dir, &format!("apphost/services.{method}"), params)? {
+        Handoff::Done(v) => Ok(Some(v)),
+        Handoff::NoHost => Ok(None),
+        Handoff::Failed(why) => Err(HostError::new(
+            ErrorCode::RuntimeBusy,
+            format!("the running host did not take the command: {why}"),
+        )),
+    }
+}
+
+pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
+    match cmd {
+        ServicesCommand::List { app } => {
+            let v = match door_call(dir, "list", json!({"appId": app}))? {
+                Some(v) => v,
+                None => {
+                    let store = Store::open(dir)?;
+                    let mut services = Services::new(dir.apps_data());
+                    let list = services
+                        .service_host(&store)
+                        .list(&store, &app)
+                        .map_err(|f| f.host_error())?;
+                    serde_json::to_value(list).unwrap_or(Value::Null)
+                }
+            };
+            print_list(&v, json);
+        }
+        ServicesCommand::Start { app, service } => {
+            let args = json!({"appId": app, "service": service});
+            if door_call(dir, "start", args)?.is_none() {
+                let store = Store::open_for_calls(dir)?;
+                let mut services = Services::new(dir.apps_data());
+                let host = services.service_host(&store);
+                host.start(&store, &id(&app, &service))
+                    .map_err(|f| f.host_error())?;
+                output::note(
+                    json,
+                    "no host is running: the service started and stops when this command ends",
+                );
+            }
+            output::done(
+                json,
+                &format!("started {service} of {app}"),
+                &json!({"app": app, "service": service, "started": true}),
+            );
+        }
+        ServicesCommand::Stop { app, service } => {
+            let args = json!({"appId": app, "service": service});
+            let was = door_call(dir, "stop", args)?.and_then(|v| v.as_bool());
+            let was = was.unwrap_or(false);
+            output::done(
+                json,
+                &if was {
+                    format!("stopped {service} of {app}")
+                } else {
+                    format!("{service} of {app} was not running")
+                },
+                &json!({"app": app, "service": service, "wasRunning": was}),
+            );
+        }
+        ServicesCommand::Call {
+            app,
+            service,
+            method,
+            params,
+        } => {
+            let params: Value = match params.as_deref() {
+                None => json!({}),
+                Some(text) => serde_json::from_str(text).map_err(|e| {
+                    HostError::new(
+                        ErrorCode::ServiceCallFailed,
+                        format!("params are not JSON: {e}"),
+                    )
+                    .with("cause", "service.invalid_params")
+                })?,
+            };
+            let args =
+                json!({"appId": app, "service": service, "method": method, "params": params});
+            let v = match door_call(dir, "call", args)? {
+                Some(v) => v,
+                None => {
+                    let store = Store::open_for_calls(dir)?;
+                    let mut services = Services::new(dir.apps_data());
+                    services
+                        .service_host(&store)
+                        .call_as(&store, &id(&app, &service), &method, params, "cli")
+                        .map_err(|f| f.host_error())?
+                }
+            };
+            output::print_json(&v);
+        }
+        ServicesCommand::Logs {
+            app,
+            service,
+            follow,
+        } => logs(dir, &app, &service, follow, json)?,
+    }
+    Ok(0)
+}
+
+fn id(app: &str, service: &str) -> ServiceId {
+    ServiceId {
+        app: app.to_owned(),
+        key: service.to_owned(),
+    }
+}
+
+fn logs(dir: &DataDir, app: &str, service: &str, follow: bool, json: bool) -> HostResult<()> {
+    let args = json!({"appId": app, "service": service});
+    let text = match door_call(dir, "logs", args.clone())? {
+        Some(v) => v["text"].as_str().unwrap_or_default().to_owned(),
+        None => read_log_file(dir, &id(app, service)),
+    };
+    if json && !follow {
+        output::print_json(&json!({"app": app, "service": service, "text": text}));
+        return Ok(());
+    }
+    print!("{text}");
+    if !follow {
+        return Ok(());
+    }
+    // Follow: print what the log gains (from the host's view while one runs, else the file).
+    let mut seen = text;
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = match door_call(dir, "logs", args.clone())? {
+            Some(v) => v["text"].as_str().unwrap_or_default().to_owned(),
+            None => read_log_file(dir, &id(app, service)),
+        };
+        if let Some(new) = now.strip_prefix(seen.as_str()) {
+            print!("{new}");
+        } else if now != seen {
+            print!("{now}");
+        }
+        seen = now;
+    }
+}
+
+fn print_list(v: &Value, json: bool) {
+    if json {
+        output::print_json(v);
+        return;
+    }
+    let Some(items) = v.as_array() else { return };
+    if items.is_empty() {
+        out_line!("no services declared");
+    }
+    for s in items {
+        let mut line = format!(
+            "{:<20} {:<9} {}{}",
+            s["key"].as_str().unwrap_or("?"),
+            s["state"].as_str().unwrap_or("?"),
+            s["protocol"].as_str().unwrap_or(""),
+            if s["required"] == true {
+                ", required"
+            } else {
+                ""
+            }
+        );
+        if let Some(pid) = s["pid"].as_u64() {
+            line.push_str(&format!(", pid {pid}"));
+        }
+        if let Some(n) = s["restarts"].as_u64().filter(|n| *n > 0) {
+            line.push_str(&format!(", {n} restart(s)"));
+        }
+        if let Some(c) = s["code"].as_str() {
+            line.push_str(&format!(
+                "\n    {c}: {}",
+                s["reason"].as_str().unwrap_or("")
+            ));
+        }
+        if let Some(e) = s["lastExit"].as_str() {
+            line.push_str(&format!("\n    last exit: {e}"));
+        }
+        out_line!("{line}");
+    }
+}
