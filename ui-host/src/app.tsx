@@ -133,7 +133,7 @@ export function App(): JSX.Element {
         {/* The list stays mounted (hidden on other pages): its search survives, and the desktop e2e
             reads rows while an app is open. */}
         <div hidden={route.page !== "apps"}>
-          <AppListPage onAdd={() => fileInput.current?.click()} error={loadError} />
+          <AppListPage onAdd={() => fileInput.current?.click()} error={loadError} shown={route.page === "apps"} />
           <PathInstall reviewPath={review.reviewPath} />
         </div>
         {route.page === "app" && <AppDetailPage appId={route.appId} tab={route.tab} />}
