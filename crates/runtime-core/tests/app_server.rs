@@ -247,8 +247,13 @@ async fn a_turn_streams_profile_events_and_reads_back() {
         types[..3],
         ["session.created", "thread.started", "turn.submitted"]
     );
-    // The standard's order: the terminal fact, then `snapshot.updated` for the thread read model.
-    assert_eq!(types[types.len() - 2..], ["turn.completed", "snapshot.updated"]);
+    // The standard's order: the terminal fact, then `snapshot.updated` for the thread read model,
+    // then the thread is idle again.
+    assert_eq!(
+        types[types.len() - 3..],
+        ["turn.completed", "snapshot.updated", "thread.updated"]
+    );
+    assert_eq!(events.last().unwrap()["payload"]["status"], "idle");
     // The prompt text is not in any event.
     assert!(!events.iter().any(|e| e.to_string().contains("say hello")));
     // The second turn sees the first in its context.

@@ -80,12 +80,15 @@ impl Harness {
         step.effects
     }
 
-    /// The turn's terminal fact: the standard puts exactly one `snapshot.updated` after it.
+    /// The turn's terminal fact: `snapshot.updated` (the standard's order) and the thread's
+    /// `thread.updated` back to idle follow it.
     fn terminal(&self) -> Option<&EventDraft> {
-        let [.., terminal, last] = self.events.as_slice() else {
+        let [.., terminal, snapshot, thread] = self.events.as_slice() else {
             return None;
         };
-        (last.kind().as_str() == "snapshot.updated").then_some(terminal)
+        (snapshot.kind().as_str() == "snapshot.updated"
+            && thread.kind().as_str() == "thread.updated")
+            .then_some(terminal)
     }
 
     fn terminal_kind(&self) -> Option<&'static str> {
@@ -157,6 +160,7 @@ fn a_text_answer_completes_the_turn() {
         [
             "turn.submitted",
             "turn.started",
+            "thread.updated",
             "task.created",
             "task.started",
             "routing.single_candidate",
@@ -170,7 +174,8 @@ fn a_text_answer_completes_the_turn() {
             "run.status",
             "task.completed",
             "turn.completed",
-            "snapshot.updated"
+            "snapshot.updated",
+            "thread.updated"
         ]
     );
     // Inputs after the end change nothing.
@@ -507,7 +512,8 @@ fn cancel_records_intent_aborts_the_stream_and_ends_the_turn() {
             "run.status",
             "task.cancelled",
             "turn.failed",
-            "snapshot.updated"
+            "snapshot.updated",
+            "thread.updated"
         ]
     );
     match &h.terminal().unwrap().body {

@@ -39,6 +39,20 @@ pub fn thread_started(scope: Scope) -> EventDraft {
     )
 }
 
+/// `thread.updated {status}`: the thread's status changed (a turn started or ended).
+pub fn thread_updated(scope: Scope, status: ThreadStatus) -> EventDraft {
+    draft(
+        scope,
+        EventBody::Thread(
+            EventType::ThreadUpdated,
+            ThreadPayload {
+                status: some(status),
+                ..Default::default()
+            },
+        ),
+    )
+}
+
 /// What a client gave with a turn beside its text, kept in `turn.submitted` as given.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnGiven {

@@ -41,8 +41,12 @@ wire_enum!(
     SessionStatus { Idle => "idle", }
 );
 wire_enum!(
-    /// `thread.started` / `thread.updated` status.
-    ThreadStatus { Idle => "idle", }
+    /// `thread.started` / `thread.updated` status: a thread is running while one of its turns
+    /// runs, idle otherwise.
+    ThreadStatus {
+        Idle => "idle",
+        Running => "running",
+    }
 );
 wire_enum!(
     /// `turn.submitted` status.
@@ -237,6 +241,7 @@ mod tests {
     wire_str!(
         SessionStatus,
         ThreadStatus,
+        RunPhase,
         SubmitStatus,
         TurnFactStatus,
         TurnEnd,
@@ -259,7 +264,8 @@ mod tests {
     #[test]
     fn status_wire_strings_are_pinned() {
         pin::<SessionStatus>(&["idle"]);
-        pin::<ThreadStatus>(&["idle"]);
+        pin::<ThreadStatus>(&["idle", "running"]);
+        pin::<RunPhase>(&["running", "completed", "failed", "cancelled"]);
         pin::<SubmitStatus>(&["accepted", "queued"]);
         pin::<TurnFactStatus>(&["running", "completed", "failed", "cancelled"]);
         pin::<TurnEnd>(&["failed", "cancelled"]);

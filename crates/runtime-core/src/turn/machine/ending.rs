@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Effect, Phase, Step, TurnMachine};
-use crate::event::facts::{self, ActionStatus, RunPhase, TurnEnd};
+use crate::event::facts::{self, ActionStatus, RunPhase, ThreadStatus, TurnEnd};
 use crate::event::Scope;
 
 /// The code and message of a turn `agentSession/turn/cancel` ended.
@@ -30,6 +30,10 @@ impl TurnMachine {
         ));
         step.events
             .push(facts::snapshot_updated(self.turn_scope(), "completed"));
+        step.events.push(facts::thread_updated(
+            self.thread_scope(),
+            ThreadStatus::Idle,
+        ));
         self.cp.phase = Phase::Finished;
     }
 
@@ -96,6 +100,10 @@ impl TurnMachine {
         ));
         step.events
             .push(facts::snapshot_updated(self.turn_scope(), end.as_str()));
+        step.events.push(facts::thread_updated(
+            self.thread_scope(),
+            ThreadStatus::Idle,
+        ));
         self.cp.phase = Phase::Finished;
     }
 

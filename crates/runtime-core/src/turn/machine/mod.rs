@@ -23,7 +23,7 @@ pub use schema::{check_structured, SCHEMA_PROBLEM_CHARS};
 pub use state::*;
 
 use crate::backend::{BackendError, ChatMessage};
-use crate::event::facts;
+use crate::event::facts::{self, ThreadStatus};
 use crate::event::Scope;
 use crate::ids::*;
 
@@ -98,6 +98,14 @@ impl TurnMachine {
         }
     }
 
+    fn thread_scope(&self) -> Scope {
+        Scope {
+            trace_id: self.cp.spec.trace_id.clone(),
+            request_id: self.cp.spec.request_id.clone(),
+            ..Scope::thread(&self.cp.spec.thread_id)
+        }
+    }
+
     fn task_scope(&self, with_run: bool) -> Scope {
         Scope {
             task_id: Some(self.cp.task_id.clone()),
@@ -147,6 +155,10 @@ impl TurnMachine {
                 }
                 let ts = self.turn_scope();
                 step.events.push(facts::turn_started(ts.clone()));
+                step.events.push(facts::thread_updated(
+                    self.thread_scope(),
+                    ThreadStatus::Running,
+                ));
                 step.events
                     .push(facts::task_created(self.task_scope(false)));
                 step.events
