@@ -103,14 +103,10 @@ pub(super) fn call(
             };
             if services.defers_service_calls() {
                 // The slot is chosen now (it needs the store); the wait happens outside.
-                let prepared = host
-                    .prepare(store, &id)
-                    .map_err(|f| failure(allowed, &f))?;
+                let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
                 let (a, method) = (allowed.clone(), method.to_owned());
                 let work = ServiceWork::new(Box::new(move || {
-                    prepared
-                        .run(&method, params)
-                        .map_err(|f| failure(&a, &f))
+                    prepared.run(&method, params).map_err(|f| failure(&a, &f))
                 }));
                 return Ok(Reply {
                     value: Value::Null,

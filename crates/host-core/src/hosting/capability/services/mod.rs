@@ -210,6 +210,7 @@ impl Services {
                 workflow: None,
                 driver_side: true,
                 service_host: None,
+                defer_service_calls: false,
             }) as Box<dyn StepServices + Send>
         })
     }

@@ -139,7 +139,11 @@ fn a_wasm_service_must_name_a_package_module_and_nothing_else() {
         WASM.replace("entry: svc/t.wasm", "command: [svc/t.wasm, --flag]"),
     ] {
         let r = run(&front, WASM_FILES, &HostProfile::current(), &ok);
-        assert_eq!(service_check(&r).code, Some("service.invalid_spec"), "{front}");
+        assert_eq!(
+            service_check(&r).code,
+            Some("service.invalid_spec"),
+            "{front}"
+        );
         assert_eq!(r.status, Status::Blocked, "{front}");
     }
 }
