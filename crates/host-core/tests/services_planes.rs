@@ -263,6 +263,7 @@ fn a_slow_service_call_in_one_frame_does_not_delay_another_frames_storage_get() 
         json!({"key": "k"}),
     );
     let waited = t.elapsed();
+    eprintln!("frame B waited {waited:?} while A's service call hung");
     assert_eq!(got[0]["message"]["payload"]["value"], 7, "{got}");
     assert!(
         waited < Duration::from_millis(1500),
