@@ -14,7 +14,7 @@ use common::Host;
 use serde_json::{json, Value};
 use service_sandbox::egress::policy::{address_allowed, parse_connect, MAX_HEAD};
 use service_sandbox::egress::{EgressAudit, EgressPolicy, EgressProxy, Refusal};
-use service_sandbox::ServiceProcess;
+use service_sandbox::{Policy, ServiceProcess, Supervisor};
 
 fn policy(domains: &[&str]) -> EgressPolicy {
     let d: Vec<String> = domains.iter().map(|s| s.to_string()).collect();
@@ -272,6 +272,8 @@ for raw in sys.stdin:
     p = req.get("params") or {}
     if req["method"] == "env":
         res = {k: os.environ.get(k) for k in ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"]}
+    elif req["method"] == "initialize":
+        res = {}
     elif req["method"] == "proxied":
         res = proxied(p["target"], p.get("line", "ping"))
     else:
@@ -391,4 +393,33 @@ fn a_service_without_egress_has_no_proxy_and_no_network() {
     let d = call(&mut svc, "direct", json!({"host": "127.0.0.1", "port": 3128}));
     assert_eq!(d["connected"], false, "{d}");
     svc.kill();
+}
+
+#[test]
+fn the_supervisor_gives_a_remote_allowed_service_a_fresh_proxy_per_launch() {
+    let target = echo_server();
+    let audit: Arc<Mutex<Vec<EgressAudit>>> = Arc::default();
+    let sink = audit.clone();
+    let host = Host::setup();
+    std::fs::write(host.package.join("egress_client.py"), CLIENT).unwrap();
+    let spec = host.spec(&["/usr/bin/python3", "/app/egress_client.py"]);
+    let mut sup = Supervisor::new(
+        spec,
+        Policy::default(),
+        host.tmp.path().join("egress.log"),
+        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
+        Box::new(|_| {}),
+    )
+    .with_egress(
+        policy(&["api.example.com"]).with_test_allow(Some(target)),
+        Arc::new(move |a| sink.lock().unwrap().push(a)),
+    );
+    for round in 0..2 {
+        let ok = sup
+            .call("proxied", json!({"target": target.to_string(), "line": round.to_string()}))
+            .unwrap();
+        assert_eq!(ok["reply"], format!("pong:{round}"), "{ok}");
+        sup.stop("test");
+    }
+    assert_eq!(audit.lock().unwrap().len(), 2);
 }
