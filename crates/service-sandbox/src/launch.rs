@@ -225,12 +225,12 @@ pub fn spawn_full(
         listen_raw.is_some(),
         egress_raw.is_some(),
     ))
-        .env_clear()
-        .current_dir("/")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    .env_clear()
+    .current_dir("/")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .process_group(0);
     // SAFETY: only async-signal-safe libc calls on pre-built data, no allocation.
     unsafe {
         cmd.pre_exec(move || {

@@ -26,10 +26,15 @@ fn connect(target: &str) -> Vec<u8> {
 }
 
 fn public(_: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
-    Ok(vec![SocketAddr::new("93.184.216.34".parse().unwrap(), port)])
+    Ok(vec![SocketAddr::new(
+        "93.184.216.34".parse().unwrap(),
+        port,
+    )])
 }
 
-fn resolves_to(ips: &'static [&'static str]) -> impl Fn(&str, u16) -> std::io::Result<Vec<SocketAddr>> {
+fn resolves_to(
+    ips: &'static [&'static str],
+) -> impl Fn(&str, u16) -> std::io::Result<Vec<SocketAddr>> {
     move |_, port| {
         Ok(ips
             .iter()
@@ -87,7 +92,14 @@ fn a_wildcard_entry_covers_subdomains_only() {
 
 #[test]
 fn malformed_declared_entries_never_match_anything() {
-    let p = policy(&["*", "*.com.", "", "exa mple.com", "*.*.example.com", "127.0.0.1"]);
+    let p = policy(&[
+        "*",
+        "*.com.",
+        "",
+        "exa mple.com",
+        "*.*.example.com",
+        "127.0.0.1",
+    ]);
     // "*.com" is a syntactically valid wildcard of a one-label name: dropped (needs 2 labels)
     assert!(p.domains().is_empty(), "{:?}", p.domains());
     assert_eq!(
@@ -228,7 +240,10 @@ fn without_the_users_grant_nothing_is_allowed() {
     );
     let p = EgressPolicy::new(&["api.example.com".to_string()], false)
         .with_test_allow(Some("127.0.0.1:9".parse().unwrap()));
-    assert_eq!(refused(&p, &connect("127.0.0.1:9")), "service.egress_not_granted");
+    assert_eq!(
+        refused(&p, &connect("127.0.0.1:9")),
+        "service.egress_not_granted"
+    );
 }
 
 #[test]
@@ -237,9 +252,18 @@ fn the_test_override_lets_exactly_one_address_through() {
     let p = policy(&[]).with_test_allow(Some(allow));
     let d = p.decide(&connect("127.0.0.1:4567"), public).unwrap();
     assert_eq!(d.addrs, vec![allow]);
-    assert_eq!(refused(&p, &connect("127.0.0.1:4568")), "service.egress_ip_literal");
-    assert_eq!(refused(&p, &connect("localhost:4567")), "service.egress_bad_request");
-    assert_eq!(Refusal::TooManyConnections.code(), "service.egress_too_many_connections");
+    assert_eq!(
+        refused(&p, &connect("127.0.0.1:4568")),
+        "service.egress_ip_literal"
+    );
+    assert_eq!(
+        refused(&p, &connect("localhost:4567")),
+        "service.egress_bad_request"
+    );
+    assert_eq!(
+        Refusal::TooManyConnections.code(),
+        "service.egress_too_many_connections"
+    );
 }
 
 // ---- end to end through the sandbox ----
@@ -272,6 +296,16 @@ for raw in sys.stdin:
     p = req.get("params") or {}
     if req["method"] == "env":
         res = {k: os.environ.get(k) for k in ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"]}
+    elif req["method"] == "many":
+        held, res = [], []
+        for _ in range(p["n"]):
+            s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+            s.sendall(("CONNECT %s HTTP/1.1\r\n\r\n" % p["target"]).encode())
+            f = s.makefile("rb")
+            res.append(f.readline().decode().split(" ")[1])
+            while f.readline().strip():
+                pass
+            held.append((s, f))
     elif req["method"] == "initialize":
         res = {}
     elif req["method"] == "proxied":
@@ -329,12 +363,20 @@ fn a_sandboxed_service_reaches_only_the_allowed_target_through_the_proxy() {
     assert_eq!(env["HTTPS_PROXY"], "http://127.0.0.1:3128");
     assert_eq!(env["NO_PROXY"], "");
 
-    let ok = call(&mut svc, "proxied", json!({"target": target.to_string(), "line": "hi"}));
+    let ok = call(
+        &mut svc,
+        "proxied",
+        json!({"target": target.to_string(), "line": "hi"}),
+    );
     assert_eq!(ok["reply"], "pong:hi", "{ok}");
 
     let no = call(&mut svc, "proxied", json!({"target": other.to_string()}));
     assert_eq!(no["error"], "service.egress_ip_literal", "{no}");
-    let no = call(&mut svc, "proxied", json!({"target": "evil.example.net:443"}));
+    let no = call(
+        &mut svc,
+        "proxied",
+        json!({"target": "evil.example.net:443"}),
+    );
     assert_eq!(no["error"], "service.egress_domain_not_allowed", "{no}");
 
     // the namespace is the sandbox's own: the host's loopback servers and the outside are unreachable
@@ -352,7 +394,10 @@ fn a_sandboxed_service_reaches_only_the_allowed_target_through_the_proxy() {
     assert_eq!(
         log,
         vec![
-            EgressAudit { target: target.to_string(), refused: None },
+            EgressAudit {
+                target: target.to_string(),
+                refused: None
+            },
             EgressAudit {
                 target: other.to_string(),
                 refused: Some("service.egress_ip_literal")
@@ -377,7 +422,10 @@ fn an_ungranted_service_is_refused_and_audited() {
     let mut svc = start_client(&host, &mut proxy);
     let no = call(&mut svc, "proxied", json!({"target": target.to_string()}));
     assert_eq!(no["error"], "service.egress_not_granted", "{no}");
-    assert_eq!(audit.lock().unwrap()[0].refused, Some("service.egress_not_granted"));
+    assert_eq!(
+        audit.lock().unwrap()[0].refused,
+        Some("service.egress_not_granted")
+    );
     svc.kill();
 }
 
@@ -390,7 +438,11 @@ fn a_service_without_egress_has_no_proxy_and_no_network() {
         ServiceProcess::start(&spec, Box::new(|_, _| Err((-32601, "none".into())))).unwrap();
     let env = call(&mut svc, "env", json!({}));
     assert_eq!(env["HTTPS_PROXY"], Value::Null);
-    let d = call(&mut svc, "direct", json!({"host": "127.0.0.1", "port": 3128}));
+    let d = call(
+        &mut svc,
+        "direct",
+        json!({"host": "127.0.0.1", "port": 3128}),
+    );
     assert_eq!(d["connected"], false, "{d}");
     svc.kill();
 }
@@ -416,10 +468,63 @@ fn the_supervisor_gives_a_remote_allowed_service_a_fresh_proxy_per_launch() {
     );
     for round in 0..2 {
         let ok = sup
-            .call("proxied", json!({"target": target.to_string(), "line": round.to_string()}))
+            .call(
+                "proxied",
+                json!({"target": target.to_string(), "line": round.to_string()}),
+            )
             .unwrap();
         assert_eq!(ok["reply"], format!("pong:{round}"), "{ok}");
         sup.stop("test");
     }
     assert_eq!(audit.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn concurrent_tunnels_past_the_cap_are_refused() {
+    let target = echo_server();
+    let audit: Arc<Mutex<Vec<EgressAudit>>> = Arc::default();
+    let sink = audit.clone();
+    let p = policy(&[]).with_test_allow(Some(target));
+    let mut proxy = EgressProxy::start(p, Arc::new(move |a| sink.lock().unwrap().push(a))).unwrap();
+    let host = Host::setup();
+    let mut svc = start_client(&host, &mut proxy);
+    let cap = service_sandbox::egress::MAX_CONNECTIONS;
+    let statuses = call(
+        &mut svc,
+        "many",
+        json!({"target": target.to_string(), "n": cap + 2}),
+    );
+    let statuses: Vec<&str> = statuses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(statuses[..cap], vec!["200"; cap][..], "{statuses:?}");
+    assert_eq!(statuses[cap..], ["429", "429"], "{statuses:?}");
+    let refused: Vec<_> = audit
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.refused)
+        .collect();
+    assert_eq!(refused, vec!["service.egress_too_many_connections"; 2]);
+    svc.kill();
+}
+
+#[test]
+fn the_env_override_is_read_in_debug_builds_and_names_one_exact_address() {
+    std::env::set_var(service_sandbox::egress::TEST_ALLOW_ENV, "127.0.0.1:4999");
+    let p = service_sandbox::egress::policy_from_env(policy(&[]));
+    std::env::remove_var(service_sandbox::egress::TEST_ALLOW_ENV);
+    assert!(p.decide(&connect("127.0.0.1:4999"), public).is_ok());
+    assert_eq!(
+        refused(&p, &connect("127.0.0.1:5000")),
+        "service.egress_ip_literal"
+    );
+    let p = service_sandbox::egress::policy_from_env(policy(&[]));
+    assert_eq!(
+        refused(&p, &connect("127.0.0.1:4999")),
+        "service.egress_ip_literal"
+    );
 }

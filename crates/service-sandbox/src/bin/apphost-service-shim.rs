@@ -14,8 +14,7 @@ use std::os::unix::process::CommandExt;
 
 use landlock::{
     path_beneath_rules, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset,
-    RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, ABI,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, ABI,
 };
 
 const READ_ONLY: &[&str] = &[
@@ -76,7 +75,9 @@ fn main() {
         args.remove(1);
     }
     if args.len() < 3 || args[1] != "--" {
-        eprintln!("apphost-service-shim: usage: shim net|nonet [listen] [egress] -- program args...");
+        eprintln!(
+            "apphost-service-shim: usage: shim net|nonet [listen] [egress] -- program args..."
+        );
         std::process::exit(97);
     }
     let proxy = if egress {
@@ -127,7 +128,10 @@ fn start_forwarder(proxy: std::net::TcpListener) {
     // SAFETY: the shim is single-threaded here; the child only runs plain syscalls and exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        eprintln!("apphost-service-shim: fork: {}", std::io::Error::last_os_error());
+        eprintln!(
+            "apphost-service-shim: fork: {}",
+            std::io::Error::last_os_error()
+        );
         std::process::exit(98);
     }
     if pid > 0 {
@@ -149,7 +153,12 @@ fn start_forwarder(proxy: std::net::TcpListener) {
             libc::dup2(null, fd);
         }
         libc::syscall(libc::SYS_close_range, 4u32, (EGRESS_FD - 1) as u32, 0u32);
-        libc::syscall(libc::SYS_close_range, (EGRESS_FD + 1) as u32, u32::MAX, 0u32);
+        libc::syscall(
+            libc::SYS_close_range,
+            (EGRESS_FD + 1) as u32,
+            u32::MAX,
+            0u32,
+        );
         <std::net::TcpListener as std::os::fd::FromRawFd>::from_raw_fd(3)
     };
     for conn in proxy.incoming() {
