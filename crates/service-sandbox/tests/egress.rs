@@ -306,6 +306,8 @@ for raw in sys.stdin:
             while f.readline().strip():
                 pass
             held.append((s, f))
+    elif req["method"] == "fds":
+        res = sorted(int(f) for f in os.listdir("/proc/self/fd"))
     elif req["method"] == "initialize":
         res = {}
     elif req["method"] == "proxied":
@@ -362,6 +364,11 @@ fn a_sandboxed_service_reaches_only_the_allowed_target_through_the_proxy() {
     let env = call(&mut svc, "env", json!({}));
     assert_eq!(env["HTTPS_PROXY"], "http://127.0.0.1:3128");
     assert_eq!(env["NO_PROXY"], "");
+
+    // the egress socket (fd 6) stays with the forwarder: the service holds stdio only
+    // (+ the descriptor listdir itself opens)
+    let fds = call(&mut svc, "fds", json!({}));
+    assert_eq!(fds, json!([0, 1, 2, 3]), "{fds}");
 
     let ok = call(
         &mut svc,
