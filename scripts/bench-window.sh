@@ -20,6 +20,8 @@
 # RSS and PSS summed over the window and its WebKit processes, 6 s after the last round's paint
 # (after the update check the UI starts 3 s after its first paint).
 # Prints min / median / max per case and the ratios of the medians to the minimal window.
+# BENCH_TRACE=1 also prints, per apphost case, the median time from the spawn to each start-up
+# milestone the window traces (APPHOST_TRACE_START, src-tauri/src/desktop/start_trace.rs).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,11 +67,14 @@ done
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); profile: $PROFILE; runs: $RUNS"
 echo "binaries: apphost-desktop $(( $(stat -c %s "$WORK/bin/apphost-desktop") / 1024 )) KiB, min-window $(( $(stat -c %s "$WORK/bin/min-window") / 1024 )) KiB"
 config=$(python3 - "$WORK/bin" "$RUNS" <<'PY'
-import json, sys
+import json, os, sys
 b, runs = sys.argv[1], int(sys.argv[2])
 probe = {"APPHOST_BENCH_PAINT": "1"}
+if os.environ.get("BENCH_TRACE"):
+    probe["APPHOST_TRACE_START"] = "1"  # start-up milestones (desktop/start_trace.rs)
 print(json.dumps({"runs": runs, "idle": 6, "cases": [
-    {"name": "min-window", "event": "center", "command": [f"{b}/min-window"]},
+    {"name": "min-window", "event": "center", "command": [f"{b}/min-window"],
+     "env": {k: v for k, v in probe.items() if k == "APPHOST_TRACE_START"}},
     {"name": "shell", "event": "shell", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "center", "event": "center", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "deep-link", "event": "app", "command": [f"{b}/apphost-desktop"],
@@ -88,5 +93,11 @@ for name, c in r.items():
     mem = f'; idle RSS {c["rss_kib"]/1024:.0f} MiB, PSS {c["pss_kib"]/1024:.0f} MiB ({c["processes"]} processes)' if c.get("rss_kib") else ""
     print(f"  {name:10s} min {t[0]:7.1f}  median {med:7.1f}  max {t[-1]:7.1f} ms  ({len(t)} runs; "
           f"median / min-window {med/base:.2f}x){mem}")
+for name, c in r.items():
+    if c.get("trace"):
+        marks = sorted((statistics.median(v), k, len(v)) for k, v in c["trace"].items())
+        print(f"  {name} milestones (median ms since the spawn; runs that reached it):")
+        for med, what, n in marks:
+            print(f"    {med:7.1f}  {what}  ({n})")
 print("raw: " + json.dumps({k: [round(x, 1) for x in v["ms"]] for k, v in r.items()}))
 PY

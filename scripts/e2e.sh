@@ -31,6 +31,10 @@
 #   phase 6  tests/e2e/workflow.test.mjs (workflow runs started from the sample's frame, answered
 #            on the Tasks page: edit + approve, reject, the app's own answer refused, an input
 #            refused in the host's form, a wait that survives closing and reopening the window)
+#   phase 6b tests/e2e/knowledge-tools.test.mjs (research-desk: lime.knowledge.search with
+#            citations; a task with knowledge + MCP tool bindings: knowledge_search, echo, a
+#            destructive tool approved in the host's prompt, the frame's approval refused,
+#            citations in the events and the evidence)
 #   install  fixtures/apps/standard-conformance
 #   phase 7  tests/e2e/standard-conformance.test.mjs (the standard's SDK call shapes from the
 #            frame, lime.ui deep link, command palette, artifact viewer)
@@ -169,6 +173,11 @@ fi
 # The workflow sample (`apphost new --template workflow`) and a copy with a user input and a
 # timer: workflow.test.mjs makes and installs both itself and sets its own stand-in model.
 run_node_tests workflow tests/e2e/workflow.test.mjs || STATUS=1
+
+# Knowledge + MCP tools + host approval + citations: knowledge-tools.test.mjs installs
+# fixtures/apps/research-desk, binds its knowledge folder, adds and grants the MCP test server's
+# tools and sets its own stand-in model, all before its window starts.
+run_node_tests knowledge-tools tests/e2e/knowledge-tools.test.mjs || STATUS=1
 
 # The app written only from the standard's Capability SDK page (its SDK vendored in ui/sdk/).
 log "install: apphost install --yes --sideload fixtures/apps/standard-conformance"

@@ -7,7 +7,11 @@
 //! 500, garbage or expired metadata: stale since …, the installed app keeps its readiness and
 //! still mounts.
 //!
-//! One test function: the CA setting is process-wide.
+//! A catalog that swaps the publisher key of an installed app's update: flagged in browse,
+//! refused without the user's acceptance, nothing changed; and uninstalling drops the app's
+//! "follows" record.
+//!
+//! The CA setting is process-wide: the test functions hold [`CA_LOCK`].
 
 mod catalog_support;
 mod common;
@@ -22,6 +26,13 @@ use host_core::install::remote::catalogs;
 use serde_json::{json, Value};
 
 const CA_ENV: &str = "APPHOST_CATALOG_CA_FILE";
+
+/// Held by each test function for its whole run: `CA_ENV` is process-wide.
+static CA_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn ca_lock() -> std::sync::MutexGuard<'static, ()> {
+    CA_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn session(dir: &DataDir) -> Session {
     Session::new(
@@ -84,6 +95,7 @@ fn installed_and_runs(s: &Session) -> (Value, bool) {
 
 #[test]
 fn browse_install_update_roll_back_and_stale_catalogs_over_local_https() {
+    let _ca = ca_lock();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let repo = Repo::new(&t.join("publisher"));
@@ -297,5 +309,234 @@ fn browse_install_update_roll_back_and_stale_catalogs_over_local_https() {
         assert!(code.starts_with("catalog."), "{failure}: {code}");
         assert_eq!(installed_and_runs(&s).0, app_before);
     }
+    std::env::remove_var(CA_ENV);
+}
+
+/// Zips a copy of `fixtures/packages/good/<fixture>` signed with `key` into the packages folder.
+fn add_signed(repo: &Repo, fixture: &str, secret: &Value, tmp: &std::path::Path) {
+    use host_core::foundation::limits::Limits;
+    use host_core::foundation::profile::HostProfile;
+    use host_core::install::inspect::{inspect, InspectOptions};
+    use host_core::install::package::catalog::CatalogSelect;
+    use host_core::install::package::source::resolve;
+    use host_core::install::signature;
+    let dest = tmp.join(format!("signed-{fixture}"));
+    common::copy_dir(
+        &catalog_support::repo_root()
+            .join("fixtures/packages/good")
+            .join(fixture),
+        &dest,
+    );
+    let profile = HostProfile::current();
+    let opts = InspectOptions::preview(Limits::default(), &profile, &[]);
+    let source = resolve(&dest, &CatalogSelect::default()).unwrap();
+    let insp = inspect(&source, &opts, None, &mut |_, _| {}).unwrap();
+    let key = signature::parse_secret_key(secret).unwrap();
+    let block = signature::sign_block(&key, &insp.manifest_hash, &insp.files_digest);
+    std::fs::write(
+        dest.join("app.signature.yaml"),
+        signature::render_signature_file(&block),
+    )
+    .unwrap();
+    catalog_support::zip_dir(&dest, &repo.packages.join(format!("{fixture}.zip")));
+}
+
+fn follows(dir: &DataDir) -> Value {
+    let path = dir.root().join("catalogs/apps.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_swapped_publisher_key_is_a_publisher_change_and_uninstall_drops_the_follow() {
+    use host_core::install::signature::{self, TrustedKey};
+    use host_core::install::store::Store;
+    let _ca = ca_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let dir = DataDir::at(t.join("data"));
+    // The host trusts BOTH publisher keys: "a key this host trusts" is not the pinned
+    // publisher of the installed app.
+    let (a, b) = (
+        signature::generate_key().unwrap(),
+        signature::generate_key().unwrap(),
+    );
+    {
+        let (store, _) = Store::open_locked(&dir).unwrap();
+        for (key, name) in [(&a, "publisher-a"), (&b, "publisher-b")] {
+            let doc = signature::public_key_json(&key.verifying_key(), name);
+            store
+                .add_trusted_key(&TrustedKey {
+                    key_id: doc["keyId"].as_str().unwrap().to_owned(),
+                    public_key: doc["publicKey"].as_str().unwrap().to_owned(),
+                    name: name.to_owned(),
+                })
+                .unwrap();
+        }
+    }
+    let repo = Repo::new(&t.join("publisher"));
+    add_signed(&repo, "hello-app", &signature::secret_key_json(&a, "a"), t);
+    repo.build();
+    let server = HttpsCatalog::start(&repo.out, &t.join("certs"));
+    std::env::set_var(CA_ENV, &server.ca);
+    let root = std::fs::read(repo.root_file()).unwrap();
+    catalogs::add(&dir, "local", &server.url, &root, catalogs::now()).unwrap();
+    let s = session(&dir);
+
+    let review = call(
+        &s,
+        "catalog_review_install",
+        json!({"appId": "hello-app", "progressId": "p-1"}),
+    );
+    // The download reported its progress through the host event path, up to the signed length.
+    let events = call(&s, "next_events", json!({"after": 0, "timeoutMs": 0}));
+    let ours: Vec<&Value> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "install:progress" && e["payload"]["progressId"] == "p-1")
+        .collect();
+    assert!(!ours.is_empty(), "{events:#}");
+    assert!(
+        ours.len() <= 2 * 51 + 2,
+        "not throttled: {} events",
+        ours.len()
+    );
+    let download: Vec<&&Value> = ours
+        .iter()
+        .filter(|e| e["payload"]["phase"] == "download")
+        .collect();
+    let zip_len = std::fs::metadata(repo.packages.join("hello-app.zip"))
+        .unwrap()
+        .len();
+    let last = &download.last().expect("no download progress")["payload"];
+    assert_eq!(last["bytesVerified"].as_u64(), Some(zip_len), "{events:#}");
+    assert_eq!(last["bytesTotal"].as_u64(), Some(zip_len), "{events:#}");
+    // The download comes before the review's reading.
+    let first_review = ours.iter().position(|e| e["payload"]["phase"] == "review");
+    let last_download = ours
+        .iter()
+        .rposition(|e| e["payload"]["phase"] == "download");
+    assert!(last_download < first_review, "{events:#}");
+    call(
+        &s,
+        "install",
+        json!({"reviewId": review["reviewId"], "consent": true}),
+    );
+    let c = card(&call(&s, "browse_catalog", json!({})), "hello-app").clone();
+    assert_eq!(c["trust"], "pinned", "{c:#}");
+    assert_eq!(c["installed"]["publisher"], "same", "{c:#}");
+    assert_eq!(follows(&dir)["hello-app"]["catalog"], "local");
+
+    // The catalog's 1.1.0 is signed by key B (trusted by the host, but not the pinned
+    // publisher of the installed app): the card flags a publisher change.
+    add_signed(
+        &repo,
+        "hello-app-v2",
+        &signature::secret_key_json(&b, "b"),
+        t,
+    );
+    repo.build();
+    let r = call(&s, "catalog_refresh", json!({}));
+    assert_eq!(r["errors"], json!([]), "{r:#}");
+    let c = card(&call(&s, "browse_catalog", json!({})), "hello-app").clone();
+    assert_eq!(c["trust"], "changed", "{c:#}");
+    assert_eq!(c["installed"]["publisher"], "changed", "{c:#}");
+    assert_eq!(c["installed"]["update"]["version"], "1.1.0", "{c:#}");
+    assert_eq!(c["installed"]["update"]["publisherChanged"], true, "{c:#}");
+
+    // Cancelling the review while its download trickles in stops the transfer: refused with
+    // `catalog.download_cancelled`, the partial file removed, nothing installed.
+    let before = apps(&s);
+    server.set_mode("slow");
+    let code = std::thread::scope(|scope| {
+        let review = scope.spawn(|| {
+            refused(
+                &s,
+                "catalog_review_install",
+                json!({"appId": "hello-app", "version": "1.1.0", "progressId": "p-cancel"}),
+            )
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let events = call(&s, "next_events", json!({"after": 0, "timeoutMs": 200}));
+            let started = events["events"].as_array().unwrap().iter().any(|e| {
+                e["payload"]["progressId"] == "p-cancel" && e["payload"]["phase"] == "download"
+            });
+            if started {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no download progress");
+        }
+        call(&s, "cancel_review", json!({"reviewId": "p-cancel"}));
+        review.join().unwrap()
+    });
+    server.set_mode("ok");
+    assert_eq!(code, "catalog.download_cancelled");
+    let downloads = dir.root().join("catalogs/downloads");
+    let left: Vec<_> = std::fs::read_dir(&downloads).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(apps(&s), before);
+    // Not in flight any more: the id is an unknown review.
+    assert_eq!(
+        refused(&s, "cancel_review", json!({"reviewId": "p-cancel"})),
+        "review.not_found"
+    );
+
+    // Install: the review says so; consent alone is refused and nothing changes.
+    let review = call(
+        &s,
+        "catalog_review_install",
+        json!({"appId": "hello-app", "version": "1.1.0"}),
+    );
+    assert_eq!(review["publisherChange"]["status"], "changed", "{review:#}");
+    assert_eq!(
+        refused(
+            &s,
+            "install",
+            json!({"reviewId": review["reviewId"], "consent": true})
+        ),
+        "install.publisher_changed"
+    );
+    assert_eq!(apps(&s), before);
+    let c = card(&call(&s, "browse_catalog", json!({})), "hello-app").clone();
+    assert_eq!(c["installed"]["version"], "1.0.0");
+    assert_eq!(c["installed"]["publisher"], "changed");
+
+    // With the user's explicit acceptance the update installs and key B is the new pin.
+    let review = call(
+        &s,
+        "catalog_review_install",
+        json!({"appId": "hello-app", "version": "1.1.0"}),
+    );
+    let updated = call(
+        &s,
+        "install",
+        json!({"reviewId": review["reviewId"], "consent": true, "acceptPublisherChange": true}),
+    );
+    assert_eq!(updated["activeVersion"], "1.1.0");
+    let c = card(&call(&s, "browse_catalog", json!({})), "hello-app").clone();
+    assert_eq!(c["trust"], "pinned", "{c:#}");
+    assert_eq!(c["installed"]["publisher"], "same", "{c:#}");
+
+    // Uninstall drops the app's "follows" record (other records stay).
+    host_core::install::remote::state::set_followed(
+        &dir,
+        "other-app",
+        host_core::install::remote::state::Followed {
+            catalog: "local".into(),
+            channel: "stable".into(),
+        },
+    )
+    .unwrap();
+    call(
+        &s,
+        "uninstall",
+        json!({"appId": "hello-app", "mode": "delete-data"}),
+    );
+    let f = follows(&dir);
+    assert!(f.get("hello-app").is_none(), "{f:#}");
+    assert_eq!(f["other-app"]["channel"], "stable", "{f:#}");
+    let c = card(&call(&s, "browse_catalog", json!({})), "hello-app").clone();
+    assert!(c["installed"].is_null(), "{c:#}");
     std::env::remove_var(CA_ENV);
 }

@@ -8,8 +8,11 @@ takes the wall clock right before the spawn, waits for the stdout line
 `apphost-bench: EVENT <unix ns>` (at most 60 s), and records the difference: process start to
 that first paint. In the last round it waits S seconds after the paint and sums the resident
 memory (VmRSS, and PSS from smaps_rollup) of the process and every descendant (WebKit's web and
-network processes). Each process tree is killed after its run. Prints one JSON object:
-{name: {"event", "ms": [...], "rss_kib", "pss_kib", "processes"}}.
+network processes). Each process tree is killed after its run. A case whose env sets
+APPHOST_TRACE_START also records the window's start-up milestones (its stderr lines
+`apphost-start: <ms> <unix ns> <what>`, src-tauri/src/desktop/start_trace.rs) as ms since the
+spawn. Prints one JSON object:
+{name: {"event", "ms": [...], "rss_kib", "pss_kib", "processes", "trace": {what: [ms, ...]}}}.
 """
 import json
 import os
@@ -17,6 +20,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -58,8 +62,10 @@ def memory(pids):
 
 def run_once(case, measure_idle):
     env = dict(os.environ, **case.get("env", {}))
+    trace = tempfile.TemporaryFile() if env.get("APPHOST_TRACE_START") else None
     t0 = time.time_ns()
-    child = subprocess.Popen(case["command"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    child = subprocess.Popen(case["command"], stdout=subprocess.PIPE,
+                             stderr=trace if trace else subprocess.DEVNULL,
                              start_new_session=True, bufsize=0, env=env)
     deadline = time.monotonic() + 60
     painted, mem = None, None
@@ -92,7 +98,21 @@ def run_once(case, measure_idle):
             pass
         child.wait()
         time.sleep(0.3)
-    return (painted - t0) / 1e6, mem
+    return (painted - t0) / 1e6, mem, milestones(trace, t0)
+
+
+def milestones(trace, t0):
+    """The `apphost-start: <ms> <unix ns> <what>` stderr lines: {what: ms since the spawn}."""
+    if trace is None:
+        return {}
+    trace.seek(0)
+    out = {}
+    for line in trace.read().decode(errors="replace").splitlines():
+        parts = line.split(maxsplit=3)
+        if len(parts) == 4 and parts[0] == "apphost-start:" and parts[2].isdigit():
+            out.setdefault(parts[3], (int(parts[2]) - t0) / 1e6)
+    trace.close()
+    return out
 
 
 def main():
@@ -103,8 +123,10 @@ def main():
     for r in range(config["runs"]):
         for case in config["cases"]:  # interleaved: load changes hit every case alike
             last = r == config["runs"] - 1
-            ms, mem = run_once(case, config["idle"] if last else 0)
+            ms, mem, marks = run_once(case, config["idle"] if last else 0)
             results[case["name"]]["ms"].append(ms)
+            for what, at in marks.items():
+                results[case["name"]].setdefault("trace", {}).setdefault(what, []).append(at)
             if mem:
                 results[case["name"]].update(rss_kib=mem[0], pss_kib=mem[1], processes=mem[2])
     print(json.dumps(results))

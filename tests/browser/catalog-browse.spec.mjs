@@ -1,12 +1,13 @@
 // The Browse page (#/browse) in Chromium against apphost serve, over a LOCAL HTTPS catalog
 // (tests/catalog_support/https_catalog.py: a throwaway CA from the openssl CLI, trusted only
 // through APPHOST_CATALOG_CA_FILE): browse → install (review sheet) → update (permission diff
-// shown, review sheet because it asks for more) → roll back (data kept); then the registry
+// shown on the Browse card and the Apps page's card; Update from the Apps card: download progress
+// bar, review sheet because it asks for more) → roll back (data kept); then the registry
 // answers 500, garbage, expired metadata, or is down: "catalog stale since …", and the installed
 // app keeps its readiness and still opens.
 import { expect, test } from "@playwright/test";
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -126,9 +127,33 @@ test("browse → install → update (permission diff) → roll back, then a fail
   await expect(update).toHaveAttribute("data-version", "1.1.0");
   await expect(update).toHaveAttribute("data-grows", "true");
   await expect(update.getByTestId("permission-diff-added")).toContainText("+notes_files");
-  // It asks for more: the review sheet shows the new permission before anything changes.
-  await update.getByTestId("catalog-update").click();
-  await expect(sheet.locator("[data-phase]")).toHaveAttribute("data-phase", "review");
+  // The Apps page's card says the same (cached catalog state, loaded after the list).
+  await page.getByTestId("nav-apps").click();
+  const appCard = card(page, "hello-app");
+  const cardUpdate = appCard.getByTestId("card-update");
+  await expect(cardUpdate).toHaveAttribute("data-version", "1.1.0");
+  await expect(cardUpdate).toHaveAttribute("data-grows", "true");
+  await expect(cardUpdate.getByTestId("card-diff-added")).toContainText("+notes_files");
+  await expect(appCard.getByTestId("card-revoked")).toHaveCount(0);
+  // It asks for more: Update from the card opens the review sheet; while the package trickles
+  // in, the sheet shows the download's progress bar.
+  catalog.mode("slow");
+  // Cancel while it downloads: the sheet closes, the transfer stops, no file is left behind.
+  await cardUpdate.getByTestId("card-update-button").click();
+  await expect(sheet.getByTestId("install-progress")).toBeVisible();
+  await sheet.getByTestId("review-cancel").click();
+  await expect(sheet).toHaveCount(0);
+  const downloads = join(server.data, "catalogs", "downloads");
+  await expect.poll(() => readdirSync(downloads).length, { timeout: 10_000 }).toBe(0);
+  await page.waitForTimeout(3_500);
+  await expect(sheet).toHaveCount(0);
+  expect(readdirSync(downloads)).toEqual([]);
+  expect(cli(server.data, ["list"])[0].activeVersion).toBe("1.0.0");
+  await cardUpdate.getByTestId("card-update-button").click();
+  await expect(sheet.locator("[data-phase]")).toHaveAttribute("data-phase", "reviewing");
+  await expect(sheet.getByTestId("install-progress")).toBeVisible();
+  await expect(sheet.locator("[data-phase]")).toHaveAttribute("data-phase", "review", { timeout: 20_000 });
+  catalog.mode("ok");
   await expect(sheet.locator('[data-testid="review-permission"][data-key="notes_files"]')).toHaveAttribute("data-change", "added");
   expect(cli(server.data, ["list"])[0].activeVersion).toBe("1.0.0");
   await sheet.getByTestId("review-consent").click();

@@ -7,8 +7,8 @@ The client trusts it only through APPHOST_CATALOG_CA_FILE=CERTS/ca.pem (docs/cat
 "Transport"). Prints one JSON line, {"url": ..., "ca": ...}, once it listens.
 
 Misbehaves on request: the file CERTS/mode (read on every request; absent means `ok`) holds
-`ok` (serve files), `500` (every request answers HTTP 500) or `garbage` (every file is random
-bytes of the same length).
+`ok` (serve files), `500` (every request answers HTTP 500), `garbage` (every file is random
+bytes of the same length) or `slow` (packages under targets/ trickle in over ~3 s).
 
     python3 https_catalog.py --dir REPO_OUT --certs CERT_DIR [--port 0]
 """
@@ -20,6 +20,7 @@ import os
 import ssl
 import subprocess
 import sys
+import time
 
 
 
@@ -95,6 +96,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = f.read()
         if mode == "garbage":
             body = os.urandom(len(body))
+        if mode == "slow" and parts[:1] == ["targets"] and self.command == "GET":
+            # A package trickles in over ~3 s (20 pieces): the UI shows download progress.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            step = max(1, -(-len(body) // 20))
+            try:
+                for i in range(0, len(body), step):
+                    self.wfile.write(body[i:i + step])
+                    self.wfile.flush()
+                    time.sleep(0.15)
+            except (ConnectionError, ssl.SSLError):
+                pass  # the client cancelled the download
+            self.close_connection = True
+            return
         self.reply(200, body)
 
     do_HEAD = do_GET

@@ -34,7 +34,7 @@ const VALUE = "a small note for the bench";
 const HOST_LOOP = `
   const [calls, batch, body] = arguments;
   const state = (window.__bench = { done: false, batches: [], lost: 0, wrong: 0, failure: null });
-  const invoke = window.__TAURI__.core.invoke;
+  const invoke = window.__TAURI_INTERNALS__.invoke;
   (async () => {
     for (let i = 0; i < calls; i += batch) {
       const t0 = performance.now();
@@ -91,7 +91,7 @@ const FRAME_LOOP = `
 const RELAY_LOOP = `
   const [calls, batch, expected, selector] = arguments;
   const state = (window.__bench = { done: false, batches: [], lost: 0, wrong: 0, failure: null });
-  const invoke = window.__TAURI__.core.invoke;
+  const invoke = window.__TAURI_INTERNALS__.invoke;
   const frame = document.querySelector(selector);
   const mountId = frame.dataset.mountId;
   const u = new URL(frame.src);
@@ -280,7 +280,7 @@ test("bridge round trip in the real window vs a bare invoke, and idle memory", a
       `const done = arguments[arguments.length - 1];
        const apps = arguments[0];
        (async () => {
-         const invoke = window.__TAURI__.core.invoke;
+         const invoke = window.__TAURI_INTERNALS__.invoke;
          const out = [];
          for (const name of apps.slice(1)) {
            const list = await invoke("list_apps");

@@ -19,7 +19,7 @@ const NOTE = "buy oat milk";
 async function diagnostics(app) {
   const result = await app.executeAsync(
     "const done = arguments[arguments.length - 1];" +
-      "window.__TAURI__.core.invoke('bridge_diagnostics').then((d) => done({ ok: d }), (e) => done({ err: e }));",
+      "window.__TAURI_INTERNALS__.invoke('bridge_diagnostics').then((d) => done({ ok: d }), (e) => done({ err: e }));",
   );
   assert.ok(result.ok, `bridge_diagnostics failed: ${JSON.stringify(result.err)}`);
   return result.ok;

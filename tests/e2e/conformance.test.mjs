@@ -185,7 +185,7 @@ test("every check passes in the frame; spoofed messages execute nothing; undecla
       const mountId = await app.execute(`return document.querySelector('${frameOf("main")}').dataset.mountId`);
       const forged = await app.executeAsync(
         `const [mountId, data, done] = arguments;
-        const invoke = window.__TAURI__.core.invoke;
+        const invoke = window.__TAURI_INTERNALS__.invoke;
         Promise.all([
           invoke("bridge_message", { mountId, origin: "agentapp://notes", data }),
           invoke("bridge_message", { mountId: "m-not-mounted", origin: "agentapp://conformance-app", data }),
@@ -327,7 +327,7 @@ const PEER = "conformance-peer";
 async function hostInvoke(app, command, args) {
   await app.switchToTop();
   const r = await app.executeAsync(
-    "const [c, a, done] = arguments; window.__TAURI__.core.invoke(c, a).then((v) => done({ ok: v }), (e) => done({ err: e }));",
+    "const [c, a, done] = arguments; window.__TAURI_INTERNALS__.invoke(c, a).then((v) => done({ ok: v }), (e) => done({ err: e }));",
     [command, args],
   );
   if (r.err !== undefined) throw new Error(`${command}: ${JSON.stringify(r.err)}`);

@@ -3,7 +3,7 @@
 // and drop, the start-up and the `next_events` loop) and the page chrome around the routed view.
 
 import type { JSX } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { ShellHeader } from "./app/header.js";
 import type { Notice } from "./app/mount-controller.js";
@@ -22,16 +22,21 @@ import { useUiLaunch } from "./app/use-ui-launch.js";
 import { HostContext, type Host } from "./context.js";
 import { errorText } from "./format.js";
 import { isPanel } from "./tabs.js";
-import { AppDetailPage } from "./views/app-detail.js";
+import { lazyPage, preloadPages } from "./app/lazy-page.js";
 import { AppListPage } from "./views/app-list.js";
 import { BrowsePage } from "./views/browse.js";
 import { DevBanners } from "./views/dev-banner.js";
-import { ModelPage } from "./views/model.js";
-import { DiagnosticsPage, GrantsPage, SettingsPage } from "./views/pages.js";
 import { ReviewSheet } from "./views/review.js";
 import { Surface } from "./views/surface.js";
-import { TasksPage } from "./views/tasks.js";
 import { UpdateNotice } from "./views/update-notice.js";
+
+// Not the first view: their code loads after the first paint (app/lazy-page.tsx).
+const AppDetailPage = lazyPage(async () => (await import("./views/app-detail.js")).AppDetailPage);
+const GrantsPage = lazyPage(async () => (await import("./views/pages.js")).GrantsPage);
+const DiagnosticsPage = lazyPage(async () => (await import("./views/pages.js")).DiagnosticsPage);
+const SettingsPage = lazyPage(async () => (await import("./views/pages.js")).SettingsPage);
+const ModelPage = lazyPage(async () => (await import("./views/model.js")).ModelPage);
+const TasksPage = lazyPage(async () => (await import("./views/tasks.js")).TasksPage);
 
 export function App(): JSX.Element {
   const [banner, setBanner] = useState<unknown>(null);
@@ -79,11 +84,17 @@ export function App(): JSX.Element {
     [apps, reload, navigate, controller, review.reviewFile, review.reviewPath, review.reviewCatalog],
   );
 
-  // body[data-state] and the summary line: the desktop e2e waits on them.
+  // body[data-state] and the summary line: the desktop e2e waits on them. Set before the frame
+  // that shows the list (a layout effect), not one frame after it.
   const state = loadState(apps, loadError);
-  useEffect(() => {
+  useLayoutEffect(() => {
     document.body.dataset.state = state;
   }, [state]);
+  // Once the list is on screen (painted), the other pages' code loads.
+  const listShown = state !== "loading";
+  useEffect(() => {
+    if (listShown) requestAnimationFrame(() => setTimeout(preloadPages, 0));
+  }, [listShown]);
   const shownError = loadError ?? banner;
   const { tabs } = snapshot;
   const appNames = (apps ?? []).map((a) => a.name);
@@ -122,7 +133,7 @@ export function App(): JSX.Element {
         {/* The list stays mounted (hidden on other pages): its search survives, and the desktop e2e
             reads rows while an app is open. */}
         <div hidden={route.page !== "apps"}>
-          <AppListPage onAdd={() => fileInput.current?.click()} error={loadError} />
+          <AppListPage onAdd={() => fileInput.current?.click()} error={loadError} shown={route.page === "apps"} />
           <PathInstall reviewPath={review.reviewPath} />
         </div>
         {route.page === "app" && <AppDetailPage appId={route.appId} tab={route.tab} />}

@@ -3,9 +3,14 @@
 import { render } from "preact";
 
 import { App } from "./app.js";
+import { earlyListing, startListing } from "./app/use-apps.js";
 
 const root = document.getElementById("root");
 if (root === null) {
   throw new Error("host UI is missing #root");
 }
+// The first render waits (at most 100 ms) for the app list, so the first frame is the app center
+// rather than a loading shell followed by a second render and frame.
+startListing();
+await earlyListing(100);
 render(<App />, root);

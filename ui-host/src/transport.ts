@@ -1,6 +1,8 @@
 // The host UI's one door to Rust: the command layer of docs/host-api.md, over one of two
 // transports chosen once at load:
-// - desktop: the Tauri global `__TAURI__` (tauri.conf.json sets app.withGlobalTauri), command
+// - desktop: Tauri's IPC, `window.__TAURI_INTERNALS__.invoke` (always in the window's top page;
+//   tauri.conf.json leaves app.withGlobalTauri off, so the 41 KB `__TAURI__` API script is not
+//   injected before the first paint; a `__TAURI__` global is still used when a page has one), command
 //   `host_call {command, args}` and the raw-body `upload_package`;
 // - browser (`apphost serve`): `POST /api/<command>` with the JSON arguments as the body, on the
 //   host UI's own origin, with the session secret in the `X-AppHost-Session` header.
@@ -30,10 +32,24 @@ interface TauriGlobal {
   };
 }
 
+/** What Tauri injects into the window's top page whatever the configuration. */
+interface TauriInternals {
+  invoke<T>(command: string, args?: unknown, options?: { headers?: Record<string, string> }): Promise<T>;
+}
+
 declare global {
   interface Window {
     __TAURI__?: TauriGlobal;
+    __TAURI_INTERNALS__?: TauriInternals;
   }
+}
+
+/** The desktop transport's door in this page: `__TAURI__.core`, else Tauri's internals. */
+function pageTauri(): TauriGlobal | undefined {
+  if (typeof window === "undefined") return undefined;
+  if (window.__TAURI__ !== undefined) return window.__TAURI__;
+  const internals = window.__TAURI_INTERNALS__;
+  return internals === undefined ? undefined : { core: internals };
 }
 
 /** One event of the outbox (`next_events`). */
@@ -219,7 +235,7 @@ function pageStorage(): SessionPage["storage"] {
 // Adopted as soon as the page loads this module, before anything renders, so the token leaves
 // the address bar at once and the meta never outlives the first script.
 const adopted: string | null =
-  typeof document === "undefined" || typeof window === "undefined" || window.__TAURI__ !== undefined
+  typeof document === "undefined" || typeof window === "undefined" || pageTauri() !== undefined
     ? null
     : adoptSession({
         meta: () => {
@@ -237,7 +253,7 @@ let chosen: Invoker | undefined;
 
 function invoker(): Invoker {
   chosen ??= makeInvoker({
-    tauri: typeof window === "undefined" ? undefined : window.__TAURI__,
+    tauri: pageTauri(),
     fetch: typeof fetch === "undefined" ? undefined : fetch.bind(globalThis),
     session: () => storedSession(pageStorage(), adopted),
   });

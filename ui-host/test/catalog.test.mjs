@@ -6,8 +6,8 @@ import { test } from "node:test";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 
-import { installState, needsSheet, staleText, trustLabel } from "../build/test/app/catalog-flow.js";
-import { CatalogCard } from "../build/test/ui/testing.js";
+import { cardOffers, installState, needsSheet, staleText, trustLabel } from "../build/test/app/catalog-flow.js";
+import { AppCards, CatalogCard } from "../build/test/ui/testing.js";
 
 const noop = () => undefined;
 const actions = { install: noop, update: noop, rollBack: noop, channel: noop };
@@ -99,4 +99,56 @@ test("an installed card: update with the permission diff, channel, roll back, re
   assert.match(stale, /data-testid="card-stale"/);
   assert.match(stale, /data-readiness="ready"/);
   assert.match(stale, /data-testid="catalog-update"[^>]*disabled/);
+});
+
+function installed(extra = {}) {
+  return { version: "1.0.0", previousVersion: null, readiness: "ready", channel: "stable", follows: true, revoked: null, publisher: "same", update: null, ...extra };
+}
+
+const offer11 = { version: "1.1.0", channel: "stable", permissionsAdded: ["notes_files"], permissionsRemoved: ["sync"], publisherChanged: false };
+
+test("Apps page offers: only from the catalog the app follows, only when there is something to show", () => {
+  const offers = cardOffers({
+    apps: [
+      card({ appId: "a", installed: installed({ update: offer11 }) }),
+      card({ appId: "b", installed: installed({ follows: false, update: offer11 }) }),
+      card({ appId: "c", installed: installed() }),
+      card({ appId: "d", installed: installed({ revoked: "leaks notes" }) }),
+      card({ appId: "e" }),
+    ],
+  });
+  assert.deepEqual([...offers.keys()], ["a", "d"]);
+  assert.deepEqual(offers.get("a"), { catalog: "local", channel: "stable", stale: false, update: offer11, revoked: null });
+  assert.equal(offers.get("d").revoked, "leaks notes");
+});
+
+test("an installed app's card shows Update available with the diff, a publisher change and a revoked release", () => {
+  const app = { name: "hello-app", displayName: "Hello", description: "", activeVersion: "1.0.0", versions: ["1.0.0"], enabled: true, trust: "unsigned", readiness: "ready", entries: [] };
+  const actions = { open: noop, details: noop, setup: noop, update: noop };
+  const render = (o) => renderToString(h(AppCards, { apps: [app], query: "", filter: "all", actions, offers: new Map([["hello-app", o]]) }));
+  const plain = renderToString(h(AppCards, { apps: [app], query: "", filter: "all", actions }));
+  assert.doesNotMatch(plain, /card-update/);
+  let html = render({ catalog: "local", channel: "stable", stale: false, update: offer11, revoked: null });
+  assert.match(html, /data-update="1.1.0"/);
+  assert.match(html, /Update available: 1.1.0/);
+  assert.match(html, /data-grows="true"/);
+  assert.match(html, /\+notes_files/);
+  assert.match(html, /−sync/);
+  assert.match(html, /Review update/);
+  assert.doesNotMatch(html, /card-publisher-changed|card-revoked/);
+  html = render({ catalog: "local", channel: "stable", stale: false, update: { ...offer11, permissionsAdded: [] }, revoked: null });
+  assert.match(html, /data-grows="false"/);
+  assert.match(html, />Update</);
+  html = render({ catalog: "local", channel: "stable", stale: false, update: { ...offer11, permissionsAdded: [], publisherChanged: true }, revoked: null });
+  assert.match(html, /card-publisher-changed/);
+  assert.match(html, /data-grows="true"/);
+  html = render({ catalog: "local", channel: "stable", stale: true, update: offer11, revoked: "leaks notes" });
+  assert.match(html, /card-revoked[^>]*>This version is revoked by its publisher: leaks notes/);
+  assert.match(html, /<button[^>]*disabled/);
+});
+
+test("a release signed by another key than the installed app's pinned one is a publisher change", () => {
+  const t = trustLabel("changed");
+  assert.equal(t.label, "Publisher changed");
+  assert.equal(t.tone, "bad");
 });

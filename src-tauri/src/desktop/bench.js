@@ -6,13 +6,31 @@
 (function () {
   if (window.top !== window) return;
   const sent = new Set();
+  // The page's own milestones (unix ms), sent with each report: the window prints them under
+  // APPHOST_TRACE_START (start_trace.rs) and ignores them otherwise.
+  const marks = {};
+  const at = (name) => {
+    if (!(name in marks)) marks[name] = performance.timeOrigin + performance.now();
+  };
   const report = (what) => {
     if (sent.has(what)) return;
     sent.add(what);
-    requestAnimationFrame(() => requestAnimationFrame(() => {
-      window.__TAURI_INTERNALS__.invoke("bench_painted", { what });
-    }));
+    at(what + " seen");
+    requestAnimationFrame(() => {
+      at(what + " frame 1");
+      requestAnimationFrame(() => {
+        at(what + " frame 2");
+        for (const e of performance.getEntriesByType("resource")) {
+          const name = e.name.split("/").pop();
+          marks["fetched " + name] = performance.timeOrigin + e.responseEnd;
+        }
+        window.__TAURI_INTERNALS__.invoke("bench_painted", { what, marks });
+      });
+    });
   };
+  at("script injected");
+  document.addEventListener("DOMContentLoaded", () => at("DOMContentLoaded"));
+  window.addEventListener("load", () => at("load"));
   const watchState = () => {
     // "loading" is the static page's own state: the list is on screen once it moves on.
     const check = () => {

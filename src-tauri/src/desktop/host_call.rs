@@ -63,8 +63,17 @@ pub fn handler<R: Runtime>(
     move |invoke: Invoke<R>| {
         let command = invoke.message.command().to_owned();
         let payload = invoke.message.payload().clone();
+        let traced = super::start_trace::enabled()
+            .then(|| super::start_trace::command_name(&command, &payload));
+        if let Some(name) = &traced {
+            super::start_trace::first(&format!("call {name}"));
+        }
         if command == super::bench::COMMAND && super::bench::enabled() {
             if let InvokeBody::Json(args) = &payload {
+                if let Some(what) = args.get("what").and_then(Value::as_str) {
+                    super::start_trace::first(&format!("painted {what}"));
+                }
+                super::start_trace::page_marks(args);
                 super::bench::painted(args);
             }
             invoke.resolver.resolve(());
@@ -86,6 +95,9 @@ pub fn handler<R: Runtime>(
             let joined =
                 tauri::async_runtime::spawn_blocking(move || dispatch(&session, &command, payload))
                     .await;
+            if let Some(name) = traced {
+                super::start_trace::first(&format!("answer {name}"));
+            }
             let result = joined.unwrap_or_else(|e| {
                 Err(
                     HostError::new(ErrorCode::Internal, "a host command crashed")

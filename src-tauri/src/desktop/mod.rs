@@ -8,10 +8,12 @@
 
 mod appimage_update;
 mod bench;
+mod door;
 mod external;
 mod guard;
 mod host_call;
 mod scheme;
+mod start_trace;
 
 use std::any::Any;
 use std::ffi::OsString;
@@ -29,6 +31,7 @@ pub fn run() -> i32 {
         eprint!("{NO_DISPLAY_HELP}{CLI_HINT}");
         return 1;
     }
+    start_trace::begin();
     init_logging();
     let data = match host_core::foundation::paths::DataDir::from_env() {
         Ok(data) => data,
@@ -53,12 +56,12 @@ pub fn run() -> i32 {
         )
         .with_launch_package(package),
     );
+    start_trace::mark("session");
     // Scheduled starts fire while the window runs, whichever page it shows.
     let _schedules = host_core::api::workflow_host::tick_in_background(&session);
-    // The App Server door on the window's runtime (docs/app-server.md), open while it runs.
-    let _door = host_core::api::door::open_serving(&session)
-        .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
-        .ok();
+    // The App Server door on the window's runtime (docs/app-server.md), open while it runs:
+    // opened beside the window's start (it opens the agent runtime), not before it.
+    let door = door::DoorSlot::open_beside(&session);
 
     let mut builder = tauri::Builder::default();
     if bench::enabled() {
@@ -71,15 +74,25 @@ pub fn run() -> i32 {
     let builder = builder
         .manage(Arc::clone(&session))
         .register_asynchronous_uri_scheme_protocol(scheme::SCHEME, scheme::handle)
+        .on_page_load(|_webview, payload| start_trace::page_load(payload.event()))
         .invoke_handler(guard::host_ui_only(host_call::handler(session)));
-    match build_quietly(builder, tauri::generate_context!()) {
-        Ok(app) => app.run_return(|_app, _event| {}),
+    let code = match build_quietly(builder, tauri::generate_context!()) {
+        Ok(app) => {
+            start_trace::mark("window built");
+            app.run_return(|_app, event| {
+                if let tauri::RunEvent::Ready = event {
+                    start_trace::mark("event loop ready");
+                }
+            })
+        }
         Err(error) => {
             eprintln!("apphost: could not open the desktop window: {error}");
             eprint!("{CLI_HINT}");
             1
         }
-    }
+    };
+    door.close();
+    code
 }
 
 /// Builds the app, turning a failure to reach the display into an error instead of a panic.

@@ -77,7 +77,7 @@ export async function withApp(t, body, args = []) {
 export async function bridgeDiagnostics(session) {
   const result = await session.executeAsync(
     "const done = arguments[arguments.length - 1];" +
-      "window.__TAURI__.core.invoke('bridge_diagnostics').then((d) => done({ ok: d }), (e) => done({ err: e }));",
+      "window.__TAURI_INTERNALS__.invoke('bridge_diagnostics').then((d) => done({ ok: d }), (e) => done({ err: e }));",
   );
   if (!result.ok) {
     throw new Error(`bridge_diagnostics failed: ${JSON.stringify(result.err)}`);

@@ -10,6 +10,10 @@
 //       `delayMs` between chunks (`firstByteDelayMs` before the response head), then an optional tool call (its JSON arguments in two chunks),
 //       then finish_reason ("tool_calls" or "stop") and a usage chunk;
 //   { error: { status, body? } }  an HTTP error with an OpenAI-style JSON error body.
+// `replyWhen(keyword, ...replies)` queues replies for the requests whose first user message (the
+// task's prompt, repeated in every round of its conversation) contains `keyword`: a scripted
+// sequence of tool calls per prompt, unaffected by what other tasks ask meanwhile; a request
+// matching no keyword with replies left takes the next plain `reply`.
 // With no reply queued the request gets HTTP 400 `stand-in: no scripted reply` (a test that
 // forgot one fails on that, never on a made-up answer). A client that disconnects (a cancelled
 // run) stops its stream: nothing more is written.
@@ -42,6 +46,8 @@ export class StandInProvider {
     this.model = model;
     /** @type {object[]} */
     this.replies = [];
+    /** @type {{keyword: string, replies: object[]}[]} replies picked by prompt keyword */
+    this.keyed = [];
     /** @type {{method: string, path: string, authorization: string | null, body: any, at: number}[]} */
     this.requests = [];
     /** Chat requests whose stream the client closed before the end. */
@@ -71,6 +77,24 @@ export class StandInProvider {
   reply(...replies) {
     this.replies.push(...replies);
     return this;
+  }
+
+  /** Queues replies for the next chat requests whose prompt contains `keyword`, in order. */
+  replyWhen(keyword, ...replies) {
+    let entry = this.keyed.find((k) => k.keyword === keyword);
+    if (!entry) this.keyed.push((entry = { keyword, replies: [] }));
+    entry.replies.push(...replies);
+    return this;
+  }
+
+  /** The next reply for a request body: by prompt keyword first, else the plain queue. */
+  #nextReply(body) {
+    const first = Array.isArray(body?.messages) ? body.messages.find((m) => m?.role === "user") : undefined;
+    const content = first?.content;
+    const prompt = typeof content === "string" ? content
+      : Array.isArray(content) ? content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("") : "";
+    const keyed = this.keyed.find((k) => k.replies.length > 0 && prompt.includes(k.keyword));
+    return keyed ? keyed.replies.shift() : this.replies.shift();
   }
 
   /** The chat-completions requests received so far. */
@@ -117,7 +141,7 @@ export class StandInProvider {
         this.waiters.splice(this.waiters.indexOf(w), 1);
         w.resolve(this.chats);
       }
-      const reply = this.replies.shift();
+      const reply = this.#nextReply(body);
       if (reply === undefined) {
         this.#error(res, 400, "stand-in: no scripted reply");
       } else if (reply.error) {

@@ -54,8 +54,16 @@ const CALL = `
 
 /** Switches into the app's queue frame, waits for its handshake and installs the collector. */
 export async function enterQueue(session, app = "review-queue") {
+  return enterFrame(session, queueFrame(app), app);
+}
+
+/**
+ * Switches into the frame `css` selects, waits for its handshake (body[data-status=ready]) and
+ * installs the collector (kept across calls while the frame stays mounted).
+ */
+export async function enterFrame(session, css, app) {
   await session.switchToTop();
-  const frame = await session.waitForElement(queueFrame(app), 20_000);
+  const frame = await session.waitForElement(css, 20_000);
   await session.switchToFrame(frame);
   await waitFor(async () => (await session.execute("return document.body && document.body.dataset.status")) === "ready", {
     timeoutMs: 20_000,

@@ -2,7 +2,7 @@
 // update needs the review sheet, and how a card words its state. No DOM, no Preact: unit-tested
 // (ui-host/test/catalog.test.mjs).
 
-import type { BrowseApp, CatalogInfo } from "../generated/host-api.js";
+import type { Browse, BrowseApp, CatalogInfo, UpdateOffer } from "../generated/host-api.js";
 import type { InstallReview } from "../types.js";
 
 /** Permission changes that ask the user again. */
@@ -31,10 +31,16 @@ export function staleText(c: Pick<CatalogInfo, "stale" | "staleSince" | "staleRe
 }
 
 /** The words of a card's trust badge. */
-export function trustLabel(trust: string): { label: string; tone: "good" | "warn" | "muted"; title: string } {
+export function trustLabel(trust: string): { label: string; tone: "good" | "warn" | "bad" | "muted"; title: string } {
   switch (trust) {
     case "pinned":
       return { label: "Pinned", tone: "good", title: "Signed by a publisher key this host trusts" };
+    case "changed":
+      return {
+        label: "Publisher changed",
+        tone: "bad",
+        title: "The installed app's pinned publisher key did not sign this release: installing it needs your explicit acceptance of the new publisher",
+      };
     case "signed":
       return { label: "Signed", tone: "warn", title: "Signed by a key this host does not trust yet (installing it is a sideload)" };
     default:
@@ -48,4 +54,32 @@ export function installState(app: BrowseApp): { enabled: boolean; why: string | 
   if (app.offered == null) return { enabled: false, why: "Every release of this channel is revoked by its publisher." };
   if (app.readiness.status === "incompatible") return { enabled: false, why: app.readiness.reasons.join("; ") };
   return { enabled: true, why: null };
+}
+
+/** What an installed app's card on the Apps page shows from the catalog it follows. */
+export interface CardOffer {
+  catalog: string;
+  channel: string;
+  stale: boolean;
+  update: UpdateOffer | null;
+  /** The publisher's reason when the installed version is revoked. */
+  revoked: string | null;
+}
+
+/**
+ * Per installed app, the offer of the catalog it FOLLOWS (`installed.follows`), from a
+ * `browse_catalog` answer (cached metadata, no network). Apps with nothing to show (no update,
+ * not revoked) are left out, so their cards do not re-render.
+ */
+export function cardOffers(browse: Pick<Browse, "apps">): Map<string, CardOffer> {
+  const out = new Map<string, CardOffer>();
+  for (const app of browse.apps) {
+    const inst = app.installed;
+    if (inst == null || !inst.follows) continue;
+    const update = inst.update ?? null;
+    const revoked = inst.revoked ?? null;
+    if (update === null && revoked === null) continue;
+    out.set(app.appId, { catalog: app.catalog, channel: inst.channel, stale: app.stale, update, revoked });
+  }
+  return out;
 }

@@ -31,8 +31,17 @@ export function useStartup(deps: HostEventDeps): void {
   useEffect(() => {
     void deps.refreshApprovals();
     void (async () => {
-      await deps.reload();
       const fromPath = launchFromPath(location.pathname);
+      // Asked beside the list, not after it: a deep-linked window's frame starts one round trip
+      // earlier. Its answer is used once the list is in.
+      const asked =
+        fromPath === null
+          ? api.launchTarget().then(
+              (found) => ({ found }),
+              (error: unknown) => ({ error }),
+            )
+          : null;
+      await deps.reload();
       if (fromPath !== null) {
         // The deep link is consumed: the page lives at "/" from now on, so in-page links
         // ("#/grants", "#content"), which the deep-link page's <base href="/"> resolves against
@@ -40,11 +49,12 @@ export function useStartup(deps: HostEventDeps): void {
         history.replaceState(history.state, "", `/${location.hash}`);
       }
       let target: LaunchTarget | null = fromPath;
-      if (target === null) {
-        try {
-          target = await api.launchTarget();
-        } catch (error: unknown) {
-          if (!isMissingCommand(error)) deps.fail(error);
+      if (asked !== null) {
+        const answer = await asked;
+        if ("error" in answer) {
+          if (!isMissingCommand(answer.error)) deps.fail(answer.error);
+        } else {
+          target = answer.found;
         }
       }
       if (target !== null) {

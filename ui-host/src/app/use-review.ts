@@ -73,24 +73,44 @@ export function useReview(deps: { reload(): Promise<void>; navigate(route: Route
   // The latest install function for the stable `reviewCatalog` (the shell memoizes its context).
   const installRef = useRef(installReviewed);
   installRef.current = installReviewed;
+  // Bumped by `cancel`: a catalog review still downloading when the user cancels is stopped in
+  // Rust (`cancel_review` with its progressId: the partial file is removed), and one that arrives
+  // anyway is cancelled instead of reappearing.
+  const generation = useRef(0);
+  const downloading = useRef<string | null>(null);
   const reviewCatalog = useCallback((args: api.CatalogReviewArgs, quietUpdate: boolean): void => {
     void (async () => {
       const name = `${args.appId}${args.version != null ? `@${args.version}` : ""}`;
+      const mine = ++generation.current;
+      const progressId = `catalog-${mine}-${Date.now()}`;
+      downloading.current = progressId;
       setProgress(null);
       setReview({ phase: "reviewing", fileName: name });
       try {
-        const r = await api.catalogReviewInstall(args);
+        const r = await api.catalogReviewInstall({ ...args, progressId });
+        if (downloading.current === progressId) downloading.current = null;
+        if (generation.current !== mine) {
+          api.cancelReview(r.reviewId).catch((error: unknown) => console.warn("cancel_review failed", error));
+          return;
+        }
         if (quietUpdate && !needsSheet(r)) {
           await installRef.current(r, { acceptPublisherChange: false, reattachData: false });
         } else {
           setReview({ phase: "review", review: r });
         }
       } catch (error: unknown) {
-        setReview({ phase: "failed", error, review: null, fileName: name });
+        if (downloading.current === progressId) downloading.current = null;
+        if (generation.current === mine) setReview({ phase: "failed", error, review: null, fileName: name });
       }
     })();
   }, []);
   const cancel = (): void => {
+    generation.current += 1;
+    const inFlight = downloading.current;
+    downloading.current = null;
+    if (inFlight !== null) {
+      api.cancelReview(inFlight).catch((error: unknown) => console.warn("cancel_review failed", error));
+    }
     const id = reviewToCancel(review);
     setReview(null);
     setProgress(null);

@@ -237,8 +237,11 @@ export interface BrowseApp {
   description: string;
   publisher: string | null;
   /**
-   * `pinned` (signed by a key this host trusts), `signed` (signed by another key: the review
-   * shows it as a sideload) or `unknown` (unsigned).
+   * `pinned` (signed by a key this host trusts and, for an installed app, by the publisher
+   * key pinned for it), `signed` (signed by another key: the review shows it as a sideload),
+   * `unknown` (unsigned) or `changed` (the app is installed with a pinned publisher key and
+   * this release is signed by another key or unsigned: installing it needs the user's
+   * explicit acceptance of the new publisher, `install.publisher_changed` without it).
    */
   trust: string;
   /** The permission keys the offered release declares. */
@@ -302,7 +305,11 @@ export interface CatalogReviewInstallArgs {
   channel?: string | null;
   /** The catalog; absent: the one that offers the app (`catalog.ambiguous` when several). */
   catalog?: string | null;
-  /** Echoed in the `install:progress` events of this review. */
+  /**
+   * Echoed in the `install:progress` events of this review (`phase: download` while the
+   * package streams in, then `phase: review`); `cancel_review {reviewId: <progressId>}`
+   * during the download stops it (`catalog.download_cancelled`, the partial file removed).
+   */
   progressId?: string | null;
 }
 
@@ -630,7 +637,10 @@ export type InstallMode = "install" | "update";
 
 /** The payload of `install:progress` (built in `api/center.rs`). */
 export interface InstallProgress {
-  /** `review` (then `progressId` echoes the review's) or `install` (then `reviewId`). */
+  /**
+   * `download` (a catalog release streaming in) or `review` (then `progressId` echoes the
+   * review's), or `install` (then `reviewId`).
+   */
   phase: string;
   progressId?: string | null;
   reviewId?: string | null;
@@ -680,6 +690,13 @@ export interface InstalledState {
   follows: boolean;
   /** The publisher's reason when the installed version is revoked in this catalog. */
   revoked: string | null;
+  /**
+   * The signer of the offered (or shown) release against the publisher pinned for the
+   * installed app, as the install review will judge it: `same`, `signed` (the installed
+   * versions are unsigned), `changed` (another key, or unsigned over signed) or `unknown`
+   * (no publisher recorded). `changed`/`unknown` need the user's acceptance at install.
+   */
+  publisher: string;
   update: UpdateOffer | null;
 }
 
@@ -1527,6 +1544,11 @@ export interface UpdateOffer {
   permissionsAdded: Array<string>;
   /** Permission keys the installed version declares and the new one does not. */
   permissionsRemoved: Array<string>;
+  /**
+   * The new version is not signed by the installed app's pinned publisher key (see
+   * [`InstalledState::publisher`]): the review asks to accept a publisher change.
+   */
+  publisherChanged: boolean;
 }
 
 /** What the check found. */
@@ -1785,7 +1807,7 @@ export type UploadPackageAnswer = UploadInfo;
 
 /** The payload of each outbox event kind. */
 export interface HostEventPayloads {
-  /** Bytes verified while a review or an install reads the package. */
+  /** Bytes verified while a catalog download streams, or a review or an install reads the package. */
   "install:progress": InstallProgress;
   /** Another process (or the bridge's own grant) changed the store: reload. */
   "store:changed": null;

@@ -5,6 +5,8 @@
 import { Component, type JSX } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 
+import * as api from "../api.js";
+import { cardOffers, type CardOffer } from "../app/catalog-flow.js";
 import { HostContext } from "../context.js";
 import {
   filterApps,
@@ -19,6 +21,7 @@ import {
 } from "../format.js";
 import { Badge, Button } from "../ui/components.js";
 import type { AppSummary, EntrySummary, SetupAction } from "../types.js";
+import { CardUpdate } from "./app-card-update.js";
 
 /** A data: URL image is shown; anything else (a remote URL) is not fetched. */
 function safeIcon(icon: string | null | undefined): string | null {
@@ -42,11 +45,15 @@ export interface CardActions {
   open(app: AppSummary, entry: EntrySummary): void;
   details(app: AppSummary): void;
   setup(app: AppSummary, action: SetupAction | null): void;
+  /** Update from the catalog the app follows (optional: render tests leave it out). */
+  update?(app: AppSummary, offer: CardOffer): void;
 }
 
 interface CardProps {
   app: AppSummary;
   actions: CardActions;
+  /** What the catalog the app follows offers (app/catalog-flow.ts `cardOffers`). */
+  offer?: CardOffer | undefined;
 }
 
 /**
@@ -55,16 +62,16 @@ interface CardProps {
  */
 export class AppCard extends Component<CardProps> {
   override shouldComponentUpdate(next: CardProps): boolean {
-    return next.app !== this.props.app || next.actions !== this.props.actions;
+    return next.app !== this.props.app || next.actions !== this.props.actions || next.offer !== this.props.offer;
   }
   override render(): JSX.Element {
-    return <AppCardView app={this.props.app} actions={this.props.actions} />;
+    return <AppCardView app={this.props.app} actions={this.props.actions} offer={this.props.offer} />;
   }
 }
 
 /** One app card: `li.app-row.app-card[data-app-name]`. */
 function AppCardView(props: CardProps): JSX.Element {
-  const { app, actions } = props;
+  const { app, actions, offer } = props;
   const version = shownVersion(app.activeVersion, app.versions);
   const mountable = (app.entries ?? []).filter((e) => e.mountable);
   const name = app.displayName ?? app.name;
@@ -83,6 +90,7 @@ function AppCardView(props: CardProps): JSX.Element {
       data-readiness={app.readiness}
       data-enabled={String(app.enabled)}
       data-dev={app.dev === true ? "true" : undefined}
+      data-update={offer?.update?.version}
       aria-labelledby={headingId}
     >
       <AppIcon icon={app.icon} name={app.name} displayName={app.displayName} />
@@ -110,6 +118,9 @@ function AppCardView(props: CardProps): JSX.Element {
           <p class="app-readiness-reason" data-testid="readiness-reason">
             {reasons.length > 0 ? reasons.join(" ") : readinessWords(app.readiness)}
           </p>
+        )}
+        {offer !== undefined && (
+          <CardUpdate appName={name} offer={offer} onUpdate={(o) => actions.update?.(app, o)} />
         )}
         <div class="app-entries">
           {mountable.map((entry) => (
@@ -174,6 +185,8 @@ export function AppCards(props: {
   filter: AppFilter;
   actions: CardActions;
   limit?: number;
+  /** Per app name, what the catalog it follows offers (loaded after the first paint). */
+  offers?: ReadonlyMap<string, CardOffer>;
 }): JSX.Element {
   const matching = filterApps(props.apps, props.query, props.filter);
   const shown = props.limit === undefined ? matching : matching.slice(0, props.limit);
@@ -184,14 +197,14 @@ export function AppCards(props: {
       </p>
       <ul id="app-list" class="app-list">
         {shown.map((app) => (
-          <AppCard key={app.name} app={app} actions={props.actions} />
+          <AppCard key={app.name} app={app} actions={props.actions} offer={props.offers?.get(app.name)} />
         ))}
       </ul>
     </>
   );
 }
 
-export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.Element {
+export function AppListPage(props: { onAdd: () => void; error: unknown; shown?: boolean }): JSX.Element {
   const host = useContext(HostContext);
   const [query, setQuery] = useState("");
   const [filter, setFilter] = useState<AppFilter>("all");
@@ -200,10 +213,36 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
       open: (app, entry) => void host.openEntry(app.name, entry.key),
       details: (app) => host.navigate({ page: "app", appId: app.name, tab: "overview" }),
       setup: (app, action) => host.navigate(setupRoute(app.name, action)),
+      update: (app, offer) => {
+        if (offer.update === null) return;
+        host.reviewCatalog({ appId: app.name, catalog: offer.catalog, version: offer.update.version, channel: offer.channel }, true);
+      },
     }),
     [host],
   );
   const apps = host.apps ?? [];
+  // Catalog offers for the cards: cached metadata only (browse_catalog never goes out), asked
+  // after the list has painted, again whenever the installed apps change and whenever the page is
+  // shown again (it stays mounted; a refresh on the Browse page may have brought updates). A
+  // failure leaves the cards as they are.
+  const [offers, setOffers] = useState<ReadonlyMap<string, CardOffer>>(new Map());
+  const shown = props.shown !== false;
+  useEffect(() => {
+    if (!shown || host.apps === null || host.apps.length === 0) return undefined;
+    let live = true;
+    const id = setTimeout(() => {
+      api
+        .browseCatalog("")
+        .then((b) => {
+          if (live) setOffers(cardOffers(b));
+        })
+        .catch((error: unknown) => console.warn("browse_catalog failed", error));
+    }, 0);
+    return () => {
+      live = false;
+      clearTimeout(id);
+    };
+  }, [host.apps, shown]);
   // Progressive rendering: a screenful first, then CARD_CHUNK more cards each frame until all are
   // in (500 apps stay responsive: the first screen paints at once, input is never blocked for the
   // whole list; cards already shown are not re-diffed, see AppCard).
@@ -251,7 +290,7 @@ export function AppListPage(props: { onAdd: () => void; error: unknown }): JSX.E
           </select>
         </label>
       </div>
-      <AppCards apps={apps} query={query} filter={filter} actions={actions} limit={limit} />
+      <AppCards apps={apps} query={query} filter={filter} actions={actions} limit={limit} offers={offers} />
       <div id="empty-state" class="empty-state" hidden={host.apps === null || apps.length > 0}>
         <p class="empty-title">No apps installed yet</p>
         <p>

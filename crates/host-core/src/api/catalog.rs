@@ -85,7 +85,9 @@ pub(crate) struct ReviewArgs {
     channel: Option<String>,
     /// The catalog; absent: the one that offers the app (`catalog.ambiguous` when several).
     catalog: Option<String>,
-    /// Echoed in the `install:progress` events of this review.
+    /// Echoed in the `install:progress` events of this review (`phase: download` while the
+    /// package streams in, then `phase: review`); `cancel_review {reviewId: <progressId>}`
+    /// during the download stops it (`catalog.download_cancelled`, the partial file removed).
     progress_id: Option<String>,
 }
 
@@ -96,13 +98,19 @@ fn catalog_review_install(session: &Session, raw: Value) -> HostResult<Value> {
         version: a.version,
         channel: a.channel,
     };
+    // The download streams first (`phase: download`, throttled like the review's reading),
+    // then the review reads the package (`phase: review`): the review sheet's bar moves for both.
+    let tag = json!({"phase": "download", "progressId": a.progress_id});
+    let mut download = super::center::progress(session, tag);
     let tag = json!({"phase": "review", "progressId": a.progress_id});
     let mut progress = super::center::progress(session, tag);
-    answer(
-        session
-            .center
-            .review_catalog_release(&wanted, a.catalog.as_deref(), &mut progress)?,
-    )
+    answer(session.center.review_catalog_release(
+        &wanted,
+        a.catalog.as_deref(),
+        a.progress_id.as_deref(),
+        &mut download,
+        &mut progress,
+    )?)
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]

@@ -191,7 +191,7 @@ pub fn events() -> Vec<EventSpec> {
     vec![
         EventSpec {
             kind: super::center::INSTALL_PROGRESS,
-            doc: "Bytes verified while a review or an install reads the package.",
+            doc: "Bytes verified while a catalog download streams, or a review or an install reads the package.",
             payload: sub::<InstallProgress>,
         },
         EventSpec {
@@ -227,7 +227,8 @@ pub fn events() -> Vec<EventSpec> {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 struct InstallProgress {
-    /// `review` (then `progressId` echoes the review's) or `install` (then `reviewId`).
+    /// `download` (a catalog release streaming in) or `review` (then `progressId` echoes the
+    /// review's), or `install` (then `reviewId`).
     phase: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     progress_id: Option<String>,

@@ -23,7 +23,7 @@ use crate::install::remote::catalogs::{self, CatalogInfo};
 use crate::install::remote::releases::{self, Release, Wanted, STABLE};
 use crate::install::remote::state::{self, Followed};
 use crate::install::remote::trusted::{first_expired, verify_state};
-use crate::install::store::Store;
+use crate::install::store::{Signer, Store};
 
 /// Most catalog apps one `browse_catalog` answers (the rest: narrow the search).
 pub const MAX_BROWSE_APPS: usize = 500;
@@ -47,8 +47,11 @@ pub struct BrowseApp {
     pub display_name: String,
     pub description: String,
     pub publisher: Option<String>,
-    /// `pinned` (signed by a key this host trusts), `signed` (signed by another key: the review
-    /// shows it as a sideload) or `unknown` (unsigned).
+    /// `pinned` (signed by a key this host trusts and, for an installed app, by the publisher
+    /// key pinned for it), `signed` (signed by another key: the review shows it as a sideload),
+    /// `unknown` (unsigned) or `changed` (the app is installed with a pinned publisher key and
+    /// this release is signed by another key or unsigned: installing it needs the user's
+    /// explicit acceptance of the new publisher, `install.publisher_changed` without it).
     pub trust: &'static str,
     /// The permission keys the offered release declares.
     pub permissions: Vec<String>,
@@ -100,6 +103,11 @@ pub struct InstalledState {
     pub follows: bool,
     /// The publisher's reason when the installed version is revoked in this catalog.
     pub revoked: Option<String>,
+    /// The signer of the offered (or shown) release against the publisher pinned for the
+    /// installed app, as the install review will judge it: `same`, `signed` (the installed
+    /// versions are unsigned), `changed` (another key, or unsigned over signed) or `unknown`
+    /// (no publisher recorded). `changed`/`unknown` need the user's acceptance at install.
+    pub publisher: &'static str,
     pub update: Option<UpdateOffer>,
 }
 
@@ -113,6 +121,9 @@ pub struct UpdateOffer {
     pub permissions_added: Vec<String>,
     /// Permission keys the installed version declares and the new one does not.
     pub permissions_removed: Vec<String>,
+    /// The new version is not signed by the installed app's pinned publisher key (see
+    /// [`InstalledState::publisher`]): the review asks to accept a publisher change.
+    pub publisher_changed: bool,
 }
 
 /// The trust of a release's signature as the Browse page shows it.
@@ -126,6 +137,27 @@ fn trust_of(release: &Release, trusted: &BTreeSet<String>) -> &'static str {
         Some(_) => "signed",
         None => "unknown",
     }
+}
+
+/// The release's signer against the publisher pinned for the installed app: the same rule as
+/// the install plan (`Signer::same_as`: the full key, or both unsigned), re-derived by the
+/// install itself whatever this says.
+fn publisher_status(pin: Option<&Signer>, release: &Release) -> &'static str {
+    let new = release
+        .signature
+        .as_ref()
+        .and_then(|s| s.public_key.as_deref());
+    let Some(pin) = pin else { return "unknown" };
+    match (pin.public_key.as_deref(), new) {
+        (Some(old), Some(new)) if old == new => "same",
+        _ if !pin.is_signed() && new.is_none() => "same",
+        _ if !pin.is_signed() => "signed",
+        _ => "changed",
+    }
+}
+
+fn needs_acceptance(status: &str) -> bool {
+    matches!(status, "changed" | "unknown")
 }
 
 /// The compatibility a release declares (`requires`) against this host, without the package.
@@ -216,6 +248,8 @@ struct Local {
     previous: Option<String>,
     readiness: String,
     permissions: BTreeSet<String>,
+    /// The publisher pinned for it (`None`: none recorded).
+    pin: Option<Signer>,
 }
 
 fn installed_apps(dir: &DataDir) -> HostResult<BTreeMap<String, Local>> {
@@ -239,6 +273,7 @@ fn installed_apps(dir: &DataDir) -> HostResult<BTreeMap<String, Local>> {
                 previous: s.previous_version,
                 readiness: s.readiness,
                 permissions,
+                pin: store.publisher_pin(&s.name)?,
             },
         );
     }
@@ -298,6 +333,9 @@ pub fn browse(dir: &DataDir, text: &str, now: jiff::Timestamp) -> HostResult<Bro
             let mut channels: Vec<String> = of_app.iter().map(|r| r.channel.clone()).collect();
             channels.sort();
             channels.dedup();
+            let publisher = installed
+                .get(id)
+                .map(|local| publisher_status(local.pin.as_ref(), shown));
             let installed = installed.get(id).map(|local| {
                 let update = offered
                     .filter(|o| {
@@ -311,6 +349,10 @@ pub fn browse(dir: &DataDir, text: &str, now: jiff::Timestamp) -> HostResult<Bro
                             channel: o.channel.clone(),
                             permissions_added: added,
                             permissions_removed: removed,
+                            publisher_changed: needs_acceptance(publisher_status(
+                                local.pin.as_ref(),
+                                o,
+                            )),
                         }
                     });
                 InstalledState {
@@ -323,6 +365,7 @@ pub fn browse(dir: &DataDir, text: &str, now: jiff::Timestamp) -> HostResult<Bro
                         .iter()
                         .find(|r| r.version == local.version)
                         .and_then(|r| r.revoked.as_ref().map(|x| x.reason.clone())),
+                    publisher: publisher.unwrap_or("unknown"),
                     update,
                 }
             });
@@ -332,7 +375,10 @@ pub fn browse(dir: &DataDir, text: &str, now: jiff::Timestamp) -> HostResult<Bro
                 display_name: shown.display_name.clone().unwrap_or_else(|| id.to_owned()),
                 description: shown.description.clone().unwrap_or_default(),
                 publisher: shown.publisher.clone(),
-                trust: trust_of(shown, &trusted),
+                trust: match publisher {
+                    Some("changed") => "changed",
+                    _ => trust_of(shown, &trusted),
+                },
                 permissions: shown.permissions.clone(),
                 readiness: readiness_preview(&shown.compatibility, &profile),
                 offered: offered.map(row),
@@ -389,15 +435,31 @@ pub fn set_channel(dir: &DataDir, app: &str, catalog: &str, channel: &str) -> Ho
 
 impl Center {
     /// Refreshes the catalog (or every one), picks the release `wanted` names, downloads it
-    /// (hash checked while streaming) and reviews it like a local package: nothing is
-    /// installed until `install` gets this review's id with consent.
+    /// (hash checked while streaming; `download` gets (bytes, signed length) as it comes) and
+    /// reviews it like a local package (`progress`: bytes verified): nothing is installed until `install` gets this
+    /// review's id with consent.
     pub fn review_catalog_release(
         &self,
         wanted: &Wanted,
         catalog: Option<&str>,
+        progress_id: Option<&str>,
+        download: &mut dyn FnMut(u64, u64),
         progress: &mut dyn FnMut(u64, u64),
     ) -> HostResult<InstallReview> {
-        let fetched = catalogs::fetch_release(&self.dir, wanted, catalog, catalogs::now())?;
+        // `cancel_review {reviewId: <progress_id>}` stops the transfer (the partial file is
+        // removed: `catalog.download_cancelled`).
+        let tracked = self.downloads.track(progress_id);
+        let fetched = catalogs::fetch_release(
+            &self.dir,
+            wanted,
+            catalog,
+            catalogs::now(),
+            &mut |done, total| {
+                download(done, total);
+                tracked.go_on()
+            },
+        )?;
+        drop(tracked);
         if fetched.release.app_id != wanted.app {
             return Err(HostError::new(
                 ErrorCode::CatalogReleaseMismatch,

@@ -160,5 +160,9 @@ pub fn uninstall(
         }
         _ => {}
     }
-    super::open_locked(dir)?.uninstall(app, data_mode, export_path)
+    let out = super::open_locked(dir)?.uninstall(app, data_mode, export_path)?;
+    // The app no longer follows a catalog for updates. The uninstall is done: a failure to
+    // rewrite `catalogs/apps.json` leaves a record `browse_catalog` ignores (no installed app).
+    let _ = crate::install::remote::state::unfollow(dir, app);
+    Ok(out)
 }

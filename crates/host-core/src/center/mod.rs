@@ -42,6 +42,8 @@ pub struct Center {
     dir: DataDir,
     reviews: Mutex<table::Table<review::Review>>,
     uploads: Mutex<table::Table<uploads::UploadFile>>,
+    /// Catalog downloads in flight, by the review's `progressId` (`cancel_review` stops them).
+    downloads: catalog_download::DownloadCancels,
 }
 
 impl Center {
@@ -51,6 +53,7 @@ impl Center {
             dir,
             reviews: Mutex::new(table::Table::new("r-", MAX_REVIEWS, REVIEW_TTL)),
             uploads: Mutex::new(table::Table::new("u-", MAX_UPLOADS, REVIEW_TTL)),
+            downloads: catalog_download::DownloadCancels::default(),
         }
     }
 

@@ -414,8 +414,13 @@ impl Center {
         Ok(review)
     }
 
-    /// Drops a review (and its upload).
+    /// Drops a review (and its upload); for a catalog review still downloading, `review_id` is
+    /// its `progressId` and the transfer stops.
     pub fn cancel_review(&self, review_id: &str) -> HostResult<()> {
+        // A catalog review still downloading is cancelled by its `progressId`.
+        if self.downloads.cancel(review_id) {
+            return Ok(());
+        }
         self.reviews
             .lock()
             .map_err(poisoned)?

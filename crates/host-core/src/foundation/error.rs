@@ -77,6 +77,8 @@ error_codes! {
     CatalogReleaseRevoked = "catalog.release_revoked" => Rejected,
     /// The catalog state on disk is unreadable.
     CatalogStateInvalid = "catalog.state_invalid" => Internal,
+    /// The user cancelled the review while its catalog download streamed (nothing kept).
+    CatalogDownloadCancelled = "catalog.download_cancelled" => Declined,
     // --- package contents (folder or zip) -------------------------------------------------
     ArchiveInvalid = "archive.invalid" => Rejected,
     ArchivePathTraversal = "archive.path_traversal" => Rejected,

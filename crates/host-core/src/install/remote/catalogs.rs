@@ -353,6 +353,7 @@ pub fn download(
     catalog: &str,
     v: &Verified,
     release: &Release,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> HostResult<Fetched> {
     let targets = v
         .targets
@@ -370,7 +371,7 @@ pub fn download(
         .map_err(|e| HostError::io(ErrorCode::Internal, "cannot resolve", &downloads, e))?;
     let part = downloads.join(format!("{}.part", target.sha256()));
     let fetch = HttpFetch::new(&state.url, Timeouts::from_env())?;
-    fetch.download(&release.package_url, target, &part)?;
+    fetch.download(&release.package_url, target, &part, progress)?;
     let file = downloads.join(format!(
         "{}-{}.zip",
         target.sha256(),
@@ -405,10 +406,11 @@ pub fn fetch_release(
     wanted: &Wanted,
     only: Option<&str>,
     now: jiff::Timestamp,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> HostResult<Fetched> {
     let (catalog, v) = locate(dir, &wanted.app, only, now)?;
     let release = releases::select(&v.releases, wanted)?.clone();
-    download(dir, &catalog, &v, &release)
+    download(dir, &catalog, &v, &release, progress)
 }
 
 /// The newest release of `app` in `channel` newer than `installed`, if any (refreshed first).

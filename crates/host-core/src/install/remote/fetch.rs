@@ -239,11 +239,19 @@ impl HttpFetch {
     }
 
     /// Downloads a package target into `part` (resuming what it holds), checking the signed
-    /// length and SHA-256. On success `part` holds exactly the signed file.
-    pub fn download(&self, path: &str, target: &TargetFile, part: &Path) -> HostResult<()> {
+    /// length and SHA-256. On success `part` holds exactly the signed file. `progress` gets
+    /// (bytes on disk, signed length) after each chunk (callers throttle) and answers whether
+    /// to go on: `false` stops with `catalog.download_cancelled` and removes `part`.
+    pub fn download(
+        &self,
+        path: &str,
+        target: &TargetFile,
+        part: &Path,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> HostResult<()> {
         let mut last = None;
         for _ in 0..3 {
-            match self.download_once(path, target, part) {
+            match self.download_once(path, target, part, progress) {
                 Ok(()) => return Ok(()),
                 Err(Stop::Error(e)) => {
                     // Wrong, endless or too slow data is not kept; only a cut connection's
@@ -258,7 +266,13 @@ impl HttpFetch {
             .unwrap_or_else(|| HostError::new(ErrorCode::CatalogFetchFailed, "download failed")))
     }
 
-    fn download_once(&self, path: &str, target: &TargetFile, part: &Path) -> Result<(), Stop> {
+    fn download_once(
+        &self,
+        path: &str,
+        target: &TargetFile,
+        part: &Path,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<(), Stop> {
         let io = |e: std::io::Error| {
             Stop::Error(HostError::io(ErrorCode::Internal, "cannot write", part, e))
         };
@@ -324,10 +338,27 @@ impl HttpFetch {
                 )
                 .with("path", path)
             };
+            let cancelled = || {
+                HostError::new(
+                    ErrorCode::CatalogDownloadCancelled,
+                    format!("{path}: the download was cancelled"),
+                )
+                .with("path", path)
+            };
+            let mut written = have;
+            if !progress(written, length) {
+                return Err(Stop::Error(cancelled()));
+            }
             let mut sink = |chunk: &[u8]| -> HostResult<()> {
                 hasher.update(chunk);
                 file.write_all(chunk)
-                    .map_err(|e| HostError::io(ErrorCode::Internal, "cannot write", part, e))
+                    .map_err(|e| HostError::io(ErrorCode::Internal, "cannot write", part, e))?;
+                written += chunk.len() as u64;
+                if progress(written.min(length), length) {
+                    Ok(())
+                } else {
+                    Err(cancelled())
+                }
             };
             self.read_body(
                 &url,

@@ -233,3 +233,12 @@ pub fn set_followed(dir: &DataDir, app: &str, f: Followed) -> HostResult<()> {
     all.insert(app.to_owned(), f);
     write_json(&followed_path(dir), &all)
 }
+
+/// Drops `app`'s follows record (on uninstall); nothing is written when it has none.
+pub fn unfollow(dir: &DataDir, app: &str) -> HostResult<()> {
+    let mut all = followed(dir)?;
+    if all.remove(app).is_none() {
+        return Ok(());
+    }
+    write_json(&followed_path(dir), &all)
+}

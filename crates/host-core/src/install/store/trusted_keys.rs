@@ -99,7 +99,7 @@ impl Store {
     }
 
     /// The publisher pinned for an app name (installed, or uninstalled with its data kept).
-    pub(super) fn publisher_pin(&self, name: &str) -> HostResult<Option<Signer>> {
+    pub fn publisher_pin(&self, name: &str) -> HostResult<Option<Signer>> {
         Ok(self
             .conn
             .query_row(
