@@ -92,6 +92,16 @@ pub(crate) fn ring(err: impl Read, log: Arc<Mutex<VecDeque<u8>>>) {
 impl ServiceProcess {
     /// Launch the service in its sandbox; the host's handler answers its `lime.*` requests.
     pub fn start(spec: &ServiceSpec, handler: HostHandler) -> Result<Self, SandboxError> {
+        Self::start_with_egress(spec, handler, None)
+    }
+
+    /// [`Self::start`] for a `remote-allowed` service: its only way out is `egress` (the proxy
+    /// outlives nothing it needs: keep it alive as long as the service).
+    pub fn start_with_egress(
+        spec: &ServiceSpec,
+        handler: HostHandler,
+        egress: Option<&mut crate::egress::EgressProxy>,
+    ) -> Result<Self, SandboxError> {
         let bwrap = crate::layers::available_layers()
             .require()
             .map_err(SandboxError::SandboxUnavailable)?;
@@ -105,7 +115,11 @@ impl ServiceProcess {
         };
         let group = PidsGroup::create(spec.limits.max_processes)
             .map_err(|e| SandboxError::SandboxUnavailable(format!("pids cgroup: {e}")))?;
-        let mut child = crate::launch::spawn(&spec, &group)?;
+        let egress_fd = egress.as_ref().and_then(|e| e.sandbox_fd());
+        let mut child = crate::launch::spawn_full(&spec, &group, None, egress_fd)?;
+        if let Some(e) = egress {
+            e.release_sandbox_end();
+        }
         let (tx, rx) = mpsc::channel();
         let log = Arc::new(Mutex::new(VecDeque::new()));
         let out = child

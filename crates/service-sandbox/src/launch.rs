@@ -18,6 +18,8 @@ const SECCOMP_FD: i32 = 3;
 const SERVICE_DIR_FD: i32 = 4;
 /// The host-bound listening socket of a `local-http` service (the shim moves it to fd 3).
 pub const LISTEN_FD: i32 = 5;
+/// The sandbox end of a `remote-allowed` service's egress socket (the shim's forwarder keeps it).
+pub const EGRESS_FD: i32 = 6;
 /// Sandbox uid/gid (mapped to the host user through the new user namespace).
 const SANDBOX_ID: &str = "65534";
 
@@ -61,6 +63,13 @@ pub fn bwrap_args(spec: &ServiceSpec) -> Vec<std::ffi::OsString> {
 
 /// `listen`: a `local-http` launch; the shim hands descriptor [`LISTEN_FD`] to the service as fd 3.
 pub fn bwrap_args_with(spec: &ServiceSpec, listen: bool) -> Vec<std::ffi::OsString> {
+    bwrap_args_full(spec, listen, false)
+}
+
+/// `egress`: the shim forwards `127.0.0.1:`[`crate::egress::PROXY_PORT`] to [`EGRESS_FD`] and the
+/// service gets the proxy variables. The network namespace is ALWAYS unshared (`spec.network` no
+/// longer keeps the host's; egress goes only through the host proxy).
+pub fn bwrap_args_full(spec: &ServiceSpec, listen: bool, egress: bool) -> Vec<std::ffi::OsString> {
     let mut a: Vec<std::ffi::OsString> = Vec::new();
     let mut push = |xs: &[&str]| a.extend(xs.iter().map(Into::into));
     push(&[
@@ -70,10 +79,8 @@ pub fn bwrap_args_with(spec: &ServiceSpec, listen: bool) -> Vec<std::ffi::OsStri
         "--unshare-uts",
         "--unshare-cgroup-try",
     ]);
-    if !spec.network {
-        push(&["--unshare-net"]);
-    }
     push(&[
+        "--unshare-net",
         "--disable-userns",
         "--die-with-parent",
         "--new-session",
@@ -103,6 +110,13 @@ pub fn bwrap_args_with(spec: &ServiceSpec, listen: bool) -> Vec<std::ffi::OsStri
         "PYTHONDONTWRITEBYTECODE",
         "1",
     ]);
+    if egress {
+        let proxy = format!("http://127.0.0.1:{}", crate::egress::PROXY_PORT);
+        for var in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
+            push(&["--setenv", var, &proxy]);
+        }
+        push(&["--setenv", "NO_PROXY", "", "--setenv", "no_proxy", ""]);
+    }
     push(&["--ro-bind", "/usr", "/usr"]);
     for d in ["bin", "lib", "lib64", "sbin"] {
         let host = Path::new("/").join(d);
@@ -140,9 +154,12 @@ pub fn bwrap_args_with(spec: &ServiceSpec, listen: bool) -> Vec<std::ffi::OsStri
         "3",
         "--",
     ]);
-    push(&["/.shim/shim", if spec.network { "net" } else { "nonet" }]);
+    push(&["/.shim/shim", "nonet"]);
     if listen {
         push(&["listen"]);
+    }
+    if egress {
+        push(&["egress"]);
     }
     push(&["--"]);
     a.extend(spec.program.iter().map(Into::into));
@@ -161,7 +178,24 @@ pub fn spawn_with(
     group: &PidsGroup,
     listener: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> Result<std::process::Child, SandboxError> {
+    spawn_full(spec, group, listener, None)
+}
+
+/// [`spawn_with`], also passing the sandbox end of an egress socket as [`EGRESS_FD`].
+pub fn spawn_full(
+    spec: &ServiceSpec,
+    group: &PidsGroup,
+    listener: Option<std::os::fd::BorrowedFd<'_>>,
+    egress: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<std::process::Child, SandboxError> {
     check_spec(spec)?;
+    let egress = egress
+        .map(|fd| fd.try_clone_to_owned())
+        .transpose()
+        .map_err(|e| SandboxError::StartFailed(e.to_string()))?
+        .map(high)
+        .transpose()?;
+    let egress_raw = egress.as_ref().map(AsRawFd::as_raw_fd);
     let listener = listener
         .map(|fd| fd.try_clone_to_owned())
         .transpose()
@@ -186,13 +220,17 @@ pub fn spawn_with(
         (libc::RLIMIT_MEMLOCK, 0),
     ];
     let mut cmd = Command::new(&spec.bwrap);
-    cmd.args(bwrap_args_with(spec, listen_raw.is_some()))
-        .env_clear()
-        .current_dir("/")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.args(bwrap_args_full(
+        spec,
+        listen_raw.is_some(),
+        egress_raw.is_some(),
+    ))
+    .env_clear()
+    .current_dir("/")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .process_group(0);
     // SAFETY: only async-signal-safe libc calls on pre-built data, no allocation.
     unsafe {
         cmd.pre_exec(move || {
@@ -232,6 +270,18 @@ pub fn spawn_with(
                 }
                 first_closed += 1;
             }
+            if let Some(raw) = egress_raw {
+                if libc::dup2(raw, EGRESS_FD) != EGRESS_FD {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // the gap at LISTEN_FD (no listener) is closed separately
+                if first_closed == LISTEN_FD as u32
+                    && libc::syscall(libc::SYS_close_range, first_closed, first_closed, 0u32) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                first_closed = EGRESS_FD as u32 + 1;
+            }
             // every other inherited descriptor is closed: stdio, the seccomp program and the
             // service dir handle (+ the listener) remain for bwrap; the shim closes them (but the
             // listener) before the service runs
@@ -247,6 +297,7 @@ pub fn spawn_with(
     drop(seccomp);
     drop(service_dir);
     drop(listener);
+    drop(egress);
     Ok(child)
 }
 

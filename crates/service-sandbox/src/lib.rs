@@ -22,6 +22,7 @@
 
 pub mod cgroup;
 pub mod channel;
+pub mod egress;
 pub mod error;
 pub mod http_plane;
 pub mod launch;
@@ -33,6 +34,7 @@ pub mod supervisor;
 pub mod wasm_plane;
 
 pub use channel::ServiceProcess;
+pub use egress::{EgressPolicy, EgressProxy};
 pub use error::SandboxError;
 pub use http_plane::HttpService;
 pub use layers::{available_layers, Layers};

@@ -37,7 +37,9 @@ pub struct ServiceSpec {
     pub package_dir: PathBuf,
     pub service_dir: PathBuf,
     pub program: Vec<String>,
-    /// Network granted (`services[].network`): keeps the host network namespace.
+    /// Ignored since egress moved to the host proxy: the sandbox's network namespace is always
+    /// unshared; a `remote-allowed` service reaches its declared domains only through
+    /// [`crate::egress::EgressProxy`] (kept so existing specs still build).
     pub network: bool,
     pub limits: Limits,
     /// The in-sandbox shim binary (`apphost-service-shim`), mounted read-only at `/.shim/shim`.

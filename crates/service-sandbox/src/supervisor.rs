@@ -74,6 +74,9 @@ pub struct Supervisor {
     log_file: PathBuf,
     plane: Plane,
     running: Option<Running>,
+    /// `remote-allowed`: the egress policy and its audit sink; a fresh proxy per launch.
+    egress: Option<(crate::egress::EgressPolicy, crate::egress::AuditSink)>,
+    proxy: Option<crate::egress::EgressProxy>,
     crashes: VecDeque<Instant>,
     not_before: Option<Instant>,
     last_used: Instant,
@@ -96,6 +99,8 @@ impl Supervisor {
             log_file,
             plane: Plane::Stdio,
             running: None,
+            egress: None,
+            proxy: None,
             crashes: VecDeque::new(),
             not_before: None,
             last_used: Instant::now(),
@@ -105,6 +110,18 @@ impl Supervisor {
     /// Run the service on `plane` (default: stdio); see [`Plane::for_manifest`].
     pub fn with_plane(mut self, plane: Plane) -> Self {
         self.plane = plane;
+        self
+    }
+
+    /// A `remote-allowed` stdio service: its only way out is a host egress proxy under `policy`
+    /// (started per launch; every allowed or refused connection goes to `audit`). Other planes
+    /// get no egress.
+    pub fn with_egress(
+        mut self,
+        policy: crate::egress::EgressPolicy,
+        audit: crate::egress::AuditSink,
+    ) -> Self {
+        self.egress = Some((policy, audit));
         self
     }
 
@@ -152,8 +169,7 @@ impl Supervisor {
         if self.not_before.is_some_and(|t| Instant::now() < t) {
             return Err(self.refuse(SandboxError::Backoff));
         }
-        let mut svc = Running::start(&self.plane, &self.spec, (self.handler)())
-            .map_err(|e| self.refuse(e))?;
+        let mut svc = self.launch().map_err(|e| self.refuse(e))?;
         (self.audit)(AuditEvent::Started { pid: svc.pid() });
         if let Err(e) = svc.call(
             "initialize",
@@ -167,6 +183,23 @@ impl Supervisor {
         self.running = Some(svc);
         self.last_used = Instant::now();
         Ok(())
+    }
+
+    fn launch(&mut self) -> Result<Running, SandboxError> {
+        self.proxy = None;
+        match (&self.plane, &self.egress) {
+            (Plane::Stdio, Some((policy, audit))) => {
+                let mut proxy = crate::egress::EgressProxy::start(policy.clone(), audit.clone())?;
+                let svc = crate::channel::ServiceProcess::start_with_egress(
+                    &self.spec,
+                    (self.handler)(),
+                    Some(&mut proxy),
+                )?;
+                self.proxy = Some(proxy);
+                Ok(Running::Stdio(svc))
+            }
+            _ => Running::start(&self.plane, &self.spec, (self.handler)()),
+        }
     }
 
     /// Call a method, starting the service on demand.
@@ -260,6 +293,7 @@ impl Supervisor {
     fn shutdown(&mut self) {
         if let Some(mut svc) = self.running.take() {
             svc.kill();
+            self.proxy = None;
             self.append_log(&svc.logs());
         }
     }

@@ -48,8 +48,10 @@ pub(crate) struct Message {
 /// `bridge_message {mountId, origin, data}` → `Outgoing[]`.
 fn bridge_message(session: &Session, raw: Value) -> HostResult<Value> {
     let a: Message = args("bridge_message", raw)?;
-    let out = session
-        .with_bridge(|bridge, store| bridge.handle(store, &a.mount_id, &a.origin, &a.data))?;
+    // A service call's answer comes after the bridge lock was released for the wait.
+    let (mut out, answers) = session
+        .with_bridge_calls(|bridge, store| bridge.handle(store, &a.mount_id, &a.origin, &a.data))?;
+    out.extend(answers);
     super::dev_console::refused_calls(session, &a.mount_id, &out);
     answer(out)
 }

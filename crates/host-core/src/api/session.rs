@@ -143,6 +143,8 @@ impl Session {
             HostProfile::current(),
             config.serve.style.clone(),
         );
+        // A frame's service call waits outside the bridge lock (`with_bridge_calls`).
+        bridge.defer_service_calls();
         // The host session drives the data directory's workflow runs (when it has any).
         if let Err(m) = bridge.resume_workflow_runs(&data) {
             tracing::warn!("workflow runs not resumed: {m}");
@@ -272,14 +274,37 @@ impl Session {
 
     /// Runs `f` with the bridge host and its store (opened on first use, then kept; commits
     /// survive a crash of the process, see `host_core::install::store::durability`).
+    /// A frame's `lime.services.call` that `f` allowed is answered as an `outgoing` event
+    /// ([`Session::with_bridge_calls`]).
     pub fn with_bridge<T>(&self, f: impl FnOnce(&mut BridgeHost, &Store) -> T) -> HostResult<T> {
-        let mut guard = self.bridge()?;
-        let bridge = &mut *guard;
-        let store: &Store = match &mut bridge.store {
-            Some(store) => store,
-            slot @ None => slot.insert(self.open_bridge_store()?),
+        let (value, answers) = self.with_bridge_calls(f)?;
+        self.push_outgoing(answers);
+        Ok(value)
+    }
+
+    /// [`Session::with_bridge`], then the frames' `lime.services.call`s that `f` allowed run
+    /// with the bridge lock released (a slow service delays no other frame), and the lock is
+    /// taken again only to record each answer, returned here.
+    pub fn with_bridge_calls<T>(
+        &self,
+        f: impl FnOnce(&mut BridgeHost, &Store) -> T,
+    ) -> HostResult<(T, Vec<Outgoing>)> {
+        let (value, calls) = {
+            let mut guard = self.bridge()?;
+            let bridge = &mut *guard;
+            let store: &Store = match &mut bridge.store {
+                Some(store) => store,
+                slot @ None => slot.insert(self.open_bridge_store()?),
+            };
+            let value = f(&mut bridge.host, store);
+            (value, bridge.host.take_service_calls())
         };
-        Ok(f(&mut bridge.host, store))
+        let mut answers = Vec::new();
+        for call in calls {
+            let done = call.run();
+            answers.extend(self.bridge()?.host.finish_service_call(done));
+        }
+        Ok((value, answers))
     }
 
     /// Opens the bridge's store connection without the watcher taking the open for another

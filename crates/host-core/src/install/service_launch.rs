@@ -14,6 +14,8 @@ use crate::install::manifest::Service;
 pub struct LaunchPlan {
     pub key: String,
     pub required: bool,
+    /// `stdio-jsonrpc`, `wasm` or `local-http`: picks the plane (`service_sandbox::Plane`).
+    pub protocol: String,
     /// argv inside the sandbox: `/usr/...` or `/app/...` first, package paths as `/app/<path>`.
     pub program: Vec<String>,
     /// The host interpreter the program needs (`/usr/bin/python3`), if any.
@@ -40,10 +42,16 @@ fn refuse(code: &'static str, why: impl Into<String>) -> Refusal {
     }
 }
 
-/// The protocols of a `client-local` service this host runs. `wasm` and `local-http` are
-/// added by the Wasm plane (issue 24, svc-wasm): flip them here and in the service host.
+/// The protocols of a `client-local` service this host runs: `stdio-jsonrpc` and `local-http`
+/// in the process sandbox, `wasm` in-process under wasmi's limits.
 pub fn protocol_runs_here(protocol: &str) -> bool {
-    matches!(protocol, "stdio-jsonrpc")
+    matches!(protocol, "stdio-jsonrpc" | "wasm" | "local-http")
+}
+
+/// Whether a service of `protocol` runs inside the host process (`wasm`): it needs no sandbox
+/// layers, no shim and no interpreter.
+pub fn runs_in_process(protocol: &str) -> bool {
+    protocol == "wasm"
 }
 
 /// Whether host policy allows `cloud-remote` services. No admin policy allows them yet, so a
@@ -119,13 +127,23 @@ pub fn plan(
         }
     };
     let (program, runtime) = program(s, has_path)?;
+    let in_process = runs_in_process(protocol);
+    if in_process && (runtime.is_some() || program.len() != 1) {
+        return Err(refuse(
+            "service.invalid_spec",
+            "a wasm service names its module (a package .wasm file) and nothing else",
+        ));
+    }
+    // A Wasm module's linear memory may be small; a process needs room for its interpreter.
+    let min_memory = if in_process { 1 } else { 128 };
     Ok(LaunchPlan {
         key: key.to_owned(),
         required: s.required(),
+        protocol: protocol.to_owned(),
         program,
         runtime,
         network,
-        memory_mb: s.memory_mb().unwrap_or(512).clamp(128, 4096),
+        memory_mb: s.memory_mb().unwrap_or(512).clamp(min_memory, 4096),
         timeout_ms: s.timeout_ms().unwrap_or(30_000).clamp(100, 300_000),
     })
 }

@@ -55,9 +55,18 @@ pub fn post(
     stream
         .set_write_timeout(Some(left(deadline)?))
         .map_err(io_err)?;
-    stream.write_all(head.as_bytes()).map_err(io_err)?;
-    stream.write_all(body).map_err(io_err)?;
-    read_response(&mut stream, deadline, max_body)
+    // A server may answer (401, 413) and close before it reads the body: a broken pipe while
+    // writing still leaves its answer to read, which is the one to report.
+    let sent = stream
+        .write_all(head.as_bytes())
+        .and_then(|()| stream.write_all(body));
+    match sent {
+        Ok(()) => read_response(&mut stream, deadline, max_body),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe || e.kind() == ErrorKind::ConnectionReset => {
+            read_response(&mut stream, deadline, max_body).map_err(|_| io_err(e))
+        }
+        Err(e) => Err(io_err(e)),
+    }
 }
 
 fn read_some(

@@ -17,8 +17,11 @@ mod outbox;
 mod outgoing;
 mod pick_files;
 mod projections;
+mod service_calls;
 mod snapshot;
 pub mod ui_launch;
+
+pub use service_calls::{DeferredServiceCall, ServiceCallDone};
 
 pub use outbox::{AsyncOutbox, OUTBOX_CAPACITY};
 pub use outgoing::{Answer, Diagnostics, Environment, Outgoing, RefusedMessage};
@@ -100,6 +103,8 @@ pub struct BridgeHost {
     downloads: BTreeMap<String, download::PendingDownload>,
     /// `lime.ui` routes per app and launches waiting for a handshake (`host/ui_launch.rs`).
     ui: ui_launch::UiState,
+    /// `lime.services.call`s waiting to run outside the caller's lock (`host/service_calls.rs`).
+    service_calls: Vec<DeferredServiceCall>,
 }
 
 impl BridgeHost {
@@ -121,6 +126,7 @@ impl BridgeHost {
             watches: HashMap::new(),
             downloads: BTreeMap::new(),
             ui: ui_launch::UiState::default(),
+            service_calls: Vec::new(),
         }
     }
 

@@ -111,6 +111,20 @@ struct Held {
 
 type Slots = BTreeMap<ServiceId, Held>;
 
+/// A call whose slot is chosen ([`ServiceHost::prepare`]), to run without the store.
+pub struct PreparedCall {
+    host: Arc<ServiceHost>,
+    id: ServiceId,
+    slot: Arc<Mutex<Slot>>,
+}
+
+impl PreparedCall {
+    /// Calls `method` (starting the service on demand), waiting up to its `timeoutMs`.
+    pub fn run(self, method: &str, params: Value) -> Result<Value, ServiceFailure> {
+        self.host.call_on(&self.id, &self.slot, method, params)
+    }
+}
+
 pub struct ServiceHost {
     data: DataDir,
     back: BackCalls,
@@ -199,7 +213,8 @@ impl ServiceHost {
         }
         let plan = self.plan(store, &active, &id.key)?;
         let facts = service_launch::probe_host();
-        if let Some(missing) = facts.sandbox_missing {
+        let in_process = service_launch::runs_in_process(&plan.protocol);
+        if let Some(missing) = facts.sandbox_missing.filter(|_| !in_process) {
             return Err(ServiceFailure::new("service.sandbox_unavailable", missing));
         }
         if let Some(r) = plan
@@ -212,12 +227,17 @@ impl ServiceHost {
                 format!("{r} is not installed"),
             ));
         }
-        let shim = service_launch::shim_path().ok_or_else(|| {
-            ServiceFailure::new(
-                "service.sandbox_unavailable",
-                "apphost-service-shim missing",
-            )
-        })?;
+        // A Wasm module runs in-process: it has no shim.
+        let shim = match service_launch::shim_path() {
+            Some(shim) => shim,
+            None if in_process => PathBuf::new(),
+            None => {
+                return Err(ServiceFailure::new(
+                    "service.sandbox_unavailable",
+                    "apphost-service-shim missing",
+                ))
+            }
+        };
         let package_dir =
             super::package::layout(store, &id.app, &active.version, &active.package_hash)
                 .map_err(|m| ServiceFailure::new("service.start_failed", m))?;
@@ -237,7 +257,8 @@ impl ServiceHost {
             shim,
             idle: *lock(&self.idle),
             back: self.back.clone(),
-        });
+        })
+        .map_err(ServiceFailure::from)?;
         let held = Held {
             package_hash: active.package_hash.clone(),
             stats: made.stats.clone(),
@@ -295,10 +316,35 @@ impl ServiceHost {
         params: Value,
     ) -> Result<Value, ServiceFailure> {
         let slot = self.slot(store, id)?;
-        let mut s = lock(&slot);
+        self.call_on(id, &slot, method, params)
+    }
+
+    fn call_on(
+        &self,
+        id: &ServiceId,
+        slot: &Mutex<Slot>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ServiceFailure> {
+        let mut s = lock(slot);
         let out = s.sup.call(method, params);
         self.publish_health(id, &s);
         out.map_err(ServiceFailure::from)
+    }
+
+    /// What a call on `app`'s service `key` needs from the store (the active version's slot),
+    /// taken now; [`PreparedCall::run`] then waits on the service without the store, so a
+    /// caller can release its own locks while the service works.
+    pub fn prepare(
+        self: &Arc<Self>,
+        store: &Store,
+        id: &ServiceId,
+    ) -> Result<PreparedCall, ServiceFailure> {
+        Ok(PreparedCall {
+            slot: self.slot(store, id)?,
+            host: self.clone(),
+            id: id.clone(),
+        })
     }
 
     /// A call on the host's own behalf (the CLI, the host UI): audited `service.call` with who

@@ -2,7 +2,8 @@
 //!
 //! One [`ServiceHost`] per data directory in a process ([`ServiceHost::for_data_dir`]), shared
 //! by every session of that process (the window, `apphost serve`, the CLI): it starts an app's
-//! declared `client-local` `stdio-jsonrpc` service on its first call (or [`ServiceHost::start`]
+//! declared `client-local` service (`stdio-jsonrpc` or `local-http` in the process sandbox,
+//! `wasm` in-process) on its first call (or [`ServiceHost::start`]
 //! when the app opens), stops it when idle (default 5 min, `APPHOST_SERVICE_IDLE_SECS`) and
 //! when the app closes, is disabled or uninstalled; restarts after a crash with backoff; a
 //! crash loop shows in readiness (`foundation/service_health.rs`). The sandbox, channel and
@@ -17,6 +18,6 @@ pub mod package;
 mod slot;
 
 pub use host::{
-    read_log_file, reserved_method, BackCalls, ServiceFailure, ServiceHost, ServiceId,
-    ServiceStatus,
+    read_log_file, reserved_method, BackCalls, PreparedCall, ServiceFailure, ServiceHost,
+    ServiceId, ServiceStatus,
 };

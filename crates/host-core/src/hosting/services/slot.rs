@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use service_sandbox::{AuditEvent, Limits, Policy, ServiceSpec, Supervisor};
+use service_sandbox::{AuditEvent, Limits, Plane, Policy, ServiceSpec, Supervisor};
 
 use super::id::{BackCalls, ServiceId};
 use crate::foundation::paths::DataDir;
@@ -41,7 +41,12 @@ pub struct SlotInput<'a> {
 }
 
 impl Slot {
-    pub fn new(i: SlotInput<'_>) -> Slot {
+    /// The slot of `i.plan`; `service.runtime_unavailable` when its protocol has no plane here.
+    pub fn new(i: SlotInput<'_>) -> Result<Slot, service_sandbox::SandboxError> {
+        // The plane from the manifest (`plan` already refused what the host does not run), its
+        // Wasm linear memory capped at `resourceLimits.memoryMb`.
+        let plane =
+            Plane::for_manifest("client-local", &i.plan.protocol)?.with_memory_mb(i.plan.memory_mb);
         let spec = ServiceSpec {
             package_dir: i.package_dir,
             service_dir: i.service_dir,
@@ -72,10 +77,10 @@ impl Slot {
         let handler_id = id.clone();
         let handler = Box::new(move || back(&data, &handler_id));
         let sink = audit_sink(i.data.clone(), id, i.version.to_owned(), stats.clone());
-        Slot {
-            sup: Supervisor::new(spec, policy, i.log_file, handler, sink),
+        Ok(Slot {
+            sup: Supervisor::new(spec, policy, i.log_file, handler, sink).with_plane(plane),
             stats,
-        }
+        })
     }
 }
 

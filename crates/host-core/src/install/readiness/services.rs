@@ -36,7 +36,10 @@ pub(super) fn services(cx: &mut Ctx) {
                 format!("service {key} cannot run: {why}"),
                 None,
             ),
-            Ok(_) if facts.sandbox_missing.is_some() => {
+            Ok(p)
+                if facts.sandbox_missing.is_some()
+                    && !crate::install::service_launch::runs_in_process(&p.protocol) =>
+            {
                 let what = facts.sandbox_missing.clone().unwrap_or_default();
                 (
                     failing(req),

@@ -166,6 +166,10 @@ impl BridgeHost {
                 Ok(json!({ "delivered": out.len() }))
             }
             Effect::PickFiles(request) => return self.pick_files(mount, call, trace_id, request),
+            Effect::CallService(work) => {
+                self.defer_service_call(mount, call, trace_id, work);
+                return Vec::new();
+            }
             Effect::AskToolApproval {
                 tool,
                 arguments_sha256,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::{err, Effect, Reply, Services};
+use super::{err, Effect, Reply, ServiceWork, Services};
 use crate::foundation::paths::DataDir;
 use crate::foundation::profile::HostProfile;
 use crate::hosting::capability::call::{Call, Caller};
@@ -101,6 +101,18 @@ pub(super) fn call(
                 app: allowed.app().to_owned(),
                 key: service.to_owned(),
             };
+            if services.defers_service_calls() {
+                // The slot is chosen now (it needs the store); the wait happens outside.
+                let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
+                let (a, method) = (allowed.clone(), method.to_owned());
+                let work = ServiceWork::new(Box::new(move || {
+                    prepared.run(&method, params).map_err(|f| failure(&a, &f))
+                }));
+                return Ok(Reply {
+                    value: Value::Null,
+                    effect: Some(Effect::CallService(work)),
+                });
+            }
             let value = host
                 .call(store, &id, method, params)
                 .map_err(|f| failure(allowed, &f))?;

@@ -90,6 +90,40 @@ pub enum Effect {
         /// The call's value (`host:response`).
         value: Value,
     },
+    /// `lime.services.call` from a session that waits on services outside its bridge lock
+    /// ([`Services::defer_service_calls`]): the bridge runs the work once its lock is released,
+    /// then records the answer (`api/session.rs`).
+    CallService(ServiceWork),
+}
+
+type ServiceJob = Box<dyn FnOnce() -> Result<Value, CallError> + Send>;
+
+/// A backend-service call taken out of the bridge: everything it needs, run at most once.
+#[derive(Clone)]
+pub struct ServiceWork(std::sync::Arc<std::sync::Mutex<Option<ServiceJob>>>);
+
+impl ServiceWork {
+    pub fn new(job: ServiceJob) -> Self {
+        ServiceWork(std::sync::Arc::new(std::sync::Mutex::new(Some(job))))
+    }
+
+    /// Runs the call, waiting on the service; `None` when it already ran.
+    pub fn run(&self) -> Option<Result<Value, CallError>> {
+        let job = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        job.map(|j| j())
+    }
+}
+
+impl std::fmt::Debug for ServiceWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ServiceWork")
+    }
+}
+
+impl PartialEq for ServiceWork {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// A service's answer: the value for `host:response`, and possibly an [`Effect`].
@@ -125,6 +159,8 @@ pub struct Services {
     /// The data directory's backend services, held by this session from its first
     /// `lime.services` call (`app_services.rs`); dropped with the session, which stops them.
     service_host: Option<std::sync::Arc<crate::hosting::services::ServiceHost>>,
+    /// `lime.services.call` answers [`Effect::CallService`] instead of waiting here.
+    defer_service_calls: bool,
 }
 
 impl Services {
@@ -141,7 +177,18 @@ impl Services {
             workflow: None,
             driver_side: false,
             service_host: None,
+            defer_service_calls: false,
         }
+    }
+
+    /// From now on `lime.services.call` takes what it needs and answers
+    /// [`Effect::CallService`]: the caller waits on the service after releasing its locks.
+    pub fn defer_service_calls(&mut self) {
+        self.defer_service_calls = true;
+    }
+
+    pub(crate) fn defers_service_calls(&self) -> bool {
+        self.defer_service_calls
     }
 
     /// Makes services for each workflow driver thread: their own per-app handles, the same
@@ -163,6 +210,7 @@ impl Services {
                 workflow: None,
                 driver_side: true,
                 service_host: None,
+                defer_service_calls: false,
             }) as Box<dyn StepServices + Send>
         })
     }

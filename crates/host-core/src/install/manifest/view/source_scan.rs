@@ -25,7 +25,18 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
         2,
         "the emitted JSON Schemas (description fields)",
     ),
-    ("hosting/capability/services/agent.rs", 8, "call arguments"),
+    ("hosting/capability/services/agent.rs", 9, "call arguments"),
+    (
+        "hosting/capability/services/agent_tool_refs.rs",
+        3,
+        "startTask tools[] items (call arguments)",
+    ),
+    ("hosting/agent_tool_source.rs", 3, "an MCP tool result"),
+    (
+        "center/catalog.rs",
+        2,
+        "a catalog release's compatibility object",
+    ),
     (
         "hosting/capability/services/artifacts.rs",
         1,
@@ -112,7 +123,7 @@ const OTHER_JSON: &[(&str, usize, &str)] = &[
     ),
     (
         "hosting/workflow/step_args.rs",
-        1,
+        4,
         "a workflow step's call arguments",
     ),
     ("center/review.rs", 7, "the stored projection"),

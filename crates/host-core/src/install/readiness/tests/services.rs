@@ -78,11 +78,9 @@ fn a_crash_loop_blocks_a_required_service_and_a_recent_crash_degrades() {
 }
 
 #[test]
-fn wasm_local_http_and_remote_services_stay_blocked_with_their_reasons() {
+fn remote_services_stay_blocked_with_their_reasons() {
     let ok = host(None, &["/usr/bin/python3"]);
     for (edit, code) in [
-        ("protocol: wasm", "service.runtime_unavailable"),
-        ("protocol: local-http", "service.runtime_unavailable"),
         ("executionPlane: cloud-remote", "service.remote_not_allowed"),
         ("protocol: remote-http", "service.remote_not_allowed"),
     ] {
@@ -114,6 +112,59 @@ fn wasm_local_http_and_remote_services_stay_blocked_with_their_reasons() {
     let c = service_check(&r);
     assert_eq!(c.code, Some("service.remote_not_allowed"));
     assert!(c.message.contains("policy"), "{}", c.message);
+}
+
+const WASM: &str = "services:\n  - {key: transform, kind: app-backend, executionPlane: client-local, protocol: wasm, entry: svc/t.wasm, required: true, resourceLimits: {memoryMb: 16}}\n";
+const WASM_FILES: &[(&str, &str)] = &[("svc/t.wasm", "\0asm")];
+
+#[test]
+fn a_wasm_service_is_ready_without_sandbox_layers_or_an_interpreter() {
+    let r = run(
+        WASM,
+        WASM_FILES,
+        &HostProfile::current(),
+        &host(Some("Landlock ABI 1 < 3"), &[]),
+    );
+    let c = service_check(&r);
+    assert_eq!(c.outcome, Outcome::Pass, "{c:?}");
+    assert_eq!(r.status, Status::Ready);
+}
+
+#[test]
+fn a_wasm_service_must_name_a_package_module_and_nothing_else() {
+    let ok = host(None, &["/usr/bin/python3"]);
+    for front in [
+        WASM.replace("entry: svc/t.wasm", "entry: svc/missing.wasm"),
+        WASM.replace("entry: svc/t.wasm", "command: [python3, svc/t.wasm]"),
+        WASM.replace("entry: svc/t.wasm", "command: [svc/t.wasm, --flag]"),
+    ] {
+        let r = run(&front, WASM_FILES, &HostProfile::current(), &ok);
+        assert_eq!(
+            service_check(&r).code,
+            Some("service.invalid_spec"),
+            "{front}"
+        );
+        assert_eq!(r.status, Status::Blocked, "{front}");
+    }
+}
+
+#[test]
+fn a_local_http_service_needs_the_sandbox_and_its_interpreter_like_stdio() {
+    let front = PY.replace("protocol: stdio-jsonrpc", "protocol: local-http");
+    let r = run(
+        &front,
+        FILES,
+        &HostProfile::current(),
+        &host(None, &["/usr/bin/python3"]),
+    );
+    assert_eq!(service_check(&r).outcome, Outcome::Pass);
+    assert_eq!(r.status, Status::Ready);
+    let state = host(Some("Landlock ABI 1 < 3"), &["/usr/bin/python3"]);
+    let r = run(&front, FILES, &HostProfile::current(), &state);
+    assert_eq!(service_check(&r).code, Some("service.sandbox_unavailable"));
+    assert_eq!(r.status, Status::Blocked);
+    let r = run(&front, FILES, &HostProfile::current(), &host(None, &[]));
+    assert_eq!(service_check(&r).code, Some("service.runtime_unavailable"));
 }
 
 #[test]
