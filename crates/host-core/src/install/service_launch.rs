@@ -20,8 +20,11 @@ pub struct LaunchPlan {
     pub program: Vec<String>,
     /// The host interpreter the program needs (`/usr/bin/python3`), if any.
     pub runtime: Option<String>,
-    /// Network granted (never today: `remote-allowed` is refused).
+    /// Network declared (`remote-allowed`): the service gets only the host egress proxy, and
+    /// only once the user granted it (the grant is read from the store at each launch).
     pub network: bool,
+    /// `allowedDomains` of a `remote-allowed` service (empty otherwise).
+    pub domains: Vec<String>,
     /// `resourceLimits.memoryMb`, clamped.
     pub memory_mb: u64,
     /// `resourceLimits.timeoutMs`: the per-call timeout, clamped.
@@ -119,6 +122,13 @@ pub fn plan(
     }
     let network = match s.network() {
         "deny-by-default" | "host-mediated" | "loopback-only" => false,
+        "remote-allowed" if protocol != "stdio-jsonrpc" => {
+            return Err(refuse(
+                "service.network_not_granted",
+                format!("network remote-allowed is only available to stdio-jsonrpc services, not {protocol}"),
+            ))
+        }
+        "remote-allowed" => true,
         other => {
             return Err(refuse(
                 "service.network_not_granted",
@@ -126,6 +136,21 @@ pub fn plan(
             ))
         }
     };
+    let domains: Vec<String> = if network {
+        s.allowed_domains().into_iter().map(str::to_owned).collect()
+    } else {
+        Vec::new()
+    };
+    if network
+        && service_sandbox::egress::EgressPolicy::new(&domains, true)
+            .domains()
+            .is_empty()
+    {
+        return Err(refuse(
+            "service.invalid_spec",
+            "a remote-allowed service declares no valid allowedDomains",
+        ));
+    }
     let (program, runtime) = program(s, has_path)?;
     let in_process = runs_in_process(protocol);
     if in_process && (runtime.is_some() || program.len() != 1) {
@@ -143,6 +168,7 @@ pub fn plan(
         program,
         runtime,
         network,
+        domains,
         memory_mb: s.memory_mb().unwrap_or(512).clamp(min_memory, 4096),
         timeout_ms: s.timeout_ms().unwrap_or(30_000).clamp(100, 300_000),
     })
@@ -236,6 +262,7 @@ pub fn probe_host() -> crate::install::readiness::ServiceFacts {
             .map(str::to_owned)
             .collect(),
         health: Default::default(),
+        network_granted: Default::default(),
     }
 }
 

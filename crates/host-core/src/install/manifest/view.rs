@@ -579,6 +579,15 @@ impl<'a> Service<'a> {
     pub fn network(self) -> &'a str {
         text(self.0, "network").unwrap_or("deny-by-default")
     }
+    /// `allowedDomains`: the hosts a `remote-allowed` service may reach (strings only, at most
+    /// 64 kept; the egress policy drops entries that are not DNS names or `*.` wildcards).
+    pub fn allowed_domains(self) -> Vec<&'a str> {
+        self.0
+            .get("allowedDomains")
+            .and_then(Value::as_array)
+            .map(|l| l.iter().filter_map(Value::as_str).take(64).collect())
+            .unwrap_or_default()
+    }
     /// `endpoint` (a `cloud-remote` service's URL).
     pub fn endpoint(self) -> Option<&'a str> {
         text(self.0, "endpoint")

@@ -175,6 +175,8 @@ pub struct ServiceFacts {
     pub runtimes: BTreeSet<String>,
     /// `key -> (crash loop?, reason)`.
     pub health: std::collections::BTreeMap<String, (bool, String)>,
+    /// Keys of this app's `remote-allowed` services the user granted network (host.db).
+    pub network_granted: BTreeSet<String>,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).

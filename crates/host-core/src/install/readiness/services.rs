@@ -3,7 +3,9 @@
 //! ([`ServiceFacts`](super::ServiceFacts)): every sandbox layer present (else `blocked` with a
 //! setup action naming the missing one), the interpreter present, and the supervisor's health
 //! (a crash loop blocks a required service and degrades an optional one; a recent crash
-//! degrades). An entry bound to a service (`service:`) shares its outcome.
+//! degrades). A `remote-allowed` service the user has not granted network (host.db, re-read
+//! per evaluation) is `needs-setup` with an action naming `apphost services grant-network`
+//! (`degraded` when optional). An entry bound to a service (`service:`) shares its outcome.
 
 use super::{Ctx, Outcome};
 use crate::install::service_launch::{plan, Refusal};
@@ -61,6 +63,25 @@ pub(super) fn services(cx: &mut Ctx) {
                     Some((format!("Install {r}"), r)),
                 )
             }
+            Ok(p) if p.network && !facts.network_granted.contains(&key) => (
+                if req {
+                    Outcome::NeedsSetup
+                } else {
+                    Outcome::Degraded
+                },
+                Some("service.network_not_granted"),
+                format!(
+                    "service {key} reaches {} only once you grant it network",
+                    p.domains.join(", ")
+                ),
+                Some((
+                    format!("Grant network to service {key}"),
+                    format!(
+                        "apphost services grant-network {} {key}",
+                        cx.m.view().name()
+                    ),
+                )),
+            ),
             Ok(_) => match facts.health.get(&key) {
                 Some((true, why)) => (
                     failing(req),
@@ -82,7 +103,11 @@ pub(super) fn services(cx: &mut Ctx) {
         if let Some((title, target)) = action {
             c.setup_action = super::action(&key, title, "service-setup", Some(target.clone()));
             if let Some(a) = c.setup_action.as_mut() {
-                a.description = Some(format!("missing on this host: {target}"));
+                a.description = Some(if code == Some("service.network_not_granted") {
+                    format!("run: {target}")
+                } else {
+                    format!("missing on this host: {target}")
+                });
             }
         }
         if outcome != Outcome::Pass {
@@ -105,6 +130,7 @@ pub(super) fn services(cx: &mut Ctx) {
         // only degrades it: the supervisor restarts the service).
         let outcome = match (outcome, code) {
             (Outcome::Pass, _) | (_, Some("service.exited")) => outcome,
+            (_, Some("service.network_not_granted")) => Outcome::NeedsSetup,
             _ => Outcome::Blocked,
         };
         let message = if outcome == Outcome::Pass {

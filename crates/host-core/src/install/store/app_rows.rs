@@ -1,5 +1,6 @@
 //! Settings rows kept per app under `<prefix><app>/<item>` (no schema change): secret bindings
-//! (`app-secret/`) and knowledge bindings (`app-knowledge/`). The key of one item, an app's
+//! (`app-secret/`), knowledge bindings (`app-knowledge/`) and service network grants
+//! (`app-network/`). The key of one item, an app's
 //! rows in key order, and their removal inside the caller's transaction.
 
 use rusqlite::{params, Connection};

@@ -163,6 +163,8 @@ impl Store {
                 tx.execute("DELETE FROM grants WHERE app = ?1", [name])?;
                 // A bound folder is the user's grant to this install: a reinstall asks again.
                 super::knowledge_bindings::delete_all(&tx, name)?;
+                // So is a service's network grant.
+                super::network_grants::delete_all(&tx, name)?;
                 // An `apphost dev` install stops being one with its package: a later install of
                 // the name is a normal one.
                 tx.execute(

@@ -25,6 +25,7 @@ mod install;
 mod journal;
 mod knowledge_bindings;
 mod lifecycle;
+mod network_grants;
 mod packs;
 mod queries;
 mod recovery;

@@ -33,6 +33,7 @@ impl Store {
         state.services = crate::install::service_launch::probe_host();
         state.services.health =
             crate::foundation::service_health::of_app(self.data_dir().root(), name);
+        state.services.network_granted = self.network_grants(name)?.into_iter().collect();
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

@@ -13,6 +13,7 @@ fn host(sandbox_missing: Option<&str>, runtimes: &[&str]) -> HostState {
         sandbox_missing: sandbox_missing.map(str::to_owned),
         runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
         health: Default::default(),
+        network_granted: Default::default(),
     };
     s
 }
@@ -184,5 +185,67 @@ fn a_command_outside_the_package_or_with_odd_arguments_is_refused() {
             Some("service.invalid_spec"),
             "{cmd}"
         );
+    }
+}
+
+const REMOTE: &str = "services:\n  - {key: fetcher, kind: app-backend, executionPlane: client-local, protocol: stdio-jsonrpc, command: [python3, svc/main.py], required: true, network: remote-allowed, allowedDomains: [api.example.com]}\n";
+
+#[test]
+fn a_remote_allowed_service_needs_setup_until_granted_with_an_action_naming_the_command() {
+    let mut state = host(None, &["/usr/bin/python3"]);
+    let r = run(REMOTE, FILES, &HostProfile::current(), &state);
+    let c = service_check(&r);
+    assert_eq!(c.outcome, Outcome::NeedsSetup, "{c:?}");
+    assert_eq!(c.code, Some("service.network_not_granted"));
+    assert_eq!(r.status, Status::NeedsSetup);
+    let a = c.setup_action.as_ref().unwrap();
+    let target = a.target.as_deref().unwrap();
+    assert!(
+        target.starts_with("apphost services grant-network "),
+        "{target}"
+    );
+    assert!(target.ends_with(" fetcher"), "{target}");
+    // Another service's grant does not count.
+    state.services.network_granted.insert("other".into());
+    let r = run(REMOTE, FILES, &HostProfile::current(), &state);
+    assert_eq!(r.status, Status::NeedsSetup);
+    state.services.network_granted.insert("fetcher".into());
+    let r = run(REMOTE, FILES, &HostProfile::current(), &state);
+    assert_eq!(service_check(&r).outcome, Outcome::Pass);
+    assert_eq!(r.status, Status::Ready);
+}
+
+#[test]
+fn a_remote_allowed_service_without_domains_or_on_another_protocol_is_refused() {
+    let state = host(None, &["/usr/bin/python3"]);
+    for (manifest, code) in [
+        (
+            REMOTE.replace("allowedDomains: [api.example.com]", "allowedDomains: []"),
+            "service.invalid_spec",
+        ),
+        (
+            REMOTE.replace(", allowedDomains: [api.example.com]", ""),
+            "service.invalid_spec",
+        ),
+        (
+            REMOTE.replace(
+                "allowedDomains: [api.example.com]",
+                "allowedDomains: [\"10.0.0.1\", \"a b\"]",
+            ),
+            "service.invalid_spec",
+        ),
+        (
+            REMOTE.replace("protocol: stdio-jsonrpc", "protocol: local-http"),
+            "service.network_not_granted",
+        ),
+        (
+            REMOTE.replace("protocol: stdio-jsonrpc", "protocol: wasm"),
+            "service.network_not_granted",
+        ),
+    ] {
+        let r = run(&manifest, FILES, &HostProfile::current(), &state);
+        let c = service_check(&r);
+        assert_eq!(c.code, Some(code), "{manifest}: {c:?}");
+        assert_eq!(r.status, Status::Blocked, "{manifest}");
     }
 }
