@@ -1,4 +1,4 @@
-//! `apphost services list|start|stop|call|logs`: an app's backend services (issue 24,
+//! `apphost services list|start|stop|call|logs|grant-network|revoke-network`: an app's backend services (issue 24,
 //! docs/services.md). While the window or `apphost serve` runs, the command is handed to it over
 //! its App Server door (`apphost/services.*`), so it sees and drives the services that host
 //! runs; otherwise it runs in this process: `call` starts the service, calls it and stops it
@@ -14,7 +14,7 @@ use super::workflow_door::{self as door, Handoff};
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::capability::services::Services;
-use host_core::hosting::services::{read_log_file, ServiceId};
+use host_core::hosting::services::{network_grant, read_log_file, ServiceId};
 use host_core::install::store::Store;
 
 #[derive(Debug, Subcommand)]
@@ -32,6 +32,11 @@ pub enum ServicesCommand {
         method: String,
         params: Option<String>,
     },
+    /// Let a `remote-allowed` service reach its declared `allowedDomains` (through the host's
+    /// egress proxy only).
+    GrantNetwork { app: String, service: String },
+    /// Take the network grant back (a running service is stopped; its next launch is refused).
+    RevokeNetwork { app: String, service: String },
     /// Print the service's log (its stderr); --follow keeps printing what is added.
     Logs {
         app: String,
@@ -132,6 +137,34 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
                 }
             };
             output::print_json(&v);
+        }
+        ServicesCommand::GrantNetwork { app, service } => {
+            let store = Store::open(dir)?;
+            let new = network_grant::grant(&store, &app, &service)?;
+            output::done(
+                json,
+                &if new {
+                    format!("granted network to {service} of {app}")
+                } else {
+                    format!("{service} of {app} already had network")
+                },
+                &json!({"app": app, "service": service, "granted": true, "changed": new}),
+            );
+        }
+        ServicesCommand::RevokeNetwork { app, service } => {
+            let store = Store::open(dir)?;
+            let was = network_grant::revoke(&store, &app, &service)?;
+            // A running host stops the service now; its next launch re-reads the grant.
+            let _ = door_call(dir, "stop", json!({"appId": app, "service": service}));
+            output::done(
+                json,
+                &if was {
+                    format!("revoked the network grant of {service} of {app}")
+                } else {
+                    format!("{service} of {app} had no network grant")
+                },
+                &json!({"app": app, "service": service, "granted": false, "changed": was}),
+            );
         }
         ServicesCommand::Logs {
             app,

@@ -105,6 +105,8 @@ pub struct ServiceStatus {
 #[derive(Clone)]
 struct Held {
     package_hash: String,
+    /// `Some(granted)`: a `remote-allowed` service and the grant its egress policy was made with.
+    network: Option<bool>,
     slot: Arc<Mutex<Slot>>,
     stats: Arc<Mutex<super::slot::Stats>>,
 }
@@ -206,12 +208,44 @@ impl ServiceHost {
                 format!("{} is disabled", id.app),
             ));
         }
-        if let Some(h) = lock(&self.slots).get(id) {
-            if h.package_hash == active.package_hash {
-                return Ok(h.slot.clone());
+        // A `remote-allowed` service's grant is re-read from host.db at every call and launch
+        // (never taken from the service): a slot made under another grant is dropped.
+        let granted = |store: &Store| {
+            store
+                .network_granted(&id.app, &id.key)
+                .map_err(|e| ServiceFailure::new("service.start_failed", e.message))
+        };
+        let cached = lock(&self.slots)
+            .get(id)
+            .filter(|h| h.package_hash == active.package_hash)
+            .map(|h| (h.slot.clone(), h.network));
+        if let Some((slot, network)) = cached {
+            match network {
+                None => return Ok(slot),
+                Some(was) if was && granted(store)? => return Ok(slot),
+                Some(_) => {
+                    if let Some(old) = lock(&self.slots).remove(id) {
+                        lock(&old.slot).sup.stop("network grant changed");
+                    }
+                }
             }
         }
         let plan = self.plan(store, &active, &id.key)?;
+        let network = if plan.network {
+            let now = granted(store)?;
+            if !now {
+                return Err(ServiceFailure::new(
+                    "service.network_not_granted",
+                    format!(
+                        "service {} reaches the network only once granted: apphost services grant-network {} {}",
+                        id.key, id.app, id.key
+                    ),
+                ));
+            }
+            Some(now)
+        } else {
+            None
+        };
         let facts = service_launch::probe_host();
         let in_process = service_launch::runs_in_process(&plan.protocol);
         if let Some(missing) = facts.sandbox_missing.filter(|_| !in_process) {
@@ -257,10 +291,12 @@ impl ServiceHost {
             shim,
             idle: *lock(&self.idle),
             back: self.back.clone(),
+            network_granted: network.unwrap_or(false),
         })
         .map_err(ServiceFailure::from)?;
         let held = Held {
             package_hash: active.package_hash.clone(),
+            network,
             stats: made.stats.clone(),
             slot: Arc::new(Mutex::new(made)),
         };

@@ -14,6 +14,7 @@
 
 mod host;
 mod id;
+pub mod network_grant;
 pub mod package;
 mod slot;
 

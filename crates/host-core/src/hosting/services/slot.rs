@@ -1,12 +1,15 @@
 //! One declared service of one app version: its supervisor and what the host UI shows of it
 //! (state, restarts, last exit), fed by the supervisor's audit sink, which also writes every
-//! start, stop, crash, limit hit and refusal to the audit log.
+//! start, stop, crash, limit hit and refusal to the audit log. A `remote-allowed` service gets
+//! the egress proxy under its declared domains and the grant read from host.db by the caller;
+//! each of its connections is audited `service.egress`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use service_sandbox::{AuditEvent, Limits, Plane, Policy, ServiceSpec, Supervisor};
+use service_sandbox::egress::{AuditSink, EgressAudit};
+use service_sandbox::{AuditEvent, EgressPolicy, Limits, Plane, Policy, ServiceSpec, Supervisor};
 
 use super::id::{BackCalls, ServiceId};
 use crate::foundation::paths::DataDir;
@@ -38,6 +41,8 @@ pub struct SlotInput<'a> {
     pub shim: std::path::PathBuf,
     pub idle: Duration,
     pub back: BackCalls,
+    /// The user's network grant, read from host.db for this launch (`remote-allowed` only).
+    pub network_granted: bool,
 }
 
 impl Slot {
@@ -76,11 +81,24 @@ impl Slot {
         let (data, id) = (i.data.clone(), i.id.clone());
         let handler_id = id.clone();
         let handler = Box::new(move || back(&data, &handler_id));
-        let sink = audit_sink(i.data.clone(), id, i.version.to_owned(), stats.clone());
-        Ok(Slot {
-            sup: Supervisor::new(spec, policy, i.log_file, handler, sink).with_plane(plane),
-            stats,
-        })
+        let sink = audit_sink(
+            i.data.clone(),
+            id.clone(),
+            i.version.to_owned(),
+            stats.clone(),
+        );
+        let mut sup = Supervisor::new(spec, policy, i.log_file, handler, sink).with_plane(plane);
+        if i.plan.network {
+            let policy = service_sandbox::egress::policy_from_env(EgressPolicy::new(
+                &i.plan.domains,
+                i.network_granted,
+            ));
+            sup = sup.with_egress(
+                policy,
+                egress_sink(i.data.clone(), id, i.version.to_owned()),
+            );
+        }
+        Ok(Slot { sup, stats })
     }
 }
 
@@ -123,6 +141,31 @@ fn audit_sink(
         if let Some(st) = &store {
             if let Err(e) = st.record_audit(action, Some(&id.app), Some(&version), &details) {
                 tracing::warn!(error = %e.message, "cannot audit a service event");
+            }
+        }
+    })
+}
+
+/// The egress proxy's audit sink: one `service.egress` record per connection attempt
+/// (`target`, `allowed`, the refusal `code`), on its own connection.
+fn egress_sink(data: DataDir, id: ServiceId, version: String) -> AuditSink {
+    let store: Mutex<Option<Store>> = Mutex::new(None);
+    Arc::new(move |e: EgressAudit| {
+        let mut st = store.lock().unwrap_or_else(|p| p.into_inner());
+        if st.is_none() {
+            *st = Store::open_for_calls(&data).ok();
+        }
+        let details = json!({
+            "service": id.key,
+            "target": e.target.chars().take(300).collect::<String>(),
+            "allowed": e.refused.is_none(),
+            "code": e.refused,
+        });
+        if let Some(s) = st.as_ref() {
+            if let Err(err) =
+                s.record_audit("service.egress", Some(&id.app), Some(&version), &details)
+            {
+                tracing::warn!(error = %err.message, "cannot audit a service connection");
             }
         }
     })
