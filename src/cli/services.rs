@@ -10,6 +10,7 @@ use clap::Subcommand;
 use serde_json::{json, Value};
 
 use super::output;
+use super::store_open::open_locked;
 use super::workflow_door::{self as door, Handoff};
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
@@ -139,7 +140,7 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
             output::print_json(&v);
         }
         ServicesCommand::GrantNetwork { app, service } => {
-            let store = Store::open(dir)?;
+            let store = open_locked(dir, json)?;
             let new = network_grant::grant(&store, &app, &service)?;
             output::done(
                 json,
@@ -152,7 +153,7 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
             );
         }
         ServicesCommand::RevokeNetwork { app, service } => {
-            let store = Store::open(dir)?;
+            let store = open_locked(dir, json)?;
             let was = network_grant::revoke(&store, &app, &service)?;
             // A running host stops the service now; its next launch re-reads the grant.
             let _ = door_call(dir, "stop", json!({"appId": app, "service": service}));
