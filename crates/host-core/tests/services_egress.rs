@@ -86,7 +86,12 @@ fn echo_server() -> SocketAddr {
 
 /// A call on the service through the service host (the frame's path needs a ready entry).
 fn call(h: &mut Host, method: &str, params: Value) -> Result<Value, Option<&'static str>> {
-    if h.store.readiness("remote", &HostProfile::current()).unwrap().status == Status::Ready {
+    if h.store
+        .readiness("remote", &HostProfile::current())
+        .unwrap()
+        .status
+        == Status::Ready
+    {
         return h
             .service("remote", "parser", "parser", method, params)
             .map_err(|e| e.cause_code);
