@@ -100,7 +100,18 @@ impl BrokerToolSource {
 impl Drop for BrokerToolSource {
     fn drop(&mut self) {
         if let Some(b) = self.broker.get_mut().ok().and_then(Option::take) {
-            b.shutdown();
+            if tokio::runtime::Handle::try_current().is_ok() {
+                // The last runtime handle can go on one of the agent's worker threads, where
+                // blocking (the broker's reaping, dropping its own tokio runtime) would panic.
+                let _ = std::thread::Builder::new()
+                    .name("apphost-tools-stop".into())
+                    .spawn(move || {
+                        b.shutdown();
+                        drop(b);
+                    });
+            } else {
+                b.shutdown();
+            }
         }
     }
 }

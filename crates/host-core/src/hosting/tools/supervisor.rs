@@ -228,8 +228,12 @@ impl Supervisor {
         conn.kill();
         // Reaped here when no other call holds it; else when the last holder drops it (tokio
         // reaps a killed child it no longer owns).
+        // Inside an async context (a runtime dropped on a worker thread) blocking would panic:
+        // the killed child is then left to tokio's orphan reaper.
         if let Ok(c) = Arc::try_unwrap(conn) {
-            self.rt.block_on(c.close());
+            if tokio::runtime::Handle::try_current().is_err() {
+                self.rt.block_on(c.close());
+            }
         }
     }
 

@@ -46,9 +46,16 @@ struct AgentHost {
 
 impl Drop for AgentHost {
     fn drop(&mut self) {
-        // Never blocks (a host may drop its bridge from inside an async context).
+        // Outside an async context, waits (bounded) for the worker threads to drop their turns,
+        // so the runtime's data-directory lock is released when the host session is gone and a
+        // new session over the same data can open it. Inside one (a host may drop its bridge
+        // from an async context) it never blocks.
         if let Some(rt) = self.tokio.take() {
-            rt.shutdown_background();
+            if tokio::runtime::Handle::try_current().is_err() {
+                rt.shutdown_timeout(std::time::Duration::from_secs(5));
+            } else {
+                rt.shutdown_background();
+            }
         }
     }
 }
