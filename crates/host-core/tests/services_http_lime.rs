@@ -98,7 +98,13 @@ fn refusal(answer: &Value) -> (i64, String) {
 #[test]
 fn a_local_http_service_saves_through_the_choke_point_as_itself() {
     let mut h = host(&[APP]);
-    let out = call(&mut h, APP, "save", json!({"key": "greeting", "value": "hi"})).unwrap();
+    let out = call(
+        &mut h,
+        APP,
+        "save",
+        json!({"key": "greeting", "value": "hi"}),
+    )
+    .unwrap();
     assert!(out["answer"].get("result").is_some(), "{out}");
     assert_eq!(get(&mut h, APP, "greeting"), json!("hi"));
     let active = h.store.active_app(APP).unwrap();
@@ -185,7 +191,12 @@ fn undeclared_and_user_only_requests_are_refused_with_their_codes_and_audited() 
             "{method}: {out}"
         );
     }
-    assert!(!h.dir.apps_data().join(APP).join("artifacts.sqlite").exists());
+    assert!(!h
+        .dir
+        .apps_data()
+        .join(APP)
+        .join("artifacts.sqlite")
+        .exists());
     let rows = service_calls(&h, APP);
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert!(rows.iter().all(|r| r["details"]["decision"] == "deny"));
@@ -250,13 +261,10 @@ fn an_oversized_request_line_ends_the_service_with_service_protocol_and_writes_n
     assert!(!alive(before), "the service survived a broken channel");
     assert_eq!(get(&mut h, APP, "big"), Value::Null);
     assert!(service_calls(&h, APP).is_empty());
-    assert!(h
-        .audit(APP)
-        .iter()
-        .any(|a| a["action"] == "service.crash"
-            && a["details"]["status"]
-                .as_str()
-                .is_some_and(|s| s.contains("service.protocol"))));
+    assert!(h.audit(APP).iter().any(|a| a["action"] == "service.crash"
+        && a["details"]["status"]
+            .as_str()
+            .is_some_and(|s| s.contains("service.protocol"))));
 }
 
 #[test]
@@ -271,7 +279,11 @@ fn a_request_flood_is_bounded_per_host_call() {
         first.starts_with("HOST_E_RATE_LIMITED service.too_many_requests"),
         "{out}"
     );
-    assert_eq!(service_calls(&h, APP).len(), 256, "the refused ones never ran");
+    assert_eq!(
+        service_calls(&h, APP).len(),
+        256,
+        "the refused ones never ran"
+    );
     // The count is per call: the next call may make requests again.
     let out = call(
         &mut h,

@@ -212,7 +212,11 @@ fn serve(
         };
         let mut bytes = serde_json::to_vec(&reply).unwrap_or_default();
         bytes.push(b'\n');
-        if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
+        if stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
             return; // the service is gone or closed its stdin
         }
     }
@@ -295,7 +299,8 @@ mod tests {
         );
         let long = format!("{{\"id\":1,\"method\":\"lime.{}\"}}", "a".repeat(200));
         assert_eq!(code(classify(long.as_bytes())), Some(-32600));
-        match classify(b"{\"id\":\"a\",\"method\":\"lime.storage.get\",\"params\":{\"key\":\"k\"}}") {
+        match classify(b"{\"id\":\"a\",\"method\":\"lime.storage.get\",\"params\":{\"key\":\"k\"}}")
+        {
             Line::Lime { id, method, params } => {
                 assert_eq!((id, method.as_str()), (json!("a"), "lime.storage.get"));
                 assert_eq!(params, json!({"key": "k"}));
