@@ -424,3 +424,24 @@ fn bench_a_local_http_services_storage_get_vs_a_stdio_services() {
     println!("  stdio-jsonrpc (its channel):                {d:.3} / {e:.3} / {f:.3}");
     println!("  ratio of medians: {:.2}", b / e);
 }
+
+#[test]
+fn an_over_long_plain_log_line_is_kept_cut_and_does_not_end_the_service() {
+    let mut h = host(&[APP]);
+    call(&mut h, APP, "count", json!({})).unwrap();
+    let before = pid(&mut h, APP).unwrap();
+    // 2.4 MB of plain text on one line, more than a request line may be.
+    call(
+        &mut h,
+        APP,
+        "raw",
+        json!({"logBytes": 2_400_000, "answers": 0}),
+    )
+    .unwrap();
+    call(&mut h, APP, "count", json!({})).unwrap();
+    assert_eq!(
+        pid(&mut h, APP),
+        Some(before),
+        "a long log line restarted the service"
+    );
+}

@@ -5,8 +5,9 @@
 //! pipes nor the process; another user's process cannot open `/proc/<pid>/fd/*`), and who is
 //! calling is the launch whose pipe it is, never anything in the message.
 //!
-//! - Lines are capped at [`MAX_LINE`]: a longer one breaks the channel (`service.protocol`: the
-//!   service is killed at the host's next look, [`HostRequests::broken`]).
+//! - Lines are capped at [`MAX_LINE`]: a longer one that starts with `{` breaks the channel
+//!   (`service.protocol`: the service is killed at the host's next look,
+//!   [`HostRequests::broken`]); a longer plain-text line is log output, kept cut.
 //! - A line that is not a JSON object with a string `method` is the service's log output (to the
 //!   log ring); one that starts with `{` but is not JSON is answered `-32700` (`id: null`).
 //! - A request (`method` + `id`) naming something other than `lime.*` is answered `-32601`, a
@@ -182,8 +183,18 @@ fn serve(
         {
             Ok(0) | Err(_) => return,
             Ok(_) if line.len() > MAX_LINE => {
-                gate.lock().broken = Some(format!("stdout line over {MAX_LINE} bytes"));
-                return;
+                if line.trim_ascii_start().starts_with(b"{") {
+                    gate.lock().broken = Some(format!("stdout line over {MAX_LINE} bytes"));
+                    return;
+                }
+                // An over-long log line (plain text: not a request) is logged cut, and the
+                // rest of it skipped chunk by chunk; it does not end the service.
+                push_log(log, &line);
+                push_log(log, b" [cut]\n");
+                if !skip_to_newline(&mut reader) {
+                    return;
+                }
+                continue;
             }
             Ok(_) => {}
         }
@@ -218,6 +229,24 @@ fn serve(
             .is_err()
         {
             return; // the service is gone or closed its stdin
+        }
+    }
+}
+
+/// Discards input up to and including the next newline, in bounded reads; false at the end of
+/// the stream or on an error.
+fn skip_to_newline(reader: &mut impl BufRead) -> bool {
+    loop {
+        let (found, used) = match reader.fill_buf() {
+            Ok([]) | Err(_) => return false,
+            Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (true, i + 1),
+                None => (false, buf.len()),
+            },
+        };
+        reader.consume(used);
+        if found {
+            return true;
         }
     }
 }
@@ -307,5 +336,17 @@ mod tests {
             }
             _ => panic!("not a request"),
         }
+    }
+
+    #[test]
+    fn skipping_an_over_long_line_stops_after_its_newline() {
+        let data = format!("{}\nnext\n", "x".repeat(200_000));
+        let mut r = BufReader::with_capacity(4096, data.as_bytes());
+        assert!(skip_to_newline(&mut r));
+        let mut rest = String::new();
+        r.read_line(&mut rest).unwrap();
+        assert_eq!(rest, "next\n");
+        let mut r = BufReader::new(&b"no newline at all"[..]);
+        assert!(!skip_to_newline(&mut r));
     }
 }
