@@ -14,7 +14,9 @@ use super::Manifest;
 mod key;
 mod package_paths;
 mod raw;
+mod remote;
 pub use key::Key;
+pub use remote::RemoteAuthDecl;
 pub use package_paths::PathKind;
 
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {

@@ -28,6 +28,7 @@ mod lifecycle;
 mod network_grants;
 mod packs;
 mod queries;
+mod remote_grants;
 mod recovery;
 mod schema;
 mod secret_bindings;

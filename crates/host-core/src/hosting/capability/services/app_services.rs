@@ -102,6 +102,19 @@ pub(super) fn call(
                 key: service.to_owned(),
             };
             if services.defers_service_calls() {
+                // A remote service: the trust decision now, the HTTPS call outside.
+                if let Some(remote) = crate::hosting::services::remote::prepare(store, &id)
+                    .map_err(|f| failure(allowed, &f))?
+                {
+                    let (a, method) = (allowed.clone(), method.to_owned());
+                    let work = ServiceWork::new(Box::new(move || {
+                        remote.run(&method, params).map_err(|f| failure(&a, &f))
+                    }));
+                    return Ok(Reply {
+                        value: Value::Null,
+                        effect: Some(Effect::CallService(work)),
+                    });
+                }
                 // The slot is chosen now (it needs the store); the wait happens outside.
                 let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
                 let (a, method) = (allowed.clone(), method.to_owned());
@@ -127,6 +140,7 @@ fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {
         "service.not_declared" | "service.not_found" => ErrorCode::NotFound,
         "service.error" => ErrorCode::InvalidArgument,
         "service.exited" | "service.protocol" | "service.start_failed" => ErrorCode::UnknownError,
+        c if crate::hosting::services::remote::is_call_failure(c) => ErrorCode::UnknownError,
         _ => ErrorCode::CapabilityNotAvailable,
     };
     let mut e = err(a, code, &f.message, Some(f.code));
