@@ -103,9 +103,13 @@ pub(super) fn call(
             };
             if services.defers_service_calls() {
                 // A remote service: the trust decision now, the HTTPS call outside.
-                if let Some(remote) = crate::hosting::services::remote::prepare(store, &id)
-                    .map_err(|f| failure(allowed, &f))?
-                {
+                let remote = if declares_remote(allowed, service) {
+                    crate::hosting::services::remote::prepare(store, &id)
+                        .map_err(|f| failure(allowed, &f))?
+                } else {
+                    None
+                };
+                if let Some(remote) = remote {
                     let (a, method) = (allowed.clone(), method.to_owned());
                     let work = ServiceWork::new(Box::new(move || {
                         remote.run(&method, params).map_err(|f| failure(&a, &f))
@@ -132,6 +136,13 @@ pub(super) fn call(
             Ok(Reply::value(value))
         }
     }
+}
+
+/// Whether the caller's manifest declares `service` as a remote (`server-assisted`) one.
+fn declares_remote(a: &Allowed, service: &str) -> bool {
+    a.manifest().view().services().any(|s| {
+        s.key() == Some(service) && crate::install::remote_service::is_remote(s)
+    })
 }
 
 fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {
