@@ -99,9 +99,16 @@ fn handle(mut c: TcpStream, seen: &Mutex<Vec<Seen>>, other: Option<SocketAddr>) 
     };
     seen.lock().unwrap().push(req.clone());
     let id = req.body["id"].clone();
-    let ok = |result: Value| serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).unwrap();
+    let ok = |result: Value| {
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).unwrap()
+    };
     match req.body["method"].as_str().unwrap_or("") {
-        "echo" => respond(&mut c, "200 OK", "application/json; charset=utf-8", &ok(json!({"echo": req.body["params"]}))),
+        "echo" => respond(
+            &mut c,
+            "200 OK",
+            "application/json; charset=utf-8",
+            &ok(json!({"echo": req.body["params"]})),
+        ),
         "redirect" => {
             let to = other.map(|a| format!("http://{a}/rpc")).unwrap_or_default();
             let _ = write!(c, "HTTP/1.1 307 Temporary Redirect\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
@@ -109,7 +116,10 @@ fn handle(mut c: TcpStream, seen: &Mutex<Vec<Seen>>, other: Option<SocketAddr>) 
         "big" => respond(&mut c, "200 OK", "application/json", &vec![b' '; 2 << 20]),
         "big-stream" => {
             // No length announced: the cap must hold while streaming.
-            let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n");
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+            );
             let chunk = vec![b' '; 64 << 10];
             for _ in 0..64 {
                 if c.write_all(&chunk).is_err() {
@@ -127,13 +137,26 @@ fn handle(mut c: TcpStream, seen: &Mutex<Vec<Seen>>, other: Option<SocketAddr>) 
             }
         }
         "html" => respond(&mut c, "200 OK", "text/html", b"<p>hi</p>"),
-        "fail" => respond(&mut c, "500 Internal Server Error", "application/json", b"{}"),
-        "wrong-id" => respond(&mut c, "200 OK", "application/json", br#"{"jsonrpc":"2.0","id":999999999,"result":1}"#),
+        "fail" => respond(
+            &mut c,
+            "500 Internal Server Error",
+            "application/json",
+            b"{}",
+        ),
+        "wrong-id" => respond(
+            &mut c,
+            "200 OK",
+            "application/json",
+            br#"{"jsonrpc":"2.0","id":999999999,"result":1}"#,
+        ),
         "rpc-error" => respond(
             &mut c,
             "200 OK",
             "application/json",
-            &serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "quota"}})).unwrap(),
+            &serde_json::to_vec(
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "quota"}}),
+            )
+            .unwrap(),
         ),
         _ => respond(&mut c, "404 Not Found", "application/json", b"{}"),
     }
@@ -172,7 +195,10 @@ fn remote_app(tmp: &Path, name: &str, endpoint: &str, server_assisted: bool) -> 
     let mut text = format!("{}{service}{}", &text[..start], &text[end..])
         .replace("name: doc-parser", &format!("name: {name}"));
     if server_assisted {
-        text = text.replace("runtimeTargets: [local]", "runtimeTargets: [local, server-assisted]");
+        text = text.replace(
+            "runtimeTargets: [local]",
+            "runtimeTargets: [local, server-assisted]",
+        );
     }
     std::fs::write(pkg.join("APP.md"), text).unwrap();
     pkg
@@ -234,7 +260,10 @@ fn set_up(h: &Host, app: &str) {
     assert!(origin.starts_with("http://127.0.0.1:"), "{origin}");
     assert!(!policy::allow(&locked, app, "summarize").unwrap().1);
     assert_eq!(
-        h.store.readiness(app, &HostProfile::current()).unwrap().status,
+        h.store
+            .readiness(app, &HostProfile::current())
+            .unwrap()
+            .status,
         Status::Ready
     );
 }
@@ -249,7 +278,10 @@ fn without_server_assisted_a_remote_service_is_blocked_and_cannot_be_allowed() {
     assert_eq!(c.outcome, Outcome::Blocked);
     assert_eq!(c.code, Some("service.remote_not_allowed"));
     assert!(c.message.contains("server-assisted"), "{}", c.message);
-    assert_eq!(host_call(&h, "undeclared", "echo"), Err("service.remote_not_allowed"));
+    assert_eq!(
+        host_call(&h, "undeclared", "echo"),
+        Err("service.remote_not_allowed")
+    );
     let (locked, _) = Store::open_locked(&h.dir).unwrap();
     let before = std::fs::read(h.dir.db_path()).unwrap();
     let e = policy::allow(&locked, "undeclared", "summarize").unwrap_err();
@@ -268,18 +300,34 @@ fn declared_but_not_allowed_is_blocked_with_the_reason_and_a_setup_action() {
     let h = host_with(&remote_app(tmp.path(), "remote", &endpoint, true));
     {
         let (locked, _) = Store::open_locked(&h.dir).unwrap();
-        app_secrets::set(&locked, "remote", "api_token", &SecretValue::new(CANARY.into())).unwrap();
+        app_secrets::set(
+            &locked,
+            "remote",
+            "api_token",
+            &SecretValue::new(CANARY.into()),
+        )
+        .unwrap();
     }
-    let r = h.store.readiness("remote", &HostProfile::current()).unwrap();
+    let r = h
+        .store
+        .readiness("remote", &HostProfile::current())
+        .unwrap();
     assert_eq!(r.status, Status::Blocked);
     let c = service_check(&h, "remote");
     assert_eq!(c.code, Some("service.remote_not_allowed"));
-    assert!(c.message.contains("not kept"), "the data boundary: {}", c.message);
+    assert!(
+        c.message.contains("not kept"),
+        "the data boundary: {}",
+        c.message
+    );
     assert_eq!(
         c.setup_action.as_ref().and_then(|a| a.target.as_deref()),
         Some("apphost services allow-remote remote summarize")
     );
-    assert_eq!(host_call(&h, "remote", "echo"), Err("service.remote_not_allowed"));
+    assert_eq!(
+        host_call(&h, "remote", "echo"),
+        Err("service.remote_not_allowed")
+    );
     let list = service_host(&h.store).list(&h.store, "remote").unwrap();
     assert_eq!(list[0].state, "blocked");
     assert_eq!(list[0].code.as_deref(), Some("service.remote_not_allowed"));
@@ -302,7 +350,13 @@ fn an_allowed_call_works_sends_the_secret_and_is_audited_and_the_app_never_sees_
 
     // A frame's call (synchronous path), then the deferred path the window uses.
     let v = h
-        .service("remote", "parser", "summarize", "echo", json!({"text": "hello"}))
+        .service(
+            "remote",
+            "parser",
+            "summarize",
+            "echo",
+            json!({"text": "hello"}),
+        )
         .unwrap();
     assert_eq!(v, json!({"echo": {"text": "hello"}}));
     h.services.defer_service_calls();
@@ -315,7 +369,11 @@ fn an_allowed_call_works_sends_the_secret_and_is_audited_and_the_app_never_sees_
         let head = s.head.to_ascii_lowercase();
         assert!(head.starts_with("post /rpc http/1.1"), "{}", s.head);
         assert!(s.head.contains(&format!("Bearer {CANARY}")), "{}", s.head);
-        assert!(head.contains("content-type: application/json"), "{}", s.head);
+        assert!(
+            head.contains("content-type: application/json"),
+            "{}",
+            s.head
+        );
         assert!(!head.contains("cookie"), "{}", s.head);
         assert_eq!(s.body["jsonrpc"], "2.0");
         assert_eq!(s.body["method"], "echo");
@@ -326,7 +384,10 @@ fn an_allowed_call_works_sends_the_secret_and_is_audited_and_the_app_never_sees_
     let calls = audit_of(&h, "remote", "service.remote_call");
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0]["details"]["ok"], true, "{:?}", calls[0]);
-    assert_eq!(calls[0]["details"]["origin"], format!("http://{}", server.addr));
+    assert_eq!(
+        calls[0]["details"]["origin"],
+        format!("http://{}", server.addr)
+    );
     let all = serde_json::to_string(&h.audit("remote")).unwrap();
     assert!(!all.contains(CANARY));
 
@@ -339,9 +400,14 @@ fn an_allowed_call_works_sends_the_secret_and_is_audited_and_the_app_never_sees_
     assert_eq!(list["services"][0]["state"], "remote");
     assert_eq!(list["services"][0]["remote"]["allowed"], true);
     assert!(!list.to_string().contains(CANARY));
-    for extra in [json!({"headers": {"Authorization": "x"}}), json!({"url": "http://127.0.0.1:1/"})] {
+    for extra in [
+        json!({"headers": {"Authorization": "x"}}),
+        json!({"url": "http://127.0.0.1:1/"}),
+    ] {
         let mut args = json!({"service": "summarize", "method": "echo", "params": {}});
-        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         let e = h
             .frame_call("remote", "parser", "lime.services", "call", args)
             .unwrap_err();
@@ -359,10 +425,15 @@ fn an_allowed_call_works_sends_the_secret_and_is_audited_and_the_app_never_sees_
     assert!(policy::revoke(&locked, "remote", "summarize").unwrap());
     assert!(!policy::revoke(&locked, "remote", "summarize").unwrap());
     let hits = server.hits();
-    assert_eq!(host_call(&h, "remote", "echo"), Err("service.remote_not_allowed"));
+    assert_eq!(
+        host_call(&h, "remote", "echo"),
+        Err("service.remote_not_allowed")
+    );
     assert_eq!(server.hits(), hits);
     policy::allow(&locked, "remote", "summarize").unwrap();
-    locked.uninstall("remote", DataMode::DeleteData, None).unwrap();
+    locked
+        .uninstall("remote", DataMode::DeleteData, None)
+        .unwrap();
     assert!(locked.remote_allowances("remote").unwrap().is_empty());
 }
 
@@ -400,20 +471,30 @@ fn hostile_answers_end_in_stable_codes() {
         .unwrap_err();
     assert_eq!(f.host_error().code, ErrorCode::ServiceCallFailed);
     let rows = audit_of(&h, "remote", "service.remote_call");
-    assert!(rows
-        .iter()
-        .any(|r| r["details"]["code"] == "service.remote_too_large" && r["details"]["ok"] == false));
-    assert!(!serde_json::to_string(&h.audit("remote")).unwrap().contains(CANARY));
+    assert!(
+        rows.iter()
+            .any(|r| r["details"]["code"] == "service.remote_too_large"
+                && r["details"]["ok"] == false)
+    );
+    assert!(!serde_json::to_string(&h.audit("remote"))
+        .unwrap()
+        .contains(CANARY));
 }
 
 #[test]
 fn a_server_that_is_not_there_is_remote_unreachable() {
-    let gone = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let gone = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let endpoint = format!("http://{gone}/rpc");
     let h = host_with(&remote_app(tmp.path(), "remote", &endpoint, true));
     set_up(&h, "remote");
-    assert_eq!(host_call(&h, "remote", "echo"), Err("service.remote_unreachable"));
+    assert_eq!(
+        host_call(&h, "remote", "echo"),
+        Err("service.remote_unreachable")
+    );
 }
 
 #[test]
@@ -424,7 +505,10 @@ fn an_unbound_secret_refuses_the_call_before_anything_is_sent() {
     let h = host_with(&remote_app(tmp.path(), "remote", &endpoint, true));
     let (locked, _) = Store::open_locked(&h.dir).unwrap();
     policy::allow(&locked, "remote", "summarize").unwrap();
-    assert_eq!(host_call(&h, "remote", "echo"), Err("service.remote_secret_missing"));
+    assert_eq!(
+        host_call(&h, "remote", "echo"),
+        Err("service.remote_secret_missing")
+    );
     assert_eq!(server.hits(), 0);
 }
 

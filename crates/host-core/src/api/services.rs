@@ -152,8 +152,6 @@ fn service_revoke_remote(session: &Session, raw: Value) -> HostResult<Value> {
     let a: ServiceArg = args("service_revoke_remote", raw)?;
     let store = crate::center::open_locked(&session.data)?;
     answer(crate::hosting::services::remote::policy::revoke(
-        &store,
-        &a.app_id,
-        &a.service,
+        &store, &a.app_id, &a.service,
     )?)
 }

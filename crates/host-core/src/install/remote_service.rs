@@ -38,9 +38,14 @@ const MAX_NAME_BYTES: usize = 64;
 pub enum RemoteAuth {
     None,
     /// `Authorization: Bearer <value of secret slot>`.
-    Bearer { secret: String },
+    Bearer {
+        secret: String,
+    },
     /// `<header>: <value of secret slot>`.
-    Header { header: String, secret: String },
+    Header {
+        header: String,
+        secret: String,
+    },
 }
 
 impl RemoteAuth {
@@ -232,7 +237,9 @@ fn auth(s: Service<'_>) -> Result<RemoteAuth, Invalid> {
     let secret = || -> Result<String, Invalid> {
         match a.secret {
             Some(k) if valid_name(k) => Ok(k.to_owned()),
-            Some(k) => Err(invalid(format!("auth.secret {k:?} is not a secret slot key"))),
+            Some(k) => Err(invalid(format!(
+                "auth.secret {k:?} is not a secret slot key"
+            ))),
             None => Err(invalid(
                 "auth.secret names the secrets[] slot whose value the host sends",
             )),
@@ -282,7 +289,10 @@ fn data_boundary(s: Service<'_>) -> Result<String, Invalid> {
             "dataBoundary is longer than {MAX_DATA_BOUNDARY_CHARS} characters"
         )));
     }
-    if text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+    if text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
         return Err(invalid("dataBoundary contains control characters"));
     }
     Ok(text.to_owned())
@@ -323,25 +333,89 @@ mod tests {
     #[test]
     fn each_flaw_is_invalid_spec_with_its_reason() {
         let cases: &[(&str, &str, &str)] = &[
-            ("protocol: remote-http", "protocol: stdio-jsonrpc", "cloud-remote with protocol"),
-            ("endpoint: \"https://api.example.com/rpc\", ", "", "needs an endpoint"),
-            ("https://api.example.com/rpc", "http://api.example.com/rpc", "plain http"),
-            ("https://api.example.com/rpc", "ftp://api.example.com/rpc", "scheme ftp"),
-            ("https://api.example.com/rpc", "https://u:p@api.example.com/rpc", "credentials"),
-            ("https://api.example.com/rpc", "https://api.example.com/rpc#x", "fragment"),
+            (
+                "protocol: remote-http",
+                "protocol: stdio-jsonrpc",
+                "cloud-remote with protocol",
+            ),
+            (
+                "endpoint: \"https://api.example.com/rpc\", ",
+                "",
+                "needs an endpoint",
+            ),
+            (
+                "https://api.example.com/rpc",
+                "http://api.example.com/rpc",
+                "plain http",
+            ),
+            (
+                "https://api.example.com/rpc",
+                "ftp://api.example.com/rpc",
+                "scheme ftp",
+            ),
+            (
+                "https://api.example.com/rpc",
+                "https://u:p@api.example.com/rpc",
+                "credentials",
+            ),
+            (
+                "https://api.example.com/rpc",
+                "https://api.example.com/rpc#x",
+                "fragment",
+            ),
             ("https://api.example.com/rpc", "not a url", "not a URL"),
             ("auth: {kind: bearer, secret: tok}, ", "", "declares auth"),
             ("{kind: bearer, secret: tok}", "bearer", "is an object"),
-            ("{kind: bearer, secret: tok}", "{kind: bearer}", "auth.secret names"),
-            ("{kind: bearer, secret: tok}", "{kind: bearer, secret: \"a/b\"}", "not a secret slot"),
-            ("{kind: bearer, secret: tok}", "{kind: oauth, secret: tok}", "not supported"),
-            ("{kind: bearer, secret: tok}", "{secret: tok}", "auth.kind is missing"),
-            ("{kind: bearer, secret: tok}", "{kind: none, secret: tok}", "names no secret"),
-            ("{kind: bearer, secret: tok}", "{kind: header, secret: tok}", "needs auth.header"),
-            ("{kind: bearer, secret: tok}", "{kind: header, header: Host, secret: tok}", "set by the host"),
-            ("{kind: bearer, secret: tok}", "{kind: header, header: \"a b\", secret: tok}", "not a header name"),
-            ("dataBoundary: \"Sends the text.\"", "dataBoundary: \"  \"", "declares dataBoundary"),
-            ("dataBoundary: \"Sends the text.\"", "dataBoundary: 3", "declares dataBoundary"),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: bearer}",
+                "auth.secret names",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: bearer, secret: \"a/b\"}",
+                "not a secret slot",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: oauth, secret: tok}",
+                "not supported",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{secret: tok}",
+                "auth.kind is missing",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: none, secret: tok}",
+                "names no secret",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: header, secret: tok}",
+                "needs auth.header",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: header, header: Host, secret: tok}",
+                "set by the host",
+            ),
+            (
+                "{kind: bearer, secret: tok}",
+                "{kind: header, header: \"a b\", secret: tok}",
+                "not a header name",
+            ),
+            (
+                "dataBoundary: \"Sends the text.\"",
+                "dataBoundary: \"  \"",
+                "declares dataBoundary",
+            ),
+            (
+                "dataBoundary: \"Sends the text.\"",
+                "dataBoundary: 3",
+                "declares dataBoundary",
+            ),
         ];
         for (from, to, why) in cases {
             let yaml = OK.replace(from, to);

@@ -25,8 +25,7 @@ pub use validate::{is_required, APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STAT
 pub use view::{
     AgentRuntime, Entry, EntryKind, EvalCheck, Event, FrameFlag, Item, ItemText, Key, ManifestView,
     Permission, Presentation, RemoteAuthDecl, Requires, RuntimePackage, Service, Storage, Ui,
-    Workflow, EVAL_TIERS,
-    RUNTIME_PACKAGE_PATH_FIELDS, SKILL_FIELDS, TRIGGER_FIELDS,
+    Workflow, EVAL_TIERS, RUNTIME_PACKAGE_PATH_FIELDS, SKILL_FIELDS, TRIGGER_FIELDS,
 };
 
 /// The manifest version this host implements (the standard's current version).

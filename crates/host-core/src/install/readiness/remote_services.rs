@@ -12,7 +12,12 @@ use crate::install::manifest::Key;
 use crate::install::remote_service::RemoteSpec;
 
 /// (outcome, code, message, setup action (title, target)).
-pub(super) type Verdict = (Outcome, Option<&'static str>, String, Option<(String, String)>);
+pub(super) type Verdict = (
+    Outcome,
+    Option<&'static str>,
+    String,
+    Option<(String, String)>,
+);
 
 /// The setup command that allows `key` of `app`.
 pub fn allow_command(app: &str, key: &str) -> String {
@@ -27,9 +32,7 @@ pub(super) fn remote(cx: &Ctx, key: &str, required: bool, spec: &RemoteSpec) -> 
     };
     let view = cx.m.view();
     if let Some(slot) = spec.auth.secret() {
-        let declared = view
-            .items(Key::Secrets)
-            .any(|i| i.key() == Some(slot));
+        let declared = view.items(Key::Secrets).any(|i| i.key() == Some(slot));
         if !declared {
             return (
                 failing,
@@ -53,7 +56,10 @@ pub(super) fn remote(cx: &Ctx, key: &str, required: bool, spec: &RemoteSpec) -> 
         ),
         other => {
             let why = match other {
-                Some(old) => format!("it was allowed for {old}, and its endpoint is now {}", spec.origin),
+                Some(old) => format!(
+                    "it was allowed for {old}, and its endpoint is now {}",
+                    spec.origin
+                ),
                 None => "host policy allows remote services only once you allow them".to_owned(),
             };
             (

@@ -140,9 +140,10 @@ pub(super) fn call(
 
 /// Whether the caller's manifest declares `service` as a remote (`server-assisted`) one.
 fn declares_remote(a: &Allowed, service: &str) -> bool {
-    a.manifest().view().services().any(|s| {
-        s.key() == Some(service) && crate::install::remote_service::is_remote(s)
-    })
+    a.manifest()
+        .view()
+        .services()
+        .any(|s| s.key() == Some(service) && crate::install::remote_service::is_remote(s))
 }
 
 fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {

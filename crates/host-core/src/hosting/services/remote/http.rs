@@ -59,7 +59,12 @@ pub fn post(p: Post) -> Result<Vec<u8>, ServiceFailure> {
         .spawn(move || {
             let _ = tx.send(run(p));
         })
-        .map_err(|e| fail("service.start_failed", format!("no thread for the call: {e}")))?;
+        .map_err(|e| {
+            fail(
+                "service.start_failed",
+                format!("no thread for the call: {e}"),
+            )
+        })?;
     match rx.recv_timeout(timeout + Duration::from_secs(5)) {
         Ok(out) => out,
         Err(_) => Err(retryable(
@@ -116,7 +121,10 @@ async fn exchange(p: Post) -> Result<Vec<u8>, ServiceFailure> {
     }
     let mut resp = req.send().await.map_err(|e| {
         if e.is_timeout() {
-            retryable("service.timeout", "the remote service did not answer in time")
+            retryable(
+                "service.timeout",
+                "the remote service did not answer in time",
+            )
         } else {
             retryable(
                 "service.remote_unreachable",
@@ -152,7 +160,13 @@ async fn exchange(p: Post) -> Result<Vec<u8>, ServiceFailure> {
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
     if media.as_deref() != Some("application/json") {
         return Err(fail(
             "service.remote_content_type",
@@ -168,17 +182,17 @@ async fn exchange(p: Post) -> Result<Vec<u8>, ServiceFailure> {
             format!("the remote service's answer is over {} bytes", p.max_body),
         )
     };
-    if resp
-        .content_length()
-        .is_some_and(|n| n > p.max_body as u64)
-    {
+    if resp.content_length().is_some_and(|n| n > p.max_body as u64) {
         return Err(too_large());
     }
     let mut body = Vec::new();
     loop {
         let chunk = resp.chunk().await.map_err(|e| {
             if e.is_timeout() {
-                retryable("service.timeout", "the remote service did not answer in time")
+                retryable(
+                    "service.timeout",
+                    "the remote service did not answer in time",
+                )
             } else {
                 retryable(
                     "service.remote_unreachable",

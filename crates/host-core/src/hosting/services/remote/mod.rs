@@ -85,7 +85,9 @@ pub fn spec_of(
         if !v.items(Key::Secrets).any(|i| i.key() == Some(slot)) {
             return Err(ServiceFailure::new(
                 "service.invalid_spec",
-                format!("service {key}'s auth sends secret {slot}, which secrets[] does not declare"),
+                format!(
+                    "service {key}'s auth sends secret {slot}, which secrets[] does not declare"
+                ),
             ));
         }
     }
@@ -126,11 +128,15 @@ pub fn prepare(store: &Store, id: &ServiceId) -> Result<Option<RemoteCall>, Serv
         RemoteAuth::None => None,
         RemoteAuth::Bearer { secret } => Some((
             "authorization".to_owned(),
-            Zeroizing::new(format!("Bearer {}", secret_value(store, id, secret)?.as_str())),
+            Zeroizing::new(format!(
+                "Bearer {}",
+                secret_value(store, id, secret)?.as_str()
+            )),
         )),
-        RemoteAuth::Header { header, secret } => {
-            Some((header.to_ascii_lowercase(), secret_value(store, id, secret)?))
-        }
+        RemoteAuth::Header { header, secret } => Some((
+            header.to_ascii_lowercase(),
+            secret_value(store, id, secret)?,
+        )),
     };
     Ok(Some(RemoteCall {
         data: store.data_dir().clone(),
@@ -172,10 +178,9 @@ fn secret_value(
 /// Whether `id` names a remote service of its app's active version.
 pub fn is_remote(store: &Store, id: &ServiceId) -> bool {
     store.active_app(&id.app).is_ok_and(|a| {
-        a.manifest
-            .view()
-            .services()
-            .any(|s| s.key() == Some(id.key.as_str()) && crate::install::remote_service::is_remote(s))
+        a.manifest.view().services().any(|s| {
+            s.key() == Some(id.key.as_str()) && crate::install::remote_service::is_remote(s)
+        })
     })
 }
 
@@ -321,7 +326,10 @@ pub fn is_call_failure(code: &str) -> bool {
 pub fn no_local_process(id: &ServiceId) -> ServiceFailure {
     ServiceFailure::new(
         "service.runtime_unavailable",
-        format!("service {} is remote: the host calls it, nothing starts here", id.key),
+        format!(
+            "service {} is remote: the host calls it, nothing starts here",
+            id.key
+        ),
     )
 }
 

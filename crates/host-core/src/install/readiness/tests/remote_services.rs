@@ -28,8 +28,16 @@ fn a_remote_service_is_blocked_until_allowed_with_its_boundary_and_the_command()
     assert_eq!(c.outcome, Outcome::Blocked, "{c:?}");
     assert_eq!(c.code, Some("service.remote_not_allowed"));
     assert!(c.message.contains("policy"), "{}", c.message);
-    assert!(c.message.contains("https://api.example.com"), "{}", c.message);
-    assert!(c.message.contains("Sends the text you select."), "{}", c.message);
+    assert!(
+        c.message.contains("https://api.example.com"),
+        "{}",
+        c.message
+    );
+    assert!(
+        c.message.contains("Sends the text you select."),
+        "{}",
+        c.message
+    );
     let a = c.setup_action.as_ref().unwrap();
     assert_eq!(a.kind, "service-setup");
     assert_eq!(
@@ -48,11 +56,19 @@ fn an_allowance_counts_only_for_the_declared_origin() {
     let r = run(SVC, &[], &HostProfile::current(), &st);
     let c = check(&r);
     assert_eq!(c.code, Some("service.remote_not_allowed"));
-    assert!(c.message.contains("it was allowed for https://evil.example.com"), "{}", c.message);
+    assert!(
+        c.message
+            .contains("it was allowed for https://evil.example.com"),
+        "{}",
+        c.message
+    );
     st.services
         .remote_allowed
         .insert("other".into(), "https://api.example.com".into());
-    assert_eq!(run(SVC, &[], &HostProfile::current(), &st).status, Status::Blocked);
+    assert_eq!(
+        run(SVC, &[], &HostProfile::current(), &st).status,
+        Status::Blocked
+    );
     st.services
         .remote_allowed
         .insert("summarize".into(), "https://api.example.com".into());
@@ -73,8 +89,16 @@ fn an_optional_remote_service_only_degrades() {
 fn bad_declarations_are_invalid_spec_at_inspect() {
     for (from, to, why) in [
         ("secret: tok}", "secret: nope}", "does not declare"),
-        ("https://api.example.com/rpc", "http://api.example.com/rpc", "plain http"),
-        ("dataBoundary: \"Sends the text you select.\", ", "", "dataBoundary"),
+        (
+            "https://api.example.com/rpc",
+            "http://api.example.com/rpc",
+            "plain http",
+        ),
+        (
+            "dataBoundary: \"Sends the text you select.\", ",
+            "",
+            "dataBoundary",
+        ),
         ("auth: {kind: bearer, secret: tok}, ", "", "declares auth"),
     ] {
         let front = SVC.replace(from, to);
