@@ -557,3 +557,63 @@ impl FrameReply for Host {
         }
     }
 }
+
+#[test]
+fn the_review_sheet_shows_where_data_goes_and_an_update_to_another_origin_asks_again() {
+    secret_env();
+    let server = Server::start(None);
+    let moved = Server::start(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = remote_app(
+        tmp.path(),
+        "remote",
+        &format!("http://{}/rpc", server.addr),
+        true,
+    );
+
+    // The review: endpoint, origin, auth kind, secret slot and the data boundary.
+    let dir = DataDir::at(tmp.path().join("review-data"));
+    Store::open_locked(&dir).unwrap();
+    let review = host_core::center::Center::new(dir)
+        .review_install(
+            host_core::center::ReviewSource::Path(pkg.clone()),
+            &mut |_, _| {},
+        )
+        .unwrap();
+    let v = serde_json::to_value(&review).unwrap();
+    let rs = &v["remoteServices"][0];
+    assert_eq!(rs["key"], "summarize");
+    assert_eq!(rs["origin"], format!("http://{}", server.addr));
+    assert_eq!(rs["auth"], "bearer");
+    assert_eq!(rs["secret"], "api_token");
+    assert!(rs["dataBoundary"].as_str().unwrap().contains("not kept"));
+
+    // Installed and allowed, then updated to an endpoint on another origin: refused until
+    // the user allows the new origin; nothing reaches either server meanwhile.
+    let h = host_with(&pkg);
+    set_up(&h, "remote");
+    assert!(host_call(&h, "remote", "echo").is_ok());
+    let v2 = tmp.path().join("pkg-v2");
+    copy_dir(&pkg, &v2);
+    let md = std::fs::read_to_string(v2.join("APP.md"))
+        .unwrap()
+        .replace("version: 1.0.0", "version: 1.1.0")
+        .replace(&server.addr.to_string(), &moved.addr.to_string());
+    std::fs::write(v2.join("APP.md"), md).unwrap();
+    support::install_with(&h.dir, &v2, host_core::install::store::InstallMode::Update);
+    let c = service_check(&h, "remote");
+    assert_eq!(c.code, Some("service.remote_not_allowed"));
+    assert!(c.message.contains("it was allowed for"), "{}", c.message);
+    let hits = server.hits();
+    assert_eq!(
+        host_call(&h, "remote", "echo"),
+        Err("service.remote_not_allowed")
+    );
+    assert_eq!((server.hits(), moved.hits()), (hits, 0));
+    let (locked, _) = Store::open_locked(&h.dir).unwrap();
+    let (origin, changed) = policy::allow(&locked, "remote", "summarize").unwrap();
+    assert!(changed);
+    assert_eq!(origin, format!("http://{}", moved.addr));
+    assert!(host_call(&h, "remote", "echo").is_ok());
+    assert_eq!(moved.hits(), 1);
+}
