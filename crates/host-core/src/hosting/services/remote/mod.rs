@@ -175,15 +175,6 @@ fn secret_value(
     Ok(Zeroizing::new(value.expose().to_owned()))
 }
 
-/// Whether `id` names a remote service of its app's active version.
-pub fn is_remote(store: &Store, id: &ServiceId) -> bool {
-    store.active_app(&id.app).is_ok_and(|a| {
-        a.manifest.view().services().any(|s| {
-            s.key() == Some(id.key.as_str()) && crate::install::remote_service::is_remote(s)
-        })
-    })
-}
-
 /// What to show of remote service `key` (`None`: not a valid remote service).
 pub fn info(store: &Store, app: &str, v: ManifestView<'_>, key: &str) -> Option<RemoteInfo> {
     let (spec, _) = spec_of(v, key).ok()??;
