@@ -617,3 +617,24 @@ fn the_review_sheet_shows_where_data_goes_and_an_update_to_another_origin_asks_a
     assert!(host_call(&h, "remote", "echo").is_ok());
     assert_eq!(moved.hits(), 1);
 }
+
+#[test]
+fn a_loopback_remote_call_costs_little_and_each_is_its_own_connection() {
+    let server = Server::start(None);
+    let tmp = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://{}/rpc", server.addr);
+    let h = host_with(&remote_app(tmp.path(), "remote", &endpoint, true));
+    set_up(&h, "remote");
+    let mut took: Vec<Duration> = (0..40)
+        .map(|_| {
+            let t = Instant::now();
+            host_call(&h, "remote", "echo").unwrap();
+            t.elapsed()
+        })
+        .collect();
+    took.sort();
+    let (p50, p95) = (took[20], took[38]);
+    eprintln!("remote call over loopback (trust decision, secret read, POST, audit): p50 {p50:?}, p95 {p95:?}");
+    assert!(p50 < Duration::from_secs(1), "{p50:?}");
+    assert_eq!(server.hits(), 40);
+}

@@ -1,6 +1,8 @@
 //! One JSON-RPC POST to a remote service's declared endpoint, made by the host: reqwest over
-//! rustls (ring), on its own thread with a current-thread tokio runtime (so a caller on a tokio
-//! worker never nests runtimes), no proxy, no cookies, no connection kept.
+//! rustls (ring), no proxy, no cookies, no connection kept. The client (building one loads the
+//! TLS roots: 17-56 ms measured) and a one-worker tokio runtime are made once per process; a
+//! call is spawned there and the caller waits on a channel, so a caller on a tokio worker never
+//! nests runtimes.
 //!
 //! Refusals, each a stable `service.*` code: a redirect (`service.remote_redirect`: never
 //! followed, so only the declared origin is ever contacted), a status outside 2xx
@@ -10,6 +12,7 @@
 //! trickles (`service.timeout`), a connection or TLS failure (`service.remote_unreachable`).
 //! The auth value is a sensitive header: it is never in a message, an error or the audit.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
@@ -50,22 +53,57 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s.chars().take(512).collect()
 }
 
-/// POSTs `p` and waits for the whole answer's body (at most `p.timeout`, plus a grace for the thread).
-pub fn post(p: Post) -> Result<Vec<u8>, ServiceFailure> {
-    let timeout = p.timeout;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("apphost-remote-call".into())
-        .spawn(move || {
-            let _ = tx.send(run(p));
+/// The process's client and the runtime its requests run on.
+struct Shared {
+    rt: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+fn shared() -> Result<&'static Shared, ServiceFailure> {
+    static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("apphost-remote-calls")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("no tokio runtime: {e}"))?;
+            // Redirects are never followed; the scheme was checked with the declaration (https,
+            // or loopback http in debug builds) and is re-checked per call by the caller.
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .pool_max_idle_per_host(0)
+                .connect_timeout(Duration::from_secs(10))
+                .user_agent(concat!("AppHost/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| error_chain(&e))?;
+            Ok(Shared { rt, client })
         })
-        .map_err(|e| {
-            fail(
-                "service.start_failed",
-                format!("no thread for the call: {e}"),
-            )
-        })?;
-    match rx.recv_timeout(timeout + Duration::from_secs(5)) {
+        .as_ref()
+        .map_err(|e| fail("service.start_failed", e.clone()))
+}
+
+/// POSTs `p` and waits for the whole answer's body (at most `p.timeout`).
+pub fn post(p: Post) -> Result<Vec<u8>, ServiceFailure> {
+    let shared = shared()?;
+    let timeout = p.timeout;
+    let deadline = Instant::now() + timeout;
+    let (tx, rx) = std::sync::mpsc::channel();
+    shared.rt.spawn(async move {
+        let out = match tokio::time::timeout_at(deadline.into(), exchange(&shared.client, p)).await
+        {
+            Ok(out) => out,
+            Err(_) => Err(retryable(
+                "service.timeout",
+                "the remote service did not answer in time",
+            )),
+        };
+        let _ = tx.send(out);
+    });
+    match rx.recv_timeout(timeout + Duration::from_secs(2)) {
         Ok(out) => out,
         Err(_) => Err(retryable(
             "service.timeout",
@@ -74,34 +112,7 @@ pub fn post(p: Post) -> Result<Vec<u8>, ServiceFailure> {
     }
 }
 
-fn run(p: Post) -> Result<Vec<u8>, ServiceFailure> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| fail("service.start_failed", format!("no tokio runtime: {e}")))?;
-    let deadline = Instant::now() + p.timeout;
-    rt.block_on(async move {
-        match tokio::time::timeout_at(deadline.into(), exchange(p)).await {
-            Ok(out) => out,
-            Err(_) => Err(retryable(
-                "service.timeout",
-                "the remote service did not answer in time",
-            )),
-        }
-    })
-}
-
-async fn exchange(p: Post) -> Result<Vec<u8>, ServiceFailure> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .pool_max_idle_per_host(0)
-        .connect_timeout(p.timeout.min(Duration::from_secs(10)))
-        .https_only(p.url.scheme() == "https")
-        .user_agent(concat!("AppHost/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| fail("service.start_failed", error_chain(&e)))?;
+async fn exchange(client: &reqwest::Client, p: Post) -> Result<Vec<u8>, ServiceFailure> {
     let mut req = client
         .post(p.url.clone())
         .header(reqwest::header::CONTENT_TYPE, "application/json")
