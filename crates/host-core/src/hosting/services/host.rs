@@ -47,6 +47,7 @@ impl ServiceFailure {
             | "service.protocol"
             | "service.error"
             | "service.start_failed" => ErrorCode::ServiceCallFailed,
+            c if super::remote::is_call_failure(c) => ErrorCode::ServiceCallFailed,
             _ => ErrorCode::ServiceCannotRun,
         };
         HostError::new(code, self.message.clone())
@@ -99,6 +100,10 @@ pub struct ServiceStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_stop: Option<String>,
     pub protocol: String,
+    /// A `server-assisted` remote service: its endpoint, auth kind, data boundary and whether
+    /// the user allowed it (state `remote` when allowed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<super::remote::RemoteInfo>,
 }
 
 /// A slot, the package it runs, and its stats (read without waiting for an in-flight call).
@@ -231,6 +236,9 @@ impl ServiceHost {
             }
         }
         let plan = self.plan(store, &active, &id.key)?;
+        if plan.remote.is_some() {
+            return Err(super::remote::no_local_process(id));
+        }
         let network = if plan.network {
             let now = granted(store)?;
             if !now {
@@ -351,6 +359,9 @@ impl ServiceHost {
         method: &str,
         params: Value,
     ) -> Result<Value, ServiceFailure> {
+        if let Some(remote) = super::remote::prepare(store, id)? {
+            return remote.run(method, params);
+        }
         let slot = self.slot(store, id)?;
         self.call_on(id, &slot, method, params)
     }
@@ -408,6 +419,10 @@ impl ServiceHost {
 
     /// Starts `app`'s service `key` now (the app opened, or the user asked).
     pub fn start(&self, store: &Store, id: &ServiceId) -> Result<(), ServiceFailure> {
+        // A remote service has nothing to start: this checks it may be called.
+        if super::remote::prepare(store, id)?.is_some() {
+            return Ok(());
+        }
         let slot = self.slot(store, id)?;
         let mut s = lock(&slot);
         let out = s.sup.start();
@@ -489,12 +504,14 @@ impl ServiceHost {
                 last_exit: None,
                 last_stop: None,
                 protocol: s.protocol().unwrap_or("stdio-jsonrpc").to_owned(),
+                remote: None,
             };
             if let Err(f) = self.plan(store, &active, &key) {
                 st.state = "blocked".into();
                 st.code = Some(f.code.into());
                 st.reason = Some(f.message);
             }
+            super::remote::annotate(store, app, active.manifest.view(), &mut st);
             let held = lock(&self.slots).get(&id).cloned();
             if let Some(held) = held {
                 let stats = lock(&held.stats).clone();

@@ -16,6 +16,7 @@ mod host;
 mod id;
 pub mod network_grant;
 pub mod package;
+pub mod remote;
 mod slot;
 
 pub use host::{

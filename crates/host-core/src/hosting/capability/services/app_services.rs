@@ -102,6 +102,23 @@ pub(super) fn call(
                 key: service.to_owned(),
             };
             if services.defers_service_calls() {
+                // A remote service: the trust decision now, the HTTPS call outside.
+                let remote = if declares_remote(allowed, service) {
+                    crate::hosting::services::remote::prepare(store, &id)
+                        .map_err(|f| failure(allowed, &f))?
+                } else {
+                    None
+                };
+                if let Some(remote) = remote {
+                    let (a, method) = (allowed.clone(), method.to_owned());
+                    let work = ServiceWork::new(Box::new(move || {
+                        remote.run(&method, params).map_err(|f| failure(&a, &f))
+                    }));
+                    return Ok(Reply {
+                        value: Value::Null,
+                        effect: Some(Effect::CallService(work)),
+                    });
+                }
                 // The slot is chosen now (it needs the store); the wait happens outside.
                 let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
                 let (a, method) = (allowed.clone(), method.to_owned());
@@ -121,12 +138,21 @@ pub(super) fn call(
     }
 }
 
+/// Whether the caller's manifest declares `service` as a remote (`server-assisted`) one.
+fn declares_remote(a: &Allowed, service: &str) -> bool {
+    a.manifest()
+        .view()
+        .services()
+        .any(|s| s.key() == Some(service) && crate::install::remote_service::is_remote(s))
+}
+
 fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {
     let code = match f.code {
         "service.timeout" => ErrorCode::Timeout,
         "service.not_declared" | "service.not_found" => ErrorCode::NotFound,
         "service.error" => ErrorCode::InvalidArgument,
         "service.exited" | "service.protocol" | "service.start_failed" => ErrorCode::UnknownError,
+        c if crate::hosting::services::remote::is_call_failure(c) => ErrorCode::UnknownError,
         _ => ErrorCode::CapabilityNotAvailable,
     };
     let mut e = err(a, code, &f.message, Some(f.code));
