@@ -8,14 +8,28 @@
 //! The call stays in flight for its frame (`MountTable::begin_call`) until answered, so the
 //! per-frame in-flight cap still bounds how many wait at once. A frame unmounted while its
 //! call ran gets no answer.
+//!
+//! While it runs, the frame's `capability:cancel {requestId}` cancels it
+//! ([`BridgeHost::cancel_service_call`]): the frame is answered `HOST_E_CANCELLED` at once, the
+//! service gets `$/cancelRequest {id}` and its late answer is dropped. The running calls are
+//! keyed by (mount, request id), so a frame can only cancel its own; an unknown, finished or
+//! repeated cancel does nothing.
 
 use serde_json::{json, Value};
+
+use std::collections::BTreeMap;
+
+use service_sandbox::CancelToken;
 
 use super::{BridgeHost, Outgoing};
 use crate::hosting::bridge::message::Call;
 use crate::hosting::bridge::mounts::Mount;
 use crate::hosting::capability::dispatch::CallError;
 use crate::hosting::capability::services::ServiceWork;
+
+/// The running calls by (mount id, request id): their cancel token and the error a cancel
+/// answers. Bounded by the frames' in-flight caps.
+pub(super) type Running = BTreeMap<(String, String), (CancelToken, CallError)>;
 
 /// One allowed `lime.services.call` waiting to run outside the bridge lock.
 pub struct DeferredServiceCall {
@@ -67,6 +81,15 @@ impl BridgeHost {
         trace_id: &str,
         work: ServiceWork,
     ) {
+        let cancelled = super::error_for(
+            &call,
+            crate::hosting::capability::code::ErrorCode::Cancelled,
+            "the app cancelled this call",
+        );
+        self.running_service_calls.insert(
+            (mount.mount_id.clone(), call.request_id.clone()),
+            (work.cancel_token(), cancelled),
+        );
         self.service_calls.push(DeferredServiceCall {
             mount: mount.clone(),
             call,
@@ -89,6 +112,8 @@ impl BridgeHost {
             trace_id,
             result,
         } = done;
+        self.running_service_calls
+            .remove(&(mount.mount_id.clone(), call.request_id.clone()));
         if !self.table.end_call(&mount.mount_id, &call.request_id) {
             return Vec::new();
         }
@@ -101,5 +126,39 @@ impl BridgeHost {
             ),
             Err(e) => self.call_error(&mount, &call.request_id, &e),
         }]
+    }
+}
+
+impl BridgeHost {
+    /// `capability:cancel` of `mount`'s own running service call `request_id`: cancels it (the
+    /// service gets `$/cancelRequest`) and answers the frame `HOST_E_CANCELLED` now. `None`
+    /// when `mount` has no such running call (another frame's, unknown, finished, repeated).
+    pub(super) fn cancel_service_call(
+        &mut self,
+        mount: &Mount,
+        request_id: &str,
+    ) -> Option<Vec<Outgoing>> {
+        let key = (mount.mount_id.clone(), request_id.to_owned());
+        let (token, cancelled) = self.running_service_calls.remove(&key)?;
+        token.cancel();
+        if !self.table.end_call(&mount.mount_id, request_id) {
+            return Some(Vec::new());
+        }
+        Some(vec![self.call_error(mount, request_id, &cancelled)])
+    }
+
+    /// Cancels every running service call of `mount_id` (its frame is gone: nobody waits).
+    pub(super) fn cancel_service_calls_of(&mut self, mount_id: &str) {
+        let mine: Vec<_> = self
+            .running_service_calls
+            .range((mount_id.to_owned(), String::new())..)
+            .take_while(|((m, _), _)| m == mount_id)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in mine {
+            if let Some((token, _)) = self.running_service_calls.remove(&key) {
+                token.cancel();
+            }
+        }
     }
 }
