@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use host_core::foundation::profile::HostProfile;
 use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
 use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::mounts::Mount;
 use host_core::hosting::capability::services::{service_host, Services};
 use host_core::hosting::services::{network_grant, ServiceId};
 use host_core::hosting::surface::origin::OriginStyle;
@@ -106,6 +107,15 @@ fn stops(h: &Host, reason: &str) -> usize {
         .count()
 }
 
+/// Frame `m`'s `echo` call `id`, run to its answer on this thread.
+fn echo(bridge: &mut BridgeHost, store: &Store, m: &Mount, id: &str) {
+    bridge.handle(store, &m.mount_id, &m.origin, &call_service(id, "echo"));
+    let done = bridge.take_service_calls().remove(0).run();
+    let out = posted(&bridge.finish_service_call(done));
+    assert_eq!(out[0]["type"], "host:response", "{out:?}");
+    assert_eq!(out[0]["requestId"], id);
+}
+
 fn relay_id() -> ServiceId {
     ServiceId {
         app: APP.into(),
@@ -137,7 +147,10 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
         bridge.handle(&store, &m.mount_id, &m.origin, &ready);
     }
 
-    // Frame A's call is deferred: it runs outside the bridge (as `api::Session` runs it).
+    // The service starts on this thread (it dies with the thread that started it:
+    // PR_SET_PDEATHSIG), then A's call is deferred: it runs outside the bridge (as
+    // `api::Session` runs it), here on its own thread.
+    echo(&mut bridge, &store, &a, "c0");
     let out = bridge.handle(&store, &a.mount_id, &a.origin, &call_service("c1", "hang"));
     assert!(posted(&out).is_empty(), "{out:?}");
     let mut calls = bridge.take_service_calls();
@@ -145,7 +158,6 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
     let call = calls.remove(0);
     let started = Instant::now();
     let running = std::thread::spawn(move || call.run());
-    assert!(wait_until(|| relay_pid(&h).is_some()));
     let pid = relay_pid(&h).unwrap();
 
     // A hostile frame of the same app, and another app's frame, cancel A's request id: nothing.
@@ -177,19 +189,15 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
     );
     // The call's own outcome (the late answer) reaches no frame.
     assert!(bridge.finish_service_call(done).is_empty());
-    // initialize is id 1, the hung call id 2.
+    // initialize is id 1, echo 2, the hung call id 3.
     assert!(
-        wait_until(|| cancels_seen(&h) == vec![json!({"id": 2})]),
+        wait_until(|| cancels_seen(&h) == vec![json!({"id": 3})]),
         "{:?}",
         cancels_seen(&h)
     );
 
     // The service keeps running and serves A's next call (a cancel is not a crash).
-    bridge.handle(&store, &a.mount_id, &a.origin, &call_service("c2", "echo"));
-    let done = bridge.take_service_calls().remove(0).run();
-    let out = posted(&bridge.finish_service_call(done));
-    assert_eq!(out[0]["type"], "host:response", "{out:?}");
-    assert_eq!(out[0]["requestId"], "c2");
+    echo(&mut bridge, &store, &a, "c2");
     assert_eq!(relay_pid(&h), Some(pid));
     assert!(alive(pid));
     assert!(!h
@@ -212,14 +220,17 @@ fn an_unmounted_frames_running_call_is_cancelled() {
     let a = bridge.mount(&store, APP, "parser").unwrap();
     let ready = msg(APP, "parser", "app:ready", "r0", json!({}));
     bridge.handle(&store, &a.mount_id, &a.origin, &ready);
+    echo(&mut bridge, &store, &a, "c0");
     bridge.handle(&store, &a.mount_id, &a.origin, &call_service("c1", "hang"));
     let call = bridge.take_service_calls().remove(0);
     let running = std::thread::spawn(move || call.run());
-    assert!(wait_until(|| relay_pid(&h).is_some()));
+    // The call is on the wire (a cancel before it is sent sends nothing).
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!running.is_finished());
     bridge.unmount(&a.mount_id);
     let done = running.join().unwrap();
     assert!(bridge.finish_service_call(done).is_empty());
-    assert!(wait_until(|| cancels_seen(&h) == vec![json!({"id": 2})]));
+    assert!(wait_until(|| cancels_seen(&h) == vec![json!({"id": 3})]));
 }
 
 const REMOTE: &str = "    network: remote-allowed\n    allowedDomains: [api.example.com]\n";
@@ -306,6 +317,9 @@ fn a_revoke_by_another_process_stops_the_running_service_within_a_tick() {
         "seen after {:?}",
         t.elapsed()
     );
-    assert!(wait_until(|| !alive(pid)), "the service outlived its revoked grant");
-    assert_eq!(stops(&h, "network_revoked"), 1);
+    assert!(
+        wait_until(|| !alive(pid)),
+        "the service outlived its revoked grant"
+    );
+    assert!(wait_until(|| stops(&h, "network_revoked") == 1));
 }
