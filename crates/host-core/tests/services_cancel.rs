@@ -166,10 +166,18 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
         assert!(posted(&out).is_empty(), "{out:?}");
     }
     // An unknown id of A's own: nothing.
-    let out = bridge.handle(&store, &a.mount_id, &a.origin, &cancel(APP, "parser", "nope"));
+    let out = bridge.handle(
+        &store,
+        &a.mount_id,
+        &a.origin,
+        &cancel(APP, "parser", "nope"),
+    );
     assert!(posted(&out).is_empty(), "{out:?}");
     std::thread::sleep(Duration::from_millis(300));
-    assert!(!running.is_finished(), "another frame's cancel ended A's call");
+    assert!(
+        !running.is_finished(),
+        "another frame's cancel ended A's call"
+    );
     assert!(cancels_seen(&h).is_empty(), "{:?}", cancels_seen(&h));
 
     // A cancels its own call: answered HOST_E_CANCELLED now, the process gets the cancel.
@@ -200,10 +208,7 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
     echo(&mut bridge, &store, &a, "c2");
     assert_eq!(relay_pid(&h), Some(pid));
     assert!(alive(pid));
-    assert!(!h
-        .audit(APP)
-        .iter()
-        .any(|a| a["action"] == "service.crash"));
+    assert!(!h.audit(APP).iter().any(|a| a["action"] == "service.crash"));
 }
 
 #[test]

@@ -270,9 +270,8 @@ impl ServiceProcess {
 
     /// Tells the service to stop working on call `id` (its answer, if any, is skipped).
     fn send_cancel(&mut self, id: u64) {
-        let _ = self.send(
-            &json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}),
-        );
+        let _ = self
+            .send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}));
     }
 
     fn answer_host_request(&mut self, method: String, msg: &Value) -> Result<(), SandboxError> {

@@ -46,7 +46,8 @@ fn supervisor(host: &Host, timeout: Duration) -> (Supervisor, Arc<Mutex<Vec<Audi
             start_timeout: Duration::from_secs(20),
             ..Policy::default()
         },
-        host.data.join("apps/service-probe/services/.logs/probe.log"),
+        host.data
+            .join("apps/service-probe/services/.logs/probe.log"),
         Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
         Box::new(move |e| sink.lock().unwrap().push(e)),
     );

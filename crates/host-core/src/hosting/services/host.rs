@@ -386,7 +386,9 @@ impl ServiceHost {
         cancel: &CancelToken,
     ) -> Result<Value, ServiceFailure> {
         let mut s = lock(&held.slot);
-        let out = s.sup.call_cancellable(method, params, &cancel.or(&held.revoked));
+        let out = s
+            .sup
+            .call_cancellable(method, params, &cancel.or(&held.revoked));
         self.publish_health(id, &s);
         drop(s);
         if held.revoked.is_cancelled() {

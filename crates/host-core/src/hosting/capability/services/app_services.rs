@@ -105,11 +105,12 @@ pub(super) fn call(
                 // The slot is chosen now (it needs the store); the wait happens outside.
                 let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
                 let (a, method) = (allowed.clone(), method.to_owned());
-                let work = ServiceWork::new(Box::new(move |cancel: &service_sandbox::CancelToken| {
-                    prepared
-                        .run_cancellable(&method, params, cancel)
-                        .map_err(|f| failure(&a, &f))
-                }));
+                let work =
+                    ServiceWork::new(Box::new(move |cancel: &service_sandbox::CancelToken| {
+                        prepared
+                            .run_cancellable(&method, params, cancel)
+                            .map_err(|f| failure(&a, &f))
+                    }));
                 return Ok(Reply {
                     value: Value::Null,
                     effect: Some(Effect::CallService(work)),
