@@ -190,14 +190,23 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
     // A repeated cancel does nothing.
     let out = bridge.handle(&store, &a.mount_id, &a.origin, &cancel(APP, "parser", "c1"));
     assert!(posted(&out).is_empty(), "{out:?}");
+    // A reuses the id at once for a new call, which waits for the service meanwhile.
+    bridge.handle(&store, &a.mount_id, &a.origin, &call_service("c1", "echo"));
+    let reused = bridge.take_service_calls().remove(0);
     let done = running.join().unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "the call was not cut short"
     );
-    // The call's own outcome (the late answer) reaches no frame.
+    // The cancelled call's own outcome (the late answer) reaches no frame, not even the new
+    // call with its id; the new call is answered with its own result.
     assert!(bridge.finish_service_call(done).is_empty());
-    // initialize is id 1, echo 2, the hung call id 3.
+    let out = posted(&bridge.finish_service_call(reused.run()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["type"], "host:response", "{out:?}");
+    assert_eq!(out[0]["requestId"], "c1");
+    assert_eq!(out[0]["payload"]["value"], json!({"echo": {}}), "{out:?}");
+    // initialize is id 1, echo 2, the hung call id 3 (the reused id's echo 4).
     assert!(
         wait_until(|| cancels_seen(&h) == vec![json!({"id": 3})]),
         "{:?}",

@@ -19,17 +19,16 @@ use serde_json::{json, Value};
 
 use std::collections::BTreeMap;
 
-use service_sandbox::CancelToken;
-
 use super::{BridgeHost, Outgoing};
 use crate::hosting::bridge::message::Call;
 use crate::hosting::bridge::mounts::Mount;
 use crate::hosting::capability::dispatch::CallError;
 use crate::hosting::capability::services::ServiceWork;
 
-/// The running calls by (mount id, request id): their cancel token and the error a cancel
-/// answers. Bounded by the frames' in-flight caps.
-pub(super) type Running = BTreeMap<(String, String), (CancelToken, CallError)>;
+/// The running calls by (mount id, request id): the call (its cancel token; its identity, as
+/// a cancelled id may be reused by a new call at once) and the error a cancel answers.
+/// Bounded by the frames' in-flight caps.
+pub(super) type Running = BTreeMap<(String, String), (ServiceWork, CallError)>;
 
 /// One allowed `lime.services.call` waiting to run outside the bridge lock.
 pub struct DeferredServiceCall {
@@ -44,6 +43,7 @@ pub struct ServiceCallDone {
     mount: Mount,
     call: Call,
     trace_id: String,
+    work: ServiceWork,
     result: Result<Value, CallError>,
 }
 
@@ -61,6 +61,7 @@ impl DeferredServiceCall {
             mount: self.mount,
             call: self.call,
             trace_id: self.trace_id,
+            work: self.work,
             result,
         }
     }
@@ -88,7 +89,7 @@ impl BridgeHost {
         );
         self.running_service_calls.insert(
             (mount.mount_id.clone(), call.request_id.clone()),
-            (work.cancel_token(), cancelled),
+            (work.clone(), cancelled),
         );
         self.service_calls.push(DeferredServiceCall {
             mount: mount.clone(),
@@ -104,16 +105,23 @@ impl BridgeHost {
     }
 
     /// Records a finished service call: ends it for its frame and answers the frame (nothing
-    /// when the frame was unmounted meanwhile).
+    /// when it was cancelled, answered then, or its frame was unmounted meanwhile: its late
+    /// answer reaches no frame, not even a new call that reuses its request id).
     pub fn finish_service_call(&mut self, done: ServiceCallDone) -> Vec<Outgoing> {
         let ServiceCallDone {
             mount,
             call,
             trace_id,
+            work,
             result,
         } = done;
-        self.running_service_calls
-            .remove(&(mount.mount_id.clone(), call.request_id.clone()));
+        let key = (mount.mount_id.clone(), call.request_id.clone());
+        match self.running_service_calls.get(&key) {
+            Some((running, _)) if *running == work => {
+                self.running_service_calls.remove(&key);
+            }
+            _ => return Vec::new(),
+        }
         if !self.table.end_call(&mount.mount_id, &call.request_id) {
             return Vec::new();
         }
@@ -139,8 +147,8 @@ impl BridgeHost {
         request_id: &str,
     ) -> Option<Vec<Outgoing>> {
         let key = (mount.mount_id.clone(), request_id.to_owned());
-        let (token, cancelled) = self.running_service_calls.remove(&key)?;
-        token.cancel();
+        let (work, cancelled) = self.running_service_calls.remove(&key)?;
+        work.cancel_token().cancel();
         if !self.table.end_call(&mount.mount_id, request_id) {
             return Some(Vec::new());
         }
@@ -156,8 +164,8 @@ impl BridgeHost {
             .map(|(k, _)| k.clone())
             .collect();
         for key in mine {
-            if let Some((token, _)) = self.running_service_calls.remove(&key) {
-                token.cancel();
+            if let Some((work, _)) = self.running_service_calls.remove(&key) {
+                work.cancel_token().cancel();
             }
         }
     }
