@@ -21,5 +21,5 @@ mod slot;
 
 pub use host::{
     read_log_file, reserved_method, BackCalls, PreparedCall, ServiceFailure, ServiceHost,
-    ServiceId, ServiceStatus,
+    ServiceId, ServiceStatus, NETWORK_REVOKED,
 };

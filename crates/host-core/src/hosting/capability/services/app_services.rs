@@ -122,9 +122,12 @@ pub(super) fn call(
                 // The slot is chosen now (it needs the store); the wait happens outside.
                 let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
                 let (a, method) = (allowed.clone(), method.to_owned());
-                let work = ServiceWork::new(Box::new(move || {
-                    prepared.run(&method, params).map_err(|f| failure(&a, &f))
-                }));
+                let work =
+                    ServiceWork::new(Box::new(move |cancel: &service_sandbox::CancelToken| {
+                        prepared
+                            .run_cancellable(&method, params, cancel)
+                            .map_err(|f| failure(&a, &f))
+                    }));
                 return Ok(Reply {
                     value: Value::Null,
                     effect: Some(Effect::CallService(work)),
@@ -149,6 +152,7 @@ fn declares_remote(a: &Allowed, service: &str) -> bool {
 fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {
     let code = match f.code {
         "service.timeout" => ErrorCode::Timeout,
+        "service.cancelled" => ErrorCode::Cancelled,
         "service.not_declared" | "service.not_found" => ErrorCode::NotFound,
         "service.error" => ErrorCode::InvalidArgument,
         "service.exited" | "service.protocol" | "service.start_failed" => ErrorCode::UnknownError,
