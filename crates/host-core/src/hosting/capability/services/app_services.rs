@@ -111,9 +111,12 @@ pub(super) fn call(
                 };
                 if let Some(remote) = remote {
                     let (a, method) = (allowed.clone(), method.to_owned());
-                    let work = ServiceWork::new(Box::new(move || {
-                        remote.run(&method, params).map_err(|f| failure(&a, &f))
-                    }));
+                    // A frame's cancel answers the frame at once; the HTTPS exchange itself
+                    // ends at its own deadline (its answer is then dropped).
+                    let work =
+                        ServiceWork::new(Box::new(move |_: &service_sandbox::CancelToken| {
+                            remote.run(&method, params).map_err(|f| failure(&a, &f))
+                        }));
                     return Ok(Reply {
                         value: Value::Null,
                         effect: Some(Effect::CallService(work)),
