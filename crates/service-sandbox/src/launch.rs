@@ -5,7 +5,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use crate::cgroup::PidsGroup;
 use crate::error::SandboxError;
@@ -168,7 +169,7 @@ pub fn bwrap_args_full(spec: &ServiceSpec, listen: bool, egress: bool) -> Vec<st
 
 /// Spawn the sandbox. The returned child is the outer bwrap, leader of its own process group,
 /// placed in `group` before it execs.
-pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<std::process::Child, SandboxError> {
+pub fn spawn(spec: &ServiceSpec, group: &PidsGroup) -> Result<Child, SandboxError> {
     spawn_with(spec, group, None)
 }
 
@@ -291,14 +292,46 @@ pub fn spawn_full(
             Ok(())
         });
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| SandboxError::StartFailed(e.to_string()))?;
+    let child = spawn_on_launcher(cmd).map_err(|e| SandboxError::StartFailed(e.to_string()))?;
     drop(seccomp);
     drop(service_dir);
     drop(listener);
     drop(egress);
     Ok(child)
+}
+
+type LaunchJob = (Command, std::sync::mpsc::SyncSender<std::io::Result<Child>>);
+
+/// Every sandbox is forked from this one thread, which lives as long as the process.
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits, not the process: a
+/// service started from a short-lived thread (a tokio blocking-pool worker, which retires after
+/// ~10 s idle, or a request's thread) would otherwise be SIGKILLed when that thread ends.
+fn spawn_on_launcher(cmd: Command) -> std::io::Result<Child> {
+    static LAUNCHER: OnceLock<Option<std::sync::mpsc::Sender<LaunchJob>>> = OnceLock::new();
+    let launcher = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<LaunchJob>();
+        std::thread::Builder::new()
+            .name("apphost-service-launcher".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+    let Some(launcher) = launcher else {
+        return Err(std::io::Error::other(
+            "the service launcher thread could not start",
+        ));
+    };
+    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+    launcher
+        .send((cmd, reply))
+        .map_err(|_| std::io::Error::other("the service launcher thread is gone"))?;
+    answer
+        .recv()
+        .map_err(|_| std::io::Error::other("the service launcher thread is gone"))?
 }
 
 /// The same descriptor moved to a number >= 10, so the dup2s onto 3 and 4 never clobber each other.

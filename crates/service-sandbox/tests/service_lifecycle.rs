@@ -181,3 +181,20 @@ fn stderr_is_kept_in_a_bounded_ring() {
         &logs[logs.len().saturating_sub(200)..]
     );
 }
+
+#[test]
+fn a_service_started_from_a_thread_that_then_ends_keeps_running() {
+    // PR_SET_PDEATHSIG fires when the forking *thread* exits: a service started on a request's
+    // or a pool's short-lived thread must outlive that thread (it is forked by the launcher).
+    let host = std::sync::Arc::new(Host::setup());
+    let h = host.clone();
+    let mut svc = std::thread::spawn(move || h.start_probe()).join().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = svc
+        .call("initialize", json!({}), Duration::from_secs(20))
+        .expect("the service died with the thread that started it");
+    assert!(out.is_object(), "{out}");
+    let pids = svc.live_pids();
+    svc.kill();
+    assert!(pids.into_iter().all(gone));
+}
