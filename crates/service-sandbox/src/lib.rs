@@ -22,6 +22,8 @@
 
 pub mod cgroup;
 pub mod channel;
+pub mod disk_quota;
+pub mod disk_usage;
 pub mod egress;
 pub mod error;
 pub mod http_plane;
@@ -34,6 +36,7 @@ pub mod supervisor;
 pub mod wasm_plane;
 
 pub use channel::ServiceProcess;
+pub use disk_quota::{DiskQuota, QuotaWatch};
 pub use egress::{EgressPolicy, EgressProxy};
 pub use error::SandboxError;
 pub use http_plane::HttpService;

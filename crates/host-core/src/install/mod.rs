@@ -12,6 +12,7 @@ pub mod readiness;
 pub mod remote;
 pub mod schedules;
 pub mod secrets;
+pub mod service_disk;
 pub mod service_launch;
 pub mod signature;
 pub mod store;

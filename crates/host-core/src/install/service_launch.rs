@@ -263,6 +263,7 @@ pub fn probe_host() -> crate::install::readiness::ServiceFacts {
             .collect(),
         health: Default::default(),
         network_granted: Default::default(),
+        disk_over: Default::default(),
     }
 }
 

@@ -177,6 +177,9 @@ pub struct ServiceFacts {
     pub health: std::collections::BTreeMap<String, (bool, String)>,
     /// Keys of this app's `remote-allowed` services the user granted network (host.db).
     pub network_granted: BTreeSet<String>,
+    /// `key -> why`: stopped or refused for its disk quota and still over it (host.db + a
+    /// fresh measure).
+    pub disk_over: std::collections::BTreeMap<String, String>,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).
