@@ -585,6 +585,9 @@ export interface ServicesListResult {
     lastExit?: string;
     lastStop?: string;
     protocol: string;
+    lastCrashAt?: string;
+    crashesInWindow?: number;
+    lastError?: string;
   }>;
 }
 

@@ -18,6 +18,10 @@ pub fn contract() -> NamespaceContract {
             ("lastExit", string()),
             ("lastStop", string()),
             ("protocol", string()),
+            // the durable crash record (host.db)
+            ("lastCrashAt", string()),
+            ("crashesInWindow", integer(0, None)),
+            ("lastError", string()),
         ],
         &["key", "required", "state", "restarts", "protocol"],
     );
