@@ -83,7 +83,10 @@ fn used(dir: &Path) -> u64 {
 }
 
 fn count(h: &Host, action: &str) -> usize {
-    h.audit(APP).iter().filter(|a| a["action"] == action).count()
+    h.audit(APP)
+        .iter()
+        .filter(|a| a["action"] == action)
+        .count()
 }
 
 fn service_check(h: &Host) -> host_core::install::readiness::Check {
@@ -114,11 +117,8 @@ fn over_its_quota_a_service_is_refused_before_launch_and_readiness_says_how_to_f
         Some("service.disk_quota_exceeded")
     );
     assert_eq!(count(&h, "service.start"), starts, "nothing started");
-    assert!(h
-        .audit(APP)
-        .iter()
-        .any(|a| a["action"] == "service.refused"
-            && a["details"]["code"] == "service.disk_quota_exceeded"));
+    assert!(h.audit(APP).iter().any(|a| a["action"] == "service.refused"
+        && a["details"]["code"] == "service.disk_quota_exceeded"));
 
     // readiness: blocked (a required service), with the action that frees the space
     let c = service_check(&h);
@@ -181,7 +181,7 @@ fn a_running_service_filling_many_files_past_its_quota_is_stopped_audited_and_ke
     assert!(!alive(u64::from(pid)), "the service outlived its quota");
     let on_disk = used(&service_dir(&h));
     eprintln!("stopped with {on_disk} bytes on disk (quota {QUOTA}, 64 MiB asked)");
-    assert!(on_disk >= QUOTA && on_disk < 48 << 20, "{on_disk}");
+    assert!((QUOTA..48 << 20).contains(&on_disk), "{on_disk}");
     let audit = h.audit(APP);
     let limit = audit
         .iter()
@@ -286,7 +286,11 @@ fn a_crash_loop_is_durable_across_two_sessions_over_one_data_dir_until_reset() {
     assert_eq!(list[0].code.as_deref(), Some("service.crash_loop"));
     assert!(list[0].crashes_in_window.unwrap() >= 5, "{:?}", list[0]);
     assert!(list[0].last_crash_at.is_some());
-    assert!(list[0].last_error.as_deref().unwrap().contains("service.exited"));
+    assert!(list[0]
+        .last_error
+        .as_deref()
+        .unwrap()
+        .contains("service.exited"));
     // as JSON (what `apphost services list --json` prints)
     let v = serde_json::to_value(&list).unwrap();
     assert_eq!(v[0]["code"], "service.crash_loop");
@@ -339,7 +343,11 @@ fn uninstall_removes_the_health_record_and_a_reset_of_an_undeclared_service_is_r
     assert_eq!(e.code.as_str(), "service.not_declared");
     let e = reset(&h.store, &h.dir, APP, "nope", false).unwrap_err();
     assert_eq!(e.code.as_str(), "service.not_declared");
-    assert_eq!(h.store.service_health(APP).unwrap().len(), 1, "nothing changed");
+    assert_eq!(
+        h.store.service_health(APP).unwrap().len(),
+        1,
+        "nothing changed"
+    );
     let (locked, _) = Store::open_locked(&h.dir).unwrap();
     locked.uninstall(APP, DataMode::KeepData, None).unwrap();
     assert!(h.store.service_health(APP).unwrap().is_empty());

@@ -63,7 +63,8 @@ impl DiskQuota {
     }
 
     fn measure_fd(&self, fd: &std::os::fd::OwnedFd) -> Result<u64, String> {
-        let u = disk_usage::usage_of(fd, self.bounds()).map_err(|e| format!("cannot measure: {e}"))?;
+        let u =
+            disk_usage::usage_of(fd, self.bounds()).map_err(|e| format!("cannot measure: {e}"))?;
         if !u.complete && u.bytes <= self.bytes {
             return Err(format!(
                 "more than {} entries or {} levels (counted {} entries, {} bytes)",
@@ -102,7 +103,8 @@ impl QuotaWatch {
     pub fn start(dir: &Path, quota: DiskQuota, pid: u32) -> Result<QuotaWatch, SandboxError> {
         let fd = disk_usage::open_dir(dir)
             .map_err(|e| SandboxError::StartFailed(format!("service dir: {e}")))?;
-        let pidfd = pidfd_open(pid).map_err(|e| SandboxError::StartFailed(format!("pidfd: {e}")))?;
+        let pidfd =
+            pidfd_open(pid).map_err(|e| SandboxError::StartFailed(format!("pidfd: {e}")))?;
         let stop: Stop = Arc::new((Mutex::new(false), Condvar::new()));
         let tripped = Arc::new(Mutex::new(None));
         let (s, t) = (stop.clone(), tripped.clone());

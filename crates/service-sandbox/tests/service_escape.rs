@@ -107,7 +107,8 @@ fn a_many_file_disk_fill_is_held_to_the_total_quota_and_the_next_launch_is_refus
     let mut sup = Supervisor::new(
         host.probe_spec(),
         policy,
-        host.data.join("apps/service-probe/services/.logs/probe.log"),
+        host.data
+            .join("apps/service-probe/services/.logs/probe.log"),
         Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
         Box::new(move |e| sink.lock().unwrap().push(e)),
     )
@@ -123,12 +124,11 @@ fn a_many_file_disk_fill_is_held_to_the_total_quota_and_the_next_launch_is_refus
     assert!(!sup.is_running());
     let used = usage(&host.service_dir, Bounds::default()).unwrap().bytes;
     eprintln!("many-file fill stopped with {used} bytes on disk (quota {quota})");
-    assert!(used >= quota && used < 40 << 20, "{used}");
+    assert!((quota..40 << 20).contains(&used), "{used}");
     let ev = events.lock().unwrap().clone();
     assert!(
-        ev.iter().any(
-            |e| matches!(e, AuditEvent::LimitHit { what } if what.starts_with("disk quota"))
-        ),
+        ev.iter()
+            .any(|e| matches!(e, AuditEvent::LimitHit { what } if what.starts_with("disk quota"))),
         "{ev:?}"
     );
     assert!(ev.contains(&AuditEvent::Stopped {
@@ -156,7 +156,13 @@ fn a_many_file_disk_fill_is_held_to_the_total_quota_and_the_next_launch_is_refus
     let out = sup.call("fill", json!({"files": 1, "mib": 8}));
     match &out {
         Ok(out) => {
-            assert!(out["error"].as_str().unwrap_or("").contains("File too large"), "{out}");
+            assert!(
+                out["error"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("File too large"),
+                "{out}"
+            );
             assert!(out["wrote"].as_u64().unwrap() <= 3 << 20, "{out}");
         }
         // reaching the quota exactly is "full": the watcher may stop it right after

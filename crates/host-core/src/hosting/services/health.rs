@@ -23,11 +23,9 @@ pub(super) fn on_event(store: &Store, id: &ServiceId, version: &str, event: &Aud
         AuditEvent::LimitHit { what } if what.starts_with("disk") => {
             store.record_service_disk_quota(&id.app, &id.key, Some(what))
         }
-        AuditEvent::Refused { code } if code == DISK_QUOTA => store.record_service_disk_quota(
-            &id.app,
-            &id.key,
-            Some("over its disk quota at launch"),
-        ),
+        AuditEvent::Refused { code } if code == DISK_QUOTA => {
+            store.record_service_disk_quota(&id.app, &id.key, Some("over its disk quota at launch"))
+        }
         // a launch passed the quota check
         AuditEvent::Started { .. } => store.record_service_disk_quota(&id.app, &id.key, None),
         _ => Ok(()),
@@ -38,7 +36,12 @@ pub(super) fn on_event(store: &Store, id: &ServiceId, version: &str, event: &Aud
 }
 
 /// Before a launch (the supervisor is not running): its crash history becomes the durable one.
-pub(super) fn sync_before_start(data: &DataDir, id: &ServiceId, version: &str, sup: &mut Supervisor) {
+pub(super) fn sync_before_start(
+    data: &DataDir,
+    id: &ServiceId,
+    version: &str,
+    sup: &mut Supervisor,
+) {
     if sup.is_running() {
         return;
     }
@@ -79,7 +82,12 @@ pub(super) fn apply(
         .map(|t| t.to_string());
     st.crashes_in_window = row
         .crash_health(version, now_ms())
-        .map(|_| row.recent(now_ms(), crate::install::store::service_health_rows::crash_rule().0))
+        .map(|_| {
+            row.recent(
+                now_ms(),
+                crate::install::store::service_health_rows::crash_rule().0,
+            )
+        })
         .and_then(|n| u32::try_from(n).ok());
     st.last_error = row.last_error.clone();
     let planned_refusal = st.state == "blocked" && st.code.as_deref() != Some("service.crash_loop");

@@ -121,14 +121,16 @@ pub(super) fn services(cx: &mut Ctx) {
         if let Some((title, target)) = action {
             c.setup_action = super::action(&key, title, "service-setup", Some(target.clone()));
             if let Some(a) = c.setup_action.as_mut() {
-                a.description = Some(if matches!(
-                    code,
-                    Some("service.network_not_granted" | "service.disk_quota_exceeded")
-                ) {
-                    format!("run: {target}")
-                } else {
-                    format!("missing on this host: {target}")
-                });
+                a.description = Some(
+                    if matches!(
+                        code,
+                        Some("service.network_not_granted" | "service.disk_quota_exceeded")
+                    ) {
+                        format!("run: {target}")
+                    } else {
+                        format!("missing on this host: {target}")
+                    },
+                );
             }
         }
         if outcome != Outcome::Pass {

@@ -67,7 +67,10 @@ impl ServiceHealthRow {
         if recent >= limit {
             Some((
                 true,
-                format!("crash loop: {recent} crashes within {}s{last}", window / 1000),
+                format!(
+                    "crash loop: {recent} crashes within {}s{last}",
+                    window / 1000
+                ),
             ))
         } else if recent > 0 {
             Some((false, format!("{recent} recent crash(es){last}")))
