@@ -15,6 +15,12 @@ export interface ServiceStatus {
   lastExit?: string;
   lastStop?: string;
   protocol: string;
+  /** The durable crash record (host.db, any process): the last crash (RFC 3339). */
+  lastCrashAt?: string;
+  /** Crashes inside the crash-loop window (5 within 300 s is a crash loop). */
+  crashesInWindow?: number;
+  /** The last crash's error. */
+  lastError?: string;
 }
 
 export interface LimeServices {

@@ -1,4 +1,4 @@
-//! `apphost services list|start|stop|call|logs|grant-network|revoke-network|allow-remote|revoke-remote`: an app's backend services (issue 24,
+//! `apphost services list|start|stop|call|logs|reset|grant-network|revoke-network|allow-remote|revoke-remote`: an app's backend services (issue 24,
 //! docs/services.md). While the window or `apphost serve` runs, the command is handed to it over
 //! its App Server door (`apphost/services.*`), so it sees and drives the services that host
 //! runs; otherwise it runs in this process: `call` starts the service, calls it and stops it
@@ -45,6 +45,14 @@ pub enum ServicesCommand {
     AllowRemote { app: String, service: String },
     /// Take the allowance back: the next call is refused.
     RevokeRemote { app: String, service: String },
+    /// Clear the service's crash-loop and disk-quota record (every process sees it);
+    /// --delete-data first empties its data directory (the service is stopped).
+    Reset {
+        app: String,
+        service: String,
+        #[arg(long)]
+        delete_data: bool,
+    },
     /// Print the service's log (its stderr); --follow keeps printing what is added.
     Logs {
         app: String,
@@ -198,6 +206,38 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
                     format!("{service} of {app} was not allowed")
                 },
                 &json!({"app": app, "service": service, "allowed": false, "changed": was}),
+            );
+        }
+        ServicesCommand::Reset {
+            app,
+            service,
+            delete_data,
+        } => {
+            // A running host stops its process first (nothing writes while the data goes).
+            if delete_data {
+                let _ = door_call(dir, "stop", json!({"appId": app, "service": service}));
+            }
+            let store = Store::open_for_calls(dir)?;
+            let out = host_core::hosting::services::reset::reset(
+                &store,
+                dir,
+                &app,
+                &service,
+                delete_data,
+            )?;
+            let mut text = if out.cleared {
+                format!("reset {service} of {app}: its crash and disk-quota record is cleared")
+            } else {
+                format!("{service} of {app} had no crash or disk-quota record")
+            };
+            if let Some(n) = out.freed_bytes {
+                text.push_str(&format!("; its data was deleted ({n} bytes freed)"));
+            }
+            output::done(
+                json,
+                &text,
+                &json!({"app": app, "service": service, "cleared": out.cleared,
+                        "freedBytes": out.freed_bytes}),
             );
         }
         ServicesCommand::Logs {

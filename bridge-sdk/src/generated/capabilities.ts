@@ -593,6 +593,9 @@ export interface ServicesListResult {
       dataBoundary: string;
       allowed: boolean;
     };
+    lastCrashAt?: string;
+    crashesInWindow?: number;
+    lastError?: string;
   }>;
 }
 

@@ -61,6 +61,10 @@ pub enum SandboxError {
     /// local-http: the service answered with a non-2xx HTTP status.
     #[error("service.http_status: {0}")]
     HttpStatus(u16),
+    /// The service's writable directory is at or over its total-size quota (checked before a
+    /// launch; a running service over it is stopped).
+    #[error("service.disk_quota_exceeded: {0}")]
+    DiskQuotaExceeded(String),
 }
 
 impl SandboxError {
@@ -86,6 +90,7 @@ impl SandboxError {
             Self::WasmAbi(_) => "service.wasm_abi",
             Self::WasmTrap(_) => "service.wasm_trap",
             Self::HttpStatus(_) => "service.http_status",
+            Self::DiskQuotaExceeded(_) => "service.disk_quota_exceeded",
         }
     }
 }

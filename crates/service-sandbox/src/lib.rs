@@ -23,6 +23,8 @@
 pub mod cancel;
 pub mod cgroup;
 pub mod channel;
+pub mod disk_quota;
+pub mod disk_usage;
 pub mod egress;
 pub mod error;
 pub mod http_plane;
@@ -36,6 +38,7 @@ pub mod wasm_plane;
 
 pub use cancel::CancelToken;
 pub use channel::ServiceProcess;
+pub use disk_quota::{DiskQuota, QuotaWatch};
 pub use egress::{EgressPolicy, EgressProxy};
 pub use error::SandboxError;
 pub use http_plane::HttpService;

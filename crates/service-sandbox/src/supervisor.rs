@@ -78,6 +78,9 @@ pub struct Supervisor {
     /// `remote-allowed`: the egress policy and its audit sink; a fresh proxy per launch.
     egress: Option<(crate::egress::EgressPolicy, crate::egress::AuditSink)>,
     proxy: Option<crate::egress::EgressProxy>,
+    /// The service dir's total-size quota, and the running launch's watcher.
+    disk: Option<crate::disk_quota::DiskQuota>,
+    watch: Option<crate::disk_quota::QuotaWatch>,
     crashes: VecDeque<Instant>,
     not_before: Option<Instant>,
     last_used: Instant,
@@ -102,6 +105,8 @@ impl Supervisor {
             running: None,
             egress: None,
             proxy: None,
+            disk: None,
+            watch: None,
             crashes: VecDeque::new(),
             not_before: None,
             last_used: Instant::now(),
@@ -124,6 +129,26 @@ impl Supervisor {
     ) -> Self {
         self.egress = Some((policy, audit));
         self
+    }
+
+    /// Hold the service dir to `quota` (process planes; see [`crate::disk_quota`]): checked
+    /// before every launch, `RLIMIT_FSIZE` capped at what is left, watched while it runs.
+    pub fn with_disk_quota(mut self, quota: crate::disk_quota::DiskQuota) -> Self {
+        self.disk = Some(quota);
+        self
+    }
+
+    /// Replaces the crash history with crashes `ages` ago (the host's durable record, which
+    /// another process may have added to or cleared); an empty history also ends the backoff.
+    pub fn set_crash_history(&mut self, ages: &[Duration]) {
+        let now = Instant::now();
+        let mut at: Vec<Instant> = ages.iter().filter_map(|a| now.checked_sub(*a)).collect();
+        at.sort();
+        let keep = self.policy.crash_limit.max(1) * 2;
+        self.crashes = at.split_off(at.len().saturating_sub(keep)).into();
+        if self.crashes.is_empty() {
+            self.not_before = None;
+        }
     }
 
     pub fn is_running(&self) -> bool {
@@ -161,6 +186,7 @@ impl Supervisor {
 
     /// Start now (on demand), unless blocked or inside the restart backoff.
     pub fn start(&mut self) -> Result<(), SandboxError> {
+        self.stop_if_over_quota();
         if self.running.is_some() {
             return Ok(());
         }
@@ -170,7 +196,13 @@ impl Supervisor {
         if self.not_before.is_some_and(|t| Instant::now() < t) {
             return Err(self.refuse(SandboxError::Backoff));
         }
-        let mut svc = self.launch().map_err(|e| self.refuse(e))?;
+        let spec = self.launch_spec().map_err(|e| self.refuse(e))?;
+        let mut svc = self.launch(&spec).map_err(|e| self.refuse(e))?;
+        if let Err(e) = self.watch_disk(&svc) {
+            svc.kill();
+            self.proxy = None;
+            return Err(self.refuse(e));
+        }
         (self.audit)(AuditEvent::Started { pid: svc.pid() });
         if let Err(e) = svc.call(
             "initialize",
@@ -186,20 +218,64 @@ impl Supervisor {
         Ok(())
     }
 
-    fn launch(&mut self) -> Result<Running, SandboxError> {
+    fn in_process(&self) -> bool {
+        matches!(self.plane, Plane::Wasm(_))
+    }
+
+    /// The spec of the next launch: with a disk quota, refused at or over it, and the largest
+    /// file capped at what is left.
+    fn launch_spec(&self) -> Result<ServiceSpec, SandboxError> {
+        let mut spec = self.spec.clone();
+        if let Some(q) = self.disk.filter(|_| !self.in_process()) {
+            let left = q.check(&spec.service_dir)?;
+            spec.limits.file_size = spec.limits.file_size.min(left);
+        }
+        Ok(spec)
+    }
+
+    fn watch_disk(&mut self, svc: &Running) -> Result<(), SandboxError> {
+        self.watch = None;
+        if let Some(q) = self.disk.filter(|_| svc.pid() != 0) {
+            let w = crate::disk_quota::QuotaWatch::start(&self.spec.service_dir, q, svc.pid())?;
+            self.watch = Some(w);
+        }
+        Ok(())
+    }
+
+    /// The watcher killed the service for its disk use: audit the limit hit and the stop.
+    fn quota_tripped(&mut self) -> Option<SandboxError> {
+        let why = self.watch.as_ref().and_then(|w| w.tripped())?;
+        (self.audit)(AuditEvent::LimitHit {
+            what: format!("disk quota: {why}"),
+        });
+        if self.running.is_some() {
+            self.shutdown();
+            (self.audit)(AuditEvent::Stopped {
+                reason: "disk-quota".into(),
+            });
+        }
+        self.watch = None;
+        Some(SandboxError::DiskQuotaExceeded(why))
+    }
+
+    fn stop_if_over_quota(&mut self) {
+        let _ = self.quota_tripped();
+    }
+
+    fn launch(&mut self, spec: &ServiceSpec) -> Result<Running, SandboxError> {
         self.proxy = None;
         match (&self.plane, &self.egress) {
             (Plane::Stdio, Some((policy, audit))) => {
                 let mut proxy = crate::egress::EgressProxy::start(policy.clone(), audit.clone())?;
                 let svc = crate::channel::ServiceProcess::start_with_egress(
-                    &self.spec,
+                    spec,
                     (self.handler)(),
                     Some(&mut proxy),
                 )?;
                 self.proxy = Some(proxy);
                 Ok(Running::Stdio(svc))
             }
-            _ => Running::start(&self.plane, &self.spec, (self.handler)()),
+            _ => Running::start(&self.plane, spec, (self.handler)()),
         }
     }
 
@@ -234,6 +310,9 @@ impl Supervisor {
                 Err(SandboxError::Timeout)
             }
             Err(e @ (SandboxError::Exited(_) | SandboxError::Protocol(_))) => {
+                if let Some(quota) = self.quota_tripped() {
+                    return Err(quota);
+                }
                 self.crashed(e.code().to_string());
                 Err(e)
             }
@@ -285,6 +364,7 @@ impl Supervisor {
 
     /// Stop when idle longer than the policy allows; call periodically.
     pub fn tick(&mut self) {
+        self.stop_if_over_quota();
         if self.running.is_some() && self.last_used.elapsed() >= self.policy.idle_after {
             self.stop("idle");
         }
@@ -307,6 +387,8 @@ impl Supervisor {
     }
 
     fn shutdown(&mut self) {
+        // the watcher goes first: it holds a pidfd, never a pid that could be reused
+        self.watch = None;
         if let Some(mut svc) = self.running.take() {
             svc.kill();
             self.proxy = None;

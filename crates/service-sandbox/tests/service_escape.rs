@@ -85,3 +85,90 @@ fn every_escape_probe_is_contained_and_the_host_is_unchanged() {
     let mut s = String::new();
     let _ = std::io::empty().read_to_string(&mut s);
 }
+
+/// The disk-fill probe across many files: each file stays under `RLIMIT_FSIZE` (16 MiB), so only
+/// the directory's total quota holds them (the supervisor's watcher stops the service); the next
+/// launch is refused and nothing starts; a one-file fill stops at what is left (`EFBIG`).
+#[test]
+fn a_many_file_disk_fill_is_held_to_the_total_quota_and_the_next_launch_is_refused() {
+    use service_sandbox::disk_usage::{usage, Bounds};
+    use service_sandbox::{AuditEvent, DiskQuota, Policy, Supervisor};
+    use std::sync::{Arc, Mutex};
+
+    let host = Host::setup();
+    let quota: u64 = 8 << 20;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let policy = Policy {
+        call_timeout: Duration::from_secs(60),
+        start_timeout: Duration::from_secs(20),
+        ..Policy::default()
+    };
+    let mut sup = Supervisor::new(
+        host.probe_spec(),
+        policy,
+        host.data
+            .join("apps/service-probe/services/.logs/probe.log"),
+        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
+        Box::new(move |e| sink.lock().unwrap().push(e)),
+    )
+    .with_disk_quota(DiskQuota {
+        scan_every: Duration::from_millis(50),
+        ..DiskQuota::new(quota)
+    });
+    // 32 files x 4 MiB = 128 MiB asked for
+    let e = sup
+        .call("fill", json!({"files": 32, "mib": 4}))
+        .expect_err("the fill outran the quota");
+    assert_eq!(e.code(), "service.disk_quota_exceeded", "{e}");
+    assert!(!sup.is_running());
+    let used = usage(&host.service_dir, Bounds::default()).unwrap().bytes;
+    eprintln!("many-file fill stopped with {used} bytes on disk (quota {quota})");
+    assert!((quota..40 << 20).contains(&used), "{used}");
+    let ev = events.lock().unwrap().clone();
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, AuditEvent::LimitHit { what } if what.starts_with("disk quota"))),
+        "{ev:?}"
+    );
+    assert!(ev.contains(&AuditEvent::Stopped {
+        reason: "disk-quota".into()
+    }));
+    // over quota: refused before anything runs
+    let starts = |ev: &[AuditEvent]| {
+        ev.iter()
+            .filter(|e| matches!(e, AuditEvent::Started { .. }))
+            .count()
+    };
+    let before = starts(&events.lock().unwrap());
+    let e = sup.call("echo", json!({})).unwrap_err();
+    assert_eq!(e.code(), "service.disk_quota_exceeded");
+    assert_eq!(starts(&events.lock().unwrap()), before);
+    assert!(events.lock().unwrap().contains(&AuditEvent::Refused {
+        code: "service.disk_quota_exceeded".into()
+    }));
+
+    // freed: it starts again, and one file can grow only by what is left (EFBIG at the quota)
+    for e in std::fs::read_dir(&host.service_dir).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    std::fs::write(host.service_dir.join("old.bin"), vec![7u8; 5 << 20]).unwrap();
+    let out = sup.call("fill", json!({"files": 1, "mib": 8}));
+    match &out {
+        Ok(out) => {
+            assert!(
+                out["error"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("File too large"),
+                "{out}"
+            );
+            assert!(out["wrote"].as_u64().unwrap() <= 3 << 20, "{out}");
+        }
+        // reaching the quota exactly is "full": the watcher may stop it right after
+        Err(e) => assert_eq!(e.code(), "service.disk_quota_exceeded", "{e}"),
+    }
+    let used = usage(&host.service_dir, Bounds::default()).unwrap().bytes;
+    assert!(used <= quota + (64 << 10), "{used}");
+    sup.stop("test");
+}

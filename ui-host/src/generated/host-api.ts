@@ -1290,6 +1290,13 @@ export interface ServiceStatus {
    * the user allowed it (state `remote` when allowed).
    */
   remote?: RemoteInfo | null;
+  /**
+   * The durable crash record (host.db, any process of this data dir): the last crash,
+   * crashes inside the crash-loop window, the last crash's error.
+   */
+  lastCrashAt?: string | null;
+  crashesInWindow?: number | null;
+  lastError?: string | null;
 }
 
 /** What the bridge and the file server refused, and how many service calls ran. */

@@ -1,43 +1,9 @@
-//! The health of each running backend service's supervisor, per data directory, in this
-//! process: written by the service host (`hosting/services/`) when a service crashes or
-//! crash-loops and cleared when it is reset or removed; read by readiness (through the store's
-//! summary) so a crash loop shows as `blocked` (required) or `ready-degraded` (optional).
-//! In memory only: a new host process starts every service afresh.
+//! The hook the store calls before an app is disabled or uninstalled, so the service host of
+//! this process stops the app's service processes first. The services' crash and disk-quota
+//! health is durable in host.db (`install/store/service_health_rows.rs`), read by readiness and
+//! `services list` in every process.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-type Key = (PathBuf, String, String);
-
-static HEALTH: Mutex<BTreeMap<Key, (bool, String)>> = Mutex::new(BTreeMap::new());
-
-fn table() -> std::sync::MutexGuard<'static, BTreeMap<Key, (bool, String)>> {
-    HEALTH.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Records `service` of `app` as crash-looping (`blocked`) or recently crashed; `None` clears it.
-pub fn set(data: &Path, app: &str, service: &str, health: Option<(bool, String)>) {
-    let key = (data.to_owned(), app.to_owned(), service.to_owned());
-    match health {
-        Some(h) => table().insert(key, h),
-        None => table().remove(&key),
-    };
-}
-
-/// Every recorded service of `app`: `key -> (crash loop?, reason)`.
-pub fn of_app(data: &Path, app: &str) -> BTreeMap<String, (bool, String)> {
-    table()
-        .iter()
-        .filter(|((d, a, _), _)| d == data && a == app)
-        .map(|((_, _, s), h)| (s.clone(), h.clone()))
-        .collect()
-}
-
-/// Forgets every service of `app` (uninstall, disable).
-pub fn clear_app(data: &Path, app: &str) {
-    table().retain(|(d, a, _), _| !(d == data && a == app));
-}
+use std::path::Path;
 
 /// What the service host does when an app leaves (`data`, `app`, reason `disabled` or
 /// `uninstalled`): stop the app's service processes in this process. Set once by

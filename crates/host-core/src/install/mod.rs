@@ -13,6 +13,7 @@ pub mod remote;
 pub mod remote_service;
 pub mod schedules;
 pub mod secrets;
+pub mod service_disk;
 pub mod service_launch;
 pub mod signature;
 pub mod store;

@@ -272,6 +272,7 @@ pub fn probe_host() -> crate::install::readiness::ServiceFacts {
         health: Default::default(),
         network_granted: Default::default(),
         remote_allowed: Default::default(),
+        disk_over: Default::default(),
     }
 }
 

@@ -105,6 +105,14 @@ pub struct ServiceStatus {
     /// the user allowed it (state `remote` when allowed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<super::remote::RemoteInfo>,
+    /// The durable crash record (host.db, any process of this data dir): the last crash,
+    /// crashes inside the crash-loop window, the last crash's error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_crash_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crashes_in_window: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// A slot, the package it runs, and its stats (read without waiting for an in-flight call).
@@ -363,16 +371,6 @@ impl ServiceHost {
             .map_err(|r| ServiceFailure::new(r.code, r.why))
     }
 
-    /// Records the supervisor's health for readiness.
-    fn publish_health(&self, id: &ServiceId, slot: &Slot) {
-        let h = match slot.sup.health() {
-            Health::Ready => None,
-            Health::Degraded(why) => Some((false, why)),
-            Health::Blocked(why) => Some((true, why)),
-        };
-        service_health::set(self.data.root(), &id.app, &id.key, h);
-    }
-
     /// Calls `method` on `app`'s service `key`, starting it on demand.
     pub fn call(
         &self,
@@ -397,10 +395,11 @@ impl ServiceHost {
         cancel: &CancelToken,
     ) -> Result<Value, ServiceFailure> {
         let mut s = lock(&held.slot);
+        let version = s.version.clone();
+        super::health::sync_before_start(&self.data, id, &version, &mut s.sup);
         let out = s
             .sup
             .call_cancellable(method, params, &cancel.or(&held.revoked));
-        self.publish_health(id, &s);
         drop(s);
         if held.revoked.is_cancelled() {
             return Err(ServiceFailure::new(
@@ -460,16 +459,19 @@ impl ServiceHost {
         }
         let held = self.slot(store, id)?;
         let mut s = lock(&held.slot);
-        let out = s.sup.start();
-        self.publish_health(id, &s);
-        out.map_err(ServiceFailure::from)
+        let version = s.version.clone();
+        super::health::sync_before_start(&self.data, id, &version, &mut s.sup);
+        s.sup.start().map_err(ServiceFailure::from)
     }
 
-    /// Stops one service (`user`); a user stop also clears a crash loop.
+    /// Stops one service (`user`); a user stop also clears a crash loop (here and in host.db).
     /// A granted `remote-allowed` service whose grant host.db no longer holds (the CLI's
     /// `revoke-network` asks a running host to stop it) is taken away at once instead
     /// ([`ServiceHost::take_away`], `network_revoked`).
     pub fn stop(&self, id: &ServiceId, reason: &str) -> bool {
+        if reason == "user" {
+            super::health::reset(&self.data, id, "user-stop");
+        }
         let held = lock(&self.slots).get(id).cloned();
         let Some(held) = held else { return false };
         if held.network == Some(true) && !self.revoked_in_store(vec![id.clone()]).is_empty() {
@@ -480,7 +482,17 @@ impl ServiceHost {
         s.sup.stop(reason);
         if reason == "user" {
             s.sup.reset();
-            self.publish_health(id, &s);
+        }
+        was
+    }
+
+    /// Clears `id`'s durable crash and disk-quota record and its supervisor's crash history
+    /// (`apphost services reset`); `true` if there was a record.
+    pub fn reset(&self, id: &ServiceId, by: &str) -> bool {
+        let was = super::health::reset(&self.data, id, by);
+        let held = lock(&self.slots).get(id).cloned();
+        if let Some(held) = held {
+            lock(&held.slot).sup.reset();
         }
         was
     }
@@ -553,7 +565,6 @@ impl ServiceHost {
             lock(&held.slot).sup.stop(reason);
         }
         if forget {
-            service_health::clear_app(self.data.root(), app);
             super::package::remove_app(&self.data, app);
         }
     }
@@ -574,6 +585,8 @@ impl ServiceHost {
         let active = store
             .active_app(app)
             .map_err(|e| ServiceFailure::new("service.not_found", e.message))?;
+        // None: host.db unreadable, the supervisors' own view stands.
+        let durable = store.service_health(app).ok();
         let mut out = Vec::new();
         for s in active.manifest.view().services() {
             let key = s.key().unwrap_or("service").to_owned();
@@ -593,6 +606,9 @@ impl ServiceHost {
                 last_stop: None,
                 protocol: s.protocol().unwrap_or("stdio-jsonrpc").to_owned(),
                 remote: None,
+                last_crash_at: None,
+                crashes_in_window: None,
+                last_error: None,
             };
             if let Err(f) = self.plan(store, &active, &key) {
                 st.state = "blocked".into();
@@ -610,6 +626,7 @@ impl ServiceHost {
                     // inside a call
                     st.state = "running".into();
                     st.pid = stats.pid;
+                    self.apply_durable(&mut st, durable.as_deref(), &active.version, app);
                     out.push(st);
                     continue;
                 };
@@ -630,9 +647,25 @@ impl ServiceHost {
                     _ => {}
                 }
             }
+            self.apply_durable(&mut st, durable.as_deref(), &active.version, app);
             out.push(st);
         }
         Ok(out)
+    }
+
+    fn apply_durable(
+        &self,
+        st: &mut ServiceStatus,
+        durable: Option<&[(String, crate::install::store::ServiceHealthRow)]>,
+        version: &str,
+        app: &str,
+    ) {
+        let Some(rows) = durable else { return };
+        let row = rows.iter().find(|(k, _)| *k == st.key).map(|(_, r)| r);
+        let disk = row
+            .filter(|r| r.disk_quota.is_some())
+            .and_then(|_| crate::install::service_disk::still_over(&self.data, app, &st.key));
+        super::health::apply(st, row, version, disk);
     }
 
     /// The service's log: the persisted file and the running process's stderr ring, at most the

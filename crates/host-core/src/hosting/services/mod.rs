@@ -6,17 +6,20 @@
 //! `wasm` in-process) on its first call (or [`ServiceHost::start`]
 //! when the app opens), stops it when idle (default 5 min, `APPHOST_SERVICE_IDLE_SECS`) and
 //! when the app closes, is disabled or uninstalled; restarts after a crash with backoff; a
-//! crash loop shows in readiness (`foundation/service_health.rs`). The sandbox, channel and
+//! crash loop shows in readiness and `services list` in every process (durable in host.db:
+//! `health.rs`); the service dir has a total-size quota (`install/service_disk.rs`). The sandbox, channel and
 //! supervisor are `crates/service-sandbox`; what runs is `install::service_launch::plan`, the
 //! same plan readiness checks. The service's own `lime.*` requests are answered by the
 //! [`BackCalls`] the session gives (`capability/services/app_services.rs`: the choke point,
 //! with the service as the caller), so this module knows nothing of capabilities.
 
+mod health;
 mod host;
 mod id;
 pub mod network_grant;
 pub mod package;
 pub mod remote;
+pub mod reset;
 mod slot;
 
 pub use host::{

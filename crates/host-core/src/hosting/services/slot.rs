@@ -28,6 +28,8 @@ pub struct Stats {
 pub struct Slot {
     pub sup: Supervisor,
     pub stats: Arc<Mutex<Stats>>,
+    /// The app version it runs (its durable crash record is per version).
+    pub version: String,
 }
 
 pub struct SlotInput<'a> {
@@ -87,7 +89,10 @@ impl Slot {
             i.version.to_owned(),
             stats.clone(),
         );
-        let mut sup = Supervisor::new(spec, policy, i.log_file, handler, sink).with_plane(plane);
+        let mut sup = Supervisor::new(spec, policy, i.log_file, handler, sink)
+            .with_plane(plane)
+            // the service dir's total size (process planes; docs/services.md "Disk quota")
+            .with_disk_quota(crate::install::service_disk::disk_quota());
         if i.plan.network {
             let policy = service_sandbox::egress::policy_from_env(EgressPolicy::new(
                 &i.plan.domains,
@@ -98,7 +103,11 @@ impl Slot {
                 egress_sink(i.data.clone(), id, i.version.to_owned()),
             );
         }
-        Ok(Slot { sup, stats })
+        Ok(Slot {
+            sup,
+            stats,
+            version: i.version.to_owned(),
+        })
     }
 }
 
@@ -142,6 +151,7 @@ fn audit_sink(
             if let Err(e) = st.record_audit(action, Some(&id.app), Some(&version), &details) {
                 tracing::warn!(error = %e.message, "cannot audit a service event");
             }
+            super::health::on_event(st, &id, &version, &event);
         }
     })
 }

@@ -181,6 +181,9 @@ pub struct ServiceFacts {
     /// This app's `remote-http` services the user allowed, each with the endpoint origin it
     /// was allowed for (host.db, `install/store/remote_grants.rs`).
     pub remote_allowed: std::collections::BTreeMap<String, String>,
+    /// `key -> why`: stopped or refused for its disk quota and still over it (host.db + a
+    /// fresh measure).
+    pub disk_over: std::collections::BTreeMap<String, String>,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).

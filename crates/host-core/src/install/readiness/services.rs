@@ -5,7 +5,10 @@
 //! (a crash loop blocks a required service and degrades an optional one; a recent crash
 //! degrades). A `remote-allowed` service the user has not granted network (host.db, re-read
 //! per evaluation) is `needs-setup` with an action naming `apphost services grant-network`
-//! (`degraded` when optional). An entry bound to a service (`service:`) shares its outcome.
+//! (`degraded` when optional). A service stopped or refused for its disk quota and still over it
+//! is `blocked` (optional: `degraded`) with `service.disk_quota_exceeded` and an action naming
+//! `apphost services reset <app> <service> --delete-data`. Crash health and the disk-quota
+//! record are durable (host.db), so every process sees them. An entry bound to a service (`service:`) shares its outcome.
 
 use super::{Ctx, Outcome};
 use crate::install::service_launch::{plan, Refusal};
@@ -86,6 +89,21 @@ pub(super) fn services(cx: &mut Ctx) {
                     ),
                 )),
             ),
+            Ok(_) if facts.disk_over.contains_key(&key) => (
+                failing(req),
+                Some("service.disk_quota_exceeded"),
+                format!(
+                    "service {key} is stopped: its data is over its disk quota ({})",
+                    facts.disk_over.get(&key).cloned().unwrap_or_default()
+                ),
+                Some((
+                    format!("Free space: delete the data of service {key}"),
+                    format!(
+                        "apphost services reset {} {key} --delete-data",
+                        cx.m.view().name()
+                    ),
+                )),
+            ),
             Ok(_) => match facts.health.get(&key) {
                 Some((true, why)) => (
                     failing(req),
@@ -110,7 +128,11 @@ pub(super) fn services(cx: &mut Ctx) {
                 a.description = Some(
                     if matches!(
                         code,
-                        Some("service.network_not_granted" | "service.remote_not_allowed")
+                        Some(
+                            "service.network_not_granted"
+                                | "service.remote_not_allowed"
+                                | "service.disk_quota_exceeded"
+                        )
                     ) {
                         format!("run: {target}")
                     } else {

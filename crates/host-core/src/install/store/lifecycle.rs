@@ -167,6 +167,7 @@ impl Store {
                 super::network_grants::delete_all(&tx, name)?;
                 // And a remote service's allowance.
                 super::remote_grants::delete_all(&tx, name)?;
+                super::service_health_rows::delete_all(&tx, name)?;
                 // An `apphost dev` install stops being one with its package: a later install of
                 // the name is a normal one.
                 tx.execute(

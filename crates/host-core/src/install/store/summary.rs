@@ -31,8 +31,9 @@ impl Store {
         state.model_configured = crate::foundation::setting_keys::model_configured(&settings);
         state.available_tools = super::tool_rows::ready_tool_refs(&manifest, &settings, name);
         state.services = crate::install::service_launch::probe_host();
-        state.services.health =
-            crate::foundation::service_health::of_app(self.data_dir().root(), name);
+        // Durable (host.db): what any process of this data dir saw.
+        (state.services.health, state.services.disk_over) =
+            self.service_health_facts(name, &app.active)?;
         state.services.network_granted = self.network_grants(name)?.into_iter().collect();
         state.services.remote_allowed = self.remote_allowances(name)?.into_iter().collect();
         Ok(readiness::evaluate(&manifest, &files, profile, &state))

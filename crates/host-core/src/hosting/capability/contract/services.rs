@@ -33,6 +33,10 @@ pub fn contract() -> NamespaceContract {
                     &["endpoint", "origin", "auth", "dataBoundary", "allowed"],
                 ),
             ),
+            // the durable crash record (host.db)
+            ("lastCrashAt", string()),
+            ("crashesInWindow", integer(0, None)),
+            ("lastError", string()),
         ],
         &["key", "required", "state", "restarts", "protocol"],
     );

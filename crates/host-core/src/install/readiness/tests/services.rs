@@ -15,6 +15,7 @@ fn host(sandbox_missing: Option<&str>, runtimes: &[&str]) -> HostState {
         health: Default::default(),
         network_granted: Default::default(),
         remote_allowed: Default::default(),
+        disk_over: Default::default(),
     };
     s
 }
@@ -76,6 +77,37 @@ fn a_crash_loop_blocks_a_required_service_and_a_recent_crash_degrades() {
         .health
         .insert("parser".into(), (false, "1 crash".into()));
     let r = run(PY, FILES, &HostProfile::current(), &state);
+    assert_eq!(r.status, Status::ReadyDegraded);
+}
+
+#[test]
+fn a_service_over_its_disk_quota_blocks_with_an_action_to_free_space() {
+    let mut state = host(None, &["/usr/bin/python3"]);
+    state
+        .services
+        .disk_over
+        .insert("parser".into(), "300 bytes used of a 200 byte quota".into());
+    // the quota outranks a crash record: freeing space is what the user must do first
+    state
+        .services
+        .health
+        .insert("parser".into(), (false, "1 crash".into()));
+    let r = run(PY, FILES, &HostProfile::current(), &state);
+    let c = service_check(&r);
+    assert_eq!(c.code, Some("service.disk_quota_exceeded"));
+    assert_eq!(c.outcome, Outcome::Blocked);
+    assert!(c.message.contains("disk quota"), "{}", c.message);
+    let a = c.setup_action.as_ref().expect("a setup action");
+    assert_eq!(a.kind, "service-setup");
+    let target = a.target.as_deref().unwrap_or_default();
+    assert!(
+        target.starts_with("apphost services reset ") && target.ends_with(" parser --delete-data"),
+        "{target}"
+    );
+    assert_eq!(r.status, Status::Blocked);
+    // optional: the app runs degraded
+    let optional = PY.replace("required: true", "required: false");
+    let r = run(&optional, FILES, &HostProfile::current(), &state);
     assert_eq!(r.status, Status::ReadyDegraded);
 }
 
