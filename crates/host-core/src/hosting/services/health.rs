@@ -91,7 +91,8 @@ pub(super) fn apply(
         .and_then(|n| u32::try_from(n).ok());
     st.last_error = row.last_error.clone();
     let planned_refusal = st.state == "blocked" && st.code.as_deref() != Some("service.crash_loop");
-    if st.state == "running" || planned_refusal {
+    // A remote service has no process: no crash or disk record changes its state.
+    if st.state == "running" || st.state == "remote" || planned_refusal {
         return;
     }
     let disk = disk.filter(|_| row.disk_quota.is_some());
