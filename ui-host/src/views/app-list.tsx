@@ -6,6 +6,7 @@ import { Component, type JSX } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 
 import * as api from "../api.js";
+import { afterFirstPaint } from "../app/after-paint.js";
 import { cardOffers, type CardOffer } from "../app/catalog-flow.js";
 import { HostContext } from "../context.js";
 import {
@@ -230,17 +231,17 @@ export function AppListPage(props: { onAdd: () => void; error: unknown; shown?: 
   useEffect(() => {
     if (!shown || host.apps === null || host.apps.length === 0) return undefined;
     let live = true;
-    const id = setTimeout(() => {
+    afterFirstPaint(() => {
+      if (!live) return;
       api
         .browseCatalog("")
         .then((b) => {
           if (live) setOffers(cardOffers(b));
         })
         .catch((error: unknown) => console.warn("browse_catalog failed", error));
-    }, 0);
+    });
     return () => {
       live = false;
-      clearTimeout(id);
     };
   }, [host.apps, shown]);
   // Progressive rendering: a screenful first, then CARD_CHUNK more cards each frame until all are
