@@ -27,6 +27,9 @@
           const name = e.name.split("/").pop();
           marks["fetched " + name] = performance.timeOrigin + e.responseEnd;
         }
+        for (const e of performance.getEntriesByType("mark")) {
+          marks["mark " + e.name] = performance.timeOrigin + e.startTime;
+        }
         window.__TAURI_INTERNALS__.invoke("bench_painted", { what, marks, snapshot });
       });
     });
