@@ -55,7 +55,9 @@ fn snapshot_file(
 ) -> tauri::http::Response<Vec<u8>> {
     let name = request.uri().path().trim_start_matches('/');
     let plain = !name.is_empty() && !name.contains(['/', '\\']) && !name.starts_with('.');
-    let body = plain.then(|| std::fs::read(folder.join(name)).ok()).flatten();
+    let body = plain
+        .then(|| std::fs::read(folder.join(name)).ok())
+        .flatten();
     let kind = match name.rsplit('.').next() {
         Some("html") => "text/html; charset=utf-8",
         Some("css") => "text/css",
@@ -75,8 +77,9 @@ fn main() {
     let snapshot = page_folder();
     let mut builder = tauri::Builder::default();
     if let Some(folder) = snapshot.clone() {
-        builder = builder
-            .register_uri_scheme_protocol("snap", move |_, request| snapshot_file(&folder, &request));
+        builder = builder.register_uri_scheme_protocol("snap", move |_, request| {
+            snapshot_file(&folder, &request)
+        });
     }
     let app = builder
         .setup(move |app| {
