@@ -105,16 +105,16 @@ for name, c in r.items():
     t = sorted(c["ms"])
     med = statistics.median(t)
     mem = f'; idle RSS {c["rss_kib"]/1024:.0f} MiB, PSS {c["pss_kib"]/1024:.0f} MiB ({c["processes"]} processes)' if c.get("rss_kib") else ""
-    print(f"  {name:10s} min {t[0]:7.1f}  median {med:7.1f}  max {t[-1]:7.1f} ms  ({len(t)} runs; "
+    print(f"  {name:15s} min {t[0]:7.1f}  median {med:7.1f}  max {t[-1]:7.1f} ms  ({len(t)} runs; "
           f"median / min-window {med/base:.2f}x){mem}")
 print("ratios (of the medians; per round: min / median / max of that round's ratio):")
-for name in ("shell", "center", "deep-link"):
-    for ref in ("min-window", "static-snapshot"):
-        a, b = r[name]["ms"], r[ref]["ms"]
-        paired = sorted(x / y for x, y in zip(a, b))
-        print(f"  {name:9s} / {ref:15s} {statistics.median(a) / statistics.median(b):.2f}x  "
-              f"(per round {paired[0]:.2f} / {statistics.median(paired):.2f} / {paired[-1]:.2f}; "
-              f"of the minima {min(a) / min(b):.2f}, of the maxima {max(a) / max(b):.2f})")
+pairs = [(n, ref) for n in ("shell", "center", "deep-link") for ref in ("min-window", "static-snapshot")]
+for name, ref in pairs + [("static-snapshot", "min-window")]:
+    a, b = r[name]["ms"], r[ref]["ms"]
+    paired = sorted(x / y for x, y in zip(a, b))
+    print(f"  {name:15s} / {ref:15s} {statistics.median(a) / statistics.median(b):.2f}x  "
+          f"(per round {paired[0]:.2f} / {statistics.median(paired):.2f} / {paired[-1]:.2f}; "
+          f"of the minima {min(a) / min(b):.2f}, of the maxima {max(a) / max(b):.2f})")
 for name, c in r.items():
     if c.get("trace"):
         marks = sorted((statistics.median(v), k, len(v)) for k, v in c["trace"].items())
