@@ -66,8 +66,8 @@ impl Running {
         Ok(match plane {
             Plane::Stdio => Self::Stdio(ServiceProcess::start(spec, handler)?),
             Plane::Wasm(limits) => Self::Wasm(WasmService::load(spec, *limits, handler)?),
-            // local-http services have no host-request channel in this step (docs/services.md)
-            Plane::LocalHttp => Self::Http(HttpService::start(spec)?),
+            // its own lime.* requests come back on its stdout (http_plane/host_requests.rs)
+            Plane::LocalHttp => Self::Http(HttpService::start_with_handler(spec, handler)?),
         })
     }
 

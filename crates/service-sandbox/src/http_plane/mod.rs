@@ -11,9 +11,13 @@
 //!   or the environment); the service must require `Authorization: Bearer <token>` on every
 //!   request. Another local process that finds the socket still has no token.
 //! - Calls are JSON-RPC 2.0 bodies `POST /rpc`, one connection each, with a deadline over the whole
-//!   exchange and bounded head/body ([`client`]). stdout and stderr go to the log ring.
+//!   exchange and bounded head/body ([`client`]). stderr goes to the log ring.
+//! - The service's own `lime.*` requests come back on its stdout, answered on its stdin after the
+//!   token line, served only while a host call is in flight ([`host_requests`]); other stdout lines
+//!   go to the log ring.
 
 pub mod client;
+pub mod host_requests;
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -29,8 +33,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::cgroup::PidsGroup;
+use crate::channel::HostHandler;
 use crate::error::SandboxError;
 use crate::spec::ServiceSpec;
+use host_requests::HostRequests;
 
 /// Largest accepted response body.
 pub const MAX_BODY: usize = crate::channel::MAX_LINE;
@@ -43,6 +49,7 @@ pub struct HttpService {
     token: String,
     log: Arc<Mutex<VecDeque<u8>>>,
     readers: Vec<JoinHandle<()>>,
+    requests: Option<HostRequests>,
     next_id: u64,
     dead: Option<String>,
 }
@@ -74,8 +81,20 @@ fn private_dir() -> Result<PathBuf, SandboxError> {
 }
 
 impl HttpService {
-    /// Bind the socket, launch the service in its sandbox with the listener and hand it the token.
+    /// [`Self::start_with_handler`] with a handler that refuses every `lime.*` request.
     pub fn start(spec: &ServiceSpec) -> Result<Self, SandboxError> {
+        Self::start_with_handler(
+            spec,
+            Box::new(|_, _| Err((host_requests::REFUSED, "no host handler".into()))),
+        )
+    }
+
+    /// Bind the socket, launch the service in its sandbox with the listener and hand it the
+    /// token; `handler` answers the service's own `lime.*` requests ([`host_requests`]).
+    pub fn start_with_handler(
+        spec: &ServiceSpec,
+        handler: HostHandler,
+    ) -> Result<Self, SandboxError> {
         let bwrap = crate::layers::available_layers()
             .require()
             .map_err(SandboxError::SandboxUnavailable)?;
@@ -110,10 +129,7 @@ impl HttpService {
         drop(listener); // the service holds the only listening descriptor now
         let log = Arc::new(Mutex::new(VecDeque::new()));
         let mut readers = Vec::new();
-        if let Some(out) = child.stdout.take() {
-            let log = log.clone();
-            readers.push(std::thread::spawn(move || crate::channel::ring(out, log)));
-        }
+        let stdout = child.stdout.take();
         if let Some(err) = child.stderr.take() {
             let log = log.clone();
             readers.push(std::thread::spawn(move || crate::channel::ring(err, log)));
@@ -126,6 +142,7 @@ impl HttpService {
             token,
             log,
             readers,
+            requests: None,
             next_id: 1,
             dead: None,
         };
@@ -140,6 +157,16 @@ impl HttpService {
                 "could not hand over the token".into(),
             ));
         }
+        // From here on stdin carries only the answers to the service's own requests.
+        match (stdout, svc.stdin.take()) {
+            (Some(out), Some(stdin)) => {
+                svc.requests = Some(HostRequests::start(out, stdin, handler, svc.log.clone()));
+            }
+            _ => {
+                svc.kill();
+                return Err(SandboxError::StartFailed("no stdio pipes".into()));
+            }
+        }
         Ok(svc)
     }
 
@@ -152,7 +179,18 @@ impl HttpService {
         self.socket_dir.join("http.sock")
     }
 
+    /// A broken callback channel (a stdout line over the cap) ends the service: `service.protocol`.
+    fn check_channel(&mut self) -> Result<(), SandboxError> {
+        if let Some(why) = self.requests.as_ref().and_then(HostRequests::broken) {
+            self.kill();
+            self.dead = Some(why.clone());
+            return Err(SandboxError::Protocol(why));
+        }
+        Ok(())
+    }
+
     /// `POST /rpc` a JSON-RPC request with the token; a non-2xx status is `service.http_status`.
+    /// The service's own `lime.*` requests are served while the call is in flight.
     pub fn call(
         &mut self,
         method: &str,
@@ -162,12 +200,14 @@ impl HttpService {
         if let Some(why) = &self.dead {
             return Err(SandboxError::Exited(why.clone()));
         }
+        self.check_channel()?;
         let id = self.next_id;
         self.next_id += 1;
         let body = serde_json::to_vec(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         )
         .map_err(|e| SandboxError::Protocol(e.to_string()))?;
+        let window = self.requests.as_ref().map(HostRequests::open_for_call);
         let resp = client::post(
             &self.socket_path(),
             Some(&self.token),
@@ -175,7 +215,10 @@ impl HttpService {
             &body,
             timeout,
             MAX_BODY,
-        )?;
+        );
+        drop(window);
+        self.check_channel()?;
+        let resp = resp?;
         if !(200..300).contains(&resp.status) {
             return Err(SandboxError::HttpStatus(resp.status));
         }
@@ -202,8 +245,12 @@ impl HttpService {
         self.group.as_ref().map(PidsGroup::pids).unwrap_or_default()
     }
 
-    /// Kill the whole tree, reap it, remove the socket directory.
+    /// Kill the whole tree, reap it, remove the socket directory. A `lime.*` request still
+    /// waiting for a call is never served.
     pub fn kill(&mut self) {
+        if let Some(r) = &self.requests {
+            r.close();
+        }
         self.stdin = None;
         let pgid = self.child.id() as i32;
         // SAFETY: plain syscall on our own child's process group.
@@ -213,6 +260,9 @@ impl HttpService {
         drop(self.group.take());
         for r in self.readers.drain(..) {
             let _ = r.join();
+        }
+        if let Some(mut r) = self.requests.take() {
+            r.join();
         }
         let _ = std::fs::remove_dir_all(&self.socket_dir);
         self.dead.get_or_insert_with(|| "stopped".into());
