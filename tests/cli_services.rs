@@ -143,3 +143,121 @@ fn refusals_have_stable_codes_and_start_nothing() {
         );
     }
 }
+
+/// `allow-remote` / `revoke-remote`: host policy for a `server-assisted` remote service, and a
+/// CLI call the host makes to its (loopback, debug-only) endpoint, audited.
+#[test]
+fn a_remote_service_is_called_only_once_allowed() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let h = Host::new();
+    // A one-request-per-connection JSON-RPC echo on loopback.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            let req: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let out = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": {"got": req["params"]}}).to_string();
+            let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}", out.len());
+        }
+    });
+    let pkg = h.tmp.path().join("pkg-remote");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/doc-parser");
+    copy(&src, &pkg);
+    let md = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
+    let (start, end) = (
+        md.find("services:\n").unwrap(),
+        md.find("storage:\n").unwrap(),
+    );
+    let md = format!(
+        "{}services:\n  - key: summarize\n    kind: app-backend\n    executionPlane: cloud-remote\n    protocol: remote-http\n    endpoint: \"http://{addr}/rpc\"\n    auth: {{kind: none}}\n    dataBoundary: \"Sends what you type.\"\n    required: true\n{}",
+        &md[..start],
+        &md[end..]
+    )
+    .replace("name: doc-parser", "name: remote")
+    .replace("runtimeTargets: [local]", "runtimeTargets: [local, server-assisted]");
+    std::fs::write(pkg.join("APP.md"), md).unwrap();
+    let out = h.run(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
+    assert!(out.status.success(), "{}", describe(&out));
+
+    let list = h.json(&["services", "list", "remote"]);
+    assert_eq!(list[0]["state"], "blocked", "{list}");
+    assert_eq!(list[0]["code"], "service.remote_not_allowed");
+    let out = h.run(&["services", "call", "remote", "summarize", "go", "{}"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("service.remote_not_allowed"));
+    // Only a remote service can be allowed.
+    let out = h.run(&["services", "allow-remote", "doc-parser", "parser"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("service.cannot_run") && err.contains("service.remote_not_declared"),
+        "{err}"
+    );
+
+    let allowed = h.json(&["services", "allow-remote", "remote", "summarize"]);
+    assert_eq!(allowed["origin"], format!("http://{addr}"));
+    assert_eq!(allowed["changed"], true);
+    assert_eq!(
+        h.json(&["services", "list", "remote"])[0]["state"],
+        "remote"
+    );
+    let got = h.json(&[
+        "services",
+        "call",
+        "remote",
+        "summarize",
+        "go",
+        r#"{"x": 1}"#,
+    ]);
+    assert_eq!(got, serde_json::json!({"got": {"x": 1}}));
+    let audit = h.json(&["audit", "remote", "--limit", "50"]);
+    let rows = audit.as_array().unwrap();
+    assert!(
+        rows.iter().any(|r| r["action"] == "service.remote_allow"),
+        "{audit}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["action"] == "service.remote_call" && r["details"]["ok"] == true),
+        "{audit}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["action"] == "service.call" && r["details"]["by"] == "cli"),
+        "{audit}"
+    );
+
+    let revoked = h.json(&["services", "revoke-remote", "remote", "summarize"]);
+    assert_eq!(revoked["changed"], true);
+    let out = h.run(&["services", "call", "remote", "summarize", "go", "{}"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("service.remote_not_allowed"),
+        "{}",
+        describe(&out)
+    );
+}
+
+fn copy(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}

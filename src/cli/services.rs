@@ -1,4 +1,4 @@
-//! `apphost services list|start|stop|call|logs|grant-network|revoke-network`: an app's backend services (issue 24,
+//! `apphost services list|start|stop|call|logs|grant-network|revoke-network|allow-remote|revoke-remote`: an app's backend services (issue 24,
 //! docs/services.md). While the window or `apphost serve` runs, the command is handed to it over
 //! its App Server door (`apphost/services.*`), so it sees and drives the services that host
 //! runs; otherwise it runs in this process: `call` starts the service, calls it and stops it
@@ -15,6 +15,7 @@ use super::workflow_door::{self as door, Handoff};
 use host_core::foundation::error::{ErrorCode, HostError, HostResult};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::capability::services::Services;
+use host_core::hosting::services::remote::policy as remote_policy;
 use host_core::hosting::services::{network_grant, read_log_file, ServiceId};
 use host_core::install::store::Store;
 
@@ -38,6 +39,12 @@ pub enum ServicesCommand {
     GrantNetwork { app: String, service: String },
     /// Take the network grant back (a running service is stopped; its next launch is refused).
     RevokeNetwork { app: String, service: String },
+    /// Allow a `server-assisted` remote service (`cloud-remote`/`remote-http`): the host may
+    /// send its calls, with its declared auth, to the endpoint's origin (printed with the data
+    /// boundary). Bound to that origin: an update that moves the endpoint asks again.
+    AllowRemote { app: String, service: String },
+    /// Take the allowance back: the next call is refused.
+    RevokeRemote { app: String, service: String },
     /// Print the service's log (its stderr); --follow keeps printing what is added.
     Logs {
         app: String,
@@ -165,6 +172,32 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
                     format!("{service} of {app} had no network grant")
                 },
                 &json!({"app": app, "service": service, "granted": false, "changed": was}),
+            );
+        }
+        ServicesCommand::AllowRemote { app, service } => {
+            let store = open_locked(dir, json)?;
+            let (origin, new) = remote_policy::allow(&store, &app, &service)?;
+            output::done(
+                json,
+                &if new {
+                    format!("allowed {service} of {app} to be called at {origin}")
+                } else {
+                    format!("{service} of {app} was already allowed at {origin}")
+                },
+                &json!({"app": app, "service": service, "origin": origin, "allowed": true, "changed": new}),
+            );
+        }
+        ServicesCommand::RevokeRemote { app, service } => {
+            let store = open_locked(dir, json)?;
+            let was = remote_policy::revoke(&store, &app, &service)?;
+            output::done(
+                json,
+                &if was {
+                    format!("revoked the remote allowance of {service} of {app}")
+                } else {
+                    format!("{service} of {app} was not allowed")
+                },
+                &json!({"app": app, "service": service, "allowed": false, "changed": was}),
             );
         }
         ServicesCommand::Logs {

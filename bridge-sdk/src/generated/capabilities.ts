@@ -577,7 +577,7 @@ export interface ServicesListResult {
   services: Array<{
     key: string;
     required: boolean;
-    state: "running" | "stopped" | "degraded" | "blocked";
+    state: "running" | "stopped" | "degraded" | "blocked" | "remote";
     code?: string;
     reason?: string;
     pid?: number;
@@ -585,6 +585,14 @@ export interface ServicesListResult {
     lastExit?: string;
     lastStop?: string;
     protocol: string;
+    remote?: {
+      endpoint: string;
+      origin: string;
+      auth: "none" | "bearer" | "header";
+      secret?: string;
+      dataBoundary: string;
+      allowed: boolean;
+    };
   }>;
 }
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::cancel::{CancelToken, CANCEL_POLL};
 use crate::cgroup::PidsGroup;
 use crate::error::SandboxError;
 use crate::spec::ServiceSpec;
@@ -197,18 +198,39 @@ impl ServiceProcess {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, SandboxError> {
+        self.call_cancellable(method, params, timeout, &CancelToken::default())
+    }
+
+    /// [`Self::call`] that also ends when `cancel` is cancelled (looked at every
+    /// [`CANCEL_POLL`]): a `$/cancelRequest {id}` reaches the process and the call fails with
+    /// `service.cancelled`; the service's late answer is skipped by the next call.
+    pub fn call_cancellable(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Value, SandboxError> {
         if let Some(why) = &self.dead {
             return Err(SandboxError::Exited(why.clone()));
+        }
+        if cancel.is_cancelled() {
+            return Err(SandboxError::Cancelled);
         }
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
         let deadline = Instant::now() + timeout;
         loop {
+            if cancel.is_cancelled() {
+                self.send_cancel(id);
+                return Err(SandboxError::Cancelled);
+            }
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
+            match self.rx.recv_timeout(left.min(CANCEL_POLL)) {
+                Err(RecvTimeoutError::Timeout) if !left.is_zero() => continue,
                 Err(RecvTimeoutError::Timeout) => {
-                    let _ = self.send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}));
+                    self.send_cancel(id);
                     return Err(SandboxError::Timeout);
                 }
                 Err(RecvTimeoutError::Disconnected) | Ok(Incoming::Closed) => {
@@ -244,6 +266,12 @@ impl ServiceProcess {
                 }
             }
         }
+    }
+
+    /// Tells the service to stop working on call `id` (its answer, if any, is skipped).
+    fn send_cancel(&mut self, id: u64) {
+        let _ = self
+            .send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}));
     }
 
     fn answer_host_request(&mut self, method: String, msg: &Value) -> Result<(), SandboxError> {

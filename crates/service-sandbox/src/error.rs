@@ -19,6 +19,9 @@ pub enum SandboxError {
     /// The call did not get an answer in time; a cancel was sent to the process.
     #[error("service.timeout")]
     Timeout,
+    /// The caller cancelled the call; a `$/cancelRequest` was sent to the process.
+    #[error("service.cancelled")]
+    Cancelled,
     /// The process exited or closed its channel.
     #[error("service.exited: {0}")]
     Exited(String),
@@ -69,6 +72,7 @@ impl SandboxError {
             Self::InvalidSpec(_) => "service.invalid_spec",
             Self::StartFailed(_) => "service.start_failed",
             Self::Timeout => "service.timeout",
+            Self::Cancelled => "service.cancelled",
             Self::Exited(_) => "service.exited",
             Self::Protocol(_) => "service.protocol",
             Self::Backoff => "service.backoff",

@@ -20,6 +20,7 @@
 // for this crate only, each block says why it is sound.
 #![allow(unsafe_code)]
 
+pub mod cancel;
 pub mod cgroup;
 pub mod channel;
 pub mod egress;
@@ -33,6 +34,7 @@ pub mod spec;
 pub mod supervisor;
 pub mod wasm_plane;
 
+pub use cancel::CancelToken;
 pub use channel::ServiceProcess;
 pub use egress::{EgressPolicy, EgressProxy};
 pub use error::SandboxError;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::cancel::CancelToken;
 use crate::channel::{HostHandler, ServiceProcess};
 use crate::error::SandboxError;
 use crate::http_plane::HttpService;
@@ -90,6 +91,23 @@ impl Running {
             Self::Stdio(s) => s.call(method, params, timeout),
             Self::Wasm(s) => s.call(method, params, timeout),
             Self::Http(s) => s.call(method, params, timeout),
+        }
+    }
+
+    /// [`Self::call`] that `cancel` ends: a stdio service gets `$/cancelRequest` at once; a
+    /// Wasm or local-http call (no cancel on their wire) is refused when cancelled before it
+    /// starts and otherwise runs to its end or timeout.
+    pub fn call_cancellable(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Value, SandboxError> {
+        match self {
+            Self::Stdio(s) => s.call_cancellable(method, params, timeout, cancel),
+            _ if cancel.is_cancelled() => Err(SandboxError::Cancelled),
+            other => other.call(method, params, timeout),
         }
     }
 

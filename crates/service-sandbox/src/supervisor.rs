@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::cancel::CancelToken;
 use crate::channel::HostHandler;
 use crate::error::SandboxError;
 use crate::plane::{Plane, Running};
@@ -204,13 +205,28 @@ impl Supervisor {
 
     /// Call a method, starting the service on demand.
     pub fn call(&mut self, method: &str, params: Value) -> Result<Value, SandboxError> {
+        self.call_cancellable(method, params, &CancelToken::default())
+    }
+
+    /// [`Self::call`] that `cancel` ends (`service.cancelled`; the process got
+    /// `$/cancelRequest` and keeps running: a cancel is not a crash). Cancelled before it
+    /// starts, nothing is sent and no service is started.
+    pub fn call_cancellable(
+        &mut self,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Result<Value, SandboxError> {
+        if cancel.is_cancelled() {
+            return Err(SandboxError::Cancelled);
+        }
         self.start()?;
         self.last_used = Instant::now();
         let svc = self
             .running
             .as_mut()
             .ok_or_else(|| SandboxError::Exited("not running".into()))?;
-        match svc.call(method, params, self.policy.call_timeout) {
+        match svc.call_cancellable(method, params, self.policy.call_timeout, cancel) {
             Err(SandboxError::Timeout) => {
                 (self.audit)(AuditEvent::LimitHit {
                     what: format!("call timeout {:?} ({method})", self.policy.call_timeout),

@@ -667,6 +667,8 @@ export interface InstallReview {
   network: unknown;
   storage: unknown;
   services: unknown;
+  /** `server-assisted` remote services: endpoint, auth and data boundary (docs/services.md). */
+  remoteServices: Array<RemoteSummary>;
   readiness: unknown;
   findings: unknown;
   blockers: Array<HostError>;
@@ -1054,6 +1056,45 @@ export interface ReleaseRow {
   rollbackTarget: string | null;
 }
 
+/** The answer of `service_allow_remote`. */
+export interface RemoteAllowed {
+  /** The origin the service may now be called at. */
+  origin: string;
+  /** `false`: it already was. */
+  changed: boolean;
+}
+
+/** What the detail page and `apphost services list` show of a remote service. */
+export interface RemoteInfo {
+  /** The URL the host POSTs to. */
+  endpoint: string;
+  /** The only origin the host contacts for it. */
+  origin: string;
+  /** `none`, `bearer` or `header`. */
+  auth: string;
+  /** The `secrets[]` slot whose value the host sends (never the value). */
+  secret?: string | null;
+  /** What the remote service receives and keeps, in the author's words. */
+  dataBoundary: string;
+  /** The user allowed it for this origin. */
+  allowed: boolean;
+}
+
+/**
+ * A remote service as the review sheet shows it: where its calls go and what the remote side
+ * receives and keeps.
+ */
+export interface RemoteSummary {
+  key: string;
+  endpoint: string;
+  origin: string;
+  /** `none`, `bearer` or `header`. */
+  auth: string;
+  /** The `secrets[]` slot whose value the host sends (the user sets it in the host). */
+  secret?: string | null;
+  dataBoundary: string;
+}
+
 export interface RemoveTrustedKeyArgs {
   keyId: string;
 }
@@ -1244,6 +1285,11 @@ export interface ServiceStatus {
   lastExit?: string | null;
   lastStop?: string | null;
   protocol: string;
+  /**
+   * A `server-assisted` remote service: its endpoint, auth kind, data boundary and whether
+   * the user allowed it (state `remote` when allowed).
+   */
+  remote?: RemoteInfo | null;
 }
 
 /** What the bridge and the file server refused, and how many service calls ran. */
@@ -1766,6 +1812,10 @@ export interface HostCommands {
   service_stop: { args: ServiceArgs; answer: boolean };
   /** Calls a method of an app's service as the host's user (audited service.call, by host-user). */
   service_call: { args: ServiceCallArgs; answer: unknown };
+  /** Allows a server-assisted remote service to be called at its declared endpoint's origin (audited service.remote_allow). */
+  service_allow_remote: { args: ServiceArgs; answer: RemoteAllowed };
+  /** Revokes a remote service's allowance (audited service.remote_revoke); true when it was allowed. */
+  service_revoke_remote: { args: ServiceArgs; answer: boolean };
   /** Every app's agent tasks, newest first. */
   list_tasks: { args: ListTasksArgs; answer: Array<AgentTaskView> };
   /** One task with its input and a page of its events. */
@@ -1800,7 +1850,7 @@ export interface HostCommands {
 export type HostCommandName = keyof HostCommands;
 
 /** Every command name, in table order. */
-export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "app_material", "grant_tool", "revoke_tool", "app_services", "service_logs", "service_start", "service_stop", "service_call", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
+export const HOST_COMMAND_NAMES = ["model_settings", "set_model", "test_model", "list_apps", "mount_entry", "unmount", "launch_target", "sync_mounts", "bridge_message", "bridge_refused", "answer_prompt", "answer_download", "set_visibility", "bridge_diagnostics", "catalog_list", "catalog_refresh", "browse_catalog", "catalog_review_install", "catalog_set_channel", "review_install", "install", "cancel_review", "app_detail", "list_grants", "grant", "revoke", "set_enabled", "uninstall_plan", "uninstall", "rollback", "audit", "verify_store", "diagnostics_bundle", "trusted_keys", "add_trusted_key", "remove_trusted_key", "host_settings", "set_theme", "dev_status", "dev_consent", "bind_secret", "dev_diagnostic", "next_events", "open_external", "file_refs", "file_ref_revoke", "file_grant_path", "file_upload", "answer_file_pick", "check_update", "launch_package", "bind_knowledge", "unbind_knowledge", "knowledge_status", "app_material", "grant_tool", "revoke_tool", "app_services", "service_logs", "service_start", "service_stop", "service_call", "service_allow_remote", "service_revoke_remote", "list_tasks", "task_detail", "task_cancel", "task_retry", "task_respond", "ui_palette", "artifact_viewers", "ui_launch", "workflow_runs", "workflow_run", "workflow_start", "workflow_respond", "workflow_cancel", "workflow_schedules"] as const satisfies readonly HostCommandName[];
 
 /** `upload_package`'s answer. Keeps raw package bytes (a .zip, the request body) for a later review. */
 export type UploadPackageAnswer = UploadInfo;

@@ -1,6 +1,7 @@
 // The app detail page's "Services" section: the app's backend services (docs/services.md) with
 // their state, restarts and last exit, Start / Stop, and a bounded view of one service's log
-// (its stderr, the last 64 KiB). Rust decides everything (what may run, the sandbox, the
+// (its stderr, the last 64 KiB); a `server-assisted` remote service shows its endpoint and data
+// boundary and the Allow / Revoke of host policy. Rust decides everything (what may run, the sandbox, the
 // audit); this only shows and asks. Log text only ever becomes a text node.
 
 import type { JSX } from "preact";
@@ -12,7 +13,7 @@ import type { BadgeText } from "../format.js";
 import { Badge, Button, Empty, ErrorBox, Loading } from "../ui/components.js";
 
 function stateBadge(s: ServiceStatus): BadgeText {
-  const tone = s.state === "running" ? "good" : s.state === "blocked" ? "bad" : s.state === "degraded" ? "warn" : "muted";
+  const tone = s.state === "running" || s.state === "remote" ? "good" : s.state === "blocked" ? "bad" : s.state === "degraded" ? "warn" : "muted";
   return { label: s.state, tone, title: s.reason ?? s.state };
 }
 
@@ -74,7 +75,30 @@ export function ServicesSection(props: { appId: string }): JSX.Element | null {
                 </p>
               )}
               {s.lastExit !== undefined && s.lastExit !== null && <p class="muted">Last exit: {s.lastExit}</p>}
+              {s.remote != null && (
+                <div data-testid={`service-${s.key}-remote`}>
+                  <p class="muted">
+                    Remote: {s.remote.endpoint}
+                    {s.remote.auth !== "none" && s.remote.secret != null ? `, sends your secret ${s.remote.secret}` : ""}
+                  </p>
+                  <p class="muted">Data boundary: {s.remote.dataBoundary}</p>
+                </div>
+              )}
               <div class="actions">
+                {s.remote != null && (
+                  <Button
+                    disabled={busy}
+                    onClick={() =>
+                      void act(() =>
+                        s.remote?.allowed === true
+                          ? api.call("service_revoke_remote", { appId: props.appId, service: s.key })
+                          : api.call("service_allow_remote", { appId: props.appId, service: s.key }),
+                      )
+                    }
+                  >
+                    {s.remote.allowed ? "Revoke remote access" : `Allow calls to ${s.remote.origin}`}
+                  </Button>
+                )}
                 <Button disabled={busy} onClick={() => void act(() => api.call("service_start", { appId: props.appId, service: s.key }))}>
                   Start
                 </Button>

@@ -225,6 +225,21 @@ export function ReviewBody(props: {
           </ul>
         </>
       )}
+      {(r.remoteServices ?? []).length > 0 && (
+        <>
+          <h3>Remote services</h3>
+          <p class="muted">These run on a server, not on this computer. AppHost sends their calls only after you allow each one.</p>
+          <ul class="plain" data-testid="review-remote-services">
+            {(r.remoteServices ?? []).map((rs) => (
+              <li key={rs.key}>
+                <strong>{rs.key}</strong> sends data to {rs.origin}
+                {rs.auth !== "none" && rs.secret != null ? ` (with your secret ${rs.secret})` : ""}
+                <p class="muted">Data boundary: {rs.dataBoundary}</p>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       {(r.prunes ?? []).length > 0 && (
         <p class="muted">Also removed to keep the version history short: {(r.prunes ?? []).join(", ")}.</p>
       )}

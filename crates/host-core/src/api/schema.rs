@@ -155,6 +155,8 @@ pub fn catalog() -> Vec<CommandSpec> {
         cmd!("service_start", super::services::ServiceArg, bool, "Starts a service now (a user stop or start also clears a crash loop)."),
         cmd!("service_stop", super::services::ServiceArg, bool, "Stops a service; true when it was running."),
         cmd!("service_call", super::services::CallArg, serde_json::Value, "Calls a method of an app's service as the host's user (audited service.call, by host-user)."),
+        cmd!("service_allow_remote", super::services::ServiceArg, super::services::RemoteAllowed, "Allows a server-assisted remote service to be called at its declared endpoint's origin (audited service.remote_allow)."),
+        cmd!("service_revoke_remote", super::services::ServiceArg, bool, "Revokes a remote service's allowance (audited service.remote_revoke); true when it was allowed."),
         // tasks.rs
         cmd!("list_tasks", tasks::ListArgs, Vec<AgentTaskView>, "Every app's agent tasks, newest first."),
         cmd!("task_detail", tasks::DetailArgs, TaskDetail, "One task with its input and a page of its events."),

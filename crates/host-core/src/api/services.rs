@@ -25,6 +25,8 @@ commands! {
     "service_start" => service_start,
     "service_stop" => service_stop,
     "service_call" => service_call,
+    "service_allow_remote" => service_allow_remote,
+    "service_revoke_remote" => service_revoke_remote,
 }
 
 /// Most log bytes one answer carries (the page shows the tail).
@@ -124,4 +126,32 @@ pub(crate) fn call_by(session: &Session, raw: Value, by: &str) -> HostResult<Val
         .call_as(&store, &id(&a.app_id, &a.service), &a.method, params, by)
         .map_err(|f| f.host_error())?;
     answer(out)
+}
+
+/// The answer of `service_allow_remote`.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteAllowed {
+    /// The origin the service may now be called at.
+    pub origin: String,
+    /// `false`: it already was.
+    pub changed: bool,
+}
+
+/// Allows a `server-assisted` remote service (host policy; `apphost services allow-remote`).
+fn service_allow_remote(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: ServiceArg = args("service_allow_remote", raw)?;
+    let store = crate::center::open_locked(&session.data)?;
+    let (origin, changed) =
+        crate::hosting::services::remote::policy::allow(&store, &a.app_id, &a.service)?;
+    answer(RemoteAllowed { origin, changed })
+}
+
+/// Revokes it; `true` when it was allowed.
+fn service_revoke_remote(session: &Session, raw: Value) -> HostResult<Value> {
+    let a: ServiceArg = args("service_revoke_remote", raw)?;
+    let store = crate::center::open_locked(&session.data)?;
+    answer(crate::hosting::services::remote::policy::revoke(
+        &store, &a.app_id, &a.service,
+    )?)
 }

@@ -65,6 +65,8 @@ pub struct InstallReview {
     pub network: Value,
     pub storage: Value,
     pub services: Value,
+    /// `server-assisted` remote services: endpoint, auth and data boundary (docs/services.md).
+    pub remote_services: Vec<crate::install::remote_service::RemoteSummary>,
     pub readiness: Value,
     pub findings: Value,
     pub blockers: Vec<HostError>,
@@ -291,6 +293,7 @@ pub(crate) fn describe(
             .get("services")
             .cloned()
             .unwrap_or(json!([])),
+        remote_services: crate::install::remote_service::summaries(m.view()),
         readiness: json!({
             "status": insp.readiness.status.as_str(),
             "reasons": insp.readiness.blockers,

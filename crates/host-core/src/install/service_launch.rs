@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 
 use crate::install::manifest::Service;
+use crate::install::remote_service::{self, RemoteSpec};
 
 /// A service this host starts in its sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,10 @@ pub struct LaunchPlan {
     pub memory_mb: u64,
     /// `resourceLimits.timeoutMs`: the per-call timeout, clamped.
     pub timeout_ms: u64,
+    /// A `cloud-remote` / `remote-http` service declared `server-assisted`: nothing starts
+    /// here; the host makes each call itself (`hosting/services/remote/`), once host policy
+    /// allows it.
+    pub remote: Option<RemoteSpec>,
 }
 
 /// Why a service cannot run here: a stable code and the reason.
@@ -55,12 +60,6 @@ pub fn protocol_runs_here(protocol: &str) -> bool {
 /// layers, no shim and no interpreter.
 pub fn runs_in_process(protocol: &str) -> bool {
     protocol == "wasm"
-}
-
-/// Whether host policy allows `cloud-remote` services. No admin policy allows them yet, so a
-/// remote service stays blocked even when the app declares `server-assisted` with an endpoint.
-pub fn remote_services_allowed() -> bool {
-    false
 }
 
 /// Interpreters a command may name, and where the sandbox finds them (`/usr` is mounted).
@@ -94,19 +93,27 @@ pub fn plan(
     }
     let plane = s.execution_plane().unwrap_or("client-local");
     let protocol = s.protocol().unwrap_or("stdio-jsonrpc");
-    if plane == "cloud-remote" || protocol == "remote-http" {
-        let why = if !server_assisted {
-            "a remote service needs runtimeTargets: [server-assisted]".to_owned()
-        } else if s.endpoint().is_none() {
-            "a remote service needs an endpoint".to_owned()
-        } else if !remote_services_allowed() {
-            "host policy does not allow remote services".to_owned()
-        } else {
-            String::new()
-        };
-        if !why.is_empty() {
-            return Err(refuse("service.remote_not_allowed", why));
+    if remote_service::is_remote(s) {
+        if !server_assisted {
+            return Err(refuse(
+                "service.remote_not_allowed",
+                "a remote service needs runtimeTargets: [server-assisted]",
+            ));
         }
+        // Whether policy allows it is a host fact (the user's allowance), not the manifest's.
+        let spec = remote_service::spec(s).map_err(|why| refuse("service.invalid_spec", why))?;
+        return Ok(LaunchPlan {
+            key: key.to_owned(),
+            required: s.required(),
+            protocol: "remote-http".to_owned(),
+            program: Vec::new(),
+            runtime: None,
+            network: false,
+            domains: Vec::new(),
+            memory_mb: 0,
+            timeout_ms: s.timeout_ms().unwrap_or(30_000).clamp(100, 300_000),
+            remote: Some(spec),
+        });
     }
     if plane != "client-local" {
         return Err(refuse(
@@ -171,6 +178,7 @@ pub fn plan(
         domains,
         memory_mb: s.memory_mb().unwrap_or(512).clamp(min_memory, 4096),
         timeout_ms: s.timeout_ms().unwrap_or(30_000).clamp(100, 300_000),
+        remote: None,
     })
 }
 
@@ -263,6 +271,7 @@ pub fn probe_host() -> crate::install::readiness::ServiceFacts {
             .collect(),
         health: Default::default(),
         network_granted: Default::default(),
+        remote_allowed: Default::default(),
     }
 }
 

@@ -105,6 +105,8 @@ pub struct BridgeHost {
     ui: ui_launch::UiState,
     /// `lime.services.call`s waiting to run outside the caller's lock (`host/service_calls.rs`).
     service_calls: Vec<DeferredServiceCall>,
+    /// Those running now, by (mount, request id): what `capability:cancel` cancels.
+    running_service_calls: service_calls::Running,
 }
 
 impl BridgeHost {
@@ -127,6 +129,7 @@ impl BridgeHost {
             downloads: BTreeMap::new(),
             ui: ui_launch::UiState::default(),
             service_calls: Vec::new(),
+            running_service_calls: Default::default(),
         }
     }
 
@@ -224,6 +227,7 @@ impl BridgeHost {
         self.prompts.retain(|_, p| p.mount_id != mount_id);
         self.drop_downloads(mount_id);
         self.ui.forget_mount(mount_id);
+        self.cancel_service_calls_of(mount_id);
         self.table.remove(mount_id)
     }
 
@@ -237,6 +241,7 @@ impl BridgeHost {
             self.prompts.retain(|_, p| p.mount_id != m.mount_id);
             self.drop_downloads(&m.mount_id);
             self.ui.forget_mount(&m.mount_id);
+            self.cancel_service_calls_of(&m.mount_id);
         }
         self.ui.forget_app(app_id);
         self.services.close_app(app_id);
@@ -403,8 +408,13 @@ impl BridgeHost {
                 mime_type,
             } => self.download_request(store, &mount, request_id, source, file_name, mime_type),
             AppMessage::Cancel { target, .. } => {
-                // Service calls run to completion synchronously; what can be pending is a call
-                // waiting for a prompt. Cancelling a finished or unknown call does nothing.
+                // A running `lime.services.call` of this frame: the service gets
+                // `$/cancelRequest` (`host/service_calls.rs`).
+                if let Some(out) = self.cancel_service_call(&mount, &target) {
+                    return out;
+                }
+                // Otherwise what can be pending is a call waiting for a prompt. Cancelling a
+                // finished or unknown call, or another frame's, does nothing.
                 let pending = self
                     .prompts
                     .iter()

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
-use service_sandbox::{Health, SandboxError};
+use service_sandbox::{CancelToken, Health, SandboxError};
 
 pub use super::id::{BackCalls, ServiceId};
 use super::slot::{Slot, SlotInput};
@@ -43,10 +43,12 @@ impl ServiceFailure {
         let code = match self.code {
             "service.not_declared" => ErrorCode::ServiceNotDeclared,
             "service.timeout"
+            | "service.cancelled"
             | "service.exited"
             | "service.protocol"
             | "service.error"
             | "service.start_failed" => ErrorCode::ServiceCallFailed,
+            c if super::remote::is_call_failure(c) => ErrorCode::ServiceCallFailed,
             _ => ErrorCode::ServiceCannotRun,
         };
         HostError::new(code, self.message.clone())
@@ -99,6 +101,10 @@ pub struct ServiceStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_stop: Option<String>,
     pub protocol: String,
+    /// A `server-assisted` remote service: its endpoint, auth kind, data boundary and whether
+    /// the user allowed it (state `remote` when allowed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<super::remote::RemoteInfo>,
 }
 
 /// A slot, the package it runs, and its stats (read without waiting for an in-flight call).
@@ -109,21 +115,39 @@ struct Held {
     network: Option<bool>,
     slot: Arc<Mutex<Slot>>,
     stats: Arc<Mutex<super::slot::Stats>>,
+    /// Set when the host takes the service away at once (its network grant revoked): a call in
+    /// flight is cancelled, calls waiting for the slot are refused, the slot is dropped.
+    revoked: CancelToken,
 }
 
 type Slots = BTreeMap<ServiceId, Held>;
+
+/// The `service.stop` reason of a service whose network grant was revoked.
+pub const NETWORK_REVOKED: &str = "network_revoked";
 
 /// A call whose slot is chosen ([`ServiceHost::prepare`]), to run without the store.
 pub struct PreparedCall {
     host: Arc<ServiceHost>,
     id: ServiceId,
-    slot: Arc<Mutex<Slot>>,
+    held: Held,
 }
 
 impl PreparedCall {
     /// Calls `method` (starting the service on demand), waiting up to its `timeoutMs`.
     pub fn run(self, method: &str, params: Value) -> Result<Value, ServiceFailure> {
-        self.host.call_on(&self.id, &self.slot, method, params)
+        self.run_cancellable(method, params, &CancelToken::default())
+    }
+
+    /// [`PreparedCall::run`] that `cancel` ends: the service gets `$/cancelRequest` and the
+    /// call fails with `service.cancelled`.
+    pub fn run_cancellable(
+        self,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Result<Value, ServiceFailure> {
+        self.host
+            .call_on(&self.id, &self.held, method, params, cancel)
     }
 }
 
@@ -132,6 +156,8 @@ pub struct ServiceHost {
     back: BackCalls,
     idle: Mutex<Duration>,
     slots: Mutex<Slots>,
+    /// The ticker's connection for re-reading network grants (opened on first need).
+    grants: Mutex<Option<Store>>,
 }
 
 type Registry = Mutex<BTreeMap<PathBuf, Weak<ServiceHost>>>;
@@ -166,6 +192,7 @@ impl ServiceHost {
             back,
             idle: Mutex::new(default_idle()),
             slots: Mutex::new(BTreeMap::new()),
+            grants: Mutex::new(None),
         });
         reg.insert(data.root().to_owned(), Arc::downgrade(&host));
         service_health::on_app_leaving(|root, app, reason| {
@@ -189,6 +216,7 @@ impl ServiceHost {
     }
 
     fn tick(&self) {
+        self.recheck_network_grants();
         let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
         for h in slots {
             if let Ok(mut s) = h.slot.try_lock() {
@@ -198,7 +226,7 @@ impl ServiceHost {
     }
 
     /// The slot of `app`'s `key` at its active version, made (or remade after an update).
-    fn slot(&self, store: &Store, id: &ServiceId) -> Result<Arc<Mutex<Slot>>, ServiceFailure> {
+    fn slot(&self, store: &Store, id: &ServiceId) -> Result<Held, ServiceFailure> {
         let active = store
             .active_app(&id.app)
             .map_err(|e| ServiceFailure::new("service.not_found", e.message))?;
@@ -218,19 +246,21 @@ impl ServiceHost {
         let cached = lock(&self.slots)
             .get(id)
             .filter(|h| h.package_hash == active.package_hash)
-            .map(|h| (h.slot.clone(), h.network));
-        if let Some((slot, network)) = cached {
-            match network {
-                None => return Ok(slot),
-                Some(was) if was && granted(store)? => return Ok(slot),
+            .cloned();
+        if let Some(held) = cached {
+            match held.network {
+                None => return Ok(held),
+                Some(was) if was && granted(store)? => return Ok(held),
                 Some(_) => {
-                    if let Some(old) = lock(&self.slots).remove(id) {
-                        lock(&old.slot).sup.stop("network grant changed");
-                    }
+                    // Revoked (here or by another process): the running service stops now.
+                    self.take_away(id, NETWORK_REVOKED);
                 }
             }
         }
         let plan = self.plan(store, &active, &id.key)?;
+        if plan.remote.is_some() {
+            return Err(super::remote::no_local_process(id));
+        }
         let network = if plan.network {
             let now = granted(store)?;
             if !now {
@@ -299,13 +329,13 @@ impl ServiceHost {
             network,
             stats: made.stats.clone(),
             slot: Arc::new(Mutex::new(made)),
+            revoked: CancelToken::new(),
         };
-        let slot = held.slot.clone();
         // An older version's slot (update, rollback) is dropped: its process is stopped.
-        if let Some(old) = lock(&self.slots).insert(id.clone(), held) {
+        if let Some(old) = lock(&self.slots).insert(id.clone(), held.clone()) {
             lock(&old.slot).sup.stop("updated");
         }
-        Ok(slot)
+        Ok(held)
     }
 
     fn plan(
@@ -351,20 +381,36 @@ impl ServiceHost {
         method: &str,
         params: Value,
     ) -> Result<Value, ServiceFailure> {
-        let slot = self.slot(store, id)?;
-        self.call_on(id, &slot, method, params)
+        if let Some(remote) = super::remote::prepare(store, id)? {
+            return remote.run(method, params);
+        }
+        let held = self.slot(store, id)?;
+        self.call_on(id, &held, method, params, &CancelToken::default())
     }
 
     fn call_on(
         &self,
         id: &ServiceId,
-        slot: &Mutex<Slot>,
+        held: &Held,
         method: &str,
         params: Value,
+        cancel: &CancelToken,
     ) -> Result<Value, ServiceFailure> {
-        let mut s = lock(slot);
-        let out = s.sup.call(method, params);
+        let mut s = lock(&held.slot);
+        let out = s
+            .sup
+            .call_cancellable(method, params, &cancel.or(&held.revoked));
         self.publish_health(id, &s);
+        drop(s);
+        if held.revoked.is_cancelled() {
+            return Err(ServiceFailure::new(
+                "service.network_not_granted",
+                format!(
+                    "the network grant of service {} was revoked: it was stopped",
+                    id.key
+                ),
+            ));
+        }
         out.map_err(ServiceFailure::from)
     }
 
@@ -377,7 +423,7 @@ impl ServiceHost {
         id: &ServiceId,
     ) -> Result<PreparedCall, ServiceFailure> {
         Ok(PreparedCall {
-            slot: self.slot(store, id)?,
+            held: self.slot(store, id)?,
             host: self.clone(),
             id: id.clone(),
         })
@@ -408,17 +454,27 @@ impl ServiceHost {
 
     /// Starts `app`'s service `key` now (the app opened, or the user asked).
     pub fn start(&self, store: &Store, id: &ServiceId) -> Result<(), ServiceFailure> {
-        let slot = self.slot(store, id)?;
-        let mut s = lock(&slot);
+        // A remote service has nothing to start: this checks it may be called.
+        if super::remote::prepare(store, id)?.is_some() {
+            return Ok(());
+        }
+        let held = self.slot(store, id)?;
+        let mut s = lock(&held.slot);
         let out = s.sup.start();
         self.publish_health(id, &s);
         out.map_err(ServiceFailure::from)
     }
 
     /// Stops one service (`user`); a user stop also clears a crash loop.
+    /// A granted `remote-allowed` service whose grant host.db no longer holds (the CLI's
+    /// `revoke-network` asks a running host to stop it) is taken away at once instead
+    /// ([`ServiceHost::take_away`], `network_revoked`).
     pub fn stop(&self, id: &ServiceId, reason: &str) -> bool {
         let held = lock(&self.slots).get(id).cloned();
         let Some(held) = held else { return false };
+        if held.network == Some(true) && !self.revoked_in_store(vec![id.clone()]).is_empty() {
+            return self.take_away(id, NETWORK_REVOKED);
+        }
         let mut s = lock(&held.slot);
         let was = s.sup.is_running();
         s.sup.stop(reason);
@@ -426,6 +482,53 @@ impl ServiceHost {
             s.sup.reset();
             self.publish_health(id, &s);
         }
+        was
+    }
+
+    /// Re-reads from host.db the grant of every `remote-allowed` service this process runs
+    /// (each idle tick, 500 ms): one revoked by another process (`apphost services
+    /// revoke-network`) is taken away ([`ServiceHost::take_away`], `network_revoked`).
+    fn recheck_network_grants(&self) {
+        let granted: Vec<ServiceId> = lock(&self.slots)
+            .iter()
+            .filter(|(_, h)| h.network == Some(true))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if granted.is_empty() {
+            return;
+        }
+        for id in self.revoked_in_store(granted) {
+            self.take_away(&id, NETWORK_REVOKED);
+        }
+    }
+
+    /// Those of `ids` whose network grant host.db no longer holds (read on the ticker's own
+    /// connection; nothing when the store cannot be read).
+    fn revoked_in_store(&self, ids: Vec<ServiceId>) -> Vec<ServiceId> {
+        let mut store = lock(&self.grants);
+        if store.is_none() {
+            *store = Store::open_for_calls(&self.data).ok();
+        }
+        let Some(store) = store.as_ref() else {
+            return Vec::new();
+        };
+        ids.into_iter()
+            .filter(|id| matches!(store.network_granted(&id.app, &id.key), Ok(false)))
+            .collect()
+    }
+
+    /// Takes `id`'s service away at once (its network grant was revoked): a call in flight is
+    /// cancelled (`$/cancelRequest`), the process stopped (audited `service.stop` with
+    /// `reason`), the slot dropped so the next call re-reads the grant. `false` if it was not
+    /// running.
+    pub fn take_away(&self, id: &ServiceId, reason: &str) -> bool {
+        let Some(held) = lock(&self.slots).remove(id) else {
+            return false;
+        };
+        held.revoked.cancel();
+        let mut s = lock(&held.slot);
+        let was = s.sup.is_running();
+        s.sup.stop(reason);
         was
     }
 
@@ -489,12 +592,14 @@ impl ServiceHost {
                 last_exit: None,
                 last_stop: None,
                 protocol: s.protocol().unwrap_or("stdio-jsonrpc").to_owned(),
+                remote: None,
             };
             if let Err(f) = self.plan(store, &active, &key) {
                 st.state = "blocked".into();
                 st.code = Some(f.code.into());
                 st.reason = Some(f.message);
             }
+            super::remote::annotate(store, app, active.manifest.view(), &mut st);
             let held = lock(&self.slots).get(&id).cloned();
             if let Some(held) = held {
                 let stats = lock(&held.stats).clone();

@@ -16,9 +16,10 @@ mod host;
 mod id;
 pub mod network_grant;
 pub mod package;
+pub mod remote;
 mod slot;
 
 pub use host::{
     read_log_file, reserved_method, BackCalls, PreparedCall, ServiceFailure, ServiceHost,
-    ServiceId, ServiceStatus,
+    ServiceId, ServiceStatus, NETWORK_REVOKED,
 };

@@ -1,7 +1,10 @@
 //! `apphost services grant-network|revoke-network`: the user's network grant to one
 //! `remote-allowed` service of an installed app (host.db rows, `install/store/network_grants.rs`).
 //! A grant is only given to a service the active manifest declares `remote-allowed`; a revoke
-//! also stops the service if this process runs it, so its next launch is refused.
+//! also stops the service at once if this process runs it (a call in flight is cancelled;
+//! audited `service.stop` with reason `network_revoked`), so its next launch is refused.
+//! Another AppHost process running it sees the revoke within its service host's next tick
+//! (500 ms) or call, and stops it the same way (`ServiceHost::take_away`).
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::install::store::Store;
@@ -37,12 +40,12 @@ pub fn revoke(store: &Store, app: &str, service: &str) -> HostResult<bool> {
     let active = store.active_app(app)?;
     let was = store.revoke_network(app, Some(&active.version), service)?;
     if let Some(h) = super::ServiceHost::existing(store.data_dir().root()) {
-        h.stop(
+        h.take_away(
             &super::ServiceId {
                 app: app.to_owned(),
                 key: service.to_owned(),
             },
-            "network revoked",
+            super::NETWORK_REVOKED,
         );
     }
     Ok(was)

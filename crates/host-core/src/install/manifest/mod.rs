@@ -24,8 +24,8 @@ pub use layered::reads as reads_file;
 pub use validate::{is_required, APP_TYPES, ENTRY_KINDS, LEGACY_ENTRY_KINDS, STATUSES};
 pub use view::{
     AgentRuntime, Entry, EntryKind, EvalCheck, Event, FrameFlag, Item, ItemText, Key, ManifestView,
-    Permission, Presentation, Requires, RuntimePackage, Service, Storage, Ui, Workflow, EVAL_TIERS,
-    RUNTIME_PACKAGE_PATH_FIELDS, SKILL_FIELDS, TRIGGER_FIELDS,
+    Permission, Presentation, RemoteAuthDecl, Requires, RuntimePackage, Service, Storage, Ui,
+    Workflow, EVAL_TIERS, RUNTIME_PACKAGE_PATH_FIELDS, SKILL_FIELDS, TRIGGER_FIELDS,
 };
 
 /// The manifest version this host implements (the standard's current version).

@@ -14,8 +14,10 @@ use super::Manifest;
 mod key;
 mod package_paths;
 mod raw;
+mod remote;
 pub use key::Key;
 pub use package_paths::PathKind;
+pub use remote::RemoteAuthDecl;
 
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

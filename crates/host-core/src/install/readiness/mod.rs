@@ -26,6 +26,7 @@ mod compat;
 mod evals;
 mod package;
 mod permissions;
+pub mod remote_services;
 mod runtimes;
 mod services;
 mod setup;
@@ -177,6 +178,9 @@ pub struct ServiceFacts {
     pub health: std::collections::BTreeMap<String, (bool, String)>,
     /// Keys of this app's `remote-allowed` services the user granted network (host.db).
     pub network_granted: BTreeSet<String>,
+    /// This app's `remote-http` services the user allowed, each with the endpoint origin it
+    /// was allowed for (host.db, `install/store/remote_grants.rs`).
+    pub remote_allowed: std::collections::BTreeMap<String, String>,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).

@@ -38,6 +38,10 @@ pub(super) fn services(cx: &mut Ctx) {
                 format!("service {key} cannot run: {why}"),
                 None,
             ),
+            Ok(p) if p.remote.is_some() => {
+                let spec = p.remote.as_ref().expect("checked");
+                super::remote_services::remote(cx, &key, req, spec)
+            }
             Ok(p)
                 if facts.sandbox_missing.is_some()
                     && !crate::install::service_launch::runs_in_process(&p.protocol) =>
@@ -103,11 +107,16 @@ pub(super) fn services(cx: &mut Ctx) {
         if let Some((title, target)) = action {
             c.setup_action = super::action(&key, title, "service-setup", Some(target.clone()));
             if let Some(a) = c.setup_action.as_mut() {
-                a.description = Some(if code == Some("service.network_not_granted") {
-                    format!("run: {target}")
-                } else {
-                    format!("missing on this host: {target}")
-                });
+                a.description = Some(
+                    if matches!(
+                        code,
+                        Some("service.network_not_granted" | "service.remote_not_allowed")
+                    ) {
+                        format!("run: {target}")
+                    } else {
+                        format!("missing on this host: {target}")
+                    },
+                );
             }
         }
         if outcome != Outcome::Pass {

@@ -436,5 +436,6 @@ fn lime_agent_needs_a_model_required_blocks_as_setup_optional_degrades() {
     );
 }
 
+mod remote_services;
 mod runtimes;
 mod services;

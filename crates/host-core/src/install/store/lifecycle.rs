@@ -165,6 +165,8 @@ impl Store {
                 super::knowledge_bindings::delete_all(&tx, name)?;
                 // So is a service's network grant.
                 super::network_grants::delete_all(&tx, name)?;
+                // And a remote service's allowance.
+                super::remote_grants::delete_all(&tx, name)?;
                 // An `apphost dev` install stops being one with its package: a later install of
                 // the name is a normal one.
                 tx.execute(

@@ -29,6 +29,7 @@ mod network_grants;
 mod packs;
 mod queries;
 mod recovery;
+mod remote_grants;
 mod schema;
 mod secret_bindings;
 mod service_files;

@@ -34,6 +34,7 @@ impl Store {
         state.services.health =
             crate::foundation::service_health::of_app(self.data_dir().root(), name);
         state.services.network_granted = self.network_grants(name)?.into_iter().collect();
+        state.services.remote_allowed = self.remote_allowances(name)?.into_iter().collect();
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

@@ -9,7 +9,7 @@ pub fn contract() -> NamespaceContract {
             ("required", boolean()),
             (
                 "state",
-                json!({"enum": ["running", "stopped", "degraded", "blocked"]}),
+                json!({"enum": ["running", "stopped", "degraded", "blocked", "remote"]}),
             ),
             ("code", string()),
             ("reason", string()),
@@ -18,6 +18,21 @@ pub fn contract() -> NamespaceContract {
             ("lastExit", string()),
             ("lastStop", string()),
             ("protocol", string()),
+            // A `server-assisted` remote service (docs/services.md, "Remote services").
+            (
+                "remote",
+                object(
+                    &[
+                        ("endpoint", string()),
+                        ("origin", string()),
+                        ("auth", json!({"enum": ["none", "bearer", "header"]})),
+                        ("secret", string()),
+                        ("dataBoundary", string()),
+                        ("allowed", boolean()),
+                    ],
+                    &["endpoint", "origin", "auth", "dataBoundary", "allowed"],
+                ),
+            ),
         ],
         &["key", "required", "state", "restarts", "protocol"],
     );

@@ -102,12 +102,35 @@ pub(super) fn call(
                 key: service.to_owned(),
             };
             if services.defers_service_calls() {
+                // A remote service: the trust decision now, the HTTPS call outside.
+                let remote = if declares_remote(allowed, service) {
+                    crate::hosting::services::remote::prepare(store, &id)
+                        .map_err(|f| failure(allowed, &f))?
+                } else {
+                    None
+                };
+                if let Some(remote) = remote {
+                    let (a, method) = (allowed.clone(), method.to_owned());
+                    // A frame's cancel answers the frame at once; the HTTPS exchange itself
+                    // ends at its own deadline (its answer is then dropped).
+                    let work =
+                        ServiceWork::new(Box::new(move |_: &service_sandbox::CancelToken| {
+                            remote.run(&method, params).map_err(|f| failure(&a, &f))
+                        }));
+                    return Ok(Reply {
+                        value: Value::Null,
+                        effect: Some(Effect::CallService(work)),
+                    });
+                }
                 // The slot is chosen now (it needs the store); the wait happens outside.
                 let prepared = host.prepare(store, &id).map_err(|f| failure(allowed, &f))?;
                 let (a, method) = (allowed.clone(), method.to_owned());
-                let work = ServiceWork::new(Box::new(move || {
-                    prepared.run(&method, params).map_err(|f| failure(&a, &f))
-                }));
+                let work =
+                    ServiceWork::new(Box::new(move |cancel: &service_sandbox::CancelToken| {
+                        prepared
+                            .run_cancellable(&method, params, cancel)
+                            .map_err(|f| failure(&a, &f))
+                    }));
                 return Ok(Reply {
                     value: Value::Null,
                     effect: Some(Effect::CallService(work)),
@@ -121,12 +144,22 @@ pub(super) fn call(
     }
 }
 
+/// Whether the caller's manifest declares `service` as a remote (`server-assisted`) one.
+fn declares_remote(a: &Allowed, service: &str) -> bool {
+    a.manifest()
+        .view()
+        .services()
+        .any(|s| s.key() == Some(service) && crate::install::remote_service::is_remote(s))
+}
+
 fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {
     let code = match f.code {
         "service.timeout" => ErrorCode::Timeout,
+        "service.cancelled" => ErrorCode::Cancelled,
         "service.not_declared" | "service.not_found" => ErrorCode::NotFound,
         "service.error" => ErrorCode::InvalidArgument,
         "service.exited" | "service.protocol" | "service.start_failed" => ErrorCode::UnknownError,
+        c if crate::hosting::services::remote::is_call_failure(c) => ErrorCode::UnknownError,
         _ => ErrorCode::CapabilityNotAvailable,
     };
     let mut e = err(a, code, &f.message, Some(f.code));

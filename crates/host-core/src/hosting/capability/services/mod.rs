@@ -96,21 +96,35 @@ pub enum Effect {
     CallService(ServiceWork),
 }
 
-type ServiceJob = Box<dyn FnOnce() -> Result<Value, CallError> + Send>;
+type ServiceJob = Box<dyn FnOnce(&service_sandbox::CancelToken) -> Result<Value, CallError> + Send>;
 
-/// A backend-service call taken out of the bridge: everything it needs, run at most once.
+/// A backend-service call taken out of the bridge: everything it needs, run at most once, and
+/// the token that cancels it while it runs (a frame's `capability:cancel`: the service gets
+/// `$/cancelRequest`).
 #[derive(Clone)]
-pub struct ServiceWork(std::sync::Arc<std::sync::Mutex<Option<ServiceJob>>>);
+pub struct ServiceWork {
+    job: std::sync::Arc<std::sync::Mutex<Option<ServiceJob>>>,
+    cancel: service_sandbox::CancelToken,
+}
 
 impl ServiceWork {
     pub fn new(job: ServiceJob) -> Self {
-        ServiceWork(std::sync::Arc::new(std::sync::Mutex::new(Some(job))))
+        ServiceWork {
+            job: std::sync::Arc::new(std::sync::Mutex::new(Some(job))),
+            cancel: service_sandbox::CancelToken::new(),
+        }
     }
 
-    /// Runs the call, waiting on the service; `None` when it already ran.
+    /// Runs the call, waiting on the service (or until [`ServiceWork::cancel_token`] is
+    /// cancelled); `None` when it already ran.
     pub fn run(&self) -> Option<Result<Value, CallError>> {
-        let job = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
-        job.map(|j| j())
+        let job = self.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+        job.map(|j| j(&self.cancel))
+    }
+
+    /// Cancels this call while it runs (or before it starts).
+    pub fn cancel_token(&self) -> service_sandbox::CancelToken {
+        self.cancel.clone()
     }
 }
 
@@ -122,7 +136,7 @@ impl std::fmt::Debug for ServiceWork {
 
 impl PartialEq for ServiceWork {
     fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
+        std::sync::Arc::ptr_eq(&self.job, &other.job)
     }
 }
 

@@ -14,6 +14,7 @@ fn host(sandbox_missing: Option<&str>, runtimes: &[&str]) -> HostState {
         runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
         health: Default::default(),
         network_granted: Default::default(),
+        remote_allowed: Default::default(),
     };
     s
 }
@@ -101,7 +102,8 @@ fn remote_services_stay_blocked_with_their_reasons() {
         assert_eq!(service_check(&r).code, Some(code), "{edit}");
         assert_eq!(r.status, Status::Blocked, "{edit}");
     }
-    // Declared server-assisted with an endpoint: still blocked, host policy allows no remote.
+    // Declared server-assisted, but cloud-remote over stdio-jsonrpc: not a valid remote
+    // service (the full declaration is in `remote_services.rs`).
     let front = format!(
         "runtimeTargets: [local, server-assisted]\n{}",
         PY.replace(
@@ -111,8 +113,8 @@ fn remote_services_stay_blocked_with_their_reasons() {
     );
     let r = run(&front, FILES, &HostProfile::current(), &ok);
     let c = service_check(&r);
-    assert_eq!(c.code, Some("service.remote_not_allowed"));
-    assert!(c.message.contains("policy"), "{}", c.message);
+    assert_eq!(c.code, Some("service.invalid_spec"));
+    assert!(c.message.contains("remote-http"), "{}", c.message);
 }
 
 const WASM: &str = "services:\n  - {key: transform, kind: app-backend, executionPlane: client-local, protocol: wasm, entry: svc/t.wasm, required: true, resourceLimits: {memoryMb: 16}}\n";

@@ -1,0 +1,79 @@
+//! A `server-assisted` remote service (`cloud-remote` / `remote-http`, its declaration checked
+//! by `install::remote_service`): the secret its auth sends must be a declared `secrets[]` slot
+//! (else `service.invalid_spec`), and host policy must allow it: the user's allowance for this
+//! app's service, bound to the endpoint's origin (`HostState::services.remote_allowed`, from
+//! host.db). Until then it is `blocked` (required) or `degraded` (optional) with
+//! `service.remote_not_allowed`, the data boundary in the message, and a setup action naming
+//! `apphost services allow-remote <app> <service>`. An allowance given for another origin (an
+//! update moved the endpoint) does not count.
+
+use super::{Ctx, Outcome};
+use crate::install::manifest::Key;
+use crate::install::remote_service::RemoteSpec;
+
+/// (outcome, code, message, setup action (title, target)).
+pub(super) type Verdict = (
+    Outcome,
+    Option<&'static str>,
+    String,
+    Option<(String, String)>,
+);
+
+/// The setup command that allows `key` of `app`.
+pub fn allow_command(app: &str, key: &str) -> String {
+    format!("apphost services allow-remote {app} {key}")
+}
+
+pub(super) fn remote(cx: &Ctx, key: &str, required: bool, spec: &RemoteSpec) -> Verdict {
+    let failing = if required {
+        Outcome::Blocked
+    } else {
+        Outcome::Degraded
+    };
+    let view = cx.m.view();
+    if let Some(slot) = spec.auth.secret() {
+        let declared = view.items(Key::Secrets).any(|i| i.key() == Some(slot));
+        if !declared {
+            return (
+                failing,
+                Some("service.invalid_spec"),
+                format!(
+                    "service {key} cannot run: its auth sends secret {slot}, which secrets[] does not declare"
+                ),
+                None,
+            );
+        }
+    }
+    match cx.state.services.remote_allowed.get(key) {
+        Some(origin) if *origin == spec.origin => (
+            Outcome::Pass,
+            None,
+            format!(
+                "service {key} is allowed to receive data at {}: {}",
+                spec.origin, spec.data_boundary
+            ),
+            None,
+        ),
+        other => {
+            let why = match other {
+                Some(old) => format!(
+                    "it was allowed for {old}, and its endpoint is now {}",
+                    spec.origin
+                ),
+                None => "host policy allows remote services only once you allow them".to_owned(),
+            };
+            (
+                failing,
+                Some("service.remote_not_allowed"),
+                format!(
+                    "service {key} sends data to {} ({why}). Data boundary: {}",
+                    spec.origin, spec.data_boundary
+                ),
+                Some((
+                    format!("Allow remote service {key} ({})", spec.origin),
+                    allow_command(view.name(), key),
+                )),
+            )
+        }
+    }
+}

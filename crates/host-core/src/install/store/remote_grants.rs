@@ -1,0 +1,106 @@
+//! Which `remote-http` services of an app the user allowed (host policy for `server-assisted`
+//! services, docs/services.md "Remote services"), as rows of the `settings` table keyed
+//! `app-remote/<app>/<service>` (no schema change) whose value is the endpoint origin the user
+//! saw when allowing it: an update that moves the endpoint elsewhere is not allowed until the
+//! user allows it again. Allowing and revoking are audited (`service.remote_allow` /
+//! `service.remote_revoke`); every uninstall removes the rows (a reinstall asks again). Readiness
+//! and every call re-read them; an app never sees or changes them.
+
+use rusqlite::{params, Connection};
+
+use super::{audit, Store};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
+
+const PREFIX: &str = "app-remote/";
+
+impl Store {
+    /// The remote services of `app` the user allowed, as `(service, origin)`, by key.
+    pub fn remote_allowances(&self, app: &str) -> HostResult<Vec<(String, String)>> {
+        allowances_in(&self.conn, app)
+    }
+
+    /// The origin `service` of `app` was allowed for, if it was.
+    pub fn remote_allowed_origin(&self, app: &str, service: &str) -> HostResult<Option<String>> {
+        Ok(allowances_in(&self.conn, app)?
+            .into_iter()
+            .find(|(s, _)| s == service)
+            .map(|(_, o)| o))
+    }
+
+    /// Allows `service` of the installed `app` to be called at `origin` (audited
+    /// `service.remote_allow`); `false` if it already was, for that origin. The caller checked
+    /// the service's declaration.
+    pub fn allow_remote(
+        &self,
+        app: &str,
+        version: &str,
+        service: &str,
+        origin: &str,
+    ) -> HostResult<bool> {
+        self.require_lock()?;
+        if !runtime_core::app_area::services::valid_key(service) {
+            return Err(HostError::new(
+                ErrorCode::ServiceNotDeclared,
+                format!("{service:?} is not a service name"),
+            ));
+        }
+        let tx = self.conn.unchecked_transaction()?;
+        let had = allowances_in(&tx, app)?
+            .into_iter()
+            .find(|(s, _)| s == service)
+            .map(|(_, o)| o);
+        if had.as_deref() != Some(origin) {
+            tx.execute(
+                "INSERT OR REPLACE INTO settings (key, value) VALUES (?1, ?2)",
+                params![super::app_rows::key(PREFIX, app, service), origin],
+            )?;
+            audit(
+                &tx,
+                "service.remote_allow",
+                Some(app),
+                Some(version),
+                &serde_json::json!({ "service": service, "origin": origin, "previous": had }),
+            )?;
+        }
+        tx.commit()?;
+        Ok(had.as_deref() != Some(origin))
+    }
+
+    /// Revokes the allowance (audited `service.remote_revoke`); `false` if there was none.
+    pub fn revoke_remote(
+        &self,
+        app: &str,
+        version: Option<&str>,
+        service: &str,
+    ) -> HostResult<bool> {
+        self.require_lock()?;
+        let tx = self.conn.unchecked_transaction()?;
+        let n = tx.execute(
+            "DELETE FROM settings WHERE key = ?1",
+            [super::app_rows::key(PREFIX, app, service)],
+        )?;
+        if n > 0 {
+            audit(
+                &tx,
+                "service.remote_revoke",
+                Some(app),
+                version,
+                &serde_json::json!({ "service": service }),
+            )?;
+        }
+        tx.commit()?;
+        Ok(n > 0)
+    }
+}
+
+/// Deletes every allowance row of `app` (inside the caller's transaction).
+pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
+    super::app_rows::delete_all(tx, PREFIX, app)
+}
+
+fn allowances_in(conn: &Connection, app: &str) -> HostResult<Vec<(String, String)>> {
+    Ok(super::app_rows::rows(conn, PREFIX, app)?
+        .into_iter()
+        .map(|(_, service, origin)| (service, origin))
+        .collect())
+}
