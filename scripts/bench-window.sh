@@ -7,6 +7,9 @@
 #
 # Cases, interleaved round by round after one warm-up each, under Xvfb:
 #   min-window   process start -> its static page's first paint
+#   static-snapshot  the same minimal window loading a static HTML snapshot of the app center's
+#                first view (same DOM and CSS, no script; captured from apphost-desktop once
+#                before the rounds): what the WebView needs to paint that page at all
 #   shell        apphost-desktop: process start -> the host UI's first render (its script ran,
 #                the list still loading)
 #   center       apphost-desktop: process start -> the app center's first paint (the app list,
@@ -19,7 +22,9 @@
 # bench.rs); the script subtracts the wall clock it took right before spawning. Idle memory:
 # RSS and PSS summed over the window and its WebKit processes, 6 s after the last round's paint
 # (after the update check the UI starts 3 s after its first paint).
-# Prints min / median / max per case and the ratios of the medians to the minimal window.
+# Prints min / median / max per case, the ratios of the medians to the minimal window, the
+# center's ratios to the minimal window and to the static snapshot (of the medians, and the
+# per-round ratios' min / median / max), and the load average over the rounds.
 # BENCH_TRACE=1 also prints, per apphost case, the median time from the spawn to each start-up
 # milestone the window traces (APPHOST_TRACE_START, src-tauri/src/desktop/start_trace.rs).
 set -euo pipefail
@@ -72,9 +77,16 @@ b, runs = sys.argv[1], int(sys.argv[2])
 probe = {"APPHOST_BENCH_PAINT": "1"}
 if os.environ.get("BENCH_TRACE"):
     probe["APPHOST_TRACE_START"] = "1"  # start-up milestones (desktop/start_trace.rs)
-print(json.dumps({"runs": runs, "idle": 6, "cases": [
-    {"name": "min-window", "event": "center", "command": [f"{b}/min-window"],
-     "env": {k: v for k, v in probe.items() if k == "APPHOST_TRACE_START"}},
+trace = {k: v for k, v in probe.items() if k == "APPHOST_TRACE_START"}
+snap = os.path.join(os.path.dirname(b), "snapshot")
+print(json.dumps({"runs": runs, "idle": 6, "snapshot": {
+    "case": {"name": "capture", "event": "center", "command": [f"{b}/apphost-desktop"],
+             "env": {"APPHOST_BENCH_PAINT": "1"}},
+    "out": snap, "css": "ui-host/dist/styles.css", "probe": "tools/min-window/dist/paint.js"},
+    "cases": [
+    {"name": "min-window", "event": "center", "command": [f"{b}/min-window"], "env": trace},
+    {"name": "static-snapshot", "event": "center", "command": [f"{b}/min-window"],
+     "env": dict(trace, MIN_WINDOW_PAGE=snap)},
     {"name": "shell", "event": "shell", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "center", "event": "center", "command": [f"{b}/apphost-desktop"], "env": probe},
     {"name": "deep-link", "event": "app", "command": [f"{b}/apphost-desktop"],
@@ -86,13 +98,23 @@ python3 "$REPO/scripts/lib/bench_window.py" "$config" > "$WORK/result.json"
 python3 - "$WORK/result.json" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))
+load = r.pop("_load")
+print(f"load average (1 min) over the rounds: {min(load):.2f}-{max(load):.2f}, median {statistics.median(load):.2f}")
 base = statistics.median(r["min-window"]["ms"])
 for name, c in r.items():
     t = sorted(c["ms"])
     med = statistics.median(t)
     mem = f'; idle RSS {c["rss_kib"]/1024:.0f} MiB, PSS {c["pss_kib"]/1024:.0f} MiB ({c["processes"]} processes)' if c.get("rss_kib") else ""
-    print(f"  {name:10s} min {t[0]:7.1f}  median {med:7.1f}  max {t[-1]:7.1f} ms  ({len(t)} runs; "
+    print(f"  {name:15s} min {t[0]:7.1f}  median {med:7.1f}  max {t[-1]:7.1f} ms  ({len(t)} runs; "
           f"median / min-window {med/base:.2f}x){mem}")
+print("ratios (of the medians; per round: min / median / max of that round's ratio):")
+pairs = [(n, ref) for n in ("shell", "center", "deep-link") for ref in ("min-window", "static-snapshot")]
+for name, ref in pairs + [("static-snapshot", "min-window")]:
+    a, b = r[name]["ms"], r[ref]["ms"]
+    paired = sorted(x / y for x, y in zip(a, b))
+    print(f"  {name:15s} / {ref:15s} {statistics.median(a) / statistics.median(b):.2f}x  "
+          f"(per round {paired[0]:.2f} / {statistics.median(paired):.2f} / {paired[-1]:.2f}; "
+          f"of the minima {min(a) / min(b):.2f}, of the maxima {max(a) / max(b):.2f})")
 for name, c in r.items():
     if c.get("trace"):
         marks = sorted((statistics.median(v), k, len(v)) for k, v in c["trace"].items())

@@ -58,6 +58,7 @@ if (process.argv.includes("--test")) {
       "tasks",
       "theme",
       "format",
+      "app/after-paint",
       "app/catalog-flow",
       "app/host-events",
       "app/mount-controller",

@@ -12,11 +12,21 @@ network processes). Each process tree is killed after its run. A case whose env 
 APPHOST_TRACE_START also records the window's start-up milestones (its stderr lines
 `apphost-start: <ms> <unix ns> <what>`, src-tauri/src/desktop/start_trace.rs) as ms since the
 spawn. Prints one JSON object:
-{name: {"event", "ms": [...], "rss_kib", "pss_kib", "processes", "trace": {what: [ms, ...]}}}.
+{name: {"event", "ms": [...], "rss_kib", "pss_kib", "processes", "trace": {what: [ms, ...]}},
+ "_load": [the 1-minute load average before each round and after the last]}.
+
+An optional "snapshot": {"case": {...}, "out": folder, "css": file, "probe": file} runs its case
+once before everything else (apphost-desktop with APPHOST_BENCH_SNAPSHOT=<out>/captured.html:
+the center's HTML when the app list first showed) and turns the capture into <out>/index.html,
+the same DOM without any script (the module script and its preloads removed), with the minimal
+window's paint probe (`probe`) as its only script and `css` beside it as styles.css; a case
+running min-window with MIN_WINDOW_PAGE=<out> paints it.
 """
 import json
 import os
+import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,12 +125,39 @@ def milestones(trace, t0):
     return out
 
 
+def static_snapshot(snap):
+    """Captures the app center's first view and writes it as a static page (see the docstring)."""
+    out = snap["out"]
+    os.makedirs(out, exist_ok=True)
+    captured = os.path.join(out, "captured.html")
+    case = dict(snap["case"], env=dict(snap["case"].get("env", {}), APPHOST_BENCH_SNAPSHOT=captured))
+    run_once(case, 0)
+    with open(captured, encoding="utf-8") as f:
+        html = f.read()
+    html = re.sub(r"<script\b[^>]*>.*?</script>", "", html, flags=re.S | re.I)
+    html = re.sub(r"<link\b[^>]*rel=\"modulepreload\"[^>]*>", "", html, flags=re.I)
+    html = html.replace("<head>", '<head><script src="/paint.js"></script>', 1)
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html>" + html)
+    shutil.copy(snap["css"], os.path.join(out, "styles.css"))
+    shutil.copy(snap["probe"], os.path.join(out, "paint.js"))
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
 def main():
     config = json.loads(sys.argv[1])
+    if config.get("snapshot"):
+        static_snapshot(config["snapshot"])
     results = {c["name"]: {"event": c["event"], "ms": []} for c in config["cases"]}
+    load = []
     for case in config["cases"]:  # one warm-up run each (page cache, fontconfig)
         run_once(case, 0)
     for r in range(config["runs"]):
+        load.append(load_average())
         for case in config["cases"]:  # interleaved: load changes hit every case alike
             last = r == config["runs"] - 1
             ms, mem, marks = run_once(case, config["idle"] if last else 0)
@@ -129,6 +166,8 @@ def main():
                 results[case["name"]].setdefault("trace", {}).setdefault(what, []).append(at)
             if mem:
                 results[case["name"]].update(rss_kib=mem[0], pss_kib=mem[1], processes=mem[2])
+    load.append(load_average())
+    results["_load"] = load
     print(json.dumps(results))
 
 

@@ -22,6 +22,7 @@ import { useUiLaunch } from "./app/use-ui-launch.js";
 import { HostContext, type Host } from "./context.js";
 import { errorText } from "./format.js";
 import { isPanel } from "./tabs.js";
+import { afterFirstPaint, firstViewShown } from "./app/after-paint.js";
 import { lazyPage, preloadPages } from "./app/lazy-page.js";
 import { AppListPage } from "./views/app-list.js";
 import { BrowsePage } from "./views/browse.js";
@@ -87,14 +88,13 @@ export function App(): JSX.Element {
   // body[data-state] and the summary line: the desktop e2e waits on them. Set before the frame
   // that shows the list (a layout effect), not one frame after it.
   const state = loadState(apps, loadError);
+  // Work the first frame does not need waits for it (app/after-paint.ts).
   useLayoutEffect(() => {
     document.body.dataset.state = state;
+    if (state !== "loading") firstViewShown();
   }, [state]);
-  // Once the list is on screen (painted), the other pages' code loads.
-  const listShown = state !== "loading";
-  useEffect(() => {
-    if (listShown) requestAnimationFrame(() => setTimeout(preloadPages, 0));
-  }, [listShown]);
+  // Once the list is painted, the other pages' code loads.
+  useEffect(() => afterFirstPaint(preloadPages), []);
   const shownError = loadError ?? banner;
   const { tabs } = snapshot;
   const appNames = (apps ?? []).map((a) => a.name);

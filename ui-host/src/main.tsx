@@ -11,6 +11,9 @@ if (root === null) {
 }
 // The first render waits (at most 100 ms) for the app list, so the first frame is the app center
 // rather than a loading shell followed by a second render and frame.
+// The performance marks are read by the start-up bench's trace (docs/benchmarks.md).
 startListing();
 await earlyListing(100);
+performance.mark("apphost:list-in");
 render(<App />, root);
+performance.mark("apphost:rendered");

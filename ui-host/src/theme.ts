@@ -17,5 +17,6 @@ export function effectiveTheme(choice: ThemeChoice, systemDark: boolean): "light
 
 /** Sets the page's theme (CSS reads `html[data-theme]`). */
 export function applyTheme(effective: "light" | "dark"): void {
-  document.documentElement.dataset.theme = effective;
+  const root = document.documentElement;
+  if (root.dataset.theme !== effective) root.dataset.theme = effective;
 }

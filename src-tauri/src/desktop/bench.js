@@ -3,6 +3,7 @@
 // the list is still loading). "center": the same after body[data-state] moved off "loading"
 // (the app list is on screen). "app": two animation frames after the first message from an app frame (its script
 // ran: the bridge handshake). Each is reported once through the `bench_painted` command.
+// `APPHOST_BENCH_SNAPSHOT` (a boolean) is defined by bench.rs in front of this script.
 (function () {
   if (window.top !== window) return;
   const sent = new Set();
@@ -16,6 +17,8 @@
     if (sent.has(what)) return;
     sent.add(what);
     at(what + " seen");
+    // The DOM the first frame of the app center paints (APPHOST_BENCH_SNAPSHOT, bench.rs).
+    const snapshot = APPHOST_BENCH_SNAPSHOT && what === "center" ? document.documentElement.outerHTML : undefined;
     requestAnimationFrame(() => {
       at(what + " frame 1");
       requestAnimationFrame(() => {
@@ -24,7 +27,10 @@
           const name = e.name.split("/").pop();
           marks["fetched " + name] = performance.timeOrigin + e.responseEnd;
         }
-        window.__TAURI_INTERNALS__.invoke("bench_painted", { what, marks });
+        for (const e of performance.getEntriesByType("mark")) {
+          marks["mark " + e.name] = performance.timeOrigin + e.startTime;
+        }
+        window.__TAURI_INTERNALS__.invoke("bench_painted", { what, marks, snapshot });
       });
     });
   };

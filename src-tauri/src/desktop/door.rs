@@ -1,6 +1,8 @@
 //! The App Server door of the window's session (docs/app-server.md), opened on its own thread
 //! beside the window's start: opening it opens the agent runtime (its event log, recovery), which
-//! the first paint does not need. The host UI's first calls do not wait for it (`list_apps`
+//! the first paint does not need. The same thread first resumes the data directory's workflow
+//! runs (`Session::resume_workflow_runs`: their replay), which the first paint does not need
+//! either. The host UI's first calls do not wait for it (`list_apps`
 //! opens its own store connection); a call that needs the runtime waits on the session's bridge
 //! lock, which the opening holds, as it would have waited before.
 
@@ -26,6 +28,8 @@ impl DoorSlot {
         let opening = std::thread::Builder::new()
             .name("apphost-door".into())
             .spawn(move || {
+                session.resume_workflow_runs();
+                start_trace::mark("workflow runs resumed");
                 let opened = host_core::api::door::open_serving(&session)
                     .map_err(|e| eprintln!("apphost: no App Server door: {}", e.message))
                     .ok();

@@ -45,8 +45,9 @@ pub fn run() -> i32 {
     let package = host_core::api::launch_package::from_launch(std::env::args_os().nth(1), |key| {
         std::env::var(key).ok()
     });
+    // The workflow runs are resumed (replayed) beside the window, with the door (door.rs).
     let session = Arc::new(
-        Session::new(
+        Session::new_without_resuming(
             data,
             SessionConfig {
                 serve: scheme::context(),
@@ -60,7 +61,8 @@ pub fn run() -> i32 {
     // Scheduled starts fire while the window runs, whichever page it shows.
     let _schedules = host_core::api::workflow_host::tick_in_background(&session);
     // The App Server door on the window's runtime (docs/app-server.md), open while it runs:
-    // opened beside the window's start (it opens the agent runtime), not before it.
+    // opened beside the window's start (it opens the agent runtime), not before it, after the
+    // data directory's workflow runs are resumed.
     let door = door::DoorSlot::open_beside(&session);
 
     let mut builder = tauri::Builder::default();

@@ -18,11 +18,31 @@ export interface AppsState {
 // The first `list_apps`, asked before the shell's first render (`startListing`, main.tsx) rather
 // than from an effect after the first paint: the list is in by the time the start-up reloads.
 let early: Promise<AppSummary[]> | null = null;
+// Its answer once in: the shell's first render shows it (one render and one frame, not a
+// loading shell and then the list).
+let earlyAnswer: AppSummary[] | null = null;
 
 /** Asks for the app list now; the first `reload` uses this answer. */
 export function startListing(): void {
-  early ??= api.listApps();
-  early.catch(() => undefined); // reported by the reload that takes it
+  if (early !== null) return;
+  const asked = api.listApps();
+  early = asked;
+  asked.then(
+    (list) => {
+      if (early === asked) earlyAnswer = list;
+    },
+    () => undefined, // reported by the reload that takes it
+  );
+}
+
+/** The early answer if it is in, taken (the start-up's reload does not ask again). */
+function takeEarlyAnswer(): AppSummary[] | null {
+  const list = earlyAnswer;
+  if (list !== null) {
+    earlyAnswer = null;
+    early = null;
+  }
+  return list;
 }
 
 /** Resolves once the early list is in (answered or failed) or after `capMs`, whichever is first. */
@@ -41,15 +61,26 @@ export function earlyListing(capMs: number): Promise<void> {
 function takeListing(): Promise<AppSummary[]> {
   const first = early;
   early = null;
+  earlyAnswer = null;
   return first ?? api.listApps();
 }
 
+/** The list the first render shows (the early answer, when it is in) and its memo. */
+function firstList(): { list: AppSummary[] | null; memo: ListMemo } {
+  const list = takeEarlyAnswer();
+  const memo = new ListMemo();
+  if (list !== null) memo.changed(list);
+  return { list, memo };
+}
+
 export function useApps(): AppsState {
-  const [apps, setApps] = useState<AppSummary[] | null>(null);
+  const [first] = useState(firstList);
+  const [apps, setApps] = useState<AppSummary[] | null>(first.list);
   const [loadError, setLoadError] = useState<unknown>(null);
-  const latestRef = useRef<AppSummary[] | null>(null);
-  const memo = useRef(new ListMemo());
-  const pendingFirst = useRef<Promise<void> | null>(null);
+  const latestRef = useRef<AppSummary[] | null>(first.list);
+  const memo = useRef(first.memo);
+  // The start-up's first reload: the early answer (already shown, or still on its way).
+  const pendingFirst = useRef<Promise<void> | null>(first.list !== null ? Promise.resolve() : null);
   const load = useCallback(async () => {
     try {
       const next = await takeListing();
@@ -67,7 +98,7 @@ export function useApps(): AppsState {
   // The early answer is rendered as soon as it is in (before the first paint when it is quick),
   // and the start-up's first reload waits for this one instead of asking again.
   useLayoutEffect(() => {
-    if (early !== null) pendingFirst.current = load();
+    if (pendingFirst.current === null && early !== null) pendingFirst.current = load();
   }, [load]);
   const reload = useCallback((): Promise<void> => {
     const first = pendingFirst.current;

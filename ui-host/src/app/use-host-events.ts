@@ -10,6 +10,7 @@ import { launchFromPath } from "../transport.js";
 import type { LaunchTarget } from "../types.js";
 import { STORE_CHANGED } from "../views/dev-banner.js";
 import { recordDevDiagnostic } from "../views/dev-console.js";
+import { afterFirstPaint } from "./after-paint.js";
 import { runEventLoop, type HostEventHandlers } from "./host-events.js";
 import { isMissingCommand } from "./shell-state.js";
 
@@ -29,7 +30,8 @@ export interface HostEventDeps {
 /** The start-up: approvals, the list, then the launch target's entry or the launch package's review. Every dependency is stable. */
 export function useStartup(deps: HostEventDeps): void {
   useEffect(() => {
-    void deps.refreshApprovals();
+    // The approval badges show on running tabs: none are open before the first paint.
+    afterFirstPaint(() => void deps.refreshApprovals());
     void (async () => {
       const fromPath = launchFromPath(location.pathname);
       // Asked beside the list, not after it: a deep-linked window's frame starts one round trip
@@ -74,11 +76,14 @@ export function useStartup(deps: HostEventDeps): void {
   }, []);
 }
 
-/** Host→UI pushes (docs/host-api.md), followed until the shell unmounts. Every dependency is stable. */
+/**
+ * Host→UI pushes (docs/host-api.md), followed from the first paint (Rust queues what happens
+ * before: nothing is lost) until the shell unmounts. Every dependency is stable.
+ */
 export function useHostEvents(deps: HostEventDeps): void {
   useEffect(() => {
     let stopped = false;
-    void runEventLoop(
+    const follow = (): void => void runEventLoop(
       {
         poll: api.events,
         stopped: () => stopped,
@@ -100,6 +105,9 @@ export function useHostEvents(deps: HostEventDeps): void {
         devDiagnostic: recordDevDiagnostic,
       },
     );
+    afterFirstPaint(() => {
+      if (!stopped) follow();
+    });
     return () => {
       stopped = true;
     };

@@ -1,7 +1,7 @@
 // Theme: the user's choice (kept in localStorage), the system's preference, the page, and Rust
 // (which sends `theme:update` to ready frames; its answer's bridge actions are executed).
 
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 
 import * as api from "../api.js";
 import type { BridgeRelay } from "../bridge-relay.js";
@@ -19,8 +19,10 @@ export function useTheme(relay: () => BridgeRelay | null): { theme: ThemeChoice;
     return () => media?.removeEventListener("change", onChange);
   }, []);
   const effective = effectiveTheme(theme, systemDark);
+  // On the page before the frame that paints it: set after the first paint, it restyled and
+  // repainted the whole page one frame later.
+  useLayoutEffect(() => applyTheme(effective), [effective]);
   useEffect(() => {
-    applyTheme(effective);
     storage()?.setItem(THEME_STORAGE_KEY, theme);
     api
       .setTheme(theme, effective)

@@ -6,6 +6,7 @@ import { Component, type JSX } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 
 import * as api from "../api.js";
+import { afterFirstPaint } from "../app/after-paint.js";
 import { cardOffers, type CardOffer } from "../app/catalog-flow.js";
 import { HostContext } from "../context.js";
 import {
@@ -230,23 +231,34 @@ export function AppListPage(props: { onAdd: () => void; error: unknown; shown?: 
   useEffect(() => {
     if (!shown || host.apps === null || host.apps.length === 0) return undefined;
     let live = true;
-    const id = setTimeout(() => {
+    afterFirstPaint(() => {
+      if (!live) return;
       api
         .browseCatalog("")
         .then((b) => {
           if (live) setOffers(cardOffers(b));
         })
         .catch((error: unknown) => console.warn("browse_catalog failed", error));
-    }, 0);
+    });
     return () => {
       live = false;
-      clearTimeout(id);
     };
   }, [host.apps, shown]);
   // Progressive rendering: a screenful first, then CARD_CHUNK more cards each frame until all are
   // in (500 apps stay responsive: the first screen paints at once, input is never blocked for the
   // whole list; cards already shown are not re-diffed, see AppCard).
   const [limit, setLimit] = useState(CARD_FIRST);
+  // The search field and the filter (native form controls, the costliest part of the first
+  // frame to paint: docs/benchmarks.md "Window start-up") come right after the first paint; the
+  // space they take is kept, so the list does not move.
+  const [tools, setTools] = useState(false);
+  useEffect(() => {
+    let live = true;
+    afterFirstPaint(() => live && setTools(true));
+    return () => {
+      live = false;
+    };
+  }, []);
   useEffect(() => {
     if (limit >= apps.length) {
       return undefined;
@@ -262,34 +274,38 @@ export function AppListPage(props: { onAdd: () => void; error: unknown; shown?: 
           Add app…
         </Button>
       </div>
-      <div class="list-tools" role="search">
-        <label class="field field--inline">
-          <span>Search</span>
-          <input
-            type="search"
-            data-testid="app-search"
-            value={query}
-            onInput={(e) => {
-              setQuery(e.currentTarget.value);
-              setLimit(CARD_FIRST);
-            }}
-            placeholder="Name, publisher or description"
-          />
-        </label>
-        <label class="field field--inline">
-          <span>Show</span>
-          <select data-testid="app-filter" value={filter} onChange={(e) => {
-              setFilter(e.currentTarget.value as AppFilter);
-              setLimit(CARD_FIRST);
-            }}>
-            {FILTERS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      {tools ? (
+        <div class="list-tools" role="search">
+          <label class="field field--inline">
+            <span>Search</span>
+            <input
+              type="search"
+              data-testid="app-search"
+              value={query}
+              onInput={(e) => {
+                setQuery(e.currentTarget.value);
+                setLimit(CARD_FIRST);
+              }}
+              placeholder="Name, publisher or description"
+            />
+          </label>
+          <label class="field field--inline">
+            <span>Show</span>
+            <select data-testid="app-filter" value={filter} onChange={(e) => {
+                setFilter(e.currentTarget.value as AppFilter);
+                setLimit(CARD_FIRST);
+              }}>
+              {FILTERS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      ) : (
+        <div class="list-tools list-tools--pending" aria-hidden="true" />
+      )}
       <AppCards apps={apps} query={query} filter={filter} actions={actions} limit={limit} offers={offers} />
       <div id="empty-state" class="empty-state" hidden={host.apps === null || apps.length > 0}>
         <p class="empty-title">No apps installed yet</p>

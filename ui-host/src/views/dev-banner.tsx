@@ -7,6 +7,7 @@ import type { JSX } from "preact";
 import { useCallback, useContext, useEffect, useState } from "preact/hooks";
 
 import * as api from "../api.js";
+import { afterFirstPaint } from "../app/after-paint.js";
 import { HostContext } from "../context.js";
 import { changeLabel, networkDomains, valueText } from "../format.js";
 import { Badge, Button, ErrorBox } from "../ui/components.js";
@@ -141,10 +142,17 @@ export function DevBanners(): JSX.Element | null {
     }
   }, []);
   useEffect(() => {
-    void refresh();
+    let live = true;
+    // Not on the first frame's path (app/after-paint.ts).
+    afterFirstPaint(() => {
+      if (live) void refresh();
+    });
     const onChange = (): void => void refresh();
     window.addEventListener(STORE_CHANGED, onChange);
-    return () => window.removeEventListener(STORE_CHANGED, onChange);
+    return () => {
+      live = false;
+      window.removeEventListener(STORE_CHANGED, onChange);
+    };
   }, [host.apps, refresh]);
   const actions: DevBannerActions = {
     approve: (s) => {

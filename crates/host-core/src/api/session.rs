@@ -138,6 +138,27 @@ impl Session {
     }
 
     pub fn new(data: DataDir, config: SessionConfig) -> Self {
+        let session = Self::new_without_resuming(data, config);
+        session.resume_workflow_runs();
+        session
+    }
+
+    /// The host session drives the data directory's workflow runs (when it has any): opens and
+    /// replays them now, unless done already. [`Session::new`] does it at once; the desktop
+    /// window makes its session with [`Session::new_without_resuming`] and calls this on a
+    /// thread beside the window (the replay is not on the first paint's path).
+    pub fn resume_workflow_runs(&self) {
+        let resumed = self
+            .bridge()
+            .map_err(|e| e.message)
+            .and_then(|mut b| b.host.resume_workflow_runs(&self.data));
+        if let Err(m) = resumed {
+            tracing::warn!("workflow runs not resumed: {m}");
+        }
+    }
+
+    /// [`Session::new`] without resuming the workflow runs (see [`Session::resume_workflow_runs`]).
+    pub fn new_without_resuming(data: DataDir, config: SessionConfig) -> Self {
         let mut bridge = BridgeHost::new(
             Services::new(data.apps_data()),
             HostProfile::current(),
@@ -145,10 +166,6 @@ impl Session {
         );
         // A frame's service call waits outside the bridge lock (`with_bridge_calls`).
         bridge.defer_service_calls();
-        // The host session drives the data directory's workflow runs (when it has any).
-        if let Err(m) = bridge.resume_workflow_runs(&data) {
-            tracing::warn!("workflow runs not resumed: {m}");
-        }
         // Asynchronous bridge actions (lime.agent task events, produced on the agent runtime's
         // threads) go straight to the outbox as `outgoing` events, one per action.
         let outbox = Arc::new(Outbox::new());
