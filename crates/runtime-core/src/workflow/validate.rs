@@ -19,6 +19,7 @@ pub const TOOL_CALL_METHODS: &[&str] = &[
     "lime.storage.set",
     "lime.events.publish",
     "lime.tools.invoke",
+    "lime.services.call",
 ];
 
 /// The capability and method one step calls, or `None` for a state that calls nothing

@@ -12,7 +12,7 @@
 pub mod policy;
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,7 +61,7 @@ pub fn policy_from_env(policy: EgressPolicy) -> EgressPolicy {
     {
         let allow = std::env::var(TEST_ALLOW_ENV)
             .ok()
-            .and_then(|v| v.parse::<SocketAddr>().ok());
+            .and_then(|v| v.parse::<std::net::SocketAddr>().ok());
         policy.with_test_allow(allow)
     }
     #[cfg(not(debug_assertions))]

@@ -6,8 +6,8 @@
 
 use service_sandbox::{AuditEvent, Supervisor};
 
-use super::host::ServiceStatus;
 use super::id::ServiceId;
+use super::status::ServiceStatus;
 use crate::foundation::paths::DataDir;
 use crate::install::store::service_health_rows::now_ms;
 use crate::install::store::{ServiceHealthRow, Store};

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 use service_sandbox::{CancelToken, Health, SandboxError};
 
 pub use super::id::{BackCalls, ServiceId};
 use super::slot::{Slot, SlotInput};
+use super::status::ServiceStatus;
 use crate::foundation::error::{ErrorCode, HostError};
 use crate::foundation::paths::DataDir;
 use crate::foundation::service_health;
@@ -77,42 +77,6 @@ impl From<SandboxError> for ServiceFailure {
             retryable,
         }
     }
-}
-
-/// One service as the CLI and the host UI show it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ServiceStatus {
-    pub key: String,
-    pub required: bool,
-    /// `running`, `stopped`, `degraded` (crashed recently), `blocked` (crash loop, or cannot run
-    /// here: `code` says why).
-    pub state: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-    /// Starts after the first one in this host process.
-    pub restarts: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_exit: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_stop: Option<String>,
-    pub protocol: String,
-    /// A `server-assisted` remote service: its endpoint, auth kind, data boundary and whether
-    /// the user allowed it (state `remote` when allowed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remote: Option<super::remote::RemoteInfo>,
-    /// The durable crash record (host.db, any process of this data dir): the last crash,
-    /// crashes inside the crash-loop window, the last crash's error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_crash_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub crashes_in_window: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
 }
 
 /// A slot, the package it runs, and its stats (read without waiting for an in-flight call).

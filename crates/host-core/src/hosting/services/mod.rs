@@ -21,8 +21,10 @@ pub mod package;
 pub mod remote;
 pub mod reset;
 mod slot;
+mod status;
 
 pub use host::{
     read_log_file, reserved_method, BackCalls, PreparedCall, ServiceFailure, ServiceHost,
-    ServiceId, ServiceStatus, NETWORK_REVOKED,
+    ServiceId, NETWORK_REVOKED,
 };
+pub use status::ServiceStatus;
