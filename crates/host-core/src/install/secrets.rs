@@ -439,7 +439,8 @@ impl EncryptedFileStore {
         Ok(Some(key))
     }
 
-    /// Creates a fresh random key file (0600 in a 0700 folder); fails if one exists.
+    /// Creates a fresh random key file (0600 in a 0700 folder); when another creator got there
+    /// first, its key.
     fn create_key(&self) -> HostResult<Zeroizing<[u8; 32]>> {
         let mut key = Zeroizing::new([0u8; 32]);
         getrandom::fill(key.as_mut_slice())
@@ -456,27 +457,53 @@ impl EncryptedFileStore {
                     )
                 })?;
         }
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&self.key_file)
-            .map_err(|e| {
-                key_err(
+        // Written whole to a private temporary file, then linked into place: a concurrent
+        // creator (another thread or process) either wins the link, and this one reads its key,
+        // or loses it; nobody ever reads a half-written key file.
+        let mut nonce = [0u8; 8];
+        let _ = getrandom::fill(&mut nonce);
+        let tmp = self.key_file.with_extension(format!(
+            "tmp-{}-{}",
+            std::process::id(),
+            hex::encode(nonce)
+        ));
+        let written = (|| -> std::io::Result<()> {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            let mut text = Zeroizing::new(hex::encode(key.as_slice()));
+            text.push('\n');
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(key_err(
+                format!("cannot write the secrets key file: {e}"),
+                &self.key_file,
+            ));
+        }
+        let linked = fs::hard_link(&tmp, &self.key_file);
+        let _ = fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return self.read_key()?.ok_or_else(|| {
+                    key_err(
+                        "the secrets key file vanished while it was created".into(),
+                        &self.key_file,
+                    )
+                });
+            }
+            Err(e) => {
+                return Err(key_err(
                     format!("cannot create the secrets key file: {e}"),
                     &self.key_file,
-                )
-            })?;
-        let mut text = Zeroizing::new(hex::encode(key.as_slice()));
-        text.push('\n');
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(|e| {
-                key_err(
-                    format!("cannot write the secrets key file: {e}"),
-                    &self.key_file,
-                )
-            })?;
+                ))
+            }
+        }
         Ok(key)
     }
 
@@ -638,5 +665,40 @@ impl SecretStore for EncryptedFileStore {
     fn delete(&self, name: &str) -> HostResult<bool> {
         check_name(name)?;
         self.update(|s| s.remove(name).is_some())
+    }
+}
+
+#[cfg(test)]
+mod key_race_tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_creators_of_the_key_file_all_end_with_the_one_key() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::at(tmp.path().join("data"));
+        let key_file = tmp.path().join("keys").join("k.key");
+        let keys: Vec<[u8; 32]> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    let (dir, key_file) = (dir.clone(), key_file.clone());
+                    s.spawn(move || {
+                        let store = EncryptedFileStore::new(&dir, key_file).unwrap();
+                        *store.create_key().unwrap()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            keys.windows(2).all(|w| w[0] == w[1]),
+            "two keys were handed out"
+        );
+        let store = EncryptedFileStore::new(&dir, key_file.clone()).unwrap();
+        assert_eq!(*store.read_key().unwrap().unwrap(), keys[0]);
+        let left: Vec<_> = std::fs::read_dir(key_file.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "temporary files left: {left:?}");
     }
 }
