@@ -53,6 +53,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub(crate) use cleanup::SkippedEntrySchema;
+pub use app_rows::{
+    reserved_prefix as reserved_setting_prefix, RESERVED_PREFIXES as RESERVED_SETTING_PREFIXES,
+};
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use data_export::ExportOutcome;
 pub use driver::{Consent, Given, Installed, ModeChoice, Planned};
