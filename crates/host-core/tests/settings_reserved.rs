@@ -176,7 +176,10 @@ fn an_audited_row_cannot_be_cleared_through_the_generic_setter() {
     assert_eq!(setting_audits(&store), audits);
     assert!(store.network_granted(APP, "parser").unwrap());
     assert_eq!(
-        store.remote_allowed_origin(APP, "parser").unwrap().as_deref(),
+        store
+            .remote_allowed_origin(APP, "parser")
+            .unwrap()
+            .as_deref(),
         Some("https://api.example.com")
     );
     assert_eq!(store.service_health(APP).unwrap().len(), 1);
@@ -194,8 +197,14 @@ fn the_audited_paths_still_write_and_remove_their_rows_with_their_own_audit() {
     assert!(!store.revoke_remote(APP, None, "parser").unwrap());
     assert!(store.reset_service_health(APP, "parser", "test").unwrap());
     assert!(!store.reset_service_health(APP, "parser", "test").unwrap());
-    assert!(store.unbind_knowledge(APP, None, "notes").unwrap().is_some());
-    assert!(store.unbind_knowledge(APP, None, "notes").unwrap().is_none());
+    assert!(store
+        .unbind_knowledge(APP, None, "notes")
+        .unwrap()
+        .is_some());
+    assert!(store
+        .unbind_knowledge(APP, None, "notes")
+        .unwrap()
+        .is_none());
     assert!(store.unbind_secret(APP, None, "token").unwrap().is_some());
     assert!(store.unbind_secret(APP, None, "token").unwrap().is_none());
     assert!(store

@@ -74,7 +74,11 @@ pub(super) fn rows(
 }
 
 /// `app`'s rows as `(item, value)`, by item.
-pub(super) fn items(conn: &Connection, prefix: &str, app: &str) -> HostResult<Vec<(String, String)>> {
+pub(super) fn items(
+    conn: &Connection,
+    prefix: &str,
+    app: &str,
+) -> HostResult<Vec<(String, String)>> {
     Ok(rows(conn, prefix, app)?
         .into_iter()
         .map(|(_, item, value)| (item, value))
