@@ -10,8 +10,8 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde_json::Value;
 
-use super::audit;
-use crate::foundation::error::HostResult;
+use super::{audit, Store};
+use crate::foundation::error::{ErrorCode, HostError, HostResult};
 
 /// `lime.secrets` slot bindings (`secret_bindings`).
 pub(super) const SECRET: &str = "app-secret/";
@@ -145,4 +145,41 @@ pub(super) fn delete_all(tx: &Connection, prefix: &str, app: &str) -> HostResult
         "DELETE FROM settings WHERE key >= ?1 AND key < ?2",
         params![start, end],
     )?)
+}
+
+/// `service` as a row item: a valid service key, else `service.not_declared`.
+pub(super) fn require_service_key(service: &str) -> HostResult<()> {
+    if runtime_core::app_area::services::valid_key(service) {
+        Ok(())
+    } else {
+        Err(HostError::new(
+            ErrorCode::ServiceNotDeclared,
+            format!("{service:?} is not a service name"),
+        ))
+    }
+}
+
+impl Store {
+    /// Removes the row of `service` of `app` under `prefix` (a network grant, a remote
+    /// allowance) under the store lock, audited `action` with `{"service"}`; `false` if there
+    /// was none.
+    pub(super) fn revoke_service_row(
+        &self,
+        prefix: &str,
+        action: &str,
+        app: &str,
+        version: Option<&str>,
+        service: &str,
+    ) -> HostResult<bool> {
+        self.require_lock()?;
+        delete_audited(
+            self.conn.unchecked_transaction()?,
+            prefix,
+            app,
+            service,
+            action,
+            version,
+            &serde_json::json!({ "service": service }),
+        )
+    }
 }

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 
 use super::app_rows::{self, NETWORK as PREFIX};
 use super::{audit, Store};
-use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::error::HostResult;
 
 impl Store {
     /// The services of `app` granted network, by key.
@@ -26,12 +26,7 @@ impl Store {
     /// `remote-allowed`.
     pub fn grant_network(&self, app: &str, version: &str, service: &str) -> HostResult<bool> {
         self.require_lock()?;
-        if !runtime_core::app_area::services::valid_key(service) {
-            return Err(HostError::new(
-                ErrorCode::ServiceNotDeclared,
-                format!("{service:?} is not a service name"),
-            ));
-        }
+        app_rows::require_service_key(service)?;
         let tx = self.conn.unchecked_transaction()?;
         let had = app_rows::value(&tx, PREFIX, app, service)?.is_some();
         if !had {
@@ -56,16 +51,7 @@ impl Store {
         version: Option<&str>,
         service: &str,
     ) -> HostResult<bool> {
-        self.require_lock()?;
-        app_rows::delete_audited(
-            self.conn.unchecked_transaction()?,
-            PREFIX,
-            app,
-            service,
-            "service.network_revoke",
-            version,
-            &serde_json::json!({ "service": service }),
-        )
+        self.revoke_service_row(PREFIX, "service.network_revoke", app, version, service)
     }
 }
 

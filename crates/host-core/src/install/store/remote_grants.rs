@@ -8,7 +8,7 @@
 
 use super::app_rows::{self, REMOTE as PREFIX};
 use super::{audit, Store};
-use crate::foundation::error::{ErrorCode, HostError, HostResult};
+use crate::foundation::error::HostResult;
 
 impl Store {
     /// The remote services of `app` the user allowed, as `(service, origin)`, by key.
@@ -32,12 +32,7 @@ impl Store {
         origin: &str,
     ) -> HostResult<bool> {
         self.require_lock()?;
-        if !runtime_core::app_area::services::valid_key(service) {
-            return Err(HostError::new(
-                ErrorCode::ServiceNotDeclared,
-                format!("{service:?} is not a service name"),
-            ));
-        }
+        app_rows::require_service_key(service)?;
         let tx = self.conn.unchecked_transaction()?;
         let had = app_rows::value(&tx, PREFIX, app, service)?;
         if had.as_deref() != Some(origin) {
@@ -61,16 +56,7 @@ impl Store {
         version: Option<&str>,
         service: &str,
     ) -> HostResult<bool> {
-        self.require_lock()?;
-        app_rows::delete_audited(
-            self.conn.unchecked_transaction()?,
-            PREFIX,
-            app,
-            service,
-            "service.remote_revoke",
-            version,
-            &serde_json::json!({ "service": service }),
-        )
+        self.revoke_service_row(PREFIX, "service.remote_revoke", app, version, service)
     }
 }
 
