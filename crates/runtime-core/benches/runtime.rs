@@ -15,9 +15,11 @@
 //!    in-process pipe; time from the backend handing over a delta to its `agentSession/event`
 //!    line arriving at the client.
 //!
+//! 5. `agentSession/list` over 10,000 sessions (see `bench_list`).
+//!
 //! Knobs: `APPHOST_BENCH_REPS` (5), `APPHOST_BENCH_DIR` (parent of temp dirs; default the
-//! system temp dir), `APPHOST_BENCH_EVENTS` (1000000), `APPHOST_BENCH_ONLY` (comma-separated
-//! subset of `append,steps,latency,rebuild`).
+//! system temp dir), `APPHOST_BENCH_EVENTS` (1000000), `APPHOST_BENCH_SESSIONS` (10000),
+//! `APPHOST_BENCH_ONLY` (comma-separated subset of `append,steps,latency,rebuild,list`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -364,6 +366,73 @@ fn bench_rebuild(reps: usize) {
     println!("  peak RSS MiB min {d:.0} median {e:.0} max {f:.0} (whole process, VmHWM)");
 }
 
+/// 5. `agentSession/list` (`Runtime::list_sessions`): the first page (50) of 10,000 sessions of
+///    ~40 events each, all of them and one workspace's tenth, vs the smallest query that knows
+///    which sessions exist (`EventLog::sessions`: `MAX(sequence)` per session) on the same log.
+fn bench_list(reps: usize) {
+    use runtime_core::event::facts;
+    use runtime_core::runtime::SessionFilter;
+    let sessions: usize = env_or("APPHOST_BENCH_SESSIONS", 10_000);
+    let dir = tmp();
+    let t0 = Instant::now();
+    {
+        let log = EventLog::open(&dir.path().join("events.db")).unwrap();
+        let th = ThreadId::new("thread_b").unwrap();
+        for s in 0..sessions {
+            let sid = SessionId::new(format!("sess_{s:05}")).unwrap();
+            let mut d = vec![
+                facts::session_created("bench.app", Some(format!("w{}", s % 10)), None),
+                facts::thread_started(Scope::thread(&th)),
+            ];
+            d.extend(turn_drafts(0));
+            d.extend(turn_drafts(1));
+            if s % 7 == 0 {
+                d.push(facts::session_updated(Some(format!("title {s}")), None));
+            }
+            log.append_unsynced(&sid, d).unwrap();
+        }
+    }
+    let rt = Runtime::open(RuntimeConfig::new(dir.path()), None).unwrap();
+    let per = rt
+        .log()
+        .read_all(&SessionId::new("sess_00001").unwrap())
+        .unwrap()
+        .len();
+    eprintln!(
+        "  (generated {sessions} sessions of {per} events in {:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
+    let ws = SessionFilter {
+        workspace_id: Some("w3".into()),
+        ..Default::default()
+    };
+    let (mut base, mut all, mut one) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let t = Instant::now();
+        let n = rt.log().sessions().unwrap().len();
+        base.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(n, sessions);
+        let t = Instant::now();
+        let page = rt.list_sessions(&SessionFilter::default(), 0, 50).unwrap();
+        all.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!((page.sessions.len(), page.total), (50, sessions));
+        let t = Instant::now();
+        let page = rt.list_sessions(&ws, 0, 50).unwrap();
+        one.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(page.total, sessions / 10);
+    }
+    let (b0, b1, b2) = stats(base);
+    let (a0, a1, a2) = stats(all);
+    let (o0, o1, o2) = stats(one);
+    println!("list: {sessions} sessions of {per} events, first page of 50, 1 thread, {reps} reps (ms min/median/max)");
+    println!("  baseline EventLog::sessions   {b0:.1} / {b1:.1} / {b2:.1}");
+    println!("  list, every session          {a0:.1} / {a1:.1} / {a2:.1}  ({:.2}x the baseline at the median)", a1 / b1);
+    println!(
+        "  list, one workspace (1/10)   {o0:.1} / {o1:.1} / {o2:.1}  ({:.2}x)",
+        o1 / b1
+    );
+}
+
 /// A backend that emits `n` deltas, optionally spaced, stamping the hand-over time of each.
 #[derive(Clone)]
 struct TimedBackend {
@@ -596,5 +665,8 @@ fn main() {
     }
     if run("rebuild") {
         bench_rebuild(reps);
+    }
+    if run("list") {
+        bench_list(reps);
     }
 }

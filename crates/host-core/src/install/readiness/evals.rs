@@ -3,6 +3,7 @@
 use super::{Ctx, Outcome};
 use crate::install::compat::{provided_sdk_versions, sdk_fit, Range, SdkFit};
 use crate::install::manifest::EVAL_TIERS;
+use crate::install::store::{parse_size, quota_from};
 
 pub(super) fn eval_tiers(cx: &mut Ctx) {
     let m = cx.m;
@@ -19,6 +20,22 @@ pub(super) fn eval_tiers(cx: &mut Ctx) {
                         .ok()
                         .map(|r| matches!(sdk_fit(&r, &provided), SdkFit::Provided(_)));
                     (ok, format!("sdk {expect}"))
+                }
+                "storage_quota" => {
+                    // The storage quota this host gives the app (`storage.quota`, capped,
+                    // default when absent) against `expect` (`>= 100MB`, `> 1GiB`, `100MB`).
+                    let have = quota_from(cx.m.view().storage());
+                    let expect = item.expect().unwrap_or("");
+                    let ok = minimum(expect).map(
+                        |(min, strict)| {
+                            if strict {
+                                have > min
+                            } else {
+                                have >= min
+                            }
+                        },
+                    );
+                    (ok, format!("storage quota {have} bytes, expects {expect}"))
                 }
                 "capability_available" => {
                     let c = item.capability().unwrap_or("?").to_owned();
@@ -70,6 +87,36 @@ pub(super) fn eval_tiers(cx: &mut Ctx) {
             if outcome == Outcome::Unknown {
                 c.code = Some("eval.unknown_check");
             }
+        }
+    }
+}
+
+/// A lower bound `>= <size>`, `> <size>` or a bare `<size>` (read as `>=`): the bytes and
+/// whether it is strict. Anything else (`<= 1GB`, `~`, a unit we do not know) is `None`: the
+/// check cannot be confirmed.
+fn minimum(expect: &str) -> Option<(u64, bool)> {
+    let t = expect.trim();
+    let (rest, strict) = if let Some(r) = t.strip_prefix(">=") {
+        (r, false)
+    } else if let Some(r) = t.strip_prefix('>') {
+        (r, true)
+    } else {
+        (t, false)
+    };
+    parse_size(&rest.replace(' ', "")).map(|n| (n, strict))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::minimum;
+
+    #[test]
+    fn storage_minimums_parse_the_quota_units_and_refuse_the_rest() {
+        assert_eq!(minimum(">= 100MB"), Some((100_000_000, false)));
+        assert_eq!(minimum(">1 GiB"), Some((1 << 30, true)));
+        assert_eq!(minimum("2048"), Some((2048, false)));
+        for bad in ["<= 1GB", "~100MB", ">= 100 parsecs", "", ">= -5MB"] {
+            assert_eq!(minimum(bad), None, "{bad}");
         }
     }
 }

@@ -205,7 +205,7 @@ fn permissions_secrets_and_entries() {
 
 #[test]
 fn eval_tiers_map_to_states() {
-    let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.cloudSession, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n";
+    let evals = "readiness:\n  required:\n    - {check: capability_available, capability: lime.cloudSession, blocker: true}\n  recommended:\n    - {check: knowledge_bound, template: kb}\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n    - {check: agent_cost_budget, expect: \">= 10 USD\"}\n";
     let r = run(
         "",
         &[("evals/readiness.yaml", evals)],
@@ -219,9 +219,30 @@ fn eval_tiers_map_to_states() {
         vec![
             (Some("required"), Outcome::Blocked),
             (Some("recommended"), Outcome::Degraded),
-            (Some("performance"), Outcome::Unknown)
+            // The default storage quota (64 MiB) is under 100 MB: a notice, never a block.
+            (Some("performance"), Outcome::Notice),
+            // AppHost budgets tokens, not money: it cannot confirm a USD budget.
+            (Some("performance"), Outcome::Unknown),
         ]
     );
+    // A quota the manifest asks for (within the cap) meets it.
+    let quota = |q: &str| {
+        let r = run(
+            &format!("storage:\n  namespace: demo\n  quota: \"{q}\"\n"),
+            &[(
+                "evals/readiness.yaml",
+                "readiness:\n  performance:\n    - {check: storage_quota, expect: \">= 100MB\"}\n",
+            )],
+            &HostProfile::current(),
+            &HostState::preview(now()),
+        );
+        r.checks.iter().find(|c| c.kind == "eval").unwrap().outcome
+    };
+    assert_eq!(quota("200MB"), Outcome::Pass);
+    assert_eq!(quota("100MB"), Outcome::Pass);
+    assert_eq!(quota("99MB"), Outcome::Notice);
+    // Capped at 1 GiB whatever the manifest asks.
+    assert_eq!(quota("900GB"), Outcome::Pass);
     let r = run(
         "",
         &[("evals/readiness.yaml", evals)],

@@ -74,7 +74,7 @@ pub use secret_bindings::{delete_secret_values, SecretBinding};
 pub use service_health_rows::ServiceHealthRow;
 pub use serving::ActiveApp;
 pub use stamp::ChangeStamp;
-pub use storage_plan::{quota_from, PlannedMigration, StoragePlan};
+pub use storage_plan::{parse_size, quota_from, PlannedMigration, StoragePlan};
 pub use verify::{Problem, VerifyReport};
 
 use crate::foundation::error::{ErrorCode, HostError, HostResult};

@@ -50,7 +50,8 @@ pub fn quota_from(storage: Option<Storage>) -> u64 {
     parsed.map_or(DEFAULT_QUOTA_BYTES, |q| q.min(MAX_QUOTA_BYTES))
 }
 
-fn parse_size(text: &str) -> Option<u64> {
+/// A size such as `100MB`, `1 GiB` or `2048` (bytes): the units of `storage.quota`.
+pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
