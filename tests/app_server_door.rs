@@ -351,6 +351,32 @@ fn the_door_is_private_and_two_clients_share_sessions() {
     for (s, t) in [(&s1, &t1), (&s2, &t2), (&s3, &t3)] {
         assert_eq!(turn_status(&mut again, s, t), "cancelled");
     }
+    // It finds them without being told their ids (`agentSession/list`), whichever client
+    // started them, and a title it sets is what the socket client lists.
+    let listed = again.ok("agentSession/list", json!({"appId": "door.test"}));
+    let mut ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    let mut want = vec![s1.as_str(), s2.as_str(), s3.as_str()];
+    want.sort();
+    assert_eq!(ids, want, "{listed}");
+    again.ok(
+        "agentSession/update",
+        json!({"sessionId": s2, "title": "Named by the relay"}),
+    );
+    let by_socket = direct.ok("agentSession/list", json!({"appId": "door.test"}));
+    assert!(
+        by_socket["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["sessionId"] == s2.as_str() && s["title"] == "Named by the relay"),
+        "{by_socket}"
+    );
     let _ = again_child.kill();
     let _ = again_child.wait();
 }

@@ -7,47 +7,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Output;
 
-use common::{apphost_in, describe};
+use common::services_cli::ServicesHost as Host;
+use common::{copy_dir, describe};
 use serde_json::Value;
-use tempfile::TempDir;
-
-struct Host {
-    tmp: TempDir,
-    data: PathBuf,
-}
-
-impl Host {
-    fn new() -> Host {
-        let shim =
-            PathBuf::from(env!("CARGO_BIN_EXE_apphost")).with_file_name("apphost-service-shim");
-        assert!(
-            shim.is_file(),
-            "build the sandbox shim first: cargo build -p service-sandbox --bin apphost-service-shim"
-        );
-        let tmp = tempfile::tempdir().unwrap();
-        let data = tmp.path().join("data");
-        let h = Host { tmp, data };
-        let pkg = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/doc-parser");
-        let out = h.run(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
-        assert!(out.status.success(), "{}", describe(&out));
-        h
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        apphost_in(self.tmp.path(), &self.data)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(out.status.success(), "{}", describe(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe(&out)))
-    }
-}
 
 #[test]
 fn call_reaches_the_python_service_which_writes_storage_through_the_host() {
@@ -175,7 +138,7 @@ fn a_remote_service_is_called_only_once_allowed() {
     });
     let pkg = h.tmp.path().join("pkg-remote");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/doc-parser");
-    copy(&src, &pkg);
+    copy_dir(&src, &pkg);
     let md = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
     let (start, end) = (
         md.find("services:\n").unwrap(),
@@ -248,16 +211,4 @@ fn a_remote_service_is_called_only_once_allowed() {
         "{}",
         describe(&out)
     );
-}
-
-fn copy(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }

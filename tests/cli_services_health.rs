@@ -7,51 +7,31 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Output;
-
-use common::{apphost_in, describe};
+use common::describe;
+use common::services_cli::ServicesHost;
 use host_core::foundation::paths::DataDir;
 use host_core::install::store::Store;
-use serde_json::Value;
-use tempfile::TempDir;
 
 const APP: &str = "doc-parser";
 
-struct Host {
-    tmp: TempDir,
-    data: PathBuf,
+/// The shared set-up with a 1 MiB disk quota per service, and the store as another process
+/// (the window) sees it.
+struct Host(ServicesHost);
+
+impl std::ops::Deref for Host {
+    type Target = ServicesHost;
+    fn deref(&self) -> &ServicesHost {
+        &self.0
+    }
 }
 
 impl Host {
     fn new() -> Host {
-        let shim =
-            PathBuf::from(env!("CARGO_BIN_EXE_apphost")).with_file_name("apphost-service-shim");
-        assert!(
-            shim.is_file(),
-            "build the sandbox shim first: cargo build -p service-sandbox --bin apphost-service-shim"
-        );
-        let tmp = tempfile::tempdir().unwrap();
-        let data = tmp.path().join("data");
-        let h = Host { tmp, data };
-        let pkg = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/doc-parser");
-        let out = h.run(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
-        assert!(out.status.success(), "{}", describe(&out));
-        h
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        apphost_in(self.tmp.path(), &self.data)
-            .env("APPHOST_SERVICE_DISK_QUOTA_BYTES", (1u64 << 20).to_string())
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(out.status.success(), "{}", describe(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe(&out)))
+        let quota = (1u64 << 20).to_string();
+        Host(ServicesHost::with_env(&[(
+            "APPHOST_SERVICE_DISK_QUOTA_BYTES",
+            &quota,
+        )]))
     }
 
     fn store(&self) -> Store {

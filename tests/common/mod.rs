@@ -6,6 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+pub mod services_cli;
 pub mod workflow_cli;
 
 /// Every regular file under `dir`: relative path → contents (empty if `dir` is absent).

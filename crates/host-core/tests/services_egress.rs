@@ -19,36 +19,8 @@ use serde_json::{json, Value};
 use services_support::{alive, doc_parser, Host};
 use support::copy_dir;
 
-const CLIENT: &str = r#"import json, socket, sys
-def proxied(target, line):
-    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
-    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
-    f = s.makefile("rb")
-    status = f.readline().decode().strip()
-    hdrs = {}
-    while True:
-        l = f.readline().decode().strip()
-        if not l: break
-        k, _, v = l.partition(":")
-        hdrs[k.strip().lower()] = v.strip()
-    if " 200 " not in status + " ":
-        return {"status": status, "error": hdrs.get("x-apphost-error")}
-    s.sendall((line + "\n").encode())
-    return {"status": status, "reply": f.readline().decode().strip()}
-for raw in sys.stdin:
-    req = json.loads(raw)
-    if "id" not in req: continue
-    p = req.get("params") or {}
-    if req["method"] == "initialize": res = {}
-    elif req["method"] == "proxied": res = proxied(p["target"], p.get("line", "ping"))
-    else:
-        try:
-            socket.create_connection((p["host"], p["port"]), timeout=3); res = {"connected": True}
-        except OSError as e:
-            res = {"connected": False}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": res}) + "\n")
-    sys.stdout.flush()
-"#;
+/// The egress client service, shared with service-sandbox's `egress` test.
+const CLIENT: &str = include_str!("../../../fixtures/services/egress_client.py");
 
 /// The doc-parser app with its service replaced by the egress client, `remote-allowed` to
 /// `domains` (YAML flow list text).
@@ -129,15 +101,7 @@ fn a_remote_allowed_service_runs_only_granted_and_only_to_its_target() {
     let mut h = Host::with(&[pkg]);
 
     // Ungranted: needs-setup naming the command, and nothing starts.
-    let r = h
-        .store
-        .readiness("remote", &HostProfile::current())
-        .unwrap();
-    let c = r
-        .checks
-        .iter()
-        .find(|c| c.kind == "service" && c.entry.is_none())
-        .unwrap();
+    let (r, c) = h.service_readiness("remote");
     assert_eq!(c.outcome, Outcome::NeedsSetup, "{c:?}");
     assert_eq!(c.code, Some("service.network_not_granted"));
     assert_eq!(r.status, Status::NeedsSetup);
@@ -231,15 +195,7 @@ fn a_remote_allowed_service_without_domains_is_refused_as_an_invalid_spec() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = remote_app(tmp.path(), "remote", "[]");
     let mut h = Host::with(&[pkg]);
-    let r = h
-        .store
-        .readiness("remote", &HostProfile::current())
-        .unwrap();
-    let c = r
-        .checks
-        .iter()
-        .find(|c| c.kind == "service" && c.entry.is_none())
-        .unwrap();
+    let (r, c) = h.service_readiness("remote");
     assert_eq!(c.code, Some("service.invalid_spec"), "{c:?}");
     assert_eq!(r.status, Status::Blocked);
     let (locked, _) = Store::open_locked(&h.dir).unwrap();

@@ -89,6 +89,11 @@ impl<H> Resident<H> {
         })
     }
 
+    /// The resident handle of `id`, without marking it used (a listing is not a use).
+    pub fn peek(&self, id: &SessionId) -> Option<Arc<H>> {
+        self.entries.get(id).map(|(h, _)| h.clone())
+    }
+
     pub fn contains(&self, id: &SessionId) -> bool {
         self.entries.contains_key(id)
     }

@@ -143,6 +143,17 @@ fn one_of_each() -> Vec<Event> {
             ),
         ),
         (
+            Scope::default(),
+            EventBody::Session(
+                EventType::SessionUpdated,
+                SessionPayload {
+                    title: Some("Renamed".into()),
+                    archived: Some(true),
+                    ..Default::default()
+                },
+            ),
+        ),
+        (
             Scope::thread(&thread),
             EventBody::Thread(
                 EventType::ThreadStarted,

@@ -268,55 +268,8 @@ fn the_test_override_lets_exactly_one_address_through() {
 
 // ---- end to end through the sandbox ----
 
-const CLIENT: &str = r#"
-import json, os, socket, sys
-def proxied(target, line):
-    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
-    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
-    f = s.makefile("rb")
-    status = f.readline().decode().strip()
-    hdrs = {}
-    while True:
-        l = f.readline().decode().strip()
-        if not l: break
-        k, _, v = l.partition(":")
-        hdrs[k.strip().lower()] = v.strip()
-    if " 200 " not in status + " ":
-        return {"status": status, "error": hdrs.get("x-apphost-error")}
-    s.sendall((line + "\n").encode())
-    return {"status": status, "reply": f.readline().decode().strip()}
-def direct(host, port):
-    try:
-        socket.create_connection((host, port), timeout=3)
-        return {"connected": True}
-    except OSError as e:
-        return {"connected": False, "error": str(e)}
-for raw in sys.stdin:
-    req = json.loads(raw)
-    p = req.get("params") or {}
-    if req["method"] == "env":
-        res = {k: os.environ.get(k) for k in ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"]}
-    elif req["method"] == "many":
-        held, res = [], []
-        for _ in range(p["n"]):
-            s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
-            s.sendall(("CONNECT %s HTTP/1.1\r\n\r\n" % p["target"]).encode())
-            f = s.makefile("rb")
-            res.append(f.readline().decode().split(" ")[1])
-            while f.readline().strip():
-                pass
-            held.append((s, f))
-    elif req["method"] == "fds":
-        res = sorted(int(f) for f in os.listdir("/proc/self/fd"))
-    elif req["method"] == "initialize":
-        res = {}
-    elif req["method"] == "proxied":
-        res = proxied(p["target"], p.get("line", "ping"))
-    else:
-        res = direct(p["host"], p["port"])
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": res}) + "\n")
-    sys.stdout.flush()
-"#;
+/// The egress client service, shared with host-core's `services_egress` test.
+const CLIENT: &str = include_str!("../../../fixtures/services/egress_client.py");
 
 /// A loopback "remote": answers each line with `pong:<line>`.
 fn echo_server() -> SocketAddr {

@@ -18,7 +18,9 @@ use super::{Center, InstallReview};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
 use crate::foundation::profile::HostProfile;
-use crate::install::compat::{parse_version, split_package_spec, Range};
+use crate::install::compat::{
+    parse_version, provided_sdk_versions, sdk_fit, split_package_spec, Range, SdkFit,
+};
 use crate::install::remote::catalogs::{self, CatalogInfo};
 use crate::install::remote::releases::{self, Release, Wanted, STABLE};
 use crate::install::remote::state::{self, Followed};
@@ -191,7 +193,18 @@ pub fn readiness_preview(compat: &serde_json::Value, profile: &HostProfile) -> R
     if let Some(sdk) = compat.get("sdk").and_then(serde_json::Value::as_str) {
         let (pkg, range) = split_package_spec(sdk);
         if pkg == profile.sdk_package {
-            check(range, &profile.sdk_version, "the SDK", &mut blocked);
+            let provided = provided_sdk_versions(&profile.sdk_version);
+            match Range::parse(range).map(|r| sdk_fit(&r, &provided)) {
+                Ok(SdkFit::Provided(_)) => {}
+                _ => blocked.push(format!(
+                    "the app needs SDK {range}; AppHost provides {}",
+                    provided
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
         } else {
             blocked.push(format!(
                 "the app needs SDK {pkg}; AppHost provides {}",

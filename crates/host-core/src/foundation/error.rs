@@ -169,6 +169,9 @@ error_codes! {
     // --- command line -------------------------------------------------------------------------
     CliUsage = "cli.usage" => Usage,
     SettingInvalid = "setting.invalid" => Usage,
+    /// A settings key under a prefix the store writes only through its own audited path
+    /// (`app-secret/`, `app-network/`, ...: `store::RESERVED_SETTING_PREFIXES`); nothing written.
+    SettingReserved = "setting.reserved" => Usage,
     // --- app surfaces -----------------------------------------------------------------------
     /// The app is disabled: it cannot be mounted.
     MountAppDisabled = "mount.app_disabled" => Conflict,

@@ -12,6 +12,34 @@ use serde::Serialize;
 pub const STANDARD: &str = "agentapp";
 pub const STANDARD_VERSION: &str = "0.10.0";
 pub const SDK_PACKAGE: &str = "@lime/app-sdk";
+/// The standard's releases (its CHANGELOG), oldest first.
+pub const STANDARD_RELEASES: &[&str] = &[
+    "0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "0.9.0", "0.10.0",
+];
+/// The oldest release whose apps this host's SDK still serves: each release from 0.4.0 on is
+/// backward compatible with the apps of the one before, and 0.3.0 made the SDK a typed
+/// contract (`install::compat::sdk` fits a package's range to them).
+pub const SDK_OLDEST_COMPATIBLE: &str = "0.3.0";
+
+/// The SDK releases a host whose SDK is `current` provides, oldest first: the standard's
+/// releases from [`SDK_OLDEST_COMPATIBLE`] up to `current` (and `current` itself, a patch
+/// release included). Empty when `current` is not a version.
+pub fn provided_sdk_versions(current: &str) -> Vec<semver::Version> {
+    let Ok(current) = semver::Version::parse(current) else {
+        return Vec::new();
+    };
+    let oldest = semver::Version::parse(SDK_OLDEST_COMPATIBLE).unwrap_or_else(|_| current.clone());
+    let mut out: Vec<semver::Version> = STANDARD_RELEASES
+        .iter()
+        .filter_map(|r| semver::Version::parse(r).ok())
+        .filter(|v| *v >= oldest && *v <= current)
+        .collect();
+    if !out.contains(&current) {
+        out.push(current);
+    }
+    out.sort();
+    out
+}
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -30,6 +58,9 @@ pub struct HostProfile {
     pub app_runtime_version: String,
     pub sdk_package: String,
     pub sdk_version: String,
+    /// Every SDK release this host serves apps of (oldest first): the standard's releases
+    /// from [`SDK_OLDEST_COMPATIBLE`] to `sdk_version`.
+    pub sdk_provides: Vec<String>,
     pub capabilities: BTreeMap<String, CapabilityInfo>,
 }
 
@@ -104,6 +135,10 @@ impl HostProfile {
             app_runtime_version: STANDARD_VERSION.into(),
             sdk_package: SDK_PACKAGE.into(),
             sdk_version: STANDARD_VERSION.into(),
+            sdk_provides: provided_sdk_versions(STANDARD_VERSION)
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             capabilities,
         }
     }

@@ -4,8 +4,10 @@
 //! standard's examples) means "the host's current version" and always matches.
 
 mod range;
+mod sdk;
 
 pub use range::Range;
+pub use sdk::{provided_sdk_versions, sdk_fit, SdkFit};
 
 use semver::Version;
 use serde_json::Value;

@@ -11,6 +11,7 @@ use host_core::foundation::profile::HostProfile;
 use host_core::hosting::capability::call::{Call, Caller};
 use host_core::hosting::capability::dispatch::{dispatch, CallError, SessionAnswers, Verdict};
 use host_core::hosting::capability::services::Services;
+use host_core::install::readiness::{Check, Report};
 use host_core::install::store::Store;
 use serde_json::{json, Map, Value};
 
@@ -115,6 +116,18 @@ impl Host {
             .unwrap()
             .audit_log(Some(app), 10_000)
             .unwrap()
+    }
+
+    /// `app`'s readiness now and its app-level service check (the one no entry owns).
+    pub fn service_readiness(&self, app: &str) -> (Report, Check) {
+        let r = self.store.readiness(app, &HostProfile::current()).unwrap();
+        let c = r
+            .checks
+            .iter()
+            .find(|c| c.kind == "service" && c.entry.is_none())
+            .cloned()
+            .unwrap_or_else(|| panic!("{app} has no service check: {r:?}"));
+        (r, c)
     }
 }
 

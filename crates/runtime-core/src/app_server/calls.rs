@@ -1,5 +1,6 @@
 //! The App Server's method layer as plain calls: `agentSession/start`, `agentSession/read`,
-//! `agentSession/turn/start`, `agentSession/turn/cancel`, `agentSession/action/respond` and the
+//! `agentSession/update`, `agentSession/list`, `agentSession/turn/start`,
+//! `agentSession/turn/cancel`, `agentSession/action/respond` and the
 //! `agentSession/event` stream, each one function over a [`Runtime`] and the method's typed
 //! params. The JSON-RPC handlers in `methods.rs` decode the wire params and call these; the
 //! host's `lime.agent` tasks (`agent_task/`) call them in-process. One code path: neither
@@ -13,11 +14,14 @@ use serde_json::Value;
 
 use super::protocol::*;
 use super::views::{agent_session, agent_turn, turns};
-use super::{validate, RpcError};
+use super::{paging, validate, RpcError};
 use crate::ids::*;
 use crate::log::Subscription;
+use crate::read_model::SessionReadModel;
 use crate::read_model::TurnStatus;
-use crate::runtime::{Runtime, RuntimeError, TurnContext, TurnTrace};
+use crate::runtime::{
+    ArchivedFilter, Runtime, RuntimeError, SessionChange, SessionFilter, TurnContext, TurnTrace,
+};
 use crate::turn::Decision;
 
 /// Why a method call was refused.
@@ -70,21 +74,86 @@ pub fn start_session(
     })
 }
 
+/// A session of another workspace than the caller's is not found (`-32010`,
+/// `appserver.workspace_mismatch`).
+fn same_workspace(
+    session: &SessionId,
+    caller: Option<&String>,
+    model: &SessionReadModel,
+) -> Result<(), MethodError> {
+    match caller {
+        Some(w) if model.session.workspace_id.as_ref() != Some(w) => Err(MethodError::Params(
+            RpcError::new(
+                codes::SESSION_NOT_FOUND,
+                "Session not found in this workspace",
+            )
+            .with(
+                serde_json::json!({"sessionId": session, "code": "appserver.workspace_mismatch"}),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `agentSession/read`: the session, its turns and every read model.
 pub fn read_session(rt: &Runtime, p: &SessionRef) -> Result<SessionReadResult, MethodError> {
     let (app, thread, model) = rt.read(&p.session_id)?;
-    if let Some(w) = &p.workspace_id {
-        if model.session.workspace_id.as_ref() != Some(w) {
-            return Err(MethodError::Params(
-                RpcError::new(codes::SESSION_NOT_FOUND, "Session not found in this workspace")
-                    .with(serde_json::json!({"sessionId": p.session_id, "code": "appserver.workspace_mismatch"})),
-            ));
-        }
-    }
+    same_workspace(&p.session_id, p.workspace_id.as_ref(), &model)?;
     Ok(SessionReadResult {
         session: agent_session(&p.session_id, &app, &thread, &model),
         turns: turns(&p.session_id, &thread, &model),
         detail: model,
+    })
+}
+
+/// `agentSession/update`: changes the title and/or archive state (a `session.updated` fact
+/// when something differs) and answers the session.
+pub fn update_session(
+    rt: &Runtime,
+    p: SessionUpdateParams,
+) -> Result<SessionUpdateResult, MethodError> {
+    validate::session_update(&p).map_err(MethodError::Params)?;
+    let (_, _, before) = rt.read(&p.session_id)?;
+    same_workspace(&p.session_id, p.workspace_id.as_ref(), &before)?;
+    let change = SessionChange {
+        title: p.title,
+        archived: p.archived,
+    };
+    let (app, thread, model) = rt.update_session(&p.session_id, change)?;
+    Ok(SessionUpdateResult {
+        session: agent_session(&p.session_id, &app, &thread, &model),
+    })
+}
+
+/// `agentSession/list`: a page of the sessions the filter keeps, most recently updated first.
+pub fn list_sessions(
+    rt: &Runtime,
+    p: &SessionListParams,
+) -> Result<SessionListResult, MethodError> {
+    if let Some(w) = &p.workspace_id {
+        validate::workspace_id(w).map_err(MethodError::Params)?;
+    }
+    let filter = SessionFilter {
+        workspace_id: p.workspace_id.clone(),
+        app_id: p.app_id.clone(),
+        archived: match (p.archived_only, p.include_archived) {
+            (true, _) => ArchivedFilter::Only,
+            (false, true) => ArchivedFilter::Include,
+            (false, false) => ArchivedFilter::Exclude,
+        },
+    };
+    let after = paging::position(p.cursor.as_deref()).map_err(MethodError::Params)?;
+    let n = paging::limit(p.limit, paging::SESSION_PAGE, paging::MAX_SESSION_PAGE);
+    let after = usize::try_from(after).unwrap_or(usize::MAX);
+    let page = rt.list_sessions(&filter, after, n)?;
+    let end = after.saturating_add(n).min(page.total);
+    Ok(SessionListResult {
+        sessions: page
+            .sessions
+            .iter()
+            .map(|s| agent_session(&s.session_id, &s.app_id, &s.thread_id, &s.model))
+            .collect(),
+        next_cursor: (end < page.total).then(|| paging::cursor(end as u64)),
     })
 }
 

@@ -104,6 +104,18 @@ pub const TABLE: &[MethodSpec] = &[
         session_read,
     ),
     method(
+        "agentSession/update",
+        sub::<SessionUpdateParams>,
+        sub::<SessionUpdateResult>,
+        session_update,
+    ),
+    method(
+        "agentSession/list",
+        sub::<SessionListParams>,
+        sub::<SessionListResult>,
+        session_list,
+    ),
+    method(
         "agentSession/turn/start",
         sub::<TurnStartParams>,
         sub::<TurnStartResult>,
@@ -313,6 +325,18 @@ fn session_read(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError>
     let read = calls::read_session(&c.rt, &r)?;
     c.subscribe(&r.session_id, read.detail.session.recovery_cursor);
     ser(read)
+}
+
+/// `agentSession/update`: Changes a session's title or archive state.
+fn session_update(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
+    let up: SessionUpdateParams = params(p)?;
+    ser(calls::update_session(&c.rt, up)?)
+}
+
+/// `agentSession/list`: Lists sessions, most recently updated first.
+fn session_list(c: &mut Connection, p: Option<Value>) -> Result<Value, RpcError> {
+    let lp: SessionListParams = params(p.or_else(|| Some(json!({}))))?;
+    ser(calls::list_sessions(&c.rt, &lp)?)
 }
 
 /// `agentSession/turn/start`: Starts (or queues) a turn.

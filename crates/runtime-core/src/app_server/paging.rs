@@ -10,6 +10,10 @@ use crate::log::{EventLog, LogError, CATCH_UP_PAGE};
 
 /// `capability/list`: default and maximum page.
 pub const CAPABILITY_PAGE: u32 = 100;
+/// `agentSession/list`: default page.
+pub const SESSION_PAGE: u32 = 50;
+/// `agentSession/list`: maximum page.
+pub const MAX_SESSION_PAGE: u32 = 200;
 /// `artifact/read`: default page.
 pub const ARTIFACT_PAGE: u32 = 50;
 /// `artifact/read`: maximum page.

@@ -142,6 +142,14 @@ pub struct AgentSession {
     pub created_at: String,
     pub updated_at: String,
     pub last_sequence: u64,
+    /// Set by `agentSession/update`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When `agentSession/update` archived it (absent: not archived).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
+    /// Turns of the session's thread (completed, failed, running or queued).
+    pub turn_count: u64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -158,6 +166,68 @@ pub struct SessionRef {
     /// (`-32010`, `data.code: appserver.workspace_mismatch`).
     #[serde(default)]
     pub workspace_id: Option<String>,
+}
+
+/// `agentSession/update` params: what to change (at least one of `title`, `archived`).
+/// Unknown fields are refused (`-32602`): a client never believes a setting changed that this
+/// server does not keep.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionUpdateParams {
+    pub session_id: SessionId,
+    /// The caller's workspace; a session of another workspace is refused like in
+    /// `agentSession/read`.
+    #[serde(default)]
+    pub workspace_id: Option<String>,
+    /// The new title; `""` clears it (at most 200 bytes, no control characters).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Archive (`true`) or restore (`false`) the session. An archived session is left out of
+    /// `agentSession/list` unless asked for; it still reads and takes turns.
+    #[serde(default)]
+    pub archived: Option<bool>,
+}
+
+/// `agentSession/update` result.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUpdateResult {
+    pub session: AgentSession,
+}
+
+/// `agentSession/list` params.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListParams {
+    /// Archived sessions too.
+    #[serde(default)]
+    pub include_archived: bool,
+    /// Only archived sessions (wins over `includeArchived`).
+    #[serde(default)]
+    pub archived_only: bool,
+    /// Only this workspace's sessions.
+    #[serde(default)]
+    pub workspace_id: Option<String>,
+    /// Only this app's sessions.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    /// Opaque: a previous page's `nextCursor`.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Page size (default [`super::paging::SESSION_PAGE`], at most
+    /// [`super::paging::MAX_SESSION_PAGE`]).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `agentSession/list` result: most recently updated first.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListResult {
+    pub sessions: Vec<AgentSession>,
+    /// Present when more follow: pass it as `cursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// `agentSession/thread/resume` result.

@@ -1,11 +1,11 @@
 //! Checks on the free-form fields of `agentSession/start` (`workspaceId`, `locale`,
-//! `businessObjectRef`): bounded size, no control characters. A refusal is `-32602` with
+//! `businessObjectRef`) and `agentSession/update` (`title`): bounded size, no control characters. A refusal is `-32602` with
 //! `data: {code: "appserver.invalid_field", field, maxBytes}` and never echoes the value;
 //! nothing is recorded.
 
 use serde_json::{json, Value};
 
-use super::protocol::{codes, SessionStartParams};
+use super::protocol::{codes, SessionStartParams, SessionUpdateParams};
 use super::RpcError;
 
 /// Bytes of a `workspaceId`.
@@ -27,6 +27,33 @@ fn invalid(field: &str, max: usize, why: &str) -> RpcError {
 
 fn plain_text(s: &str) -> bool {
     !s.chars().any(char::is_control)
+}
+
+/// Bytes of a session `title` (`agentSession/update`).
+pub const MAX_TITLE_BYTES: usize = 200;
+
+/// Checks `agentSession/update`: something to change, a bounded plain-text title.
+pub fn session_update(p: &SessionUpdateParams) -> Result<(), RpcError> {
+    if p.title.is_none() && p.archived.is_none() {
+        let mut e = RpcError::new(
+            codes::INVALID_PARAMS,
+            "invalid params: nothing to update (give title or archived)",
+        );
+        e.data = Some(json!({"code": "appserver.nothing_to_update"}));
+        return Err(e);
+    }
+    if let Some(w) = &p.workspace_id {
+        workspace_id(w)?;
+    }
+    if let Some(t) = &p.title {
+        if t.len() > MAX_TITLE_BYTES {
+            return Err(invalid("title", MAX_TITLE_BYTES, "is too long"));
+        }
+        if !plain_text(t) {
+            return Err(invalid("title", MAX_TITLE_BYTES, "has control characters"));
+        }
+    }
+    Ok(())
 }
 
 /// Checks every bounded field of `agentSession/start`.

@@ -24,6 +24,9 @@ pub(super) fn agent_session(
         created_at: m.session.created_at.clone().unwrap_or_default(),
         updated_at: m.session.updated_at.clone().unwrap_or_default(),
         last_sequence: m.session.recovery_cursor,
+        title: m.session.title.clone(),
+        archived_at: m.session.archived_at.clone(),
+        turn_count: m.thread(thread).map_or(0, |t| t.turns.len() as u64),
     }
 }
 

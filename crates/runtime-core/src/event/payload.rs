@@ -31,6 +31,8 @@ payload!(
         title: String,
         /// The business object the session is about (`agentSession/start`), as given.
         business_object_ref: Value,
+        /// `session.updated`: archived (`true`) or restored (`false`) by `agentSession/update`.
+        archived: bool,
     }
 );
 payload!(

@@ -25,7 +25,8 @@
 //!   and catches up from the log page by page (bounded memory on both sides).
 //!
 //! Files: `append.rs` (stamping, the durable and pending paths, live delivery), `read.rs`
-//! (events, turn inputs, stored arguments, sessions), `group_commit.rs` (the flusher thread),
+//! (events, turn inputs, stored arguments, sessions), `session_heads.rs` (what
+//! `agentSession/list` reads), `group_commit.rs` (the flusher thread),
 //! `recovery.rs` (lost ranges declared on open), `subscription.rs`, `ordering.rs`, `args_ref.rs`.
 
 mod append;
@@ -34,6 +35,7 @@ mod group_commit;
 pub mod ordering;
 mod read;
 mod recovery;
+mod session_heads;
 mod subscription;
 
 use std::collections::HashMap;
@@ -55,6 +57,7 @@ pub use args_ref::{
     is_args_ref, ArgsRefError, ARGS_INLINE_LIMIT, ARGS_PREVIEW_CHARS, ARGS_REF_KEY,
 };
 pub use ordering::{OrderingState, OrderingViolation};
+pub use session_heads::SessionHead;
 pub use subscription::Subscription;
 
 use append::{insert_events, put_reservation};
@@ -230,6 +233,7 @@ impl EventLog {
         let mut conn = SqliteOpen::private_durable().open(path)?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(args_ref::SCHEMA)?;
+        conn.execute_batch(session_heads::SCHEMA)?;
         let existing: Option<String> = conn
             .query_row("SELECT value FROM meta WHERE key = 'runtime_id'", [], |r| {
                 r.get(0)

@@ -88,6 +88,14 @@ impl SessionReadModel {
                 if p.business_object_ref.is_some() {
                     self.session.business_object_ref = p.business_object_ref.clone();
                 }
+                if let Some(t) = &p.title {
+                    self.session.title = (!t.is_empty()).then(|| t.clone());
+                }
+                match p.archived {
+                    Some(true) => self.session.archived_at = Some(e.timestamp.clone()),
+                    Some(false) => self.session.archived_at = None,
+                    None => {}
+                }
             }
             EventBody::Snapshot(T::SnapshotRepaired, _) => self.session.repairs += 1,
             _ => {}

@@ -66,6 +66,13 @@ pub struct SessionSnapshot {
     pub business_object_ref: Option<serde_json::Value>,
     /// `idle`, `running`, `waitingAction`, `completed`, `failed`, `cancelled`.
     pub status: String,
+    /// Set by `agentSession/update` (`session.updated`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When `agentSession/update` archived the session (the fact's time); `None` when it is
+    /// not archived (never archived, or restored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
     pub thread_ids: Vec<ThreadId>,

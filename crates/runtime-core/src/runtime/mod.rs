@@ -13,6 +13,8 @@
 pub(crate) mod dir_lock;
 mod executor;
 mod recovery;
+mod session_meta;
+pub use session_meta::{ArchivedFilter, ListedSession, SessionChange, SessionFilter, SessionPage};
 mod sessions;
 mod turns;
 

@@ -157,6 +157,36 @@ impl Range {
     pub fn matches(&self, v: &Version) -> bool {
         self.current || self.sets.iter().any(|s| set_matches(s, v))
     }
+
+    /// Whether some release newer than `v` satisfies the range: whether a newer host (or SDK)
+    /// could ever satisfy it. Within one set the releases that match form an interval, so the
+    /// smallest release above both `v` and the set's lower bounds decides.
+    pub fn admits_above(&self, v: &Version) -> bool {
+        if self.current {
+            return true;
+        }
+        let next = |major: u64, minor: u64, patch: u64| Version::new(major, minor, patch + 1);
+        let above_v = if v.pre.is_empty() {
+            next(v.major, v.minor, v.patch)
+        } else {
+            Version::new(v.major, v.minor, v.patch)
+        };
+        self.sets.iter().any(|set| {
+            let mut candidates = vec![above_v.clone()];
+            for c in set {
+                let b = &c.bound;
+                let release = Version::new(b.major, b.minor, b.patch);
+                match c.op {
+                    // `>=x.y.z-pre` / `>x.y.z-pre` first admit the release x.y.z.
+                    Op::Ge | Op::Eq => candidates.push(release),
+                    Op::Gt if !b.pre.is_empty() => candidates.push(release),
+                    Op::Gt => candidates.push(next(b.major, b.minor, b.patch)),
+                    Op::Lt | Op::Le => {}
+                }
+            }
+            candidates.iter().any(|w| w > v && set_matches(set, w))
+        })
+    }
 }
 
 fn set_matches(set: &[Comparator], v: &Version) -> bool {

@@ -3,7 +3,9 @@
 use serde_json::Value;
 
 use super::{Ctx, Outcome};
-use crate::install::compat::{parse_date, parse_version, split_package_spec, Range};
+use crate::install::compat::{
+    parse_date, parse_version, provided_sdk_versions, sdk_fit, split_package_spec, Range, SdkFit,
+};
 use crate::install::manifest::Key;
 
 pub(super) fn compatibility(cx: &mut Ctx) {
@@ -59,15 +61,7 @@ pub(super) fn compatibility(cx: &mut Ctx) {
             );
             c.code = Some("compat.requires_unsatisfied");
         } else {
-            let have = cx.profile.sdk_version.clone();
-            check_range(
-                cx,
-                "compatibility",
-                "requires.sdk".into(),
-                range,
-                &have,
-                "the SDK",
-            );
+            sdk_range(cx, range);
         }
     }
     let now = cx.state.now;
@@ -101,6 +95,55 @@ pub(super) fn compatibility(cx: &mut Ctx) {
     }
 }
 
+/// `requires.sdk`'s range against every SDK release this host provides (`compat::sdk`): an app
+/// written for an older release of the compatible line passes; the hint says "update AppHost"
+/// only when a newer SDK could satisfy the range.
+fn sdk_range(cx: &mut Ctx, range: &str) {
+    let provided = provided_sdk_versions(&cx.profile.sdk_version);
+    let line = match (provided.first(), provided.last()) {
+        (Some(a), Some(b)) if a != b => format!("{a} to {b}"),
+        (_, Some(b)) => b.to_string(),
+        _ => cx.profile.sdk_version.clone(),
+    };
+    let have = cx.profile.sdk_version.clone();
+    let parsed = match Range::parse(range) {
+        Ok(r) => r,
+        Err(e) => {
+            let c = cx.push("compatibility", "requires.sdk", true, Outcome::Blocked, e);
+            c.code = Some("compat.invalid_range");
+            c.version = Some(range.into());
+            return;
+        }
+    };
+    let (outcome, detail, remediation) = match sdk_fit(&parsed, &provided) {
+        SdkFit::Provided(v) if v.to_string() == have => {
+            (Outcome::Pass, format!("the SDK {have} satisfies {range}"), None)
+        }
+        SdkFit::Provided(v) => (
+            Outcome::Pass,
+            format!("the SDK {have} serves apps written for {v}, which satisfies {range} (each release keeps the apps of the one before)"),
+            None,
+        ),
+        SdkFit::NeedsNewer => (
+            Outcome::Blocked,
+            format!("the app needs SDK {range}; this AppHost provides {line}"),
+            Some("update AppHost, or install a release of the app written for an SDK it provides".to_owned()),
+        ),
+        SdkFit::NeverProvided => (
+            Outcome::Blocked,
+            format!("the app needs SDK {range}, which no AppHost provides: this one serves apps written for {line}"),
+            Some(format!("install a newer release of the app (one written for SDK {line})")),
+        ),
+    };
+    let blocked = outcome == Outcome::Blocked;
+    let c = cx.push("compatibility", "requires.sdk", true, outcome, detail);
+    c.version = Some(range.into());
+    if blocked {
+        c.code = Some("compat.requires_unsatisfied");
+        c.remediation = remediation;
+    }
+}
+
 fn check_range(cx: &mut Ctx, kind: &'static str, key: String, range: &str, have: &str, what: &str) {
     match (Range::parse(range), parse_version(have)) {
         (Ok(r), Some(v)) if r.matches(&v) => {
@@ -113,7 +156,9 @@ fn check_range(cx: &mut Ctx, kind: &'static str, key: String, range: &str, have:
             );
             c.version = Some(range.into());
         }
-        (Ok(_), _) => {
+        (Ok(r), v) => {
+            // "Update AppHost" only when a newer version could satisfy the range.
+            let newer_helps = v.is_none_or(|v| r.admits_above(&v));
             let c = cx.push(
                 kind,
                 key,
@@ -123,10 +168,13 @@ fn check_range(cx: &mut Ctx, kind: &'static str, key: String, range: &str, have:
             );
             c.code = Some("compat.requires_unsatisfied");
             c.version = Some(range.into());
-            c.remediation = Some(
+            c.remediation = Some(if newer_helps {
                 "install a release of the app compatible with this AppHost, or update AppHost"
-                    .into(),
-            );
+                    .into()
+            } else {
+                "install a newer release of the app: no newer AppHost satisfies this requirement"
+                    .into()
+            });
         }
         (Err(e), _) => {
             let c = cx.push(kind, key, true, Outcome::Blocked, e);

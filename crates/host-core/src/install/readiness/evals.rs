@@ -1,7 +1,7 @@
 //! `evals/readiness.yaml` checks, by tier.
 
 use super::{Ctx, Outcome};
-use crate::install::compat::{parse_version, Range};
+use crate::install::compat::{provided_sdk_versions, sdk_fit, Range, SdkFit};
 use crate::install::manifest::EVAL_TIERS;
 
 pub(super) fn eval_tiers(cx: &mut Ctx) {
@@ -13,10 +13,11 @@ pub(super) fn eval_tiers(cx: &mut Ctx) {
             let (passed, subject): (Option<bool>, String) = match check.as_str() {
                 "sdk_version" => {
                     let expect = item.expect().unwrap_or("*");
+                    // As `requires.sdk`: any SDK release this host provides may satisfy it.
+                    let provided = provided_sdk_versions(&cx.profile.sdk_version);
                     let ok = Range::parse(expect.trim_start_matches('='))
                         .ok()
-                        .zip(parse_version(&cx.profile.sdk_version))
-                        .map(|(r, v)| r.matches(&v));
+                        .map(|r| matches!(sdk_fit(&r, &provided), SdkFit::Provided(_)));
                     (ok, format!("sdk {expect}"))
                 }
                 "capability_available" => {

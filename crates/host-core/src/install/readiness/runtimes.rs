@@ -204,13 +204,24 @@ fn workflows(cx: &mut Ctx) {
             }
             None => {
                 let key = target.unwrap_or("workflow").to_owned();
-                let message = format!(
-                    "workflow entry {entry} cannot run {key}: {}",
+                // The standard's examples point workflow entries at a Markdown description
+                // (`*.workflow.md`, a diagram and prose): say so rather than "not declared".
+                let document = key.to_ascii_lowercase().ends_with(".md");
+                let why = if document {
+                    "it is a Markdown description, not a workflow this host can run"
+                } else {
                     row("workflow").why
-                );
+                };
+                let message = format!("workflow entry {entry} cannot run {key}: {why}");
                 let c = cx.push("workflow", key, true, Outcome::Blocked, message);
                 c.code = Some(row("workflow").code);
                 c.entry = Some(entry);
+                if document {
+                    c.remediation = Some(
+                        "the app must declare the workflow's states under workflows[] (docs/package-format.md)"
+                            .into(),
+                    );
+                }
             }
         }
     }

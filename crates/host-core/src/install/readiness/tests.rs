@@ -75,6 +75,59 @@ fn unavailable_capabilities_block_and_say_why() {
 }
 
 #[test]
+fn an_app_written_for_an_older_sdk_of_the_compatible_line_is_ready() {
+    // The standard's examples and quickstart: ^0.6.0, ^0.7.0, ^0.3.0 against the 0.10.0 SDK.
+    for range in ["^0.6.0", "^0.7.0", "^0.3.0", "^0.10.0"] {
+        let r = run(
+            &format!("requires:\n  sdk: \"@lime/app-sdk@{range}\"\n"),
+            &[],
+            &HostProfile::current(),
+            &HostState::preview(now()),
+        );
+        let c = r.checks.iter().find(|c| c.key == "requires.sdk").unwrap();
+        assert_eq!(c.outcome, Outcome::Pass, "{range}: {}", c.message);
+        assert_eq!(r.status, Status::Ready, "{range}");
+    }
+}
+
+#[test]
+fn the_sdk_hint_says_update_apphost_only_when_a_newer_one_could_help() {
+    let sdk = |range: &str| {
+        let r = run(
+            &format!("requires:\n  sdk: \"@lime/app-sdk@{range}\"\n"),
+            &[],
+            &HostProfile::current(),
+            &HostState::preview(now()),
+        );
+        assert_eq!(r.status, Status::Blocked, "{range}");
+        let c = r
+            .checks
+            .iter()
+            .find(|c| c.key == "requires.sdk")
+            .unwrap()
+            .clone();
+        assert_eq!(c.code, Some("compat.requires_unsatisfied"), "{range}");
+        c.remediation.unwrap()
+    };
+    assert!(sdk("^0.11.0").contains("update AppHost"));
+    assert!(sdk("^1.0.0").contains("update AppHost"));
+    for never in ["^0.2.0", "<0.3.0", "0.6.1"] {
+        let hint = sdk(never);
+        assert!(!hint.contains("update AppHost"), "{never}: {hint}");
+        assert!(hint.contains("newer release of the app"), "{never}: {hint}");
+    }
+    // The same rule for requires.lime.*: a range only older hosts satisfy.
+    let r = run(
+        "requires:\n  lime: {appRuntime: \"<0.5.0\"}\n",
+        &[],
+        &HostProfile::current(),
+        &HostState::preview(now()),
+    );
+    let hint = r.checks[0].remediation.clone().unwrap();
+    assert!(!hint.contains("update AppHost"), "{hint}");
+}
+
+#[test]
 fn runtime_range_and_end_of_life() {
     let r = run(
         "requires:\n  lime: {appRuntime: \">=2.0.0\"}\n",

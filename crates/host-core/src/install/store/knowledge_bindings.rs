@@ -7,10 +7,9 @@
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
+use super::app_rows::{self, KNOWLEDGE as PREFIX};
 use super::{audit, Store};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
-
-const PREFIX: &str = "app-knowledge/";
 
 /// One bound template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,10 +20,6 @@ pub struct KnowledgeBinding {
     /// The bound folder (absolute).
     pub folder: String,
     pub bound_at: String,
-}
-
-fn setting_key(app: &str, template: &str) -> String {
-    super::app_rows::key(PREFIX, app, template)
 }
 
 impl Store {
@@ -67,10 +62,7 @@ impl Store {
             .find(|b| b.template == binding.template);
         let value = serde_json::to_string(binding)
             .map_err(|e| HostError::new(ErrorCode::Internal, e.to_string()))?;
-        tx.execute(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            params![setting_key(app, &binding.template), value],
-        )?;
+        app_rows::put(&tx, PREFIX, app, &binding.template, &value)?;
         audit(
             &tx,
             "knowledge.bind",
@@ -98,27 +90,22 @@ impl Store {
         let previous = bindings_in(&tx, app)?
             .into_iter()
             .find(|b| b.template == template);
-        if previous.is_some() {
-            tx.execute(
-                "DELETE FROM settings WHERE key = ?1",
-                [setting_key(app, template)],
-            )?;
-            audit(
-                &tx,
-                "knowledge.unbind",
-                Some(app),
-                version,
-                &serde_json::json!({ "template": template }),
-            )?;
-        }
-        tx.commit()?;
+        app_rows::delete_audited(
+            tx,
+            PREFIX,
+            app,
+            template,
+            "knowledge.unbind",
+            version,
+            &serde_json::json!({ "template": template }),
+        )?;
         Ok(previous)
     }
 }
 
 /// Deletes every binding row of `app` (inside the caller's transaction).
 pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    super::app_rows::delete_all(tx, PREFIX, app)
+    app_rows::delete_all(tx, PREFIX, app)
 }
 
 fn parse(key: &str, template: &str, value: &str) -> HostResult<KnowledgeBinding> {
@@ -133,7 +120,7 @@ fn parse(key: &str, template: &str, value: &str) -> HostResult<KnowledgeBinding>
 }
 
 fn bindings_in(conn: &Connection, app: &str) -> HostResult<Vec<KnowledgeBinding>> {
-    super::app_rows::rows(conn, PREFIX, app)?
+    app_rows::rows(conn, PREFIX, app)?
         .iter()
         .map(|(key, template, value)| parse(key, template, value))
         .collect()

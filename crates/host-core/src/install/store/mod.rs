@@ -52,6 +52,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
+pub use app_rows::{
+    reserved_prefix as reserved_setting_prefix, RESERVED_PREFIXES as RESERVED_SETTING_PREFIXES,
+};
 pub(crate) use cleanup::SkippedEntrySchema;
 pub use cleanup::{CleanupPlan, DataMode, PackRemoval};
 pub use data_export::ExportOutcome;

@@ -4,12 +4,11 @@
 //! `service.network_revoke`); every uninstall removes the rows (a reinstall asks again). The
 //! service host re-reads the grant at each launch; a service never sees or changes it.
 
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 
+use super::app_rows::{self, NETWORK as PREFIX};
 use super::{audit, Store};
-use crate::foundation::error::{ErrorCode, HostError, HostResult};
-
-const PREFIX: &str = "app-network/";
+use crate::foundation::error::HostResult;
 
 impl Store {
     /// The services of `app` granted network, by key.
@@ -19,7 +18,7 @@ impl Store {
 
     /// Whether `service` of `app` is granted network.
     pub fn network_granted(&self, app: &str, service: &str) -> HostResult<bool> {
-        Ok(grants_in(&self.conn, app)?.iter().any(|s| s == service))
+        Ok(app_rows::value(&self.conn, PREFIX, app, service)?.is_some())
     }
 
     /// Grants network to `service` of the installed `app` (audited `service.network_grant`);
@@ -27,22 +26,12 @@ impl Store {
     /// `remote-allowed`.
     pub fn grant_network(&self, app: &str, version: &str, service: &str) -> HostResult<bool> {
         self.require_lock()?;
-        if !runtime_core::app_area::services::valid_key(service) {
-            return Err(HostError::new(
-                ErrorCode::ServiceNotDeclared,
-                format!("{service:?} is not a service name"),
-            ));
-        }
+        app_rows::require_service_key(service)?;
         let tx = self.conn.unchecked_transaction()?;
-        let had = grants_in(&tx, app)?.iter().any(|s| s == service);
+        let had = app_rows::value(&tx, PREFIX, app, service)?.is_some();
         if !had {
-            tx.execute(
-                "INSERT INTO settings (key, value) VALUES (?1, ?2)",
-                params![
-                    super::app_rows::key(PREFIX, app, service),
-                    jiff::Timestamp::now().to_string()
-                ],
-            )?;
+            let now = jiff::Timestamp::now().to_string();
+            app_rows::put(&tx, PREFIX, app, service, &now)?;
             audit(
                 &tx,
                 "service.network_grant",
@@ -62,34 +51,18 @@ impl Store {
         version: Option<&str>,
         service: &str,
     ) -> HostResult<bool> {
-        self.require_lock()?;
-        let tx = self.conn.unchecked_transaction()?;
-        let n = tx.execute(
-            "DELETE FROM settings WHERE key = ?1",
-            [super::app_rows::key(PREFIX, app, service)],
-        )?;
-        if n > 0 {
-            audit(
-                &tx,
-                "service.network_revoke",
-                Some(app),
-                version,
-                &serde_json::json!({ "service": service }),
-            )?;
-        }
-        tx.commit()?;
-        Ok(n > 0)
+        self.revoke_service_row(PREFIX, "service.network_revoke", app, version, service)
     }
 }
 
 /// Deletes every grant row of `app` (inside the caller's transaction).
 pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    super::app_rows::delete_all(tx, PREFIX, app)
+    app_rows::delete_all(tx, PREFIX, app)
 }
 
 fn grants_in(conn: &Connection, app: &str) -> HostResult<Vec<String>> {
-    Ok(super::app_rows::rows(conn, PREFIX, app)?
+    Ok(app_rows::items(conn, PREFIX, app)?
         .into_iter()
-        .map(|(_, service, _)| service)
+        .map(|(service, _)| service)
         .collect())
 }

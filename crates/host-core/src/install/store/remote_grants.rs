@@ -6,25 +6,19 @@
 //! `service.remote_revoke`); every uninstall removes the rows (a reinstall asks again). Readiness
 //! and every call re-read them; an app never sees or changes them.
 
-use rusqlite::{params, Connection};
-
+use super::app_rows::{self, REMOTE as PREFIX};
 use super::{audit, Store};
-use crate::foundation::error::{ErrorCode, HostError, HostResult};
-
-const PREFIX: &str = "app-remote/";
+use crate::foundation::error::HostResult;
 
 impl Store {
     /// The remote services of `app` the user allowed, as `(service, origin)`, by key.
     pub fn remote_allowances(&self, app: &str) -> HostResult<Vec<(String, String)>> {
-        allowances_in(&self.conn, app)
+        app_rows::items(&self.conn, PREFIX, app)
     }
 
     /// The origin `service` of `app` was allowed for, if it was.
     pub fn remote_allowed_origin(&self, app: &str, service: &str) -> HostResult<Option<String>> {
-        Ok(allowances_in(&self.conn, app)?
-            .into_iter()
-            .find(|(s, _)| s == service)
-            .map(|(_, o)| o))
+        app_rows::value(&self.conn, PREFIX, app, service)
     }
 
     /// Allows `service` of the installed `app` to be called at `origin` (audited
@@ -38,22 +32,11 @@ impl Store {
         origin: &str,
     ) -> HostResult<bool> {
         self.require_lock()?;
-        if !runtime_core::app_area::services::valid_key(service) {
-            return Err(HostError::new(
-                ErrorCode::ServiceNotDeclared,
-                format!("{service:?} is not a service name"),
-            ));
-        }
+        app_rows::require_service_key(service)?;
         let tx = self.conn.unchecked_transaction()?;
-        let had = allowances_in(&tx, app)?
-            .into_iter()
-            .find(|(s, _)| s == service)
-            .map(|(_, o)| o);
+        let had = app_rows::value(&tx, PREFIX, app, service)?;
         if had.as_deref() != Some(origin) {
-            tx.execute(
-                "INSERT OR REPLACE INTO settings (key, value) VALUES (?1, ?2)",
-                params![super::app_rows::key(PREFIX, app, service), origin],
-            )?;
+            app_rows::put(&tx, PREFIX, app, service, origin)?;
             audit(
                 &tx,
                 "service.remote_allow",
@@ -73,34 +56,11 @@ impl Store {
         version: Option<&str>,
         service: &str,
     ) -> HostResult<bool> {
-        self.require_lock()?;
-        let tx = self.conn.unchecked_transaction()?;
-        let n = tx.execute(
-            "DELETE FROM settings WHERE key = ?1",
-            [super::app_rows::key(PREFIX, app, service)],
-        )?;
-        if n > 0 {
-            audit(
-                &tx,
-                "service.remote_revoke",
-                Some(app),
-                version,
-                &serde_json::json!({ "service": service }),
-            )?;
-        }
-        tx.commit()?;
-        Ok(n > 0)
+        self.revoke_service_row(PREFIX, "service.remote_revoke", app, version, service)
     }
 }
 
 /// Deletes every allowance row of `app` (inside the caller's transaction).
-pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    super::app_rows::delete_all(tx, PREFIX, app)
-}
-
-fn allowances_in(conn: &Connection, app: &str) -> HostResult<Vec<(String, String)>> {
-    Ok(super::app_rows::rows(conn, PREFIX, app)?
-        .into_iter()
-        .map(|(_, service, origin)| (service, origin))
-        .collect())
+pub(super) fn delete_all(tx: &rusqlite::Connection, app: &str) -> HostResult<usize> {
+    app_rows::delete_all(tx, PREFIX, app)
 }

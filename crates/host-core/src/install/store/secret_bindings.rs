@@ -4,15 +4,14 @@
 //! unbinding are audited like grants. `uninstall --delete-data` removes the rows in its own
 //! transaction (and the values after its commit); `--keep-data` keeps both.
 
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
+use super::app_rows::{self, SECRET as PREFIX};
 use super::{audit, Store};
 use crate::foundation::error::{ErrorCode, HostError, HostResult};
 use crate::foundation::paths::DataDir;
 use crate::install::secrets::{self, SecretRef};
-
-const PREFIX: &str = "app-secret/";
 
 /// One bound slot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,10 +25,6 @@ pub struct SecretBinding {
     /// Where the value is kept (`keyring:app/<app>/<slot>/<id>` or `encrypted-file:…`).
     pub stored_as: String,
     pub bound_at: String,
-}
-
-fn setting_key(app: &str, slot: &str) -> String {
-    super::app_rows::key(PREFIX, app, slot)
 }
 
 impl Store {
@@ -53,10 +48,7 @@ impl Store {
             .find(|b| b.slot == binding.slot);
         let value = serde_json::to_string(binding)
             .map_err(|e| HostError::new(ErrorCode::Internal, e.to_string()))?;
-        tx.execute(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            params![setting_key(app, &binding.slot), value],
-        )?;
+        app_rows::put(&tx, PREFIX, app, &binding.slot, &value)?;
         audit(
             &tx,
             "secret.bind",
@@ -82,32 +74,27 @@ impl Store {
         self.require_lock()?;
         let tx = self.conn.unchecked_transaction()?;
         let previous = bindings_in(&tx, app)?.into_iter().find(|b| b.slot == slot);
-        if previous.is_some() {
-            tx.execute(
-                "DELETE FROM settings WHERE key = ?1",
-                [setting_key(app, slot)],
-            )?;
-            audit(
-                &tx,
-                "secret.unbind",
-                Some(app),
-                version,
-                &serde_json::json!({ "slot": slot }),
-            )?;
-        }
-        tx.commit()?;
+        app_rows::delete_audited(
+            tx,
+            PREFIX,
+            app,
+            slot,
+            "secret.unbind",
+            version,
+            &serde_json::json!({ "slot": slot }),
+        )?;
         Ok(previous)
     }
 }
 
 /// Deletes every binding row of `app` (inside the caller's transaction).
 pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    super::app_rows::delete_all(tx, PREFIX, app)
+    app_rows::delete_all(tx, PREFIX, app)
 }
 
 pub(super) fn bindings_in(conn: &Connection, app: &str) -> HostResult<Vec<SecretBinding>> {
     let mut out = Vec::new();
-    for (key, slot, value) in super::app_rows::rows(conn, PREFIX, app)? {
+    for (key, slot, value) in app_rows::rows(conn, PREFIX, app)? {
         let mut b: SecretBinding = serde_json::from_str(&value).map_err(|e| {
             HostError::new(
                 ErrorCode::StoreCorrupt,

@@ -9,13 +9,12 @@
 //! written for an installed app; `apphost services reset` (or a user stop) clears it, every
 //! uninstall removes them.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
-use super::{audit, Store};
+use super::app_rows::{self, SERVICE_HEALTH as PREFIX};
+use super::Store;
 use crate::foundation::error::HostResult;
-
-const PREFIX: &str = "app-service-health/";
 
 /// Crash times kept per service (twice the default crash limit).
 pub const KEPT_CRASHES: usize = 10;
@@ -109,14 +108,7 @@ fn parse(value: &str) -> ServiceHealthRow {
 }
 
 fn read(conn: &Connection, app: &str, service: &str) -> HostResult<Option<ServiceHealthRow>> {
-    Ok(conn
-        .query_row(
-            "SELECT value FROM settings WHERE key = ?1",
-            [super::app_rows::key(PREFIX, app, service)],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .map(|v| parse(&v)))
+    Ok(app_rows::value(conn, PREFIX, app, service)?.map(|v| parse(&v)))
 }
 
 /// Writes `row` only while `app` is installed (a late write after an uninstall adds nothing).
@@ -125,7 +117,7 @@ fn write(conn: &Connection, app: &str, service: &str, row: &ServiceHealthRow) ->
     conn.execute(
         "INSERT OR REPLACE INTO settings (key, value)
          SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM apps WHERE name = ?3)",
-        params![super::app_rows::key(PREFIX, app, service), value, app],
+        params![app_rows::key(PREFIX, app, service), value, app],
     )?;
     Ok(())
 }
@@ -133,9 +125,9 @@ fn write(conn: &Connection, app: &str, service: &str, row: &ServiceHealthRow) ->
 impl Store {
     /// Every recorded service of `app`: `(key, row)`, by key.
     pub fn service_health(&self, app: &str) -> HostResult<Vec<(String, ServiceHealthRow)>> {
-        Ok(super::app_rows::rows(&self.conn, PREFIX, app)?
+        Ok(app_rows::items(&self.conn, PREFIX, app)?
             .into_iter()
-            .map(|(_, service, value)| (service, parse(&value)))
+            .map(|(service, value)| (service, parse(&value)))
             .collect())
     }
 
@@ -206,22 +198,15 @@ impl Store {
     /// Clears the record of `service` of `app` (a user's reset or stop), audited
     /// `service.reset` with who asked when there was one; `false` if there was none.
     pub fn reset_service_health(&self, app: &str, service: &str, by: &str) -> HostResult<bool> {
-        let tx = self.immediate_transaction()?;
-        let n = tx.execute(
-            "DELETE FROM settings WHERE key = ?1",
-            [super::app_rows::key(PREFIX, app, service)],
-        )?;
-        if n > 0 {
-            audit(
-                &tx,
-                "service.reset",
-                Some(app),
-                None,
-                &serde_json::json!({ "service": service, "by": by }),
-            )?;
-        }
-        tx.commit()?;
-        Ok(n > 0)
+        app_rows::delete_audited(
+            self.immediate_transaction()?,
+            PREFIX,
+            app,
+            service,
+            "service.reset",
+            None,
+            &serde_json::json!({ "service": service, "by": by }),
+        )
     }
 }
 
@@ -254,5 +239,5 @@ impl Store {
 
 /// Deletes every record of `app` (inside the caller's transaction).
 pub(super) fn delete_all(tx: &Connection, app: &str) -> HostResult<usize> {
-    super::app_rows::delete_all(tx, PREFIX, app)
+    app_rows::delete_all(tx, PREFIX, app)
 }

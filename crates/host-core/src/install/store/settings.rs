@@ -16,8 +16,20 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Stores a setting after checking it (`None` removes it).
+    /// Stores a setting after checking it (`None` removes it). A key under a prefix the store
+    /// keeps for its own audited per-app rows ([`super::RESERVED_SETTING_PREFIXES`]) is refused
+    /// `setting.reserved` before anything is read or written.
     pub fn set_setting(&self, key: &str, value: Option<&str>) -> HostResult<()> {
+        if let Some(prefix) = super::app_rows::reserved_prefix(key) {
+            return Err(HostError::new(
+                ErrorCode::SettingReserved,
+                format!(
+                    "{key:?} is under {prefix:?}, which the host writes only through its own audited commands"
+                ),
+            )
+            .with("key", key)
+            .with("prefix", prefix));
+        }
         self.require_lock()?;
         let check = |v: &str| {
             match crate::foundation::setting_keys::check_tools_setting(key, v) {

@@ -25,6 +25,22 @@ pub fn session_created(
     )
 }
 
+/// `session.updated`: what `agentSession/update` changed, and only that (a partial fact): a
+/// `title` (`""` clears it) and/or `archived`.
+pub fn session_updated(title: Option<String>, archived: Option<bool>) -> EventDraft {
+    draft(
+        Scope::default(),
+        EventBody::Session(
+            EventType::SessionUpdated,
+            SessionPayload {
+                title,
+                archived,
+                ..Default::default()
+            },
+        ),
+    )
+}
+
 /// `thread.started` (idle).
 pub fn thread_started(scope: Scope) -> EventDraft {
     draft(

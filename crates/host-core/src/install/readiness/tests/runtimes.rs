@@ -173,6 +173,20 @@ fn a_workflow_entry_naming_no_declared_workflow_is_blocked() {
 }
 
 #[test]
+fn a_workflow_entry_pointing_at_a_markdown_description_says_so() {
+    // The standard's examples: `workflow: ./workflows/draft-review.workflow.md`.
+    let front = pages(
+        "  - {key: run, kind: workflow, title: Run, workflow: ./workflows/draft-review.workflow.md}\n",
+    );
+    let r = run(&front, &[], &HostProfile::current(), &preview());
+    let c = check(&r, "workflow", "./workflows/draft-review.workflow.md");
+    assert_eq!(c.code, Some("workflow.not_declared"));
+    assert!(c.message.contains("Markdown description"), "{}", c.message);
+    assert!(c.remediation.as_deref().unwrap().contains("workflows[]"));
+    assert_eq!(entry(&r, "run").status, Status::Blocked);
+}
+
+#[test]
 fn a_hostile_workflow_blocks_its_entry_without_panicking() {
     let deep = format!("{}1{}", "(".repeat(5000), ")".repeat(5000));
     let states: String = (0..3000)
