@@ -9,6 +9,11 @@
 //! (`hosting/app_secrets.rs`). The app gives only `{service, method, params}`; it never sees the
 //! secret, the headers, or any other origin. Each call is audited `service.remote_call`
 //! (service, origin, method, outcome, duration; never the secret or the bodies).
+//!
+//! Only public internet addresses are reached (`install/remote_address.rs`): an IP-literal
+//! endpoint is checked at readiness, allowance and per call (`http.rs`), a name when the
+//! client resolves it (`resolve.rs`: once, every address checked, connected to the checked
+//! ones); a refusal is `service.remote_address_refused`. A caller's cancel aborts the request.
 
 mod http;
 pub mod policy;
