@@ -514,11 +514,29 @@ fn an_unbound_secret_refuses_the_call_before_anything_is_sent() {
 
 trait FrameReply {
     fn frame_reply(&mut self, app: &str, method: &str, params: Value) -> Result<Value, String>;
+    fn frame_work(
+        &mut self,
+        app: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<host_core::hosting::capability::services::ServiceWork, String>;
 }
 
 impl FrameReply for Host {
     /// A frame's call whose service work is deferred (the window's path): run the effect.
     fn frame_reply(&mut self, app: &str, method: &str, params: Value) -> Result<Value, String> {
+        let work = self.frame_work(app, method, params)?;
+        work.run().unwrap().map_err(|e| e.message)
+    }
+
+    /// The deferred work of a frame's call (what the bridge runs outside its lock and cancels
+    /// on the frame's `capability:cancel`).
+    fn frame_work(
+        &mut self,
+        app: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<host_core::hosting::capability::services::ServiceWork, String> {
         use host_core::hosting::capability::call::{Call, Caller};
         use host_core::hosting::capability::dispatch::{dispatch, SessionAnswers, Verdict};
         let active = self.store.active_app(app).unwrap();
@@ -552,7 +570,7 @@ impl FrameReply for Host {
             .call_with(&self.store, &p, &call.args)
             .map_err(|e| e.message)?;
         match reply.effect {
-            Some(Effect::CallService(work)) => work.run().unwrap().map_err(|e| e.message),
+            Some(Effect::CallService(work)) => Ok(work),
             other => Err(format!("no deferred work: {other:?}")),
         }
     }
@@ -637,4 +655,83 @@ fn a_loopback_remote_call_costs_little_and_each_is_its_own_connection() {
     eprintln!("remote call over loopback (trust decision, secret read, POST, audit): p50 {p50:?}, p95 {p95:?}");
     assert!(p50 < Duration::from_secs(1), "{p50:?}");
     assert_eq!(server.hits(), 40);
+}
+
+/// A server that takes one request and never answers; it reports `request` once it has read
+/// it and `closed` once the host closed the connection.
+fn hanging_server() -> (SocketAddr, std::sync::mpsc::Receiver<&'static str>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                if read_request(&mut c).is_none() {
+                    return;
+                }
+                let _ = tx.send("request");
+                let mut buf = [0u8; 64];
+                loop {
+                    match c.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+                let _ = tx.send("closed");
+            });
+        }
+    });
+    (addr, rx)
+}
+
+#[test]
+fn a_frames_cancel_aborts_the_remote_request_and_drops_its_connection() {
+    let (addr, events) = hanging_server();
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = remote_app(tmp.path(), "remote", &format!("http://{addr}/rpc"), true);
+    let md = pkg.join("APP.md");
+    let text = std::fs::read_to_string(&md)
+        .unwrap()
+        .replace("timeoutMs: 800", "timeoutMs: 20000");
+    std::fs::write(&md, text).unwrap();
+    let mut h = host_with(&pkg);
+    set_up(&h, "remote");
+    h.services.defer_service_calls();
+    let work = h.frame_work("remote", "hang", json!({})).unwrap();
+    // What the bridge cancels on the frame's `capability:cancel` (bridge/host/service_calls.rs).
+    let token = work.cancel_token();
+    let started = Instant::now();
+    let waiting = std::thread::spawn(move || work.run().unwrap());
+    assert_eq!(
+        events.recv_timeout(Duration::from_secs(10)),
+        Ok("request"),
+        "the request reached the server"
+    );
+    let cancelled_at = Instant::now();
+    token.cancel();
+    assert_eq!(
+        events.recv_timeout(Duration::from_secs(5)),
+        Ok("closed"),
+        "the host dropped the connection"
+    );
+    let closed_after = cancelled_at.elapsed();
+    let out = waiting.join().unwrap();
+    let released_after = started.elapsed();
+    eprintln!("remote cancel: connection closed {closed_after:?} after the cancel, caller released after {released_after:?} (timeout 20 s)");
+    assert!(closed_after < Duration::from_secs(1), "{closed_after:?}");
+    assert!(
+        released_after < Duration::from_secs(5),
+        "{released_after:?}"
+    );
+    let e = out.unwrap_err();
+    assert_eq!(e.cause_code, Some("service.cancelled"), "{e:?}");
+    assert_eq!(
+        e.code,
+        host_core::hosting::capability::code::ErrorCode::Cancelled
+    );
+    let calls = audit_of(&h, "remote", "service.remote_call");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["details"]["code"], "service.cancelled");
+    assert_eq!(calls[0]["details"]["ok"], false);
 }

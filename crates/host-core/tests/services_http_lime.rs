@@ -268,7 +268,7 @@ fn an_oversized_request_line_ends_the_service_with_service_protocol_and_writes_n
 }
 
 #[test]
-fn a_request_flood_is_bounded_per_host_call() {
+fn a_request_flood_is_bounded_per_host_call_and_audited_once_per_call() {
     let mut h = host(&[APP]);
     let burst = json!({"n": 300, "method": "lime.storage.get", "params": {"key": "k"}});
     let out = call(&mut h, APP, "burst", burst).unwrap();
@@ -284,7 +284,14 @@ fn a_request_flood_is_bounded_per_host_call() {
         256,
         "the refused ones never ran"
     );
-    // The count is per call: the next call may make requests again.
+    // The refusals are audited once for the call, with their count: the flood cannot flood
+    // the audit log.
+    assert_eq!(
+        floods(&h),
+        vec![json!({"service": "api", "refused": 44, "served": 256, "limit": 256})]
+    );
+    // The count is per call: the next call may make requests again (and, under the cap, adds
+    // no flood record).
     let out = call(
         &mut h,
         APP,
@@ -293,6 +300,23 @@ fn a_request_flood_is_bounded_per_host_call() {
     )
     .unwrap();
     assert_eq!(out["ok"], 2, "{out}");
+    assert_eq!(floods(&h).len(), 1);
+    // A second flood is its own record.
+    let burst = json!({"n": 260, "method": "lime.storage.get", "params": {"key": "k"}});
+    let out = call(&mut h, APP, "burst", burst).unwrap();
+    assert_eq!(out["refused"], 4, "{out}");
+    let all = floods(&h);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert!(all.iter().any(|d| d["refused"] == 4), "{all:?}");
+}
+
+/// The `service.lime_flood` audit records of the app's service.
+fn floods(h: &Host) -> Vec<Value> {
+    h.audit(APP)
+        .into_iter()
+        .filter(|a| a["action"] == "service.lime_flood")
+        .map(|a| a["details"].clone())
+        .collect()
 }
 
 fn wait_for(h: &mut Host, key: &str, want: &Value) -> bool {

@@ -2,8 +2,12 @@
 //! `uses: lime.services.call`): the sample `fixtures/apps/doc-parser` with a workflow added,
 //! driven through the choke point; the service's own `lime.storage.set` passes it too.
 //!
+//! A run's cancel interrupts its in-flight `lime.services.call` step: the service gets
+//! `$/cancelRequest` and the step ends at once, not at the service's `timeoutMs`.
+//!
 //! Needs `cargo build -p service-sandbox --bin apphost-service-shim` (the workspace test builds it).
 
+mod services_support;
 mod support;
 
 use host_core::foundation::paths::DataDir;
@@ -111,5 +115,118 @@ fn a_workflow_step_calls_the_apps_own_service_through_the_choke_point() {
             .iter()
             .any(|(m, _, d)| m == "lime.storage.set" && d == "allow"),
         "{calls:?}"
+    );
+}
+
+const RELAY: &str = "relay-wf";
+
+const HANG_WORKFLOW: &str = r#"  - key: wait
+    kind: workflow
+    title: Wait on the service
+    workflow: wait-service
+    requiredCapabilities: [lime.services]
+services:"#;
+
+const HANG_WORKFLOWS: &str = r#"workflows:
+  - key: wait-service
+    title: A service call that only a cancel ends
+    recovery: {onError: show_error_and_allow_retry, maxRetries: 0}
+    states:
+      - {key: start, kind: start, next: wait}
+      - key: wait
+        kind: tool-call
+        uses: lime.services.call
+        arguments: {service: "'relay'", method: "'hang-noted'", params: {}}
+        output: waited
+        next: done
+      - {key: done, kind: end, result: {waited: "outputs.waited"}}
+storage:"#;
+
+#[test]
+fn cancelling_a_run_interrupts_its_service_call_and_the_service_gets_the_cancel() {
+    services_support::require_shim();
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = services_support::relay_app(tmp.path(), RELAY, false);
+    let md = pkg.join("APP.md");
+    let text = std::fs::read_to_string(&md)
+        .unwrap()
+        .replace("timeoutMs: 800", "timeoutMs: 30000")
+        .replacen("\nservices:", &format!("\n{HANG_WORKFLOW}"), 1)
+        .replacen("\nstorage:", &format!("\n{HANG_WORKFLOWS}"), 1);
+    std::fs::write(&md, text).unwrap();
+    let dir = DataDir::at(tmp.path().join("data"));
+    install(&dir, &pkg);
+    let store = Store::open(&dir).unwrap();
+    // The process's service host outlives the driving thread's services (as in a host session,
+    // where the driver's services live on): the service keeps running after the step.
+    let _services = host_core::hosting::capability::services::service_host(&store);
+    let runs = std::sync::Arc::new(workflow::open_runs(&dir).unwrap());
+    let v = workflow::start(&store, &runs, RELAY, "wait-service", json!({}), None).unwrap();
+
+    // The driver's thread: the step waits on the service; its interrupt is "the run ended"
+    // (the host driver's, minus app closing).
+    let driving = {
+        let (dir, runs, run_id) = (dir.clone(), runs.clone(), v.run_id.clone());
+        std::thread::spawn(move || {
+            let store = Store::open_for_calls(&dir).unwrap();
+            let mut services = Services::new(dir.apps_data());
+            let profile = HostProfile::current();
+            let probe = runs.clone();
+            let steps = HostSteps::new(&store, &profile, &mut services).interrupted_by(
+                std::sync::Arc::new(move |run: &str, _app: &str| {
+                    probe.show(run).map_or(true, |v| v.finished)
+                }),
+            );
+            let view = runs.drive(&run_id, &steps).unwrap();
+            (view, std::time::Instant::now())
+        })
+    };
+    let service_dir = dir.apps_data().join(RELAY).join("services/relay");
+    // The id of the call the service is working on, once it noted it.
+    let noted = || -> Option<serde_json::Value> {
+        let text = std::fs::read_to_string(service_dir.join("hanging")).ok()?;
+        serde_json::from_str(text.lines().next()?).ok()
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let hanging = loop {
+        if let Some(id) = noted() {
+            break id;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the call never reached the service"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let cancelled_at = std::time::Instant::now();
+    runs.cancel(&v.run_id).unwrap();
+    let (view, ended_at) = driving.join().unwrap();
+    let took = ended_at - cancelled_at;
+    eprintln!("a run's cancel ended its service call step after {took:?} (timeout 30 s)");
+    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+    assert!(
+        matches!(view.state.status, RunStatus::Cancelled { .. }),
+        "{view:#?}"
+    );
+
+    // The service read `$/cancelRequest` for the id it was working on.
+    let cancels = service_dir.join("cancelled");
+    let seen = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&cancels)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while seen().is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(seen(), vec![json!({"id": hanging})]);
+    // Not a crash: the service keeps running.
+    let audit = store.audit_log(Some(RELAY), 200).unwrap();
+    assert!(
+        !audit.iter().any(|r| r["action"] == "service.crash"),
+        "{audit:?}"
     );
 }

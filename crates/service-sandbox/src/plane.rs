@@ -111,6 +111,15 @@ impl Running {
         }
     }
 
+    /// A local-http service's `lime.*` requests refused over the per-call cap in the call
+    /// that just ended (the other planes answer their own floods on their wire).
+    pub fn take_flood(&self) -> Option<crate::http_plane::host_requests::Flood> {
+        match self {
+            Self::Http(s) => s.take_flood(),
+            _ => None,
+        }
+    }
+
     pub fn exit_status(&mut self) -> Option<String> {
         match self {
             Self::Stdio(s) => s.exit_status(),

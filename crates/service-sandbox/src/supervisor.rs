@@ -57,11 +57,27 @@ pub enum Health {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuditEvent {
-    Started { pid: u32 },
-    Stopped { reason: String },
-    Crashed { status: String },
-    LimitHit { what: String },
-    Refused { code: String },
+    Started {
+        pid: u32,
+    },
+    Stopped {
+        reason: String,
+    },
+    Crashed {
+        status: String,
+    },
+    LimitHit {
+        what: String,
+    },
+    Refused {
+        code: String,
+    },
+    /// A local-http service's `lime.*` requests over the per-call cap were refused: one event
+    /// per host call with the count, however many were refused.
+    LimeFlood {
+        refused: u32,
+        served: u32,
+    },
 }
 
 pub type HandlerFactory = Box<dyn Fn() -> HostHandler + Send>;
@@ -302,7 +318,14 @@ impl Supervisor {
             .running
             .as_mut()
             .ok_or_else(|| SandboxError::Exited("not running".into()))?;
-        match svc.call_cancellable(method, params, self.policy.call_timeout, cancel) {
+        let out = svc.call_cancellable(method, params, self.policy.call_timeout, cancel);
+        if let Some(f) = svc.take_flood() {
+            (self.audit)(AuditEvent::LimeFlood {
+                refused: f.refused,
+                served: f.served,
+            });
+        }
+        match out {
             Err(SandboxError::Timeout) => {
                 (self.audit)(AuditEvent::LimitHit {
                     what: format!("call timeout {:?} ({method})", self.policy.call_timeout),

@@ -315,6 +315,7 @@ error_codes! {
     ServiceNotDeclared = "service.not_declared" => NotFound,
     /// The service cannot run here or now (`details.cause`: `service.sandbox_unavailable`,
     /// `service.runtime_unavailable`, `service.invalid_spec`, `service.remote_not_allowed`,
+    /// `service.remote_address_refused` (an endpoint outside the public internet),
     /// `service.crash_loop`, `service.backoff`, `service.app_disabled`, …).
     ServiceCannotRun = "service.cannot_run" => Conflict,
     /// The service was started but the call failed (`details.cause`: `service.timeout`,

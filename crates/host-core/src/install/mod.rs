@@ -10,6 +10,7 @@ pub mod package;
 pub mod projection;
 pub mod readiness;
 pub mod remote;
+pub mod remote_address;
 pub mod remote_service;
 pub mod schedules;
 pub mod secrets;

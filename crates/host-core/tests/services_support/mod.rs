@@ -172,6 +172,7 @@ for line in sys.stdin:
             out.append(time.perf_counter() - t)
         send({"jsonrpc": "2.0", "id": rid, "result": out}); continue
     if meth == "hang": continue
+    if meth == "hang-noted": open("/service/hanging", "a").write(json.dumps(rid) + "\n"); continue
     if meth == "die": os._exit(p.get("code", 3))
     if meth == "flood": sys.stdout.write("x" * (2 << 20)); sys.stdout.flush(); continue
     if meth == "spam":

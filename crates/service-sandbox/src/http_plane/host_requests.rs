@@ -15,7 +15,9 @@
 //! - `lime.*` requests are served one at a time, ONLY while a host call to the service is in
 //!   flight (a request made between calls waits for the next one, like a stdio service's; one
 //!   pending when the service stops is never served), at most [`MAX_REQUESTS_PER_CALL`] per call
-//!   (more are answered `-32001 HOST_E_RATE_LIMITED service.too_many_requests`).
+//!   (more are answered `-32001 HOST_E_RATE_LIMITED service.too_many_requests`). The refusals
+//!   are counted, and the supervisor audits them once per host call ([`HostRequests::take_flood`]
+//!   → `AuditEvent::LimeFlood`, `service.lime_flood` in host-core): a flood cannot flood the log.
 //! - Memory is bounded by one line; the pipes give back-pressure to a flooding service.
 
 use std::collections::VecDeque;
@@ -42,6 +44,8 @@ struct GateState {
     /// served by it, even if the reader woke after the call ended.
     calls: u64,
     served: u32,
+    /// Requests refused over the cap since the last [`HostRequests::take_flood`].
+    refused: u32,
     closed: bool,
     broken: Option<String>,
 }
@@ -74,11 +78,20 @@ impl Gate {
             return Admit::Closed;
         }
         if s.served >= MAX_REQUESTS_PER_CALL {
+            s.refused = s.refused.saturating_add(1);
             return Admit::TooMany;
         }
         s.served += 1;
         Admit::Serve
     }
+}
+
+/// `lime.*` requests refused over the per-call cap ([`MAX_REQUESTS_PER_CALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flood {
+    pub refused: u32,
+    /// Requests served in that call.
+    pub served: u32,
 }
 
 /// The reader of one launch's callback channel.
@@ -133,6 +146,17 @@ impl HostRequests {
     /// Requests served in the current (or last) call.
     pub fn served(&self) -> u32 {
         self.gate.lock().served
+    }
+
+    /// The refusals since the last look (the call that just ended), if any: one audit record
+    /// per host call, whatever the size of the flood.
+    pub fn take_flood(&self) -> Option<Flood> {
+        let mut s = self.gate.lock();
+        let refused = std::mem::take(&mut s.refused);
+        (refused > 0).then_some(Flood {
+            refused,
+            served: s.served,
+        })
     }
 
     /// Serve nothing more; a request waiting for a call is dropped unanswered.

@@ -225,6 +225,11 @@ impl HttpService {
         crate::wasm_plane::abi::parse_reply(&resp.body, id)
     }
 
+    /// The `lime.*` requests refused over the cap in the call that just ended, if any.
+    pub fn take_flood(&self) -> Option<host_requests::Flood> {
+        self.requests.as_ref().and_then(HostRequests::take_flood)
+    }
+
     pub fn exit_status(&mut self) -> Option<String> {
         for _ in 0..50 {
             if let Ok(Some(st)) = self.child.try_wait() {

@@ -343,11 +343,24 @@ impl ServiceHost {
         method: &str,
         params: Value,
     ) -> Result<Value, ServiceFailure> {
+        self.call_cancellable(store, id, method, params, &CancelToken::default())
+    }
+
+    /// [`ServiceHost::call`] that `cancel` ends (`service.cancelled`): a process service gets
+    /// `$/cancelRequest`, a remote service's request is aborted.
+    pub fn call_cancellable(
+        &self,
+        store: &Store,
+        id: &ServiceId,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Result<Value, ServiceFailure> {
         if let Some(remote) = super::remote::prepare(store, id)? {
-            return remote.run(method, params);
+            return remote.run_cancellable(method, params, cancel);
         }
         let held = self.slot(store, id)?;
-        self.call_on(id, &held, method, params, &CancelToken::default())
+        self.call_on(id, &held, method, params, cancel)
     }
 
     fn call_on(

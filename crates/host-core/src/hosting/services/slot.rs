@@ -140,6 +140,11 @@ fn audit_sink(
                 }
                 AuditEvent::LimitHit { what } => ("service.limit", json!({"limit": what})),
                 AuditEvent::Refused { code } => ("service.refused", json!({"code": code})),
+                AuditEvent::LimeFlood { refused, served } => (
+                    "service.lime_flood",
+                    json!({"refused": refused, "served": served,
+                           "limit": service_sandbox::http_plane::host_requests::MAX_REQUESTS_PER_CALL}),
+                ),
             }
         };
         if store.is_none() {

@@ -10,7 +10,9 @@
 //! re-issued step finds the same task) and waits for its result, reading it from the
 //! host's own task view (the start was the audited call), until the step's timeout, or until
 //! the run is interrupted ([`HostSteps::interrupted_by`]: a cancel, the app closing), which
-//! cancels the task at once.
+//! cancels the task at once. A `lime.services.call` step is interrupted the same way: the
+//! call's cancel token follows the interrupt, so the service gets `$/cancelRequest` (a remote
+//! service's request is aborted) and the step is abandoned at once, not at `timeoutMs`.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -29,11 +31,14 @@ use crate::install::store::{ChangeStamp, Store};
 /// workflow driver).
 pub trait StepServices {
     /// An allowed call's value (`Services::call_with`, its effect dropped: a run has no frame).
+    /// `cancel` ends a backend-service call in flight (`lime.services.call`: the service gets
+    /// `$/cancelRequest`, a remote request is aborted) when the run is interrupted.
     fn step_call(
         &mut self,
         store: &Store,
         allowed: &Allowed,
         args: &Value,
+        cancel: &service_sandbox::CancelToken,
     ) -> Result<Value, CallError>;
     /// The agent tasks over the process's one agent runtime (`Services::agent_tasks`).
     fn step_agent_tasks(
@@ -93,6 +98,15 @@ impl<'a> HostSteps<'a> {
 
     fn interrupted(&self, run_id: &str, app: &str) -> bool {
         self.interrupt.as_ref().is_some_and(|f| f(run_id, app))
+    }
+
+    /// A token cancelled once the run is interrupted (polled while a service call waits).
+    fn cancel_token(&self, run_id: &str, app: &str) -> service_sandbox::CancelToken {
+        let Some(f) = self.interrupt.clone() else {
+            return service_sandbox::CancelToken::default();
+        };
+        let (run, app) = (run_id.to_owned(), app.to_owned());
+        service_sandbox::CancelToken::from_probe(Arc::new(move || f(&run, &app)))
     }
 
     fn caller(&self, step: &StepCall<'_>) -> Result<Caller, StepError> {
@@ -170,9 +184,16 @@ impl<'a> HostSteps<'a> {
             &mut answers,
         ) {
             Verdict::Allowed(proof) => {
+                let cancel = self.cancel_token(&caller.session_id, &caller.app_id);
                 let mut services = self.services.borrow_mut();
-                match services.step_call(self.store, &proof, &call.args) {
+                match services.step_call(self.store, &proof, &call.args, &cancel) {
                     Ok(value) => Ok(value),
+                    Err(e)
+                        if e.cause_code == Some("service.cancelled")
+                            && self.interrupted(&caller.session_id, &caller.app_id) =>
+                    {
+                        Err(interrupted())
+                    }
                     Err(e) => Err(StepError {
                         code: e.cause_code.unwrap_or(e.code.as_str()).to_owned(),
                         message: e.message,

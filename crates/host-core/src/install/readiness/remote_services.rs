@@ -5,7 +5,8 @@
 //! host.db). Until then it is `blocked` (required) or `degraded` (optional) with
 //! `service.remote_not_allowed`, the data boundary in the message, and a setup action naming
 //! `apphost services allow-remote <app> <service>`. An allowance given for another origin (an
-//! update moved the endpoint) does not count.
+//! update moved the endpoint) does not count. An IP-literal endpoint outside the public
+//! internet is `service.remote_address_refused` whatever the allowance.
 
 use super::{Ctx, Outcome};
 use crate::install::manifest::Key;
@@ -43,6 +44,16 @@ pub(super) fn remote(cx: &Ctx, key: &str, required: bool, spec: &RemoteSpec) -> 
                 None,
             );
         }
+    }
+    // An endpoint that is an IP literal outside the public internet (the LAN, loopback, the
+    // metadata service) is refused now, allowance or not (`install/remote_address.rs`).
+    if let Err(refused) = crate::install::remote_address::check_endpoint(&spec.endpoint) {
+        return (
+            failing,
+            Some(crate::install::remote_address::CODE),
+            format!("service {key} cannot run: {refused}"),
+            None,
+        );
     }
     match cx.state.services.remote_allowed.get(key) {
         Some(origin) if *origin == spec.origin => (

@@ -111,11 +111,13 @@ pub(super) fn call(
                 };
                 if let Some(remote) = remote {
                     let (a, method) = (allowed.clone(), method.to_owned());
-                    // A frame's cancel answers the frame at once; the HTTPS exchange itself
-                    // ends at its own deadline (its answer is then dropped).
+                    // A frame's cancel answers the frame at once and aborts the HTTPS
+                    // request in flight (its connection is dropped).
                     let work =
-                        ServiceWork::new(Box::new(move |_: &service_sandbox::CancelToken| {
-                            remote.run(&method, params).map_err(|f| failure(&a, &f))
+                        ServiceWork::new(Box::new(move |cancel: &service_sandbox::CancelToken| {
+                            remote
+                                .run_cancellable(&method, params, cancel)
+                                .map_err(|f| failure(&a, &f))
                         }));
                     return Ok(Reply {
                         value: Value::Null,
@@ -137,7 +139,7 @@ pub(super) fn call(
                 });
             }
             let value = host
-                .call(store, &id, method, params)
+                .call_cancellable(store, &id, method, params, services.service_call_cancel())
                 .map_err(|f| failure(allowed, &f))?;
             Ok(Reply::value(value))
         }

@@ -175,6 +175,9 @@ pub struct Services {
     service_host: Option<std::sync::Arc<crate::hosting::services::ServiceHost>>,
     /// `lime.services.call` answers [`Effect::CallService`] instead of waiting here.
     defer_service_calls: bool,
+    /// Cancels the `lime.services.call` this thread waits on (a workflow step's run cancelled);
+    /// never cancelled outside [`StepServices::step_call`].
+    service_call_cancel: service_sandbox::CancelToken,
 }
 
 impl Services {
@@ -192,6 +195,7 @@ impl Services {
             driver_side: false,
             service_host: None,
             defer_service_calls: false,
+            service_call_cancel: service_sandbox::CancelToken::default(),
         }
     }
 
@@ -203,6 +207,11 @@ impl Services {
 
     pub(crate) fn defers_service_calls(&self) -> bool {
         self.defer_service_calls
+    }
+
+    /// What cancels a `lime.services.call` waited on here (a workflow run's cancel).
+    pub(crate) fn service_call_cancel(&self) -> &service_sandbox::CancelToken {
+        &self.service_call_cancel
     }
 
     /// Makes services for each workflow driver thread: their own per-app handles, the same
@@ -225,6 +234,7 @@ impl Services {
                 driver_side: true,
                 service_host: None,
                 defer_service_calls: false,
+                service_call_cancel: service_sandbox::CancelToken::default(),
             }) as Box<dyn StepServices + Send>
         })
     }
@@ -538,8 +548,12 @@ impl StepServices for Services {
         store: &Store,
         allowed: &Allowed,
         args: &Value,
+        cancel: &service_sandbox::CancelToken,
     ) -> Result<Value, CallError> {
-        self.call_with(store, allowed, args).map(|r| r.value)
+        self.service_call_cancel = cancel.clone();
+        let out = self.call_with(store, allowed, args).map(|r| r.value);
+        self.service_call_cancel = service_sandbox::CancelToken::default();
+        out
     }
 
     fn step_agent_tasks(

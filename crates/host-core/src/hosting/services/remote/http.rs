@@ -11,13 +11,22 @@
 //! (`service.remote_too_large`), no full answer before the call's deadline, however slowly it
 //! trickles (`service.timeout`), a connection or TLS failure (`service.remote_unreachable`).
 //! The auth value is a sensitive header: it is never in a message, an error or the audit.
+//!
+//! Only public addresses are reached (`install/remote_address.rs`): an IP-literal host is
+//! checked before anything is sent, a name by the client's resolver (`resolve.rs`: resolved
+//! once, every address checked, the connection made to the checked ones), each refusal
+//! `service.remote_address_refused`. A caller's cancel (a frame's `capability:cancel`, a
+//! workflow run's cancel) aborts the request in flight: its task is dropped, and with it the
+//! connection (`service.cancelled`), instead of running to the deadline.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use service_sandbox::cancel::{CancelToken, CANCEL_POLL};
 use zeroize::Zeroizing;
 
 use crate::hosting::services::ServiceFailure;
+use crate::install::remote_address;
 
 /// Largest response body read (the same cap as a local service's channel line).
 pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
@@ -75,6 +84,7 @@ fn shared() -> Result<&'static Shared, ServiceFailure> {
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .no_proxy()
+                .dns_resolver(std::sync::Arc::new(super::resolve::CheckedResolver))
                 .pool_max_idle_per_host(0)
                 .connect_timeout(Duration::from_secs(10))
                 .user_agent(concat!("AppHost/", env!("CARGO_PKG_VERSION")))
@@ -86,13 +96,18 @@ fn shared() -> Result<&'static Shared, ServiceFailure> {
         .map_err(|e| fail("service.start_failed", e.clone()))
 }
 
-/// POSTs `p` and waits for the whole answer's body (at most `p.timeout`).
-pub fn post(p: Post) -> Result<Vec<u8>, ServiceFailure> {
+/// POSTs `p` and waits for the whole answer's body (at most `p.timeout`), or until `cancel`:
+/// then the request is aborted (its connection dropped) and the call is `service.cancelled`.
+pub fn post(p: Post, cancel: &CancelToken) -> Result<Vec<u8>, ServiceFailure> {
+    remote_address::check_url(&p.url).map_err(|r| fail(remote_address::CODE, r.to_string()))?;
+    if cancel.is_cancelled() {
+        return Err(cancelled());
+    }
     let shared = shared()?;
     let timeout = p.timeout;
     let deadline = Instant::now() + timeout;
     let (tx, rx) = std::sync::mpsc::channel();
-    shared.rt.spawn(async move {
+    let task = shared.rt.spawn(async move {
         let out = match tokio::time::timeout_at(deadline.into(), exchange(&shared.client, p)).await
         {
             Ok(out) => out,
@@ -103,13 +118,30 @@ pub fn post(p: Post) -> Result<Vec<u8>, ServiceFailure> {
         };
         let _ = tx.send(out);
     });
-    match rx.recv_timeout(timeout + Duration::from_secs(2)) {
-        Ok(out) => out,
-        Err(_) => Err(retryable(
-            "service.timeout",
-            "the remote service did not answer in time",
-        )),
+    let give_up = deadline + Duration::from_secs(2);
+    loop {
+        match rx.recv_timeout(CANCEL_POLL) {
+            Ok(out) => return out,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                if !cancel.is_cancelled() && Instant::now() < give_up => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if cancel.is_cancelled() => {
+                // Dropping the task drops the request and its connection.
+                task.abort();
+                return Err(cancelled());
+            }
+            Err(_) => {
+                task.abort();
+                return Err(retryable(
+                    "service.timeout",
+                    "the remote service did not answer in time",
+                ));
+            }
+        }
     }
+}
+
+fn cancelled() -> ServiceFailure {
+    fail("service.cancelled", "the caller cancelled the call")
 }
 
 async fn exchange(client: &reqwest::Client, p: Post) -> Result<Vec<u8>, ServiceFailure> {
@@ -131,7 +163,9 @@ async fn exchange(client: &reqwest::Client, p: Post) -> Result<Vec<u8>, ServiceF
         req = req.header(name, value);
     }
     let mut resp = req.send().await.map_err(|e| {
-        if e.is_timeout() {
+        if let Some(refused) = super::resolve::refused_in(&e) {
+            fail(remote_address::CODE, refused.to_string())
+        } else if e.is_timeout() {
             retryable(
                 "service.timeout",
                 "the remote service did not answer in time",

@@ -9,14 +9,21 @@
 //! (`hosting/app_secrets.rs`). The app gives only `{service, method, params}`; it never sees the
 //! secret, the headers, or any other origin. Each call is audited `service.remote_call`
 //! (service, origin, method, outcome, duration; never the secret or the bodies).
+//!
+//! Only public internet addresses are reached (`install/remote_address.rs`): an IP-literal
+//! endpoint is checked at readiness, allowance and per call (`http.rs`), a name when the
+//! client resolves it (`resolve.rs`: once, every address checked, connected to the checked
+//! ones); a refusal is `service.remote_address_refused`. A caller's cancel aborts the request.
 
 mod http;
 pub mod policy;
+mod resolve;
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use service_sandbox::CancelToken;
 use zeroize::Zeroizing;
 
 use super::{ServiceFailure, ServiceId};
@@ -220,13 +227,29 @@ impl RemoteCall {
     /// POSTs `{"jsonrpc":"2.0","id":N,"method":…,"params":…}` to the endpoint and answers the
     /// response's `result` (its `error`: `service.error`); audited `service.remote_call`.
     pub fn run(self, method: &str, params: Value) -> Result<Value, ServiceFailure> {
+        self.run_cancellable(method, params, &CancelToken::default())
+    }
+
+    /// [`RemoteCall::run`] that `cancel` ends: the request in flight is aborted (its
+    /// connection dropped) and the call fails with `service.cancelled` (audited too).
+    pub fn run_cancellable(
+        self,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Result<Value, ServiceFailure> {
         let started = Instant::now();
-        let out = self.exchange(method, params);
+        let out = self.exchange(method, params, cancel);
         self.audit(method, &out, started.elapsed());
         out
     }
 
-    fn exchange(&self, method: &str, params: Value) -> Result<Value, ServiceFailure> {
+    fn exchange(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: &CancelToken,
+    ) -> Result<Value, ServiceFailure> {
         let rpc_id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let body = serde_json::to_vec(
             &json!({"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}),
@@ -235,13 +258,16 @@ impl RemoteCall {
         // Re-parsed from the checked spec: the only URL this call may reach.
         let url = url::Url::parse(&self.spec.endpoint)
             .map_err(|e| ServiceFailure::new("service.invalid_spec", e.to_string()))?;
-        let body = http::post(http::Post {
-            url,
-            body,
-            auth: self.auth.clone(),
-            timeout: self.timeout,
-            max_body: MAX_RESPONSE_BYTES,
-        })?;
+        let body = http::post(
+            http::Post {
+                url,
+                body,
+                auth: self.auth.clone(),
+                timeout: self.timeout,
+                max_body: MAX_RESPONSE_BYTES,
+            },
+            cancel,
+        )?;
         let protocol = |why: &str| {
             ServiceFailure::new(
                 "service.protocol",
@@ -330,7 +356,11 @@ pub fn annotate(store: &Store, app: &str, v: ManifestView<'_>, st: &mut super::S
     let Some(info) = info(store, app, v, &st.key) else {
         return;
     };
-    if info.allowed {
+    if let Err(refused) = crate::install::remote_address::check_endpoint(&info.endpoint) {
+        st.state = "blocked".into();
+        st.code = Some(crate::install::remote_address::CODE.into());
+        st.reason = Some(refused.to_string());
+    } else if info.allowed {
         st.state = "remote".into();
     } else {
         st.state = "blocked".into();

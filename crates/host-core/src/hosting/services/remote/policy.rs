@@ -11,7 +11,8 @@ use crate::install::store::Store;
 /// whether it was newly allowed. Refused with `service.not_declared` (no such service) or
 /// `service.cannot_run` whose `cause` is `service.remote_not_declared` (not a remote service)
 /// or the declaration's own refusal (`service.invalid_spec`, `service.remote_not_allowed`
-/// without `server-assisted`).
+/// without `server-assisted`, `service.remote_address_refused` for an IP-literal endpoint that
+/// is not a public address).
 pub fn allow(store: &Store, app: &str, service: &str) -> HostResult<(String, bool)> {
     let active = store.active_app(app)?;
     let view = active.manifest.view();
@@ -33,6 +34,13 @@ pub fn allow(store: &Store, app: &str, service: &str) -> HostResult<(String, boo
         }
         Err(f) => return Err(f.host_error()),
     };
+    // An IP-literal endpoint outside the public internet can never be called: nothing to allow.
+    if let Err(refused) = crate::install::remote_address::check_endpoint(&spec.endpoint) {
+        return Err(
+            HostError::new(ErrorCode::ServiceCannotRun, refused.to_string())
+                .with("cause", crate::install::remote_address::CODE),
+        );
+    }
     let new = store.allow_remote(app, &active.version, service, &spec.origin)?;
     Ok((spec.origin, new))
 }
