@@ -82,10 +82,11 @@ fn cancel(app: &str, entry: &str, target: &str) -> String {
 /// What the relay process recorded of the `$/cancelRequest`s it read.
 fn cancels_seen(h: &Host) -> Vec<Value> {
     let marker = h.dir.apps_data().join(APP).join("services/relay/cancelled");
+    // A line the service is still writing does not parse yet: it is read on the next poll.
     std::fs::read_to_string(marker)
         .unwrap_or_default()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 
