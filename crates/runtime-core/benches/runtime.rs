@@ -392,6 +392,12 @@ fn bench_list(reps: usize) {
             log.append_unsynced(&sid, d).unwrap();
         }
     }
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _enter = tokio_rt.enter();
     let rt = Runtime::open(RuntimeConfig::new(dir.path()), None).unwrap();
     let per = rt
         .log()

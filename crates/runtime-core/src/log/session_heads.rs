@@ -85,24 +85,23 @@ impl EventLog {
         Ok(out)
     }
 
-    /// The time of `session`'s event at `sequence` (its last one: when it was last updated).
-    pub fn event_time(
-        &self,
-        session: &SessionId,
-        sequence: u64,
-    ) -> Result<Option<String>, LogError> {
+    /// The time of `session`'s last durable event (when it was last updated): one
+    /// primary-key seek, and only the `timestamp` field is decoded.
+    pub fn last_event_time(&self, session: &SessionId) -> Result<Option<String>, LogError> {
+        #[derive(serde::Deserialize)]
+        struct Stamp {
+            timestamp: String,
+        }
         let conn = lock(&self.inner.reader);
-        let mut stmt =
-            conn.prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND sequence = ?2")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT body FROM events WHERE session_id = ?1 ORDER BY sequence DESC LIMIT 1",
+        )?;
         let body: Option<String> = stmt
-            .query_row(
-                params![session.as_str(), sequence.min(i64::MAX as u64) as i64],
-                |r| r.get(0),
-            )
+            .query_row(params![session.as_str()], |r| r.get(0))
             .optional()?;
         Ok(body
-            .and_then(|b| serde_json::from_str::<Event>(&b).ok())
-            .map(|e| e.timestamp))
+            .and_then(|b| serde_json::from_str::<Stamp>(&b).ok())
+            .map(|s| s.timestamp))
     }
 }
 

@@ -108,7 +108,6 @@ impl Runtime {
         limit: usize,
     ) -> Result<SessionPage, RuntimeError> {
         let log = &self.inner.log;
-        let last: std::collections::HashMap<SessionId, u64> = log.sessions()?.into_iter().collect();
         let mut kept: Vec<(String, SessionId)> = Vec::new();
         for h in log.session_heads()? {
             let Some(sid) = h.session_id.clone() else {
@@ -117,9 +116,8 @@ impl Runtime {
             if !filter.keeps(&h) {
                 continue;
             }
-            let seq = last.get(&sid).copied().unwrap_or(0);
             let updated = log
-                .event_time(&sid, seq)?
+                .last_event_time(&sid)?
                 .or(h.created_at.clone())
                 .unwrap_or_default();
             kept.push((updated, sid));
