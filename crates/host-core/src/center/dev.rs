@@ -231,7 +231,8 @@ impl DevSession {
         let source = resolve(&self.folder, &CatalogSelect::default())?;
         let keys = store.trusted_keys()?;
         let profile = HostProfile::current();
-        let opts = InspectOptions::preview(store.limits()?, &profile, &keys);
+        let opts = InspectOptions::preview(store.limits()?, &profile, &keys)
+        .with_services_policy(store.data_dir());
         // A file being written while it is read (the editor is still saving) is not a finding:
         // read again after a moment.
         let mut attempt = 0;

@@ -326,7 +326,8 @@ fn stage_and_plan(
 )> {
     let keys = store.trusted_keys()?;
     let profile = HostProfile::current();
-    let opts = InspectOptions::preview(store.limits()?, &profile, &keys);
+    let opts = InspectOptions::preview(store.limits()?, &profile, &keys)
+        .with_services_policy(store.data_dir());
     let staged = store.stage(source, &opts, progress)?;
     let mode = store.mode_for(&staged, ModeChoice::ByInstalled)?;
     let options = PlanOptions {
@@ -495,7 +496,8 @@ impl Center {
         let store = super::open_locked(&self.dir)?;
         let keys = store.trusted_keys()?;
         let profile = HostProfile::current();
-        let opts = InspectOptions::preview(store.limits()?, &profile, &keys);
+        let opts = InspectOptions::preview(store.limits()?, &profile, &keys)
+        .with_services_policy(store.data_dir());
         // The reviewed plan is the consent: the package is read again and must plan the same.
         let mut as_reviewed = |insp: &Inspection,
                                fresh: &InstallPlan|

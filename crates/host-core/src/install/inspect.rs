@@ -47,6 +47,15 @@ impl<'a> InspectOptions<'a> {
     }
 }
 
+impl InspectOptions<'_> {
+    /// Readiness also applies the admin's services policy of `dir`
+    /// (`install/services_policy.rs`), as for an installed app.
+    pub fn with_services_policy(mut self, dir: &crate::foundation::paths::DataDir) -> Self {
+        self.state.services.policy = Some(crate::install::services_policy::load(dir));
+        self
+    }
+}
+
 pub struct Inspection {
     pub source: ResolvedSource,
     pub read: ReadPackage,

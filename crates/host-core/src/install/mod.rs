@@ -16,5 +16,6 @@ pub mod schedules;
 pub mod secrets;
 pub mod service_disk;
 pub mod service_launch;
+pub mod services_policy;
 pub mod signature;
 pub mod store;

@@ -273,6 +273,7 @@ pub fn probe_host() -> crate::install::readiness::ServiceFacts {
         network_granted: Default::default(),
         remote_allowed: Default::default(),
         disk_over: Default::default(),
+        policy: None,
     }
 }
 

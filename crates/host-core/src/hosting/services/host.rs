@@ -209,10 +209,12 @@ impl ServiceHost {
             ));
         }
         // A `remote-allowed` service's grant is re-read from host.db at every call and launch
-        // (never taken from the service): a slot made under another grant is dropped.
+        // (never taken from the service), and so is the admin's policy file (deny wins): a
+        // slot made under another grant is dropped.
         let granted = |store: &Store| {
             store
                 .network_granted(&id.app, &id.key)
+                .map(|g| g && super::admin_policy::check_network(&self.data, id).is_ok())
                 .map_err(|e| ServiceFailure::new("service.start_failed", e.message))
         };
         let cached = lock(&self.slots)
@@ -224,8 +226,9 @@ impl ServiceHost {
                 None => return Ok(held),
                 Some(was) if was && granted(store)? => return Ok(held),
                 Some(_) => {
-                    // Revoked (here or by another process): the running service stops now.
-                    self.take_away(id, NETWORK_REVOKED);
+                    // Revoked (here or by another process) or denied by the policy: the
+                    // running service stops now.
+                    self.take_away(id, self.stop_reason(id));
                 }
             }
         }
@@ -234,6 +237,7 @@ impl ServiceHost {
             return Err(super::remote::no_local_process(id));
         }
         let network = if plan.network {
+            super::admin_policy::check_network(&self.data, id)?;
             let now = granted(store)?;
             if !now {
                 return Err(ServiceFailure::new(
@@ -379,6 +383,7 @@ impl ServiceHost {
             .call_cancellable(method, params, &cancel.or(&held.revoked));
         drop(s);
         if held.revoked.is_cancelled() {
+            super::admin_policy::check_network(&self.data, id)?;
             return Err(ServiceFailure::new(
                 "service.network_not_granted",
                 format!(
@@ -487,12 +492,20 @@ impl ServiceHost {
             return;
         }
         for id in self.revoked_in_store(granted) {
-            self.take_away(&id, NETWORK_REVOKED);
+            self.take_away(&id, self.stop_reason(&id));
+        }
+    }
+
+    /// Why a granted service is taken away: the admin's policy denies it, or the grant went.
+    fn stop_reason(&self, id: &ServiceId) -> &'static str {
+        match super::admin_policy::check_network(&self.data, id) {
+            Err(_) => super::admin_policy::POLICY_DENIED,
+            Ok(()) => NETWORK_REVOKED,
         }
     }
 
     /// Those of `ids` whose network grant host.db no longer holds (read on the ticker's own
-    /// connection; nothing when the store cannot be read).
+    /// connection; nothing when the store cannot be read) or the admin's policy now denies.
     fn revoked_in_store(&self, ids: Vec<ServiceId>) -> Vec<ServiceId> {
         let mut store = lock(&self.grants);
         if store.is_none() {
@@ -502,7 +515,10 @@ impl ServiceHost {
             return Vec::new();
         };
         ids.into_iter()
-            .filter(|id| matches!(store.network_granted(&id.app, &id.key), Ok(false)))
+            .filter(|id| {
+                matches!(store.network_granted(&id.app, &id.key), Ok(false))
+                    || super::admin_policy::check_network(&self.data, id).is_err()
+            })
             .collect()
     }
 
@@ -587,12 +603,25 @@ impl ServiceHost {
                 crashes_in_window: None,
                 last_error: None,
             };
-            if let Err(f) = self.plan(store, &active, &key) {
+            let plan = self.plan(store, &active, &key);
+            if let Err(f) = &plan {
                 st.state = "blocked".into();
                 st.code = Some(f.code.into());
-                st.reason = Some(f.message);
+                st.reason = Some(f.message.clone());
             }
             super::remote::annotate(store, app, active.manifest.view(), &mut st);
+            // A `remote-allowed` service the admin's policy denies network: blocked, granted or
+            // not (a running one is taken away by the next tick or call).
+            if let Err(f) = plan
+                .as_ref()
+                .ok()
+                .filter(|p| p.network)
+                .map_or(Ok(()), |_| super::admin_policy::check_network(&self.data, &id))
+            {
+                super::admin_policy::annotate(&mut st, f);
+                out.push(st);
+                continue;
+            }
             let held = lock(&self.slots).get(&id).cloned();
             if let Some(held) = held {
                 let stats = lock(&held.stats).clone();

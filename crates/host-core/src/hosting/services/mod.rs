@@ -13,6 +13,7 @@
 //! [`BackCalls`] the session gives (`capability/services/app_services.rs`: the choke point,
 //! with the service as the caller), so this module knows nothing of capabilities.
 
+pub mod admin_policy;
 mod health;
 mod host;
 mod id;

@@ -11,7 +11,9 @@ use crate::install::store::Store;
 
 /// Grants network to `service` of `app`; `Ok(false)` if it already was. Refused with
 /// `service.not_declared` (no such service) or `service.cannot_run` with `details.cause`
-/// `service.network_not_declared` (the service does not declare `network: remote-allowed`).
+/// `service.network_not_declared` (the service does not declare `network: remote-allowed`) or
+/// `service.policy_denied` (the admin's `<data>/policy/services.json` denies it); nothing is
+/// written then.
 pub fn grant(store: &Store, app: &str, service: &str) -> HostResult<bool> {
     let active = store.active_app(app)?;
     let view = active.manifest.view();
@@ -32,6 +34,12 @@ pub fn grant(store: &Store, app: &str, service: &str) -> HostResult<bool> {
         )
         .with("cause", "service.network_not_declared"));
     }
+    let id = super::ServiceId {
+        app: app.to_owned(),
+        key: service.to_owned(),
+    };
+    super::admin_policy::check_network(store.data_dir(), &id)
+        .map_err(super::admin_policy::refusal)?;
     store.grant_network(app, &active.version, service)
 }
 

@@ -184,6 +184,9 @@ pub struct ServiceFacts {
     /// `key -> why`: stopped or refused for its disk quota and still over it (host.db + a
     /// fresh measure).
     pub disk_over: std::collections::BTreeMap<String, String>,
+    /// The admin's `<data>/policy/services.json` (`install/services_policy.rs`); `None`: no data
+    /// dir to read it from (nothing denied).
+    pub policy: Option<std::sync::Arc<crate::install::services_policy::ServicesPolicy>>,
 }
 
 /// A storage migration batch that failed for an app version (recorded in `host.db`).

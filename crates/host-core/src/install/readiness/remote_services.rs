@@ -6,7 +6,9 @@
 //! `service.remote_not_allowed`, the data boundary in the message, and a setup action naming
 //! `apphost services allow-remote <app> <service>`. An allowance given for another origin (an
 //! update moved the endpoint) does not count. An IP-literal endpoint outside the public
-//! internet is `service.remote_address_refused` whatever the allowance.
+//! internet is `service.remote_address_refused` whatever the allowance. The admin's
+//! `<data>/policy/services.json` denying it is `service.policy_denied` (no setup action),
+//! whatever the allowance.
 
 use super::{Ctx, Outcome};
 use crate::install::manifest::Key;
@@ -52,6 +54,18 @@ pub(super) fn remote(cx: &Ctx, key: &str, required: bool, spec: &RemoteSpec) -> 
             failing,
             Some(crate::install::remote_address::CODE),
             format!("service {key} cannot run: {refused}"),
+            None,
+        );
+    }
+    // The admin's policy file denies whatever the user allowed (deny wins); nothing the user
+    // could do here, so no setup action.
+    if let Some(why) = cx.state.services.policy.as_ref().and_then(|p| {
+        p.remote_denied(view.name(), key, &spec.origin)
+    }) {
+        return (
+            failing,
+            Some(crate::install::services_policy::CODE),
+            format!("service {key} cannot run: {why}"),
             None,
         );
     }

@@ -5,13 +5,21 @@
 //! (a crash loop blocks a required service and degrades an optional one; a recent crash
 //! degrades). A `remote-allowed` service the user has not granted network (host.db, re-read
 //! per evaluation) is `needs-setup` with an action naming `apphost services grant-network`
-//! (`degraded` when optional). A service stopped or refused for its disk quota and still over it
+//! (`degraded` when optional); one the admin's `<data>/policy/services.json` denies network is
+//! `blocked` (optional: `degraded`) with `service.policy_denied`, granted or not, and no action.
+//! A service stopped or refused for its disk quota and still over it
 //! is `blocked` (optional: `degraded`) with `service.disk_quota_exceeded` and an action naming
 //! `apphost services reset <app> <service> --delete-data`. Crash health and the disk-quota
 //! record are durable (host.db), so every process sees them. An entry bound to a service (`service:`) shares its outcome.
 
 use super::{Ctx, Outcome};
 use crate::install::service_launch::{plan, Refusal};
+
+/// Why the admin's policy file denies network to `key` of this app (deny wins over a grant).
+fn network_denied(cx: &Ctx, key: &str) -> Option<String> {
+    let p = cx.state.services.policy.as_ref()?;
+    p.network_denied(cx.m.view().name(), key)
+}
 
 fn failing(required: bool) -> Outcome {
     if required {
@@ -70,6 +78,15 @@ pub(super) fn services(cx: &mut Ctx) {
                     Some((format!("Install {r}"), r)),
                 )
             }
+            Ok(p) if p.network && network_denied(cx, &key).is_some() => (
+                failing(req),
+                Some(crate::install::services_policy::CODE),
+                format!(
+                    "service {key} cannot reach the network: {}",
+                    network_denied(cx, &key).unwrap_or_default()
+                ),
+                None,
+            ),
             Ok(p) if p.network && !facts.network_granted.contains(&key) => (
                 if req {
                     Outcome::NeedsSetup

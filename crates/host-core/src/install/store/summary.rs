@@ -36,6 +36,7 @@ impl Store {
             self.service_health_facts(name, &app.active)?;
         state.services.network_granted = self.network_grants(name)?.into_iter().collect();
         state.services.remote_allowed = self.remote_allowances(name)?.into_iter().collect();
+        state.services.policy = Some(crate::install::services_policy::load(self.data_dir()));
         Ok(readiness::evaluate(&manifest, &files, profile, &state))
     }
 

@@ -102,6 +102,7 @@ pub fn spec_of(
 }
 
 /// The remote call of `id`, or `Ok(None)` when `id` is not a remote service. Refused with
+/// `service.policy_denied` when the admin's policy file denies it (whatever the allowance),
 /// `service.remote_not_allowed` until the user allowed it for its endpoint's origin, and with
 /// `service.remote_secret_missing` when its auth secret has no value.
 pub fn prepare(store: &Store, id: &ServiceId) -> Result<Option<RemoteCall>, ServiceFailure> {
@@ -117,6 +118,8 @@ pub fn prepare(store: &Store, id: &ServiceId) -> Result<Option<RemoteCall>, Serv
             format!("{} is disabled", id.app),
         ));
     }
+    // The admin's policy file first: deny wins over the user's allowance.
+    super::admin_policy::check_remote(store.data_dir(), id, &spec.origin)?;
     let allowed = store
         .remote_allowed_origin(&id.app, &id.key)
         .map_err(|e| ServiceFailure::new("service.start_failed", e.message))?;
@@ -356,10 +359,16 @@ pub fn annotate(store: &Store, app: &str, v: ManifestView<'_>, st: &mut super::S
     let Some(info) = info(store, app, v, &st.key) else {
         return;
     };
+    let id = ServiceId {
+        app: app.to_owned(),
+        key: st.key.clone(),
+    };
     if let Err(refused) = crate::install::remote_address::check_endpoint(&info.endpoint) {
         st.state = "blocked".into();
         st.code = Some(crate::install::remote_address::CODE.into());
         st.reason = Some(refused.to_string());
+    } else if let Err(f) = super::admin_policy::check_remote(store.data_dir(), &id, &info.origin) {
+        super::admin_policy::annotate(st, f);
     } else if info.allowed {
         st.state = "remote".into();
     } else {

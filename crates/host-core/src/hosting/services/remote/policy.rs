@@ -12,7 +12,8 @@ use crate::install::store::Store;
 /// `service.cannot_run` whose `cause` is `service.remote_not_declared` (not a remote service)
 /// or the declaration's own refusal (`service.invalid_spec`, `service.remote_not_allowed`
 /// without `server-assisted`, `service.remote_address_refused` for an IP-literal endpoint that
-/// is not a public address).
+/// is not a public address, `service.policy_denied` when the admin's
+/// `<data>/policy/services.json` denies it); nothing is written then.
 pub fn allow(store: &Store, app: &str, service: &str) -> HostResult<(String, bool)> {
     let active = store.active_app(app)?;
     let view = active.manifest.view();
@@ -41,6 +42,13 @@ pub fn allow(store: &Store, app: &str, service: &str) -> HostResult<(String, boo
                 .with("cause", crate::install::remote_address::CODE),
         );
     }
+    // The admin's policy file denies it: nothing the user allows would be honoured.
+    let id = super::super::ServiceId {
+        app: app.to_owned(),
+        key: service.to_owned(),
+    };
+    super::super::admin_policy::check_remote(store.data_dir(), &id, &spec.origin)
+        .map_err(super::super::admin_policy::refusal)?;
     let new = store.allow_remote(app, &active.version, service, &spec.origin)?;
     Ok((spec.origin, new))
 }

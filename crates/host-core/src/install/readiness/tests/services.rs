@@ -16,6 +16,7 @@ fn host(sandbox_missing: Option<&str>, runtimes: &[&str]) -> HostState {
         network_granted: Default::default(),
         remote_allowed: Default::default(),
         disk_over: Default::default(),
+        policy: None,
     };
     s
 }
