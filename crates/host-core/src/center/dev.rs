@@ -232,7 +232,7 @@ impl DevSession {
         let keys = store.trusted_keys()?;
         let profile = HostProfile::current();
         let opts = InspectOptions::preview(store.limits()?, &profile, &keys)
-        .with_services_policy(store.data_dir());
+            .with_services_policy(store.data_dir());
         // A file being written while it is read (the editor is still saving) is not a finding:
         // read again after a moment.
         let mut attempt = 0;

@@ -497,7 +497,7 @@ impl Center {
         let keys = store.trusted_keys()?;
         let profile = HostProfile::current();
         let opts = InspectOptions::preview(store.limits()?, &profile, &keys)
-        .with_services_policy(store.data_dir());
+            .with_services_policy(store.data_dir());
         // The reviewed plan is the consent: the package is read again and must plan the same.
         let mut as_reviewed = |insp: &Inspection,
                                fresh: &InstallPlan|

@@ -216,10 +216,10 @@ fn origin_matches(pattern: &str, origin: &str) -> bool {
         return false;
     }
     match p.1.strip_prefix("*.") {
-        Some(domain) => o
-            .1
-            .strip_suffix(domain)
-            .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        Some(domain) => {
+            o.1.strip_suffix(domain)
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+        }
         None => p.1 == o.1,
     }
 }
@@ -277,7 +277,9 @@ fn check(rules: &Rules) -> Result<(), String> {
             .split_once('/')
             .is_some_and(|(a, k)| !a.is_empty() && !k.is_empty() && !k.contains('/'));
         if !ok {
-            return Err(format!("deny entry {d:?} is not <app>/<service> or <app>/*"));
+            return Err(format!(
+                "deny entry {d:?} is not <app>/<service> or <app>/*"
+            ));
         }
     }
     if let Some(a) = rules
@@ -296,7 +298,9 @@ fn check(rules: &Rules) -> Result<(), String> {
 type FileSig = Option<(u64, i64, i64, i64, i64, u64)>;
 
 fn sig(path: &Path) -> FileSig {
-    let dir = path.parent().and_then(|d| std::fs::symlink_metadata(d).ok());
+    let dir = path
+        .parent()
+        .and_then(|d| std::fs::symlink_metadata(d).ok());
     std::fs::symlink_metadata(path).ok().map(|m| {
         (
             m.len(),
@@ -355,6 +359,16 @@ fn read(path: &Path) -> State {
     }
 }
 
+fn recently_changed(sig: FileSig) -> bool {
+    let Some((_, _, _, ctime, _, _)) = sig else {
+        return false;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    now - ctime < 2
+}
+
 type Cache = Mutex<BTreeMap<PathBuf, (FileSig, Arc<ServicesPolicy>)>>;
 
 fn cache() -> &'static Cache {
@@ -377,9 +391,11 @@ pub fn load(dir: &DataDir) -> Arc<ServicesPolicy> {
         state: read(&path),
         path: path.clone(),
     });
-    // A file changed while read is read again next time (its stat moved after `now`).
+    // A file changed while read is read again next time (its stat moved after `now`), and so
+    // is one changed in the last 2 s: a second edit of the same size inside the file system's
+    // timestamp granularity would not move its stat ("racy" like git's index).
     let after = sig(&path);
-    if after == now {
+    if after == now && !recently_changed(now) {
         if c.len() >= 64 {
             c.clear();
         }

@@ -616,7 +616,9 @@ impl ServiceHost {
                 .as_ref()
                 .ok()
                 .filter(|p| p.network)
-                .map_or(Ok(()), |_| super::admin_policy::check_network(&self.data, &id))
+                .map_or(Ok(()), |_| {
+                    super::admin_policy::check_network(&self.data, &id)
+                })
             {
                 super::admin_policy::annotate(&mut st, f);
                 out.push(st);

@@ -59,9 +59,13 @@ pub(super) fn remote(cx: &Ctx, key: &str, required: bool, spec: &RemoteSpec) -> 
     }
     // The admin's policy file denies whatever the user allowed (deny wins); nothing the user
     // could do here, so no setup action.
-    if let Some(why) = cx.state.services.policy.as_ref().and_then(|p| {
-        p.remote_denied(view.name(), key, &spec.origin)
-    }) {
+    if let Some(why) = cx
+        .state
+        .services
+        .policy
+        .as_ref()
+        .and_then(|p| p.remote_denied(view.name(), key, &spec.origin))
+    {
         return (
             failing,
             Some(crate::install::services_policy::CODE),
