@@ -457,7 +457,7 @@ impl ServiceHost {
         let held = lock(&self.slots).get(id).cloned();
         let Some(held) = held else { return false };
         if held.network == Some(true) && !self.revoked_in_store(vec![id.clone()]).is_empty() {
-            return self.take_away(id, NETWORK_REVOKED);
+            return self.take_away(id, self.stop_reason(id));
         }
         let mut s = lock(&held.slot);
         let was = s.sup.is_running();
