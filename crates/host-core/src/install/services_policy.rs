@@ -121,6 +121,15 @@ impl ServicesPolicy {
         }
     }
 
+    /// The policy `bytes` would be if read from `path` (what [`load`] does after its file
+    /// checks; readiness tests build one with it).
+    pub fn from_bytes(path: PathBuf, bytes: &[u8]) -> Self {
+        ServicesPolicy {
+            state: parse(&path, bytes),
+            path,
+        }
+    }
+
     /// The file's path (named in every refusal).
     pub fn path(&self) -> &Path {
         &self.path
@@ -346,10 +355,15 @@ fn read(path: &Path) -> State {
     if let Err(e) = file.take(MAX_POLICY_BYTES + 1).read_to_end(&mut bytes) {
         return State::Broken(format!("{shown}: {e}"));
     }
+    parse(path, &bytes)
+}
+
+fn parse(path: &Path, bytes: &[u8]) -> State {
+    let shown = path.display();
     if bytes.len() as u64 > MAX_POLICY_BYTES {
         return State::Broken(format!("{shown} is over {MAX_POLICY_BYTES} bytes"));
     }
-    let rules: Rules = match serde_json::from_slice(&bytes) {
+    let rules: Rules = match serde_json::from_slice(bytes) {
         Ok(r) => r,
         Err(e) => return State::Broken(format!("{shown}: {e}")),
     };

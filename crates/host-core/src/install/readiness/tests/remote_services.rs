@@ -115,3 +115,45 @@ fn bad_declarations_are_invalid_spec_at_inspect() {
     assert_eq!(check(&c).code, Some("service.remote_not_allowed"));
     assert!(check(&c).message.contains("server-assisted"));
 }
+
+#[test]
+fn the_admin_policy_denies_an_allowed_remote_service_with_no_setup_action() {
+    let mut st = state();
+    st.services
+        .remote_allowed
+        .insert("summarize".into(), "https://api.example.com".into());
+    for json in [
+        r#"{"remote": {"allow": false}}"#,
+        r#"{"remote": {"denyOrigins": ["https://*.example.com"]}}"#,
+        r#"{"deny": ["demo/*"]}"#,
+        r#"{"remote": {"allowOrigins": "https://api.example.com"}}"#,
+    ] {
+        st.services.policy = Some(std::sync::Arc::new(
+            crate::install::services_policy::ServicesPolicy::from_bytes(
+                "/data/policy/services.json".into(),
+                json.as_bytes(),
+            ),
+        ));
+        let r = run(SVC, &[], &HostProfile::current(), &st);
+        let c = check(&r);
+        assert_eq!(c.outcome, Outcome::Blocked, "{json}: {c:?}");
+        assert_eq!(c.code, Some("service.policy_denied"), "{json}");
+        assert!(c.setup_action.is_none(), "{json}: {c:?}");
+        assert!(
+            c.message.contains("/data/policy/services.json"),
+            "{}",
+            c.message
+        );
+        assert_eq!(r.status, Status::Blocked);
+    }
+    st.services.policy = Some(std::sync::Arc::new(
+        crate::install::services_policy::ServicesPolicy::from_bytes(
+            "/data/policy/services.json".into(),
+            br#"{"remote": {"allow": false, "allowOrigins": ["https://API.example.com"]}}"#,
+        ),
+    ));
+    assert_eq!(
+        run(SVC, &[], &HostProfile::current(), &st).status,
+        Status::Ready
+    );
+}

@@ -284,3 +284,52 @@ fn a_remote_allowed_service_without_domains_or_on_another_protocol_is_refused() 
         assert_eq!(r.status, Status::Blocked, "{manifest}");
     }
 }
+
+fn policy(json: &str) -> Option<std::sync::Arc<crate::install::services_policy::ServicesPolicy>> {
+    Some(std::sync::Arc::new(
+        crate::install::services_policy::ServicesPolicy::from_bytes(
+            "/data/policy/services.json".into(),
+            json.as_bytes(),
+        ),
+    ))
+}
+
+#[test]
+fn the_admin_policy_denies_network_whatever_the_grant_with_no_setup_action() {
+    let mut state = host(None, &["/usr/bin/python3"]);
+    state.services.network_granted.insert("fetcher".into());
+    for json in [
+        r#"{"network": {"allow": false}}"#,
+        r#"{"deny": ["demo/fetcher"]}"#,
+        r#"{"network": {"denyApps": ["demo"]}}"#,
+        "{not json",
+    ] {
+        state.services.policy = policy(json);
+        let r = run(REMOTE, FILES, &HostProfile::current(), &state);
+        let c = service_check(&r);
+        assert_eq!(c.outcome, Outcome::Blocked, "{json}: {c:?}");
+        assert_eq!(c.code, Some("service.policy_denied"), "{json}");
+        assert!(
+            c.message.contains("/data/policy/services.json"),
+            "{}",
+            c.message
+        );
+        assert!(c.setup_action.is_none(), "{json}: {c:?}");
+        assert_eq!(r.status, Status::Blocked, "{json}");
+        // Optional: only degraded.
+        let optional = REMOTE.replace("required: true", "required: false");
+        let r = run(&optional, FILES, &HostProfile::current(), &state);
+        assert_eq!(service_check(&r).outcome, Outcome::Degraded, "{json}");
+    }
+    // Rules that do not concern this app, or only remote endpoints, leave the grant deciding.
+    for json in [
+        "{}",
+        r#"{"network": {"allow": false, "allowApps": ["demo"]}}"#,
+        r#"{"deny": ["other/fetcher", "demo/other"]}"#,
+        r#"{"remote": {"allow": false}}"#,
+    ] {
+        state.services.policy = policy(json);
+        let r = run(REMOTE, FILES, &HostProfile::current(), &state);
+        assert_eq!(r.status, Status::Ready, "{json}: {r:?}");
+    }
+}
