@@ -324,3 +324,133 @@ fn a_frames_cancel_drops_its_local_http_request_and_no_other_frame_can() {
     assert_eq!(crashes(&h, "http-app"), 0);
     assert_eq!(closed(&h, "http-app"), vec![json!("c1")]);
 }
+
+const WAIT_ENTRY: &str = r#"  - key: wait
+    kind: workflow
+    title: Wait on the service
+    workflow: wait-service
+    requiredCapabilities: [lime.services]
+services:"#;
+
+/// A workflow whose one step calls `service`'s `method` (a call only a cancel ends early).
+fn wait_workflow(service: &str, method: &str, params: &str) -> String {
+    format!(
+        r#"workflows:
+  - key: wait-service
+    title: A service call that only a cancel ends
+    recovery: {{onError: show_error_and_allow_retry, maxRetries: 0}}
+    states:
+      - {{key: start, kind: start, next: wait}}
+      - key: wait
+        kind: tool-call
+        uses: lime.services.call
+        arguments: {{service: "'{service}'", method: "'{method}'", params: {params}}}
+        output: waited
+        next: done
+      - {{key: done, kind: end, result: {{waited: "outputs.waited"}}}}
+storage:"#
+    )
+}
+
+/// Installs `fixture`'s service `key` in an app with the wait workflow, starts a run, lets its
+/// step call the service for `after`, cancels the run: how long the step took to end after the
+/// cancel (the run is `Cancelled`), and the host.
+fn cancel_a_running_step(
+    app: &str,
+    fixture: &str,
+    key: &str,
+    method: &str,
+    params: &str,
+    after: Duration,
+) -> (Duration, Host) {
+    use host_core::hosting::workflow::{self, executor::HostSteps};
+    use runtime_core::workflow::machine::RunStatus;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = app_with_service_of(tmp.path(), app, fixture, key);
+    let md = pkg.join("APP.md");
+    let text = std::fs::read_to_string(&md)
+        .unwrap()
+        .replacen("\nservices:", &format!("\n{WAIT_ENTRY}"), 1)
+        .replacen(
+            "\nstorage:",
+            &format!("\n{}", wait_workflow(key, method, params)),
+            1,
+        );
+    std::fs::write(&md, text).unwrap();
+    let h = Host::with(&[pkg]);
+    // The process's service host outlives the driving thread's services (as in a session).
+    let _services = service_host(&h.store);
+    let runs = std::sync::Arc::new(workflow::open_runs(&h.dir).unwrap());
+    let v = workflow::start(&h.store, &runs, app, "wait-service", json!({}), None).unwrap();
+    let driving = {
+        let (dir, runs, run_id) = (h.dir.clone(), runs.clone(), v.run_id.clone());
+        std::thread::spawn(move || {
+            let store = Store::open_for_calls(&dir).unwrap();
+            let mut services = Services::new(dir.apps_data());
+            let profile = HostProfile::current();
+            let probe = runs.clone();
+            let steps = HostSteps::new(&store, &profile, &mut services).interrupted_by(
+                std::sync::Arc::new(move |run: &str, _app: &str| {
+                    probe.show(run).map_or(true, |v| v.finished)
+                }),
+            );
+            let view = runs.drive(&run_id, &steps).unwrap();
+            (view, Instant::now())
+        })
+    };
+    assert!(wait_until(|| service_host(&h.store)
+        .list(&h.store, app)
+        .is_ok_and(|l| l[0].state == "running")));
+    std::thread::sleep(after);
+    assert!(!driving.is_finished(), "the step ended before its cancel");
+    let cancelled_at = Instant::now();
+    runs.cancel(&v.run_id).unwrap();
+    let (view, ended_at) = driving.join().unwrap();
+    assert!(
+        matches!(view.state.status, RunStatus::Cancelled { .. }),
+        "{view:#?}"
+    );
+    assert_eq!(crashes(&h, app), 0);
+    (ended_at - cancelled_at, h)
+}
+
+#[test]
+fn a_runs_cancel_stops_its_wasm_step_mid_call() {
+    let (took, h) = cancel_a_running_step(
+        "wasm-wf",
+        "wasm-transform",
+        "transform",
+        "spin",
+        "{}",
+        Duration::from_millis(300),
+    );
+    eprintln!("wasm: a run's cancel ended its service step after {took:?} (timeout 30 s)");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let id = ServiceId {
+        app: "wasm-wf".into(),
+        key: "transform".into(),
+    };
+    // It was cancelled mid-call (a call refused before it starts leaves no log line).
+    let logs = service_host(&h.store).logs(&id, 64 * 1024);
+    assert!(logs.contains("spin: service.cancelled"), "{logs}");
+}
+
+#[test]
+fn a_runs_cancel_drops_its_local_http_step_request() {
+    let (took, h) = cancel_a_running_step(
+        "http-wf",
+        "http-service",
+        "api",
+        "wait",
+        r#"{seconds: "20", tag: "'run'"}"#,
+        Duration::from_millis(500),
+    );
+    eprintln!("local-http: a run's cancel ended its service step after {took:?} (timeout 30 s)");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(
+        wait_until(|| closed(&h, "http-wf") == vec![json!("run")]),
+        "{:?}",
+        closed(&h, "http-wf")
+    );
+}
