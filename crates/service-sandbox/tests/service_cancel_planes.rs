@@ -140,6 +140,67 @@ fn a_supervised_wasm_cancel_is_not_a_crash() {
     );
 }
 
+/// A guest that spends its time in host calls, not in fuel: `handle` makes 60 `lime_call`s, each
+/// answered by a handler that takes 30 ms. A cancel is seen before the next one is served.
+#[test]
+fn a_wasm_call_waiting_on_its_host_calls_is_cancelled_before_the_next_one() {
+    let req = r#"{"jsonrpc":"2.0","id":1,"method":"lime.storage.get","params":{}}"#;
+    let bytes = wat::parse_str(format!(
+        r#"(module
+          (import "lime" "lime_call" (func $lime (param i32 i32) (result i64)))
+          (memory (export "memory") 1)
+          (data (i32.const 0) "{}")
+          (global $heap (mut i32) (i32.const 4096))
+          (func $alloc (export "alloc") (param $n i32) (result i32)
+            (local $p i32)
+            (local.set $p (global.get $heap))
+            (global.set $heap (i32.add (local.get $p) (local.get $n)))
+            (local.get $p))
+          (func (export "handle") (param $ptr i32) (param $len i32) (result i64)
+            (local $i i32)
+            (loop $again
+              (drop (call $lime (i32.const 0) (i32.const {})))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $again (i32.lt_u (local.get $i) (i32.const 60))))
+            (i64.const 0)))"#,
+        req.replace('"', "\\\""),
+        req.len()
+    ))
+    .unwrap();
+    let served = Arc::new(Mutex::new(0u32));
+    let count = served.clone();
+    let mut svc = WasmService::from_bytes(
+        &bytes,
+        WasmLimits::default(),
+        Box::new(move |_, _| {
+            std::thread::sleep(Duration::from_millis(30));
+            *count.lock().unwrap() += 1;
+            Ok(json!(null))
+        }),
+    )
+    .unwrap();
+    let (token, canceller) = cancel_after(Duration::from_millis(200));
+    let t = Instant::now();
+    let e = svc
+        .call_cancellable("go", json!({}), Duration::from_secs(60), &token)
+        .unwrap_err();
+    let took = t.elapsed();
+    canceller.join().unwrap();
+    assert_eq!(e.code(), "service.cancelled", "{e:?}");
+    assert!(
+        took < Duration::from_millis(500),
+        "the cancel took {took:?}"
+    );
+    let n = *served.lock().unwrap();
+    assert!((3..=12).contains(&n), "{n} host calls served");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        *served.lock().unwrap(),
+        n,
+        "host calls went on after the cancel"
+    );
+}
+
 fn http_spec(tmp: &Path) -> ServiceSpec {
     let service_dir = tmp.join("apps/http-service/services/api");
     std::fs::create_dir_all(&service_dir).unwrap();
