@@ -94,9 +94,10 @@ impl Running {
         }
     }
 
-    /// [`Self::call`] that `cancel` ends: a stdio service gets `$/cancelRequest` at once; a
-    /// Wasm or local-http call (no cancel on their wire) is refused when cancelled before it
-    /// starts and otherwise runs to its end or timeout.
+    /// [`Self::call`] that `cancel` ends with `service.cancelled`, on every plane: a stdio
+    /// service gets `$/cancelRequest` at once; a Wasm call stops between two fuel slices (its
+    /// instance is dropped); a local-http call's connection is dropped (the service sees it
+    /// closed). Cancelled before it starts, nothing is sent.
     pub fn call_cancellable(
         &mut self,
         method: &str,
@@ -106,8 +107,8 @@ impl Running {
     ) -> Result<Value, SandboxError> {
         match self {
             Self::Stdio(s) => s.call_cancellable(method, params, timeout, cancel),
-            _ if cancel.is_cancelled() => Err(SandboxError::Cancelled),
-            other => other.call(method, params, timeout),
+            Self::Wasm(s) => s.call_cancellable(method, params, timeout, cancel),
+            Self::Http(s) => s.call_cancellable(method, params, timeout, cancel),
         }
     }
 

@@ -1,12 +1,16 @@
 //! The host's HTTP/1.1 client for a `local-http` service: one request per connection over the
 //! host-private unix socket, the per-launch token as a bearer credential, a deadline over the
 //! whole exchange (a slowloris answer ends in `service.timeout`), bounded headers and body.
+//! A cancellable exchange ([`post_cancellable`]) waits on the socket at most [`CANCEL_POLL`] at a
+//! time and looks at its token in between: once cancelled, the connection is dropped (the
+//! service sees it closed; its late answer goes nowhere) and the call fails `service.cancelled`.
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::cancel::{CancelToken, CANCEL_POLL};
 use crate::error::SandboxError;
 
 /// Largest accepted response head (status line + headers).
@@ -26,6 +30,15 @@ fn left(deadline: Instant) -> Result<Duration, SandboxError> {
     }
 }
 
+/// How long the next socket wait may last: to the deadline, at most one [`CANCEL_POLL`].
+fn wait_slice(deadline: Instant) -> Result<Duration, SandboxError> {
+    Ok(left(deadline)?.min(CANCEL_POLL))
+}
+
+fn would_block(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+}
+
 fn io_err(e: std::io::Error) -> SandboxError {
     match e.kind() {
         ErrorKind::WouldBlock | ErrorKind::TimedOut => SandboxError::Timeout,
@@ -42,8 +55,33 @@ pub fn post(
     timeout: Duration,
     max_body: usize,
 ) -> Result<Response, SandboxError> {
+    post_cancellable(
+        socket,
+        token,
+        path,
+        body,
+        timeout,
+        max_body,
+        &CancelToken::default(),
+    )
+}
+
+/// [`post`] that `cancel` ends: the connection is dropped within one [`CANCEL_POLL`] and the
+/// call fails `service.cancelled`.
+pub fn post_cancellable(
+    socket: &Path,
+    token: Option<&str>,
+    path: &str,
+    body: &[u8],
+    timeout: Duration,
+    max_body: usize,
+    cancel: &CancelToken,
+) -> Result<Response, SandboxError> {
     let deadline = Instant::now() + timeout;
-    let mut stream = UnixStream::connect(socket).map_err(io_err)?;
+    if cancel.is_cancelled() {
+        return Err(SandboxError::Cancelled);
+    }
+    let stream = UnixStream::connect(socket).map_err(io_err)?;
     let mut head = format!(
         "POST {path} HTTP/1.1\r\nHost: apphost-service\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -52,42 +90,89 @@ pub fn post(
         head.push_str(&format!("Authorization: Bearer {t}\r\n"));
     }
     head.push_str("\r\n");
-    stream
-        .set_write_timeout(Some(left(deadline)?))
-        .map_err(io_err)?;
+    let mut wire = Wire {
+        stream,
+        deadline,
+        cancel,
+    };
     // A server may answer (401, 413) and close before it reads the body: a broken pipe while
     // writing still leaves its answer to read, which is the one to report.
-    let sent = stream
+    let sent = wire
         .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(body));
+        .and_then(|()| wire.write_all(body));
     match sent {
-        Ok(()) => read_response(&mut stream, deadline, max_body),
-        Err(e) if e.kind() == ErrorKind::BrokenPipe || e.kind() == ErrorKind::ConnectionReset => {
-            read_response(&mut stream, deadline, max_body).map_err(|_| io_err(e))
+        Ok(()) => read_response(&mut wire, max_body),
+        Err(Sent::Io(e))
+            if e.kind() == ErrorKind::BrokenPipe || e.kind() == ErrorKind::ConnectionReset =>
+        {
+            match read_response(&mut wire, max_body) {
+                Err(SandboxError::Cancelled) => Err(SandboxError::Cancelled),
+                other => other.map_err(|_| io_err(e)),
+            }
         }
-        Err(e) => Err(io_err(e)),
+        Err(Sent::Io(e)) => Err(io_err(e)),
+        Err(Sent::Refused(e)) => Err(e),
+    }
+    // `wire` (the connection) is dropped here: a cancelled exchange closes it.
+}
+
+/// Why a write ended: the socket's own error, or the deadline/cancel.
+enum Sent {
+    Io(std::io::Error),
+    Refused(SandboxError),
+}
+
+/// One connection with the exchange's deadline and cancel token: every wait on the socket lasts
+/// at most one [`CANCEL_POLL`], the token is looked at between waits.
+struct Wire<'a> {
+    stream: UnixStream,
+    deadline: Instant,
+    cancel: &'a CancelToken,
+}
+
+impl Wire<'_> {
+    fn check(&self) -> Result<Duration, SandboxError> {
+        if self.cancel.is_cancelled() {
+            return Err(SandboxError::Cancelled);
+        }
+        wait_slice(self.deadline)
+    }
+
+    fn write_all(&mut self, mut bytes: &[u8]) -> Result<(), Sent> {
+        while !bytes.is_empty() {
+            let wait = self.check().map_err(Sent::Refused)?;
+            self.stream
+                .set_write_timeout(Some(wait))
+                .map_err(Sent::Io)?;
+            match self.stream.write(bytes) {
+                Ok(0) => return Err(Sent::Io(ErrorKind::WriteZero.into())),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) if would_block(&e) || e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(Sent::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads what the service sent next into `buf`: 0 = the connection ended.
+    fn read_some(&mut self, buf: &mut Vec<u8>) -> Result<usize, SandboxError> {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let wait = self.check()?;
+            self.stream.set_read_timeout(Some(wait)).map_err(io_err)?;
+            match self.stream.read(&mut chunk) {
+                Ok(n) => {
+                    buf.extend_from_slice(&chunk[..n]);
+                    return Ok(n);
+                }
+                Err(e) if would_block(&e) || e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(e)),
+            }
+        }
     }
 }
 
-fn read_some(
-    stream: &mut UnixStream,
-    buf: &mut Vec<u8>,
-    deadline: Instant,
-) -> Result<usize, SandboxError> {
-    stream
-        .set_read_timeout(Some(left(deadline)?))
-        .map_err(io_err)?;
-    let mut chunk = [0u8; 16 * 1024];
-    let n = stream.read(&mut chunk).map_err(io_err)?;
-    buf.extend_from_slice(&chunk[..n]);
-    Ok(n)
-}
-
-fn read_response(
-    stream: &mut UnixStream,
-    deadline: Instant,
-    max_body: usize,
-) -> Result<Response, SandboxError> {
+fn read_response(wire: &mut Wire<'_>, max_body: usize) -> Result<Response, SandboxError> {
     let mut buf = Vec::new();
     let head_end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -98,7 +183,7 @@ fn read_response(
                 "http head over {MAX_HEAD} bytes"
             )));
         }
-        if read_some(stream, &mut buf, deadline)? == 0 {
+        if wire.read_some(&mut buf)? == 0 {
             return Err(SandboxError::Exited("http: closed before the head".into()));
         }
     };
@@ -153,7 +238,7 @@ fn read_response(
             body.truncate(length.unwrap_or(0));
             break;
         }
-        if read_some(stream, &mut body, deadline)? == 0 {
+        if wire.read_some(&mut body)? == 0 {
             if length.is_some() {
                 return Err(SandboxError::Exited("http: body cut short".into()));
             }

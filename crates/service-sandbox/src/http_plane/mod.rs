@@ -12,6 +12,10 @@
 //!   request. Another local process that finds the socket still has no token.
 //! - Calls are JSON-RPC 2.0 bodies `POST /rpc`, one connection each, with a deadline over the whole
 //!   exchange and bounded head/body ([`client`]). stderr goes to the log ring.
+//! - A cancelled call ([`HttpService::call_cancellable`]) drops its connection within one
+//!   [`crate::cancel::CANCEL_POLL`] and fails `service.cancelled` at once; the process keeps
+//!   running (a cancel is not a crash) and its late answer, written to a closed connection, is
+//!   never read.
 //! - The service's own `lime.*` requests come back on its stdout, answered on its stdin after the
 //!   token line, served only while a host call is in flight ([`host_requests`]); other stdout lines
 //!   go to the log ring.
@@ -32,6 +36,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::cancel::CancelToken;
 use crate::cgroup::PidsGroup;
 use crate::channel::HostHandler;
 use crate::error::SandboxError;
@@ -197,6 +202,21 @@ impl HttpService {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, SandboxError> {
+        self.call_cancellable(method, params, timeout, &CancelToken::default())
+    }
+
+    /// [`Self::call`] that `cancel` ends: the request's connection is dropped (the service sees
+    /// it closed) and the call fails `service.cancelled`; the service keeps running.
+    pub fn call_cancellable(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Value, SandboxError> {
+        if cancel.is_cancelled() {
+            return Err(SandboxError::Cancelled);
+        }
         if let Some(why) = &self.dead {
             return Err(SandboxError::Exited(why.clone()));
         }
@@ -208,13 +228,14 @@ impl HttpService {
         )
         .map_err(|e| SandboxError::Protocol(e.to_string()))?;
         let window = self.requests.as_ref().map(HostRequests::open_for_call);
-        let resp = client::post(
+        let resp = client::post_cancellable(
             &self.socket_path(),
             Some(&self.token),
             "/rpc",
             &body,
             timeout,
             MAX_BODY,
+            cancel,
         );
         drop(window);
         self.check_channel()?;

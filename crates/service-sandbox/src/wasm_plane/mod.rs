@@ -11,8 +11,8 @@
 //! leaks from one call into the next).
 //!
 //! Limits: module size cap, validation + import/export check before any instantiation, fuel per
-//! call (`service.wasm_fuel_exhausted`), a wall-clock deadline checked between fuel slices
-//! (`service.timeout`), linear memory and table caps through a `ResourceLimiter`
+//! call (`service.wasm_fuel_exhausted`), a wall-clock deadline and the caller's cancel checked
+//! between fuel slices (`service.timeout`, `service.cancelled`), linear memory and table caps through a `ResourceLimiter`
 //! (`service.wasm_memory_limit`), bounded messages both ways (`service.protocol`).
 
 pub(crate) mod abi;
@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::cancel::CancelToken;
 use crate::channel::HostHandler;
 use crate::error::SandboxError;
 use crate::spec::ServiceSpec;
@@ -41,7 +42,8 @@ pub struct WasmLimits {
     pub table_elements: usize,
     /// Fuel (about one unit per Wasm instruction) one call may burn in total.
     pub fuel_per_call: u64,
-    /// Fuel given per slice; the deadline is checked between slices.
+    /// Fuel given per slice; the deadline and the caller's cancel are checked between slices
+    /// (1 M: a cancel is seen within about 0.1 s even in a debug build).
     pub fuel_slice: u64,
     /// Fuel for instantiation (start function) and each `alloc`.
     pub fuel_setup: u64,
@@ -58,7 +60,7 @@ impl Default for WasmLimits {
             memory_bytes: 64 << 20,
             table_elements: 10_000,
             fuel_per_call: 2_000_000_000,
-            fuel_slice: 10_000_000,
+            fuel_slice: 1_000_000,
             fuel_setup: 10_000_000,
             max_host_calls: 64,
             max_message: crate::channel::MAX_LINE,
@@ -112,6 +114,23 @@ impl WasmService {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, SandboxError> {
+        self.call_cancellable(method, params, timeout, &CancelToken::default())
+    }
+
+    /// [`Self::call`] that `cancel` ends: looked at between fuel slices (and before each
+    /// `lime_call` is served), so a cancelled call stops within one slice
+    /// ([`WasmLimits::fuel_slice`]) and fails `service.cancelled`. The instance is dropped; the
+    /// next call gets a fresh one as always.
+    pub fn call_cancellable(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Value, SandboxError> {
+        if cancel.is_cancelled() {
+            return Err(SandboxError::Cancelled);
+        }
         let id = self.next_id;
         self.next_id += 1;
         let handler = self
@@ -120,7 +139,14 @@ impl WasmService {
             .ok_or_else(|| SandboxError::Exited("handler lost".into()))?;
         let request =
             serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let (outcome, handler) = run::call(&self.module, &self.limits, handler, &request, timeout);
+        let (outcome, handler) = run::call(
+            &self.module,
+            &self.limits,
+            handler,
+            &request,
+            timeout,
+            cancel,
+        );
         self.handler = Some(handler);
         let result = outcome.and_then(|reply| abi::parse_reply(&reply, id));
         if let Err(e) = &result {

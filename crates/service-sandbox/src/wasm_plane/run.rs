@@ -1,6 +1,6 @@
 //! One call: a fresh store and instance, the input written through `alloc`, `handle` run in fuel
-//! slices with the deadline checked between them, the output read back; `lime_call` answered by
-//! the host handler.
+//! slices with the deadline and the caller's cancel checked between them, the output read back;
+//! `lime_call` answered by the host handler.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use wasmi::{
 use super::abi::{pack, read_guest, unpack, write_guest};
 use super::load::{LoadedModule, IMPORT_MODULE, IMPORT_NAME};
 use super::WasmLimits;
+use crate::cancel::CancelToken;
 use crate::channel::HostHandler;
 use crate::error::SandboxError;
 
@@ -78,6 +79,7 @@ struct CallState {
     max_message: usize,
     fuel_setup: u64,
     deadline: Instant,
+    cancel: CancelToken,
 }
 
 /// The error to report for `err`: a recorded limit/fault first, then the trap itself.
@@ -135,6 +137,9 @@ fn lime_call(mut caller: Caller<'_, CallState>, ptr: i32, len: i32) -> Result<i6
     if Instant::now() >= caller.data().deadline {
         return Err(fail(&mut caller, SandboxError::Timeout));
     }
+    if caller.data().cancel.is_cancelled() {
+        return Err(fail(&mut caller, SandboxError::Cancelled));
+    }
     let bytes = match read_guest(
         &caller,
         &memory,
@@ -179,13 +184,15 @@ fn answer(handler: &mut HostHandler, bytes: &[u8]) -> Value {
     }
 }
 
-/// Run one call; always hands the handler back.
+/// Run one call; always hands the handler back. `cancel` ends it between two fuel slices
+/// (`service.cancelled`).
 pub fn call(
     module: &LoadedModule,
     limits: &WasmLimits,
     handler: HostHandler,
     request: &Value,
     timeout: Duration,
+    cancel: &CancelToken,
 ) -> (Result<Vec<u8>, SandboxError>, HostHandler) {
     let state = CallState {
         guard: Guard {
@@ -200,6 +207,7 @@ pub fn call(
         max_message: limits.max_message,
         fuel_setup: limits.fuel_setup,
         deadline: Instant::now() + timeout,
+        cancel: cancel.clone(),
     };
     let mut store = Store::new(&module.engine, state);
     store.limiter(|s| &mut s.guard);
@@ -232,6 +240,7 @@ pub fn instantiate_once(module: &LoadedModule, limits: &WasmLimits) -> Result<()
         max_message: limits.max_message,
         fuel_setup: limits.fuel_setup,
         deadline: Instant::now(),
+        cancel: CancelToken::default(),
     };
     let mut store = Store::new(&module.engine, state);
     store.limiter(|s| &mut s.guard);
@@ -298,7 +307,8 @@ fn run(
 }
 
 /// Drive a resumable call in fuel slices: out of total fuel = `service.wasm_fuel_exhausted`,
-/// past the deadline = `service.timeout`.
+/// past the deadline = `service.timeout`, the caller's token cancelled = `service.cancelled`
+/// (seen within one slice: the instance is dropped with the store, nothing of it is kept).
 fn metered(
     limits: &WasmLimits,
     store: &mut Store<CallState>,
@@ -321,6 +331,9 @@ fn metered(
                         "{} fuel used",
                         limits.fuel_per_call
                     ))));
+                }
+                if store.data().cancel.is_cancelled() {
+                    return Ok(Err(SandboxError::Cancelled));
                 }
                 if Instant::now() >= store.data().deadline {
                     return Ok(Err(SandboxError::Timeout));

@@ -110,8 +110,9 @@ impl PreparedCall {
         self.run_cancellable(method, params, &CancelToken::default())
     }
 
-    /// [`PreparedCall::run`] that `cancel` ends: the service gets `$/cancelRequest` and the
-    /// call fails with `service.cancelled`.
+    /// [`PreparedCall::run`] that `cancel` ends on the service's plane (stdio:
+    /// `$/cancelRequest`; Wasm: stopped between fuel slices; local-http and remote: the
+    /// request's connection dropped) and the call fails with `service.cancelled`.
     pub fn run_cancellable(
         self,
         method: &str,
@@ -350,8 +351,9 @@ impl ServiceHost {
         self.call_cancellable(store, id, method, params, &CancelToken::default())
     }
 
-    /// [`ServiceHost::call`] that `cancel` ends (`service.cancelled`): a process service gets
-    /// `$/cancelRequest`, a remote service's request is aborted.
+    /// [`ServiceHost::call`] that `cancel` ends (`service.cancelled`): a stdio service gets
+    /// `$/cancelRequest`, a Wasm call stops between fuel slices, a local-http or remote
+    /// service's request is aborted.
     pub fn call_cancellable(
         &self,
         store: &Store,

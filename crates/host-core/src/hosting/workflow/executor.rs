@@ -11,8 +11,8 @@
 //! host's own task view (the start was the audited call), until the step's timeout, or until
 //! the run is interrupted ([`HostSteps::interrupted_by`]: a cancel, the app closing), which
 //! cancels the task at once. A `lime.services.call` step is interrupted the same way: the
-//! call's cancel token follows the interrupt, so the service gets `$/cancelRequest` (a remote
-//! service's request is aborted) and the step is abandoned at once, not at `timeoutMs`.
+//! call's cancel token follows the interrupt, so the service gets `$/cancelRequest` (a Wasm
+//! call stops between fuel slices, a local-http or remote request is aborted) and the step is abandoned at once, not at `timeoutMs`.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ use crate::install::store::{ChangeStamp, Store};
 pub trait StepServices {
     /// An allowed call's value (`Services::call_with`, its effect dropped: a run has no frame).
     /// `cancel` ends a backend-service call in flight (`lime.services.call`: the service gets
-    /// `$/cancelRequest`, a remote request is aborted) when the run is interrupted.
+    /// `$/cancelRequest`, a Wasm call stops, a local-http or remote request is aborted) when the run is interrupted.
     fn step_call(
         &mut self,
         store: &Store,

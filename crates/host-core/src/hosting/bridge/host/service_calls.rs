@@ -11,7 +11,9 @@
 //!
 //! While it runs, the frame's `capability:cancel {requestId}` cancels it
 //! ([`BridgeHost::cancel_service_call`]): the frame is answered `HOST_E_CANCELLED` at once, the
-//! service gets `$/cancelRequest {id}` and its late answer is dropped. The running calls are
+//! call is cancelled on its plane (a stdio service gets `$/cancelRequest {id}`, a Wasm call stops
+//! between fuel slices, a local-http or remote request's connection is dropped) and its late
+//! answer is dropped. The running calls are
 //! keyed by (mount, request id), so a frame can only cancel its own; an unknown, finished or
 //! repeated cancel does nothing.
 
@@ -138,8 +140,8 @@ impl BridgeHost {
 }
 
 impl BridgeHost {
-    /// `capability:cancel` of `mount`'s own running service call `request_id`: cancels it (the
-    /// service gets `$/cancelRequest`) and answers the frame `HOST_E_CANCELLED` now. `None`
+    /// `capability:cancel` of `mount`'s own running service call `request_id`: cancels it (on
+    /// every plane: `$/cancelRequest`, Wasm fuel slices, a dropped connection) and answers the frame `HOST_E_CANCELLED` now. `None`
     /// when `mount` has no such running call (another frame's, unknown, finished, repeated).
     pub(super) fn cancel_service_call(
         &mut self,
