@@ -23,6 +23,10 @@ pub const LISTEN_FD: i32 = 5;
 pub const EGRESS_FD: i32 = 6;
 /// Sandbox uid/gid (mapped to the host user through the new user namespace).
 const SANDBOX_ID: &str = "65534";
+/// Size of the sandbox's private `/tmp` tmpfs: its pages are host memory outside the service's
+/// disk quota and `RLIMIT_AS`, so without a size a service could fill half the host's RAM one
+/// capped file at a time. A write past it fails `ENOSPC` inside the sandbox.
+pub const TMP_BYTES: u64 = 64 << 20;
 
 fn check_spec(spec: &ServiceSpec) -> Result<(), SandboxError> {
     for (what, dir) in [
@@ -135,7 +139,10 @@ pub fn bwrap_args_full(spec: &ServiceSpec, listen: bool, egress: bool) -> Vec<st
     for f in ["/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"] {
         push(&["--ro-bind-try", f, f]);
     }
-    push(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    let tmp_size = TMP_BYTES.to_string();
+    push(&[
+        "--proc", "/proc", "--dev", "/dev", "--size", &tmp_size, "--tmpfs", "/tmp",
+    ]);
     a.push("--ro-bind".into());
     a.push(spec.package_dir.clone().into());
     a.push("/app".into());

@@ -86,6 +86,42 @@ fn every_escape_probe_is_contained_and_the_host_is_unchanged() {
     let _ = std::io::empty().read_to_string(&mut s);
 }
 
+/// `/tmp` is a tmpfs of its own size (`launch::TMP_BYTES`, 64 MiB): a fill across many files,
+/// each under `RLIMIT_FSIZE`, stops there with `ENOSPC` instead of taking host memory, and the
+/// service keeps running.
+#[test]
+fn a_many_file_tmp_fill_stops_at_the_tmpfs_size() {
+    use service_sandbox::{Policy, Supervisor};
+
+    let host = Host::setup();
+    let policy = Policy {
+        call_timeout: Duration::from_secs(60),
+        start_timeout: Duration::from_secs(20),
+        ..Policy::default()
+    };
+    let mut sup = Supervisor::new(
+        host.probe_spec(),
+        policy,
+        host.data
+            .join("apps/service-probe/services/.logs/probe.log"),
+        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
+        Box::new(|_| {}),
+    );
+    // 24 files x 4 MiB = 96 MiB asked for, more than the tmpfs holds.
+    let r = sup
+        .call("fill", json!({"dir": "/tmp", "files": 24, "mib": 4}))
+        .unwrap();
+    let wrote = r["wrote"].as_u64().unwrap();
+    let cap = service_sandbox::launch::TMP_BYTES;
+    assert!(wrote <= cap, "wrote {wrote} bytes into a {cap}-byte /tmp");
+    assert!(wrote >= cap / 2, "{r}");
+    assert!(
+        r["error"].as_str().unwrap_or("").contains("No space left"),
+        "{r}"
+    );
+    assert!(sup.is_running(), "a full /tmp is not a crash");
+}
+
 /// The disk-fill probe across many files: each file stays under `RLIMIT_FSIZE` (16 MiB), so only
 /// the directory's total quota holds them (the supervisor's watcher stops the service); the next
 /// launch is refused and nothing starts; a one-file fill stops at what is left (`EFBIG`).
