@@ -11,7 +11,7 @@ mod support;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use host_core::foundation::error::ErrorCode;
@@ -25,22 +25,10 @@ use host_core::install::readiness::{Outcome, Status};
 use host_core::install::secrets::SecretValue;
 use host_core::install::store::{DataMode, Store};
 use serde_json::{json, Value};
-use services_support::{doc_parser, Host};
-use support::{copy_dir, install};
+use services_support::{app_with_services_block, secret_env, Host};
+use support::copy_dir;
 
 const CANARY: &str = "tok-CANARY-91b2e7-never-shown-to-apps";
-
-/// Secrets in the encrypted file, with one key file outside every data dir (set once:
-/// environment variables are process-wide).
-fn secret_env() {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap().keep();
-        std::env::set_var("APPHOST_SECRET_STORE", "file");
-        std::env::set_var("APPHOST_SECRET_KEY_FILE", d.join("keys/k.key"));
-        d
-    });
-}
 
 /// One request the server received.
 #[derive(Debug, Clone)]
@@ -184,40 +172,16 @@ impl Server {
 
 /// doc-parser renamed `name`, its service replaced by a remote one at `endpoint`.
 fn remote_app(tmp: &Path, name: &str, endpoint: &str, server_assisted: bool) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    let text = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
-    let start = text.find("services:\n").unwrap();
-    let end = text.find("storage:\n").unwrap();
     let service = format!(
         "secrets:\n  - key: api_token\n    required: true\nservices:\n  - key: summarize\n    kind: app-backend\n    language: python\n    executionPlane: cloud-remote\n    protocol: remote-http\n    endpoint: \"{endpoint}\"\n    auth: {{kind: bearer, secret: api_token}}\n    dataBoundary: \"The text you send goes to the author's server and is not kept.\"\n    required: true\n    resourceLimits:\n      timeoutMs: 800\n"
     );
-    let mut text = format!("{}{service}{}", &text[..start], &text[end..])
-        .replace("name: doc-parser", &format!("name: {name}"));
-    if server_assisted {
-        text = text.replace(
-            "runtimeTargets: [local]",
-            "runtimeTargets: [local, server-assisted]",
-        );
-    }
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    app_with_services_block(tmp, name, &service, server_assisted)
 }
 
 /// A data dir with `pkg` installed (no sandbox shim needed: nothing runs locally).
 fn host_with(pkg: &Path) -> Host {
     secret_env();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = DataDir::at(tmp.path().join("data"));
-    install(&dir, pkg);
-    let store = Store::open_for_calls(&dir).unwrap();
-    let services = Services::new(dir.apps_data());
-    Host {
-        tmp,
-        dir,
-        store,
-        services,
-    }
+    Host::installed(&[pkg.to_path_buf()])
 }
 
 fn id(app: &str) -> ServiceId {
@@ -235,13 +199,7 @@ fn host_call(h: &Host, app: &str, method: &str) -> Result<Value, &'static str> {
 }
 
 fn service_check(h: &Host, app: &str) -> host_core::install::readiness::Check {
-    h.store
-        .readiness(app, &HostProfile::current())
-        .unwrap()
-        .checks
-        .into_iter()
-        .find(|c| c.kind == "service" && c.entry.is_none())
-        .unwrap()
+    services_support::app_service_check(&h.store, app)
 }
 
 fn audit_of(h: &Host, app: &str, action: &str) -> Vec<Value> {

@@ -17,15 +17,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use host_core::foundation::profile::HostProfile;
-use host_core::hosting::bridge::host::{BridgeHost, Outgoing};
-use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::host::BridgeHost;
 use host_core::hosting::bridge::mounts::Mount;
 use host_core::hosting::capability::services::{service_host, Services};
 use host_core::hosting::services::{network_grant, ServiceId};
 use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
-use services_support::{alive, doc_parser, relay_app, Host};
+use services_support::{
+    alive, bridge_msg, doc_parser, posted, relay_app, three_frames, wait_until, Host, ThreeFrames,
+};
 
 const APP: &str = "relay-app";
 
@@ -43,23 +44,8 @@ fn patient_relay(tmp: &Path, network: Option<&str>) -> PathBuf {
     pkg
 }
 
-fn msg(app: &str, entry: &str, kind: &str, id: &str, payload: Value) -> String {
-    json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
-           "appId": app, "entryKey": entry, "payload": payload})
-    .to_string()
-}
-
-fn posted(out: &[Outgoing]) -> Vec<Value> {
-    out.iter()
-        .filter_map(|o| match o {
-            Outgoing::Post { message, .. } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn call_service(id: &str, method: &str) -> String {
-    msg(
+    bridge_msg(
         APP,
         "parser",
         "capability:invoke",
@@ -70,7 +56,7 @@ fn call_service(id: &str, method: &str) -> String {
 }
 
 fn cancel(app: &str, entry: &str, target: &str) -> String {
-    msg(
+    bridge_msg(
         app,
         entry,
         "capability:cancel",
@@ -90,22 +76,8 @@ fn cancels_seen(h: &Host) -> Vec<Value> {
         .collect()
 }
 
-fn wait_until(what: impl Fn() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(10) {
-        if what() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
 fn stops(h: &Host, reason: &str) -> usize {
-    h.audit(APP)
-        .iter()
-        .filter(|a| a["action"] == "service.stop" && a["details"]["reason"] == reason)
-        .count()
+    services_support::stops(h, APP, reason)
 }
 
 /// Frame `m`'s `echo` call `id`, run to its answer on this thread.
@@ -133,20 +105,13 @@ fn relay_pid(h: &Host) -> Option<u64> {
 fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() {
     let tmp = tempfile::tempdir().unwrap();
     let h = Host::with(&[doc_parser(), patient_relay(tmp.path(), None)]);
-    let store = Store::open_for_calls(&h.dir).unwrap();
-    let mut bridge = BridgeHost::new(
-        Services::new(h.dir.apps_data()),
-        HostProfile::current(),
-        OriginStyle::Scheme,
-    );
-    bridge.defer_service_calls();
-    let a = bridge.mount(&store, APP, "parser").unwrap();
-    let b = bridge.mount(&store, APP, "parser").unwrap();
-    let other = bridge.mount(&store, "doc-parser", "parser").unwrap();
-    for (m, app) in [(&a, APP), (&b, APP), (&other, "doc-parser")] {
-        let ready = msg(app, "parser", "app:ready", "r0", json!({}));
-        bridge.handle(&store, &m.mount_id, &m.origin, &ready);
-    }
+    let ThreeFrames {
+        store,
+        mut bridge,
+        a,
+        b,
+        other,
+    } = three_frames(&h, APP);
 
     // The service starts on this thread (it dies with the thread that started it:
     // PR_SET_PDEATHSIG), then A's call is deferred: it runs outside the bridge (as
@@ -233,7 +198,7 @@ fn an_unmounted_frames_running_call_is_cancelled() {
     );
     bridge.defer_service_calls();
     let a = bridge.mount(&store, APP, "parser").unwrap();
-    let ready = msg(APP, "parser", "app:ready", "r0", json!({}));
+    let ready = bridge_msg(APP, "parser", "app:ready", "r0", json!({}));
     bridge.handle(&store, &a.mount_id, &a.origin, &ready);
     echo(&mut bridge, &store, &a, "c0");
     bridge.handle(&store, &a.mount_id, &a.origin, &call_service("c1", "hang"));

@@ -18,61 +18,25 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use host_core::foundation::profile::HostProfile;
-use host_core::hosting::bridge::host::{BridgeHost, Outgoing, ServiceCallDone};
-use host_core::hosting::bridge::message::PROTOCOL;
+use host_core::hosting::bridge::host::{BridgeHost, ServiceCallDone};
 use host_core::hosting::bridge::mounts::Mount;
-use host_core::hosting::capability::services::{service_host, Services};
+use host_core::hosting::capability::services::service_host;
 use host_core::hosting::services::ServiceId;
-use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
-use services_support::{alive, doc_parser, Host};
-use support::{copy_dir, repo_root};
+use services_support::{
+    alive, audited, bridge_msg, doc_parser, drive_on_a_thread, posted, three_frames, wait_until,
+    Host, ThreeFrames,
+};
 
-/// The doc-parser app (a page declaring lime.services) with its service replaced by the
-/// fixture `fixture`'s service `key`, with a 30 s call timeout: only a cancel ends a call early.
+/// The doc-parser app with its service replaced by the fixture `fixture`'s service `key`, with
+/// a 30 s call timeout: only a cancel ends a call early.
 fn app_with_service_of(tmp: &Path, name: &str, fixture: &str, key: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    std::fs::remove_dir_all(pkg.join("services/parser")).unwrap();
-    let src = repo_root().join("fixtures/apps").join(fixture);
-    copy_dir(
-        &src.join("services").join(key),
-        &pkg.join("services").join(key),
-    );
-    let theirs = std::fs::read_to_string(src.join("APP.md")).unwrap();
-    let start = theirs.find("services:\n").unwrap();
-    let block = &theirs[start..];
-    let block = &block[..block.find("\n---").unwrap() + 1];
-    let block = block.replace("    network:", "    required: true\n    network:");
-    let timeout = block.find("timeoutMs: ").unwrap();
-    let end = timeout + block[timeout..].find('\n').unwrap();
-    let block = format!("{}timeoutMs: 30000{}", &block[..timeout], &block[end..]);
-    let text = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
-    let (s, e) = (
-        text.find("services:\n").unwrap(),
-        text.find("storage:\n").unwrap(),
-    );
-    let text = format!("{}{}{}", &text[..s], block, &text[e..])
-        .replace("name: doc-parser", &format!("name: {name}"));
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    services_support::app_with_service_of(tmp, name, fixture, key, Some(30000))
 }
 
 fn msg(app: &str, kind: &str, id: &str, payload: Value) -> String {
-    json!({"protocol": PROTOCOL, "version": 1, "type": kind, "requestId": id,
-           "appId": app, "entryKey": "parser", "payload": payload})
-    .to_string()
-}
-
-fn posted(out: &[Outgoing]) -> Vec<Value> {
-    out.iter()
-        .filter_map(|o| match o {
-            Outgoing::Post { message, .. } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
+    bridge_msg(app, "parser", kind, id, payload)
 }
 
 /// A bridge with deferred service calls and ready frames: two of `app` (A, the caller, and B,
@@ -89,20 +53,13 @@ struct Frames {
 
 impl Frames {
     fn new(h: &Host, app: &str, service: &str) -> Frames {
-        let store = Store::open_for_calls(&h.dir).unwrap();
-        let mut bridge = BridgeHost::new(
-            Services::new(h.dir.apps_data()),
-            HostProfile::current(),
-            OriginStyle::Scheme,
-        );
-        bridge.defer_service_calls();
-        let a = bridge.mount(&store, app, "parser").unwrap();
-        let b = bridge.mount(&store, app, "parser").unwrap();
-        let other = bridge.mount(&store, "doc-parser", "parser").unwrap();
-        for (m, name) in [(&a, app), (&b, app), (&other, "doc-parser")] {
-            let ready = msg(name, "app:ready", "r0", json!({}));
-            bridge.handle(&store, &m.mount_id, &m.origin, &ready);
-        }
+        let ThreeFrames {
+            store,
+            bridge,
+            a,
+            b,
+            other,
+        } = three_frames(h, app);
         Frames {
             bridge,
             store,
@@ -223,21 +180,7 @@ enum Which {
 }
 
 fn crashes(h: &Host, app: &str) -> usize {
-    h.audit(app)
-        .iter()
-        .filter(|a| a["action"] == "service.crash")
-        .count()
-}
-
-fn wait_until(what: impl Fn() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(10) {
-        if what() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+    audited(h, app, "service.crash")
 }
 
 #[test]
@@ -363,7 +306,7 @@ fn cancel_a_running_step(
     params: &str,
     after: Duration,
 ) -> (Duration, Host) {
-    use host_core::hosting::workflow::{self, executor::HostSteps};
+    use host_core::hosting::workflow;
     use runtime_core::workflow::machine::RunStatus;
 
     let tmp = tempfile::tempdir().unwrap();
@@ -383,22 +326,7 @@ fn cancel_a_running_step(
     let _services = service_host(&h.store);
     let runs = std::sync::Arc::new(workflow::open_runs(&h.dir).unwrap());
     let v = workflow::start(&h.store, &runs, app, "wait-service", json!({}), None).unwrap();
-    let driving = {
-        let (dir, runs, run_id) = (h.dir.clone(), runs.clone(), v.run_id.clone());
-        std::thread::spawn(move || {
-            let store = Store::open_for_calls(&dir).unwrap();
-            let mut services = Services::new(dir.apps_data());
-            let profile = HostProfile::current();
-            let probe = runs.clone();
-            let steps = HostSteps::new(&store, &profile, &mut services).interrupted_by(
-                std::sync::Arc::new(move |run: &str, _app: &str| {
-                    probe.show(run).map_or(true, |v| v.finished)
-                }),
-            );
-            let view = runs.drive(&run_id, &steps).unwrap();
-            (view, Instant::now())
-        })
-    };
+    let driving = drive_on_a_thread(&h.dir, &runs, &v.run_id);
     assert!(wait_until(|| service_host(&h.store)
         .list(&h.store, app)
         .is_ok_and(|l| l[0].state == "running")));

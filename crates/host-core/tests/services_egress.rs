@@ -16,27 +16,12 @@ use host_core::hosting::services::network_grant;
 use host_core::install::readiness::{Outcome, Status};
 use host_core::install::store::{DataMode, Store};
 use serde_json::{json, Value};
-use services_support::{alive, doc_parser, Host};
-use support::copy_dir;
-
-/// The egress client service, shared with service-sandbox's `egress` test.
-const CLIENT: &str = include_str!("../../../fixtures/services/egress_client.py");
+use services_support::{alive, audited, egress_client_app, Host};
 
 /// The doc-parser app with its service replaced by the egress client, `remote-allowed` to
 /// `domains` (YAML flow list text).
 fn remote_app(tmp: &Path, name: &str, domains: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    std::fs::write(pkg.join("services/parser/parser.py"), CLIENT).unwrap();
-    let text = std::fs::read_to_string(pkg.join("APP.md"))
-        .unwrap()
-        .replace("name: doc-parser", &format!("name: {name}"))
-        .replace(
-            "    network: deny-by-default\n",
-            &format!("    network: remote-allowed\n    allowedDomains: {domains}\n"),
-        );
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    egress_client_app(tmp, name, domains)
 }
 
 /// A loopback "remote": answers each line with `pong:<line>`.
@@ -85,10 +70,7 @@ fn egress_rows(h: &Host) -> Vec<Value> {
 }
 
 fn starts(h: &Host) -> usize {
-    h.audit("remote")
-        .iter()
-        .filter(|a| a["action"] == "service.start")
-        .count()
+    audited(h, "remote", "service.start")
 }
 
 #[test]

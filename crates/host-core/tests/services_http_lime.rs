@@ -14,34 +14,14 @@ use std::time::{Duration, Instant};
 use host_core::hosting::capability::dispatch::CallError;
 use serde_json::{json, Value};
 use services_support::{alive, doc_parser, Host};
-use support::{copy_dir, repo_root};
 
 const APP: &str = "http-app";
 
 /// The doc-parser app (a page declaring lime.services and lime.storage, a granted storage
 /// permission) with its service replaced by `http-service`'s `api` (manifest block and files).
 fn http_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    std::fs::remove_dir_all(pkg.join("services/parser")).unwrap();
-    let src = repo_root().join("fixtures/apps/http-service");
-    copy_dir(&src.join("services/api"), &pkg.join("services/api"));
-    let theirs = std::fs::read_to_string(src.join("APP.md")).unwrap();
-    let block = &theirs[theirs.find("services:\n").unwrap()..];
-    let block = &block[..block.find("\n---").unwrap() + 1];
     // a flood of 300 host requests takes a few seconds in a debug build
-    let block = block
-        .replace("    network:", "    required: true\n    network:")
-        .replace("timeoutMs: 5000", "timeoutMs: 30000");
-    let text = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
-    let (s, e) = (
-        text.find("services:\n").unwrap(),
-        text.find("storage:\n").unwrap(),
-    );
-    let text = format!("{}{}{}", &text[..s], block, &text[e..])
-        .replace("name: doc-parser", &format!("name: {name}"));
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    services_support::app_with_service_of(tmp, name, "http-service", "api", Some(30000))
 }
 
 fn host(apps: &[&str]) -> Host {

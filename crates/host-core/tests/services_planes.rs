@@ -17,34 +17,12 @@ use host_core::hosting::surface::origin::OriginStyle;
 use host_core::hosting::surface::serve::ServeContext;
 use host_core::install::readiness::{Outcome, Status};
 use serde_json::{json, Value};
-use services_support::{doc_parser, Host};
-use support::{copy_dir, install, repo_root};
+use services_support::Host;
+use support::install;
 
-/// The doc-parser app (a page declaring lime.services) with its service replaced by the
-/// fixture `fixture`'s service `key` (its manifest block and its files).
+/// The doc-parser app with its service replaced by the fixture `fixture`'s service `key`.
 fn app_with_service_of(tmp: &Path, name: &str, fixture: &str, key: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    std::fs::remove_dir_all(pkg.join("services/parser")).unwrap();
-    let src = repo_root().join("fixtures/apps").join(fixture);
-    copy_dir(
-        &src.join("services").join(key),
-        &pkg.join("services").join(key),
-    );
-    let theirs = std::fs::read_to_string(src.join("APP.md")).unwrap();
-    let start = theirs.find("services:\n").unwrap();
-    let block = &theirs[start..];
-    let block = &block[..block.find("\n---").unwrap() + 1];
-    let block = block.replace("    network:", "    required: true\n    network:");
-    let text = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
-    let (s, e) = (
-        text.find("services:\n").unwrap(),
-        text.find("storage:\n").unwrap(),
-    );
-    let text = format!("{}{}{}", &text[..s], block, &text[e..])
-        .replace("name: doc-parser", &format!("name: {name}"));
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    services_support::app_with_service_of(tmp, name, fixture, key, None)
 }
 
 fn assert_ready(h: &Host, app: &str) {

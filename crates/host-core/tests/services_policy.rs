@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use host_core::foundation::error::ErrorCode;
@@ -28,18 +28,11 @@ use host_core::install::secrets::SecretValue;
 use host_core::install::services_policy::{policy_path, CODE, MAX_POLICY_BYTES};
 use host_core::install::store::Store;
 use serde_json::{json, Value};
-use services_support::{alive, doc_parser, Host};
-use support::{copy_dir, install};
-
-fn secret_env() {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap().keep();
-        std::env::set_var("APPHOST_SECRET_STORE", "file");
-        std::env::set_var("APPHOST_SECRET_KEY_FILE", d.join("keys/k.key"));
-        d
-    });
-}
+use services_support::{
+    alive, app_service_check, app_with_services_block, audited, egress_client_app, secret_env,
+    stops, Host,
+};
+use support::install;
 
 /// A loopback JSON-RPC server that answers every request with `{"ok": true}` and counts them.
 struct Server {
@@ -108,22 +101,10 @@ impl Server {
 
 /// doc-parser renamed `name`, its service replaced by a `server-assisted` remote one.
 fn remote_app(tmp: &Path, name: &str, endpoint: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    let text = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
-    let start = text.find("services:\n").unwrap();
-    let end = text.find("storage:\n").unwrap();
     let service = format!(
         "secrets:\n  - key: api_token\n    required: true\nservices:\n  - key: summarize\n    kind: app-backend\n    language: python\n    executionPlane: cloud-remote\n    protocol: remote-http\n    endpoint: \"{endpoint}\"\n    auth: {{kind: bearer, secret: api_token}}\n    dataBoundary: \"The text goes to the author's server.\"\n    required: true\n"
     );
-    let text = format!("{}{service}{}", &text[..start], &text[end..])
-        .replace("name: doc-parser", &format!("name: {name}"))
-        .replace(
-            "runtimeTargets: [local]",
-            "runtimeTargets: [local, server-assisted]",
-        );
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    app_with_services_block(tmp, name, &service, true)
 }
 
 struct Remote {
@@ -194,13 +175,7 @@ fn write_policy(dir: &DataDir, bytes: &[u8]) {
 }
 
 fn service_check(store: &Store, app: &str) -> Check {
-    store
-        .readiness(app, &HostProfile::current())
-        .unwrap()
-        .checks
-        .into_iter()
-        .find(|c| c.kind == "service" && c.entry.is_none())
-        .unwrap()
+    app_service_check(store, app)
 }
 
 /// A denied check: blocked, the policy code, the file named, nothing the user could run.
@@ -433,35 +408,12 @@ fn the_review_sheet_shows_the_policy_refusal() {
 
 // ---- network grants of `remote-allowed` services (need the sandbox shim) ----
 
-const CLIENT: &str = include_str!("../../../fixtures/services/egress_client.py");
-
 fn network_app(tmp: &Path, name: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    std::fs::write(pkg.join("services/parser/parser.py"), CLIENT).unwrap();
-    let text = std::fs::read_to_string(pkg.join("APP.md"))
-        .unwrap()
-        .replace("name: doc-parser", &format!("name: {name}"))
-        .replace(
-            "    network: deny-by-default\n",
-            "    network: remote-allowed\n    allowedDomains: [api.example.com]\n",
-        );
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
-}
-
-fn stops(h: &Host, app: &str, reason: &str) -> usize {
-    h.audit(app)
-        .iter()
-        .filter(|a| a["action"] == "service.stop" && a["details"]["reason"] == reason)
-        .count()
+    egress_client_app(tmp, name, "[api.example.com]")
 }
 
 fn starts(h: &Host, app: &str) -> usize {
-    h.audit(app)
-        .iter()
-        .filter(|a| a["action"] == "service.start")
-        .count()
+    audited(h, app, "service.start")
 }
 
 #[test]
@@ -514,10 +466,10 @@ fn running_pid(h: &mut Host, app: &str) -> u64 {
     listed[0]["pid"].as_u64().unwrap()
 }
 
-#[test]
-fn a_running_service_the_policy_now_denies_is_stopped_at_its_next_call() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut h = Host::with(&[network_app(tmp.path(), "net")]);
+/// The egress-client app `net` installed, its network granted, its service running: the host,
+/// the locked store and the service's pid.
+fn granted_and_running(tmp: &Path) -> (Host, Store, u64) {
+    let mut h = Host::with(&[network_app(tmp, "net")]);
     let (locked, _) = Store::open_locked(&h.dir).unwrap();
     network_grant::grant(&locked, "net", "parser").unwrap();
     let host = h.services.service_host(&h.store);
@@ -525,6 +477,14 @@ fn a_running_service_the_policy_now_denies_is_stopped_at_its_next_call() {
         .call(&h.store, &id("net", "parser"), "env", json!({}))
         .is_ok());
     let pid = running_pid(&mut h, "net");
+    (h, locked, pid)
+}
+
+#[test]
+fn a_running_service_the_policy_now_denies_is_stopped_at_its_next_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut h, locked, pid) = granted_and_running(tmp.path());
+    let host = h.services.service_host(&h.store);
     assert!(alive(pid));
     let before = starts(&h, "net");
     write_policy(&h.dir, br#"{"deny": ["net/parser"]}"#);
@@ -550,14 +510,9 @@ fn a_running_service_the_policy_now_denies_is_stopped_at_its_next_call() {
 #[test]
 fn a_running_service_the_policy_now_denies_is_stopped_without_any_call() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut h = Host::with(&[network_app(tmp.path(), "net")]);
-    let (locked, _) = Store::open_locked(&h.dir).unwrap();
-    network_grant::grant(&locked, "net", "parser").unwrap();
-    let host = h.services.service_host(&h.store);
-    assert!(host
-        .call(&h.store, &id("net", "parser"), "env", json!({}))
-        .is_ok());
-    let pid = running_pid(&mut h, "net");
+    let (mut h, _locked, pid) = granted_and_running(tmp.path());
+    // Held to the end, as the service's host is while the tick runs.
+    let _host = h.services.service_host(&h.store);
     // A policy file that no longer parses denies every grant: the host's tick takes it away.
     write_policy(&h.dir, b"{\"network\": ");
     let deadline = Instant::now() + Duration::from_secs(5);

@@ -16,17 +16,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use host_core::foundation::error::ErrorCode;
-use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
-use host_core::hosting::capability::services::{service_host, Services};
+use host_core::hosting::capability::services::service_host;
 use host_core::hosting::services::remote::policy;
 use host_core::hosting::services::ServiceId;
 use host_core::install::readiness::{Outcome, Status};
 use host_core::install::remote_address;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
-use services_support::{doc_parser, Host};
-use support::{copy_dir, install};
+use services_support::{app_with_services_block, Host};
 
 const CODE: &str = "service.remote_address_refused";
 
@@ -58,41 +56,15 @@ impl Target {
 
 /// doc-parser renamed `name`, its service replaced by a remote one at `endpoint` (no auth).
 fn remote_app(tmp: &Path, name: &str, endpoint: &str) -> PathBuf {
-    let pkg = tmp.join(format!("pkg-{name}"));
-    copy_dir(&doc_parser(), &pkg);
-    let text = std::fs::read_to_string(pkg.join("APP.md")).unwrap();
-    let (start, end) = (
-        text.find("services:\n").unwrap(),
-        text.find("storage:\n").unwrap(),
-    );
     let service = format!(
         "services:\n  - key: summarize\n    kind: app-backend\n    executionPlane: cloud-remote\n    protocol: remote-http\n    endpoint: \"{endpoint}\"\n    auth: {{kind: none}}\n    dataBoundary: \"The text goes to the author's server.\"\n    required: true\n    resourceLimits:\n      timeoutMs: 2000\n"
     );
-    let text = format!("{}{service}{}", &text[..start], &text[end..])
-        .replace("name: doc-parser", &format!("name: {name}"))
-        .replace(
-            "runtimeTargets: [local]",
-            "runtimeTargets: [local, server-assisted]",
-        );
-    std::fs::write(pkg.join("APP.md"), text).unwrap();
-    pkg
+    app_with_services_block(tmp, name, &service, true)
 }
 
 fn host_with(pkgs: &[PathBuf]) -> Host {
     remote_address::use_release_rules();
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = DataDir::at(tmp.path().join("data"));
-    for p in pkgs {
-        install(&dir, p);
-    }
-    let store = Store::open_for_calls(&dir).unwrap();
-    let services = Services::new(dir.apps_data());
-    Host {
-        tmp,
-        dir,
-        store,
-        services,
-    }
+    Host::installed(pkgs)
 }
 
 fn call(h: &Host, app: &str) -> Result<Value, host_core::hosting::services::ServiceFailure> {
@@ -104,13 +76,7 @@ fn call(h: &Host, app: &str) -> Result<Value, host_core::hosting::services::Serv
 }
 
 fn service_check(h: &Host, app: &str) -> host_core::install::readiness::Check {
-    h.store
-        .readiness(app, &HostProfile::current())
-        .unwrap()
-        .checks
-        .into_iter()
-        .find(|c| c.kind == "service" && c.entry.is_none())
-        .unwrap()
+    services_support::app_service_check(&h.store, app)
 }
 
 fn remote_calls(h: &Host, app: &str) -> Vec<Value> {

@@ -165,22 +165,7 @@ fn cancelling_a_run_interrupts_its_service_call_and_the_service_gets_the_cancel(
 
     // The driver's thread: the step waits on the service; its interrupt is "the run ended"
     // (the host driver's, minus app closing).
-    let driving = {
-        let (dir, runs, run_id) = (dir.clone(), runs.clone(), v.run_id.clone());
-        std::thread::spawn(move || {
-            let store = Store::open_for_calls(&dir).unwrap();
-            let mut services = Services::new(dir.apps_data());
-            let profile = HostProfile::current();
-            let probe = runs.clone();
-            let steps = HostSteps::new(&store, &profile, &mut services).interrupted_by(
-                std::sync::Arc::new(move |run: &str, _app: &str| {
-                    probe.show(run).map_or(true, |v| v.finished)
-                }),
-            );
-            let view = runs.drive(&run_id, &steps).unwrap();
-            (view, std::time::Instant::now())
-        })
-    };
+    let driving = services_support::drive_on_a_thread(&dir, &runs, &v.run_id);
     let service_dir = dir.apps_data().join(RELAY).join("services/relay");
     // The id of the call the service is working on, once it noted it.
     let noted = || -> Option<serde_json::Value> {

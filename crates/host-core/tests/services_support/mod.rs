@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use host_core::foundation::paths::DataDir;
 use host_core::foundation::profile::HostProfile;
@@ -16,6 +17,16 @@ use host_core::install::store::Store;
 use serde_json::{json, Map, Value};
 
 use crate::support::{copy_dir, install, repo_root};
+
+mod apps;
+mod frames;
+
+#[allow(unused_imports)]
+pub use apps::{app_with_service_of, app_with_services_block, egress_client_app, EGRESS_CLIENT};
+#[allow(unused_imports)]
+pub use frames::{
+    audited, bridge_msg, drive_on_a_thread, posted, stops, three_frames, wait_until, ThreeFrames,
+};
 
 /// The in-sandbox shim next to the test binary (`cargo build -p service-sandbox --bins`).
 pub fn require_shim() {
@@ -36,6 +47,11 @@ pub struct Host {
 impl Host {
     pub fn with(apps: &[PathBuf]) -> Host {
         require_shim();
+        Host::installed(apps)
+    }
+
+    /// A data dir with `apps` installed, no sandbox shim needed (nothing runs locally).
+    pub fn installed(apps: &[PathBuf]) -> Host {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::at(tmp.path().join("data"));
         for a in apps {
@@ -129,6 +145,29 @@ impl Host {
             .unwrap_or_else(|| panic!("{app} has no service check: {r:?}"));
         (r, c)
     }
+}
+
+/// Secrets in the encrypted file, with one key file outside every data dir (set once:
+/// environment variables are process-wide).
+pub fn secret_env() {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap().keep();
+        std::env::set_var("APPHOST_SECRET_STORE", "file");
+        std::env::set_var("APPHOST_SECRET_KEY_FILE", d.join("keys/k.key"));
+        d
+    });
+}
+
+/// `app`'s app-level service check (the one no entry owns) in its readiness now.
+pub fn app_service_check(store: &Store, app: &str) -> Check {
+    store
+        .readiness(app, &HostProfile::current())
+        .unwrap()
+        .checks
+        .into_iter()
+        .find(|c| c.kind == "service" && c.entry.is_none())
+        .unwrap()
 }
 
 pub fn doc_parser() -> PathBuf {
