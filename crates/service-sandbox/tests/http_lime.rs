@@ -2,30 +2,20 @@
 //! stdout, answered on its stdin by the host handler, only while a host call is in flight.
 //! host-core's `tests/services_http_lime.rs` has the attacks through the real choke point.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::http_service_spec;
 use serde_json::{json, Value};
-use service_sandbox::{HttpService, Limits, ServiceSpec};
+use service_sandbox::{HttpService, ServiceSpec};
 
 const T: Duration = Duration::from_secs(20);
 
 fn spec(tmp: &Path) -> ServiceSpec {
-    let service_dir = tmp.join("apps/http-service/services/api");
-    std::fs::create_dir_all(&service_dir).unwrap();
-    ServiceSpec {
-        package_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/apps/http-service"),
-        service_dir,
-        program: vec![
-            "/usr/bin/python3".into(),
-            "/app/services/api/server.py".into(),
-        ],
-        network: false,
-        limits: Limits::default(),
-        shim: PathBuf::from(env!("CARGO_BIN_EXE_apphost-service-shim")),
-        bwrap: PathBuf::new(),
-    }
+    http_service_spec(tmp)
 }
 
 #[test]

@@ -7,13 +7,14 @@ mod common;
 
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::http_service_spec;
 use serde_json::{json, Value};
 use service_sandbox::http_plane::client;
-use service_sandbox::{AuditEvent, HttpService, Limits, Plane, Policy, ServiceSpec, Supervisor};
+use service_sandbox::{AuditEvent, HttpService, Plane, Policy, ServiceSpec, Supervisor};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -24,20 +25,7 @@ struct Setup {
 
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
-    let service_dir = tmp.path().join("apps/http-service/services/api");
-    std::fs::create_dir_all(&service_dir).unwrap();
-    let spec = ServiceSpec {
-        package_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/apps/http-service"),
-        service_dir,
-        program: vec![
-            "/usr/bin/python3".into(),
-            "/app/services/api/server.py".into(),
-        ],
-        network: false,
-        limits: Limits::default(),
-        shim: PathBuf::from(env!("CARGO_BIN_EXE_apphost-service-shim")),
-        bwrap: PathBuf::new(),
-    };
+    let spec = http_service_spec(tmp.path());
     Setup { tmp, spec }
 }
 

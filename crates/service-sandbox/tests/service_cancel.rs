@@ -7,9 +7,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Host;
+use common::{supervise, Host};
 use serde_json::{json, Value};
-use service_sandbox::{AuditEvent, CancelToken, Policy, Supervisor};
+use service_sandbox::{AuditEvent, CancelToken, Supervisor};
 
 /// Records every `$/cancelRequest` in `/service/cancelled`; `late` answers only once its
 /// cancel arrived (a late answer the host must drop), `hang` never answers.
@@ -39,17 +39,11 @@ fn supervisor(host: &Host, timeout: Duration) -> (Supervisor, Arc<Mutex<Vec<Audi
     .unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let sup = Supervisor::new(
+    let sup = supervise(
         host.spec(&["/usr/bin/python3", "/app/services/probe/cancellable.py"]),
-        Policy {
-            call_timeout: timeout,
-            start_timeout: Duration::from_secs(20),
-            ..Policy::default()
-        },
-        host.data
-            .join("apps/service-probe/services/.logs/probe.log"),
-        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
-        Box::new(move |e| sink.lock().unwrap().push(e)),
+        timeout,
+        host.probe_log(),
+        move |e| sink.lock().unwrap().push(e),
     );
     (sup, events)
 }
@@ -64,14 +58,7 @@ fn cancelled_ids(host: &Host) -> Vec<Value> {
 }
 
 fn wait_for(what: impl Fn() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(5) {
-        if what() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    false
+    common::wait_for(Duration::from_secs(5), Duration::from_millis(10), what)
 }
 
 #[test]

@@ -4,58 +4,25 @@
 //! next call works. The fixtures: `wasm-transform`'s `spin` loops until stopped; `http-service`'s
 //! `wait` records in `/service/closed` that the host dropped its connection.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{cancel_after, http_service_spec, load_transform, supervise, transform_spec};
 use serde_json::{json, Value};
 use service_sandbox::{
-    AuditEvent, CancelToken, HttpService, Limits, Plane, Policy, SandboxError, ServiceSpec,
-    Supervisor, WasmLimits, WasmService,
+    AuditEvent, CancelToken, HttpService, Plane, Policy, SandboxError, ServiceSpec, Supervisor,
+    WasmLimits, WasmService,
 };
 
-fn apps() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/apps")
-}
-
-/// A token cancelled `after` from now, on another thread.
-fn cancel_after(after: Duration) -> (CancelToken, std::thread::JoinHandle<()>) {
-    let token = CancelToken::new();
-    let other = token.clone();
-    let t = std::thread::spawn(move || {
-        std::thread::sleep(after);
-        other.cancel();
-    });
-    (token, t)
-}
-
 fn wait_for(what: impl Fn() -> bool) -> bool {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(10) {
-        if what() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+    common::wait_for(Duration::from_secs(10), Duration::from_millis(20), what)
 }
 
 fn transform() -> WasmService {
-    let spec = ServiceSpec {
-        package_dir: apps().join("wasm-transform"),
-        service_dir: std::env::temp_dir(),
-        program: vec!["/app/services/transform/transform.wasm".into()],
-        network: false,
-        limits: Limits::default(),
-        shim: PathBuf::new(),
-        bwrap: PathBuf::new(),
-    };
-    WasmService::load(
-        &spec,
-        WasmLimits::default(),
-        Box::new(|_, _| Err((-1, "no host calls expected".into()))),
-    )
-    .unwrap()
+    load_transform()
 }
 
 #[test]
@@ -99,15 +66,7 @@ fn a_supervised_wasm_cancel_is_not_a_crash() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
     let mut sup = Supervisor::new(
-        ServiceSpec {
-            package_dir: apps().join("wasm-transform"),
-            service_dir: std::env::temp_dir(),
-            program: vec!["/app/services/transform/transform.wasm".into()],
-            network: false,
-            limits: Limits::default(),
-            shim: PathBuf::new(),
-            bwrap: PathBuf::new(),
-        },
+        transform_spec(),
         Policy {
             call_timeout: Duration::from_secs(60),
             ..Policy::default()
@@ -202,20 +161,7 @@ fn a_wasm_call_waiting_on_its_host_calls_is_cancelled_before_the_next_one() {
 }
 
 fn http_spec(tmp: &Path) -> ServiceSpec {
-    let service_dir = tmp.join("apps/http-service/services/api");
-    std::fs::create_dir_all(&service_dir).unwrap();
-    ServiceSpec {
-        package_dir: apps().join("http-service"),
-        service_dir,
-        program: vec![
-            "/usr/bin/python3".into(),
-            "/app/services/api/server.py".into(),
-        ],
-        network: false,
-        limits: Limits::default(),
-        shim: PathBuf::from(env!("CARGO_BIN_EXE_apphost-service-shim")),
-        bwrap: PathBuf::new(),
-    }
+    http_service_spec(tmp)
 }
 
 /// The tags of the `wait` calls whose connection the service saw closed.
@@ -289,16 +235,11 @@ fn a_cancel_cuts_a_slow_streaming_answer_short_and_a_supervised_http_cancel_is_n
     let tmp = tempfile::tempdir().unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let mut sup = Supervisor::new(
+    let mut sup = supervise(
         http_spec(tmp.path()),
-        Policy {
-            call_timeout: Duration::from_secs(60),
-            start_timeout: Duration::from_secs(20),
-            ..Policy::default()
-        },
+        Duration::from_secs(60),
         tmp.path().join("logs/api.log"),
-        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
-        Box::new(move |e: AuditEvent| sink.lock().unwrap().push(e)),
+        move |e: AuditEvent| sink.lock().unwrap().push(e),
     )
     .with_plane(Plane::for_manifest("client-local", "local-http").unwrap());
     assert_eq!(

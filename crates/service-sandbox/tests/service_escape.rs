@@ -91,21 +91,12 @@ fn every_escape_probe_is_contained_and_the_host_is_unchanged() {
 /// service keeps running.
 #[test]
 fn a_many_file_tmp_fill_stops_at_the_tmpfs_size() {
-    use service_sandbox::{Policy, Supervisor};
-
     let host = Host::setup();
-    let policy = Policy {
-        call_timeout: Duration::from_secs(60),
-        start_timeout: Duration::from_secs(20),
-        ..Policy::default()
-    };
-    let mut sup = Supervisor::new(
+    let mut sup = common::supervise(
         host.probe_spec(),
-        policy,
-        host.data
-            .join("apps/service-probe/services/.logs/probe.log"),
-        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
-        Box::new(|_| {}),
+        Duration::from_secs(60),
+        host.probe_log(),
+        |_| {},
     );
     // 24 files x 4 MiB = 96 MiB asked for, more than the tmpfs holds.
     let r = sup
@@ -128,25 +119,18 @@ fn a_many_file_tmp_fill_stops_at_the_tmpfs_size() {
 #[test]
 fn a_many_file_disk_fill_is_held_to_the_total_quota_and_the_next_launch_is_refused() {
     use service_sandbox::disk_usage::{usage, Bounds};
-    use service_sandbox::{AuditEvent, DiskQuota, Policy, Supervisor};
+    use service_sandbox::{AuditEvent, DiskQuota};
     use std::sync::{Arc, Mutex};
 
     let host = Host::setup();
     let quota: u64 = 8 << 20;
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
-    let policy = Policy {
-        call_timeout: Duration::from_secs(60),
-        start_timeout: Duration::from_secs(20),
-        ..Policy::default()
-    };
-    let mut sup = Supervisor::new(
+    let mut sup = common::supervise(
         host.probe_spec(),
-        policy,
-        host.data
-            .join("apps/service-probe/services/.logs/probe.log"),
-        Box::new(|| Box::new(|_, _| Err((-32601, "none".into())))),
-        Box::new(move |e| sink.lock().unwrap().push(e)),
+        Duration::from_secs(60),
+        host.probe_log(),
+        move |e| sink.lock().unwrap().push(e),
     )
     .with_disk_quota(DiskQuota {
         scan_every: Duration::from_millis(50),

@@ -2,15 +2,12 @@
 //! each with the `wat` crate and fails when the committed binary differs
 //! (`APPHOST_BLESS=1` rewrites it). It also runs the sample app's transform end to end.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::time::Duration;
 
+use common::{apps, load_transform};
 use serde_json::json;
-use service_sandbox::{Limits, ServiceSpec, WasmLimits, WasmService};
-
-fn apps() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/apps")
-}
 
 #[test]
 fn committed_wasm_matches_its_wat_source() {
@@ -28,26 +25,9 @@ fn committed_wasm_matches_its_wat_source() {
     );
 }
 
-fn transform_spec() -> ServiceSpec {
-    ServiceSpec {
-        package_dir: apps().join("wasm-transform"),
-        service_dir: std::env::temp_dir(),
-        program: vec!["/app/services/transform/transform.wasm".into()],
-        network: false,
-        limits: Limits::default(),
-        shim: PathBuf::new(),
-        bwrap: PathBuf::new(),
-    }
-}
-
 #[test]
 fn the_sample_transform_upper_cases_text_and_keeps_escapes_valid() {
-    let mut svc = WasmService::load(
-        &transform_spec(),
-        WasmLimits::default(),
-        Box::new(|_, _| Err((-1, "no host calls expected".into()))),
-    )
-    .unwrap();
+    let mut svc = load_transform();
     let t = Duration::from_secs(2);
     let out = svc
         .call("upper", json!({"text": "héllo \"wörld\" \\ a\nb"}), t)

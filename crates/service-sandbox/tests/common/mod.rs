@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 
 use service_sandbox::{Limits, ServiceProcess, ServiceSpec};
 
+mod planes;
+
+#[allow(unused_imports)]
+pub use planes::{
+    apps, cancel_after, http_service_spec, load_transform, supervise, transform_spec, wait_for,
+};
+
 pub struct Host {
     pub tmp: tempfile::TempDir,
     pub package: PathBuf,
@@ -77,6 +84,12 @@ impl Host {
 
     pub fn probe_spec(&self) -> ServiceSpec {
         self.spec(&["/usr/bin/python3", "/app/services/probe/probe.py"])
+    }
+
+    /// Where a supervisor of the probe service logs.
+    pub fn probe_log(&self) -> PathBuf {
+        self.data
+            .join("apps/service-probe/services/.logs/probe.log")
     }
 
     pub fn start_probe(&self) -> ServiceProcess {
