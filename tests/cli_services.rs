@@ -8,9 +8,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::services_cli::ServicesHost as Host;
+use common::services_cli::{json_rpc_endpoint, ServicesHost as Host};
 use common::{copy_dir, describe};
-use serde_json::Value;
 
 #[test]
 fn call_reaches_the_python_service_which_writes_storage_through_the_host() {
@@ -111,31 +110,9 @@ fn refusals_have_stable_codes_and_start_nothing() {
 /// CLI call the host makes to its (loopback, debug-only) endpoint, audited.
 #[test]
 fn a_remote_service_is_called_only_once_allowed() {
-    use std::io::{BufRead, BufReader, Read, Write};
     let h = Host::new();
     // A one-request-per-connection JSON-RPC echo on loopback.
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            let mut r = BufReader::new(c.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            let req: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let out = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": {"got": req["params"]}}).to_string();
-            let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}", out.len());
-        }
-    });
+    let addr = json_rpc_endpoint(|req| serde_json::json!({"got": req["params"]}));
     let pkg = h.tmp.path().join("pkg-remote");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/doc-parser");
     copy_dir(&src, &pkg);

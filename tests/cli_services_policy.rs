@@ -5,42 +5,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use common::services_cli::ServicesHost as Host;
+use common::services_cli::{json_rpc_endpoint, ServicesHost as Host};
 use common::{copy_dir, describe};
-use serde_json::Value;
 
 const CODE: &str = "service.policy_denied";
 
 /// A loopback JSON-RPC endpoint answering `{"ok": true}`.
 fn endpoint() -> std::net::SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            let mut r = BufReader::new(c.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            let req: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let out =
-                serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": {"ok": true}})
-                    .to_string();
-            let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}", out.len());
-        }
-    });
-    addr
+    json_rpc_endpoint(|_| serde_json::json!({"ok": true}))
 }
 
 /// doc-parser renamed `name`, its service rewritten by `edit`.

@@ -66,3 +66,36 @@ impl ServicesHost {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe(&out)))
     }
 }
+
+/// A loopback JSON-RPC endpoint (one request per connection) whose `result` is `answer` of the
+/// request.
+pub fn json_rpc_endpoint(
+    answer: impl Fn(&Value) -> Value + Send + 'static,
+) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            let req: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let out =
+                serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": answer(&req)})
+                    .to_string();
+            let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}", out.len());
+        }
+    });
+    addr
+}
