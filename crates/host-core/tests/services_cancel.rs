@@ -16,16 +16,15 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use host_core::foundation::profile::HostProfile;
 use host_core::hosting::bridge::host::BridgeHost;
 use host_core::hosting::bridge::mounts::Mount;
-use host_core::hosting::capability::services::{service_host, Services};
+use host_core::hosting::capability::services::service_host;
 use host_core::hosting::services::{network_grant, ServiceId};
-use host_core::hosting::surface::origin::OriginStyle;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
 use services_support::{
-    alive, bridge_msg, doc_parser, posted, relay_app, three_frames, wait_until, Host, ThreeFrames,
+    alive, bridge_msg, deferring_bridge, doc_parser, json_lines, posted, relay_app, three_frames,
+    wait_until, Host, ThreeFrames,
 };
 
 const APP: &str = "relay-app";
@@ -68,12 +67,7 @@ fn cancel(app: &str, entry: &str, target: &str) -> String {
 /// What the relay process recorded of the `$/cancelRequest`s it read.
 fn cancels_seen(h: &Host) -> Vec<Value> {
     let marker = h.dir.apps_data().join(APP).join("services/relay/cancelled");
-    // A line the service is still writing does not parse yet: it is read on the next poll.
-    std::fs::read_to_string(marker)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    json_lines(&marker)
 }
 
 fn stops(h: &Host, reason: &str) -> usize {
@@ -190,13 +184,7 @@ fn a_frames_cancel_reaches_the_service_and_no_other_frame_can_cancel_its_call() 
 fn an_unmounted_frames_running_call_is_cancelled() {
     let tmp = tempfile::tempdir().unwrap();
     let h = Host::with(&[patient_relay(tmp.path(), None)]);
-    let store = Store::open_for_calls(&h.dir).unwrap();
-    let mut bridge = BridgeHost::new(
-        Services::new(h.dir.apps_data()),
-        HostProfile::current(),
-        OriginStyle::Scheme,
-    );
-    bridge.defer_service_calls();
+    let (store, mut bridge) = deferring_bridge(&h);
     let a = bridge.mount(&store, APP, "parser").unwrap();
     let ready = bridge_msg(APP, "parser", "app:ready", "r0", json!({}));
     bridge.handle(&store, &a.mount_id, &a.origin, &ready);

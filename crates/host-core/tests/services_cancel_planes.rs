@@ -25,8 +25,8 @@ use host_core::hosting::services::ServiceId;
 use host_core::install::store::Store;
 use serde_json::{json, Value};
 use services_support::{
-    alive, audited, bridge_msg, doc_parser, drive_on_a_thread, posted, three_frames, wait_until,
-    Host, ThreeFrames,
+    alive, audited, bridge_msg, doc_parser, drive_on_a_thread, json_lines, posted, three_frames,
+    wait_until, Host, ThreeFrames,
 };
 
 /// The doc-parser app with its service replaced by the fixture `fixture`'s service `key`, with
@@ -220,11 +220,7 @@ fn a_frames_cancel_stops_its_wasm_call_mid_call_and_no_other_frame_can() {
 /// The tags of the `wait` calls the http fixture saw its connection closed for.
 fn closed(h: &Host, app: &str) -> Vec<Value> {
     let marker = h.dir.apps_data().join(app).join("services/api/closed");
-    std::fs::read_to_string(marker)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    json_lines(&marker)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Bridge messages of a test frame, what the host posted back, polling, audit counts, and a
 //! workflow driven on its own thread with "the run ended" as its interrupt.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,7 +37,8 @@ pub struct ThreeFrames {
     pub other: Mount,
 }
 
-pub fn three_frames(h: &Host, app: &str) -> ThreeFrames {
+/// A store for calls and a bridge over `h`'s data dir that defers its service calls.
+pub fn deferring_bridge(h: &Host) -> (Store, BridgeHost) {
     let store = Store::open_for_calls(&h.dir).unwrap();
     let mut bridge = BridgeHost::new(
         Services::new(h.dir.apps_data()),
@@ -44,6 +46,11 @@ pub fn three_frames(h: &Host, app: &str) -> ThreeFrames {
         OriginStyle::Scheme,
     );
     bridge.defer_service_calls();
+    (store, bridge)
+}
+
+pub fn three_frames(h: &Host, app: &str) -> ThreeFrames {
+    let (store, mut bridge) = deferring_bridge(h);
     let a = bridge.mount(&store, app, "parser").unwrap();
     let b = bridge.mount(&store, app, "parser").unwrap();
     let other = bridge.mount(&store, "doc-parser", "parser").unwrap();
@@ -67,6 +74,16 @@ pub fn posted(out: &[Outgoing]) -> Vec<Value> {
             Outgoing::Post { message, .. } => Some(message.clone()),
             _ => None,
         })
+        .collect()
+}
+
+/// The JSON lines a service appended to `path` (none if it has not written it yet); a line
+/// the service is still writing does not parse yet: it is read on the next poll.
+pub fn json_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 

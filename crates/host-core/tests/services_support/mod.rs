@@ -25,7 +25,8 @@ mod frames;
 pub use apps::{app_with_service_of, app_with_services_block, egress_client_app, EGRESS_CLIENT};
 #[allow(unused_imports)]
 pub use frames::{
-    audited, bridge_msg, drive_on_a_thread, posted, stops, three_frames, wait_until, ThreeFrames,
+    audited, bridge_msg, deferring_bridge, drive_on_a_thread, json_lines, posted, stops,
+    three_frames, wait_until, ThreeFrames,
 };
 
 /// The in-sandbox shim next to the test binary (`cargo build -p service-sandbox --bins`).
