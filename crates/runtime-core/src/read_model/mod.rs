@@ -41,6 +41,13 @@ impl SessionReadModel {
         m
     }
 
+    /// The session's app and its (first) thread: `None` for a session the log holds no
+    /// `session.created` / `thread.started` of (or an app id that is no longer valid).
+    pub fn app_and_thread(&self) -> Option<(AppId, ThreadId)> {
+        let app = AppId::new(self.session.app_id.as_deref()?).ok()?;
+        Some((app, self.session.thread_ids.first()?.clone()))
+    }
+
     pub fn thread(&self, id: &ThreadId) -> Option<&ThreadReadModel> {
         self.threads.get(id.as_str())
     }

@@ -131,14 +131,7 @@ impl Runtime {
                 Some(h) => lock(&h.state).model.clone(),
                 None => SessionReadModel::rebuild(&log.read_all(&sid)?),
             };
-            let (Some(app), Some(thread)) = (
-                model
-                    .session
-                    .app_id
-                    .as_deref()
-                    .and_then(|a| AppId::new(a).ok()),
-                model.session.thread_ids.first().cloned(),
-            ) else {
+            let Some((app, thread)) = model.app_and_thread() else {
                 continue;
             };
             sessions.push(ListedSession {

@@ -23,14 +23,7 @@ impl Runtime {
         }
         let model = SessionReadModel::rebuild(&events);
         drop(events);
-        let (Some(app), Some(thread)) = (
-            model
-                .session
-                .app_id
-                .as_deref()
-                .and_then(|a| AppId::new(a).ok()),
-            model.session.thread_ids.first().cloned(),
-        ) else {
+        let Some((app, thread)) = model.app_and_thread() else {
             return Ok(None);
         };
         let mut history = Vec::new();
