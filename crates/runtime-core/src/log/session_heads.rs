@@ -1,17 +1,21 @@
 //! Session heads: what `agentSession/list` filters and sorts on, read without folding whole
 //! sessions. A session's app, workspace, title and archive state change only through
-//! `session.created` / `session.updated` facts, which a partial index (`session_facts`, kept
-//! only for those two types) finds without scanning the log; its last event's time is one
-//! primary-key lookup.
+//! `session.created` / `session.updated` facts, which a partial covering index
+//! (`session_facts_body`, kept only for those two types) yields without reading the log; its
+//! last event's time is one primary-key seek.
 
 use rusqlite::params;
 
 use super::*;
 use crate::event::SessionPayload;
 
-/// The partial index over session facts (created with the log's schema).
+/// The partial index over session facts (created with the log's schema). It holds their type
+/// and body too (a few small rows per session), so the heads are read from the index alone,
+/// without a seek into the log per row. `session_facts`, its first form without them, is
+/// dropped.
 pub(super) const SCHEMA: &str = "
-CREATE INDEX IF NOT EXISTS session_facts ON events(session_id, sequence)
+DROP INDEX IF EXISTS session_facts;
+CREATE INDEX IF NOT EXISTS session_facts_body ON events(session_id, sequence, type, body)
   WHERE type IN ('session.created', 'session.updated');
 ";
 
@@ -122,7 +126,8 @@ mod tests {
             .map(Result::unwrap)
             .collect();
         assert!(
-            plan.iter().any(|p| p.contains("session_facts")),
+            plan.iter()
+                .any(|p| p.contains("COVERING INDEX session_facts_body")),
             "plan: {plan:?}"
         );
     }
