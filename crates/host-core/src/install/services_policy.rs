@@ -143,6 +143,24 @@ impl ServicesPolicy {
         }
     }
 
+    /// The rules to weigh for service `key` of `app`, or the answer already given before them:
+    /// no file (`Err(None)`: nothing denied), an unusable file or the service in `deny`
+    /// (`Err(Some(why))`).
+    fn rules_for(&self, app: &str, key: &str) -> Result<&Rules, Option<String>> {
+        let rules = match &self.state {
+            State::Absent => return Err(None),
+            State::Broken(why) => return Err(Some(self.broken_message(why))),
+            State::Loaded(r) => r,
+        };
+        if Self::listed(rules, app, key) {
+            let p = self.path.display();
+            return Err(Some(format!(
+                "the admin policy {p} denies service {app}/{key}"
+            )));
+        }
+        Ok(rules)
+    }
+
     fn listed(rules: &Rules, app: &str, key: &str) -> bool {
         rules.deny.contains(&format!("{app}/{key}")) || rules.deny.contains(&format!("{app}/*"))
     }
@@ -150,15 +168,11 @@ impl ServicesPolicy {
     /// `Some(why)` when the policy denies calls of remote service `key` of `app` at `origin`
     /// (`scheme://host[:port]`, as `RemoteSpec::origin`).
     pub fn remote_denied(&self, app: &str, key: &str, origin: &str) -> Option<String> {
-        let rules = match &self.state {
-            State::Absent => return None,
-            State::Broken(why) => return Some(self.broken_message(why)),
-            State::Loaded(r) => r,
+        let rules = match self.rules_for(app, key) {
+            Ok(rules) => rules,
+            Err(answer) => return answer,
         };
         let p = self.path.display();
-        if Self::listed(rules, app, key) {
-            return Some(format!("the admin policy {p} denies service {app}/{key}"));
-        }
         if rules
             .remote
             .deny_origins
@@ -184,15 +198,11 @@ impl ServicesPolicy {
 
     /// `Some(why)` when the policy denies network to `remote-allowed` service `key` of `app`.
     pub fn network_denied(&self, app: &str, key: &str) -> Option<String> {
-        let rules = match &self.state {
-            State::Absent => return None,
-            State::Broken(why) => return Some(self.broken_message(why)),
-            State::Loaded(r) => r,
+        let rules = match self.rules_for(app, key) {
+            Ok(rules) => rules,
+            Err(answer) => return answer,
         };
         let p = self.path.display();
-        if Self::listed(rules, app, key) {
-            return Some(format!("the admin policy {p} denies service {app}/{key}"));
-        }
         if rules.network.deny_apps.contains(app) {
             return Some(format!(
                 "the admin policy {p} denies network to the services of {app} (denyApps)"
