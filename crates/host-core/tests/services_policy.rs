@@ -493,7 +493,8 @@ fn a_running_service_the_policy_now_denies_is_stopped_at_its_next_call() {
         .unwrap_err();
     assert_eq!(e.code, CODE);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while alive(pid) && Instant::now() < deadline {
+    // The process dies first; its `service.stop` row is written right after: wait for both.
+    while (alive(pid) || stops(&h, "net", "policy_denied") == 0) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!alive(pid), "the service outlived the policy");
@@ -516,7 +517,8 @@ fn a_running_service_the_policy_now_denies_is_stopped_without_any_call() {
     // A policy file that no longer parses denies every grant: the host's tick takes it away.
     write_policy(&h.dir, b"{\"network\": ");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while alive(pid) && Instant::now() < deadline {
+    // The process dies first; its `service.stop` row is written right after: wait for both.
+    while (alive(pid) || stops(&h, "net", "policy_denied") == 0) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!alive(pid), "the tick did not stop the denied service");
