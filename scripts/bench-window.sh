@@ -59,14 +59,9 @@ for app in fixtures/packages/good/hello-app fixtures/apps/notes; do
   "$WORK/bin/apphost" install --yes --sideload "$REPO/$app" >/dev/null
 done
 
-for n in $(seq 100 140); do
-  [ -e "/tmp/.X11-unix/X$n" ] && continue
-  Xvfb ":$n" -screen 0 1280x900x24 -nolisten tcp >/dev/null 2>&1 &
-  XVFB_PID=$!
-  sleep 0.5
-  kill -0 "$XVFB_PID" 2>/dev/null && { export DISPLAY=":$n"; break; }
-  XVFB_PID=""
-done
+# shellcheck source=lib/xvfb.sh
+source "$REPO/scripts/lib/xvfb.sh"
+start_xvfb "$WORK" "$WORK/xvfb.log" || true
 [ -n "$XVFB_PID" ] || { echo "bench-window: no Xvfb display" >&2; exit 1; }
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); profile: $PROFILE; runs: $RUNS"

@@ -101,11 +101,9 @@ if command -v update-mime-database >/dev/null; then
 fi
 
 # The installed window under Xvfb.
-DISPLAY_NUM=$(( 90 + RANDOM % 9 ))
-Xvfb ":$DISPLAY_NUM" -screen 0 1280x900x24 -nolisten tcp >/dev/null 2>&1 &
-XVFB_PID=$!
-export DISPLAY=":$DISPLAY_NUM"
-for _ in $(seq 50); do xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+# shellcheck source=lib/xvfb.sh
+source "$REPO/scripts/lib/xvfb.sh"
+start_xvfb "$WORK" "$WORK/xvfb.log" || { bad "Xvfb starts"; sed 's/^/      /' "$WORK/xvfb.log"; finish; }
 window_appears() {  # window_appears COMMAND...: starts it, waits up to 60 s for the "AppHost" window
   "$@" >"$WORK/window.log" 2>&1 &
   WINDOW_PID=$!

@@ -84,34 +84,11 @@ free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# --- Xvfb on a free display -------------------------------------------------------------------
-# A random display in 100-999, not the lowest free one: on a machine where several runs (or
-# other people's Xvfb) start and stop displays at the same time, the low numbers are where they
-# collide (a client connecting to :0 can reach a server that is just going away). A number whose
-# lock file or socket (path or abstract) exists is skipped; -displayfd reports readiness.
-# -noreset: without it Xvfb resets when its last client disconnects, and a window started during
-# the reset (a test that restarts the app) fails with "Failed to initialize GTK".
-XVFB_PID=""
-for _ in $(seq 20); do
-  n=$((RANDOM % 900 + 100))
-  [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ] && continue
-  grep -aq "/tmp/.X11-unix/X$n\$" /proc/net/unix 2>/dev/null && continue
-  : >"$WORK/display"
-  Xvfb ":$n" -displayfd 3 -screen 0 1280x900x24 -nolisten tcp -noreset 3>"$WORK/display" >"$E2E_ARTIFACTS_DIR/xvfb.log" 2>&1 &
-  XVFB_PID=$!
-  for _ in $(seq 100); do
-    [ -s "$WORK/display" ] && break
-    kill -0 "$XVFB_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -s "$WORK/display" ] && break
-  log "Xvfb could not use :$n: $(tail -n 2 "$E2E_ARTIFACTS_DIR/xvfb.log" | tr '\n' ' ')"
-  kill "$XVFB_PID" 2>/dev/null || true
-  XVFB_PID=""
-done
-[ -n "$XVFB_PID" ] || die "Xvfb did not start on any display (see $E2E_ARTIFACTS_DIR/xvfb.log)"
-export DISPLAY=":$(tr -d '[:space:]' <"$WORK/display")"
-unset WAYLAND_DISPLAY
+# --- Xvfb on a free display (scripts/lib/xvfb.sh) ----------------------------------------------
+# shellcheck source=xvfb.sh
+source "$(dirname "${BASH_SOURCE[0]}")/xvfb.sh"
+start_xvfb "$WORK" "$E2E_ARTIFACTS_DIR/xvfb.log" \
+  || die "Xvfb did not start on any display (see $E2E_ARTIFACTS_DIR/xvfb.log)"
 log "Xvfb on DISPLAY=$DISPLAY (pid $XVFB_PID)"
 
 # --- tauri-driver (it starts WebKitWebDriver on the native port) ----------------------------

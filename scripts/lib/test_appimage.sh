@@ -56,11 +56,7 @@ check "AppImage --appimage-extract writes squashfs-root/" \
 check "AppImage: an unknown --appimage-* option is refused" sh -c "! '$AI' --appimage-bogus 2>/dev/null"
 
 # --- the window ---------------------------------------------------------------------------------
-DISPLAY_NUM=$(( 90 + RANDOM % 9 ))
-Xvfb ":$DISPLAY_NUM" -screen 0 1280x900x24 -nolisten tcp >/dev/null 2>&1 &
-XVFB_PID=$!
-export DISPLAY=":$DISPLAY_NUM"
-for _ in $(seq 50); do xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+start_xvfb "$WORK" "$WORK/xvfb.log" || { bad "Xvfb starts"; sed 's/^/      /' "$WORK/xvfb.log"; finish; }
 export APPHOST_DATA_DIR="$WORK/ai-data"
 check "the AppImage opens its window under Xvfb (mounted when FUSE is usable)" window_appears "$AI"
 check "  and its mount (or folder) is gone after the window closed" nothing_left
