@@ -148,7 +148,14 @@ pub fn run(dir: &DataDir, cmd: ServicesCommand, json: bool) -> HostResult<i32> {
                     let mut services = Services::new(dir.apps_data());
                     services
                         .service_host(&store)
-                        .call_as(&store, &id(&app, &service), &method, params, "cli")
+                        .call_as(
+                            &store,
+                            &id(&app, &service),
+                            &method,
+                            params,
+                            "cli",
+                            &Default::default(),
+                        )
                         .map_err(|f| f.host_error())?
                 }
             };

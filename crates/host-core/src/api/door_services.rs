@@ -2,7 +2,9 @@
 //! over its App Server door (host extension methods, like `door_workflow.rs`), so the CLI
 //! reaches the services the window or `apphost serve` runs (a start made here outlives the
 //! command). Each method is the host UI's command of `api/services.rs` with the same
-//! arguments; a call is audited `service.call` with `by: door`.
+//! arguments; a call is audited `service.call` with `by: door`, and ends (`service.cancelled`)
+//! when the client hangs up: `apphost services call` stopped with Ctrl-C cancels what it handed
+//! over.
 
 use std::sync::{Arc, Weak};
 
@@ -10,6 +12,7 @@ use runtime_core::app_server::host_methods::{HostHandler, HostMethods};
 use runtime_core::app_server::protocol::codes;
 use runtime_core::app_server::RpcError;
 use serde_json::json;
+use service_sandbox::CancelToken;
 
 use super::Session;
 use crate::foundation::error::{ErrorCode, HostError};
@@ -31,7 +34,7 @@ pub fn add_to(table: &mut HostMethods, session: &Arc<Session>) {
     for (name, command) in METHODS {
         let weak: Weak<Session> = Arc::downgrade(session);
         let command = *command;
-        let handler: HostHandler = Arc::new(move |p| {
+        let handler: HostHandler = Arc::new(move |p, caller| {
             let session = weak.upgrade().ok_or_else(|| {
                 rpc_error(HostError::new(
                     ErrorCode::RuntimeBusy,
@@ -40,7 +43,9 @@ pub fn add_to(table: &mut HostMethods, session: &Arc<Session>) {
             })?;
             let args = p.unwrap_or_else(|| json!({}));
             let out = if command == "door_service_call" {
-                super::services::call_by(&session, args, "door")
+                let caller = caller.clone();
+                let hung_up = CancelToken::from_probe(Arc::new(move || caller.hung_up()));
+                super::services::call_by(&session, args, "door", &hung_up)
             } else {
                 super::call(&session, command, args)
             };

@@ -11,7 +11,7 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use runtime_core::app_server::host_methods::{HostHandler, HostMethods};
+use runtime_core::app_server::host_methods::{Caller, HostHandler, HostMethods};
 use runtime_core::app_server::protocol::codes;
 use runtime_core::app_server::RpcError;
 use runtime_core::workflow::machine::Pending;
@@ -65,7 +65,7 @@ struct RespondParams {
     input: Option<Value>,
 }
 
-type Method = fn(&Session, Option<Value>) -> HostResult<Value>;
+type Method = fn(&Session, Option<Value>, &Caller) -> HostResult<Value>;
 
 const METHODS: &[(&str, Method)] = &[
     ("start", start),
@@ -82,14 +82,14 @@ pub fn methods(session: &Arc<Session>) -> HostMethods {
     for (name, run) in METHODS {
         let weak: Weak<Session> = Arc::downgrade(session);
         let run = *run;
-        let handler: HostHandler = Arc::new(move |p| {
+        let handler: HostHandler = Arc::new(move |p, caller| {
             let session = weak.upgrade().ok_or_else(|| {
                 rpc_error(HostError::new(
                     ErrorCode::RuntimeBusy,
                     "the host session has closed",
                 ))
             })?;
-            run(&session, p).map_err(rpc_error)
+            run(&session, p, caller).map_err(rpc_error)
         });
         table
             .add(&format!("{NAMESPACE}.{name}"), handler)
@@ -135,18 +135,19 @@ fn settled(v: &RunView) -> bool {
     v.finished || !matches!(v.waiting, None | Some(Pending::Call(_)))
 }
 
-/// The run once [`settled`], or as it is after [`SETTLE_TIMEOUT`].
-fn settle(session: &Session, v: RunView) -> HostResult<RunView> {
+/// The run once [`settled`], or as it is after [`SETTLE_TIMEOUT`] or once the caller hung up
+/// (the run goes on in the host; nobody waits for this answer).
+fn settle(session: &Session, v: RunView, caller: &Caller) -> HostResult<RunView> {
     let until = Instant::now() + SETTLE_TIMEOUT;
     let mut v = v;
-    while !settled(&v) && Instant::now() < until {
+    while !settled(&v) && Instant::now() < until && !caller.hung_up() {
         std::thread::sleep(SETTLE_POLL);
         v = get(session, &v.run_id)?;
     }
     Ok(v)
 }
 
-fn start(session: &Session, p: Option<Value>) -> HostResult<Value> {
+fn start(session: &Session, p: Option<Value>, caller: &Caller) -> HostResult<Value> {
     let a: StartParams = params(p)?;
     let input = a.input.unwrap_or_else(|| json!({}));
     let v = with_runs(session, |runs, store| {
@@ -163,10 +164,10 @@ fn start(session: &Session, p: Option<Value>) -> HostResult<Value> {
         json!({"runId": v.run_id, "workflow": v.workflow, "by": "door"}),
     );
     host::changed(session, &v, "workflow.start");
-    view_json(&settle(session, v)?)
+    view_json(&settle(session, v, caller)?)
 }
 
-fn list(session: &Session, p: Option<Value>) -> HostResult<Value> {
+fn list(session: &Session, p: Option<Value>, _: &Caller) -> HostResult<Value> {
     let a: ListParams = params(p)?;
     if !any_runs(session) {
         return Ok(json!([]));
@@ -176,19 +177,19 @@ fn list(session: &Session, p: Option<Value>) -> HostResult<Value> {
         .map_err(|e| HostError::new(ErrorCode::WorkflowRunFailed, e.to_string()))
 }
 
-fn show(session: &Session, p: Option<Value>) -> HostResult<Value> {
+fn show(session: &Session, p: Option<Value>, _: &Caller) -> HostResult<Value> {
     let a: RunParams = params(p)?;
     view_json(&get(session, &a.run_id)?)
 }
 
 /// The host drives every unfinished run already: `resume` waits for it like `start`.
-fn resume(session: &Session, p: Option<Value>) -> HostResult<Value> {
+fn resume(session: &Session, p: Option<Value>, caller: &Caller) -> HostResult<Value> {
     let a: RunParams = params(p)?;
     let v = get(session, &a.run_id)?;
-    view_json(&settle(session, v)?)
+    view_json(&settle(session, v, caller)?)
 }
 
-fn cancel(session: &Session, p: Option<Value>) -> HostResult<Value> {
+fn cancel(session: &Session, p: Option<Value>, _: &Caller) -> HostResult<Value> {
     let a: RunParams = params(p)?;
     get(session, &a.run_id)?;
     let v = with_runs(session, |runs, _| {
@@ -204,7 +205,7 @@ fn cancel(session: &Session, p: Option<Value>) -> HostResult<Value> {
     view_json(&v)
 }
 
-fn respond(session: &Session, p: Option<Value>) -> HostResult<Value> {
+fn respond(session: &Session, p: Option<Value>, caller: &Caller) -> HostResult<Value> {
     let a: RespondParams = params(p)?;
     if a.approve && a.reject {
         return Err(HostError::new(
@@ -228,7 +229,7 @@ fn respond(session: &Session, p: Option<Value>) -> HostResult<Value> {
         json!({"runId": v.run_id, "approve": a.approve, "reject": a.reject, "by": "door"}),
     );
     host::changed(session, &v, "workflow.respond");
-    view_json(&settle(session, v)?)
+    view_json(&settle(session, v, caller)?)
 }
 
 /// The answer `apphost workflow respond` makes of its flags for what the run waits for (the

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use service_sandbox::CancelToken;
 
 use super::{answer, args, Command, Session};
 use crate::foundation::error::HostResult;
@@ -114,16 +115,28 @@ fn service_stop(session: &Session, raw: Value) -> HostResult<Value> {
 }
 
 fn service_call(session: &Session, raw: Value) -> HostResult<Value> {
-    call_by(session, raw, "host-user")
+    call_by(session, raw, "host-user", &CancelToken::default())
 }
 
-/// [`service_call`] on behalf of `by` (`host-user`, `door`).
-pub(crate) fn call_by(session: &Session, raw: Value, by: &str) -> HostResult<Value> {
+/// [`service_call`] on behalf of `by` (`host-user`, `door`), ended by `cancel`.
+pub(crate) fn call_by(
+    session: &Session,
+    raw: Value,
+    by: &str,
+    cancel: &CancelToken,
+) -> HostResult<Value> {
     let a: CallArg = args("service_call", raw)?;
     let store = Store::open_for_calls(&session.data)?;
     let params = a.params.unwrap_or(Value::Object(Default::default()));
     let out = host(session)?
-        .call_as(&store, &id(&a.app_id, &a.service), &a.method, params, by)
+        .call_as(
+            &store,
+            &id(&a.app_id, &a.service),
+            &a.method,
+            params,
+            by,
+            cancel,
+        )
         .map_err(|f| f.host_error())?;
     answer(out)
 }

@@ -182,46 +182,8 @@ pub fn alive(pid: u64) -> bool {
         .unwrap_or(false)
 }
 
-const RELAY_PY: &str = r#"import json, sys, time, os
-nid = [0]
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-def host(method, params, extra=None):
-    nid[0] += 1
-    m = {"jsonrpc": "2.0", "id": "h%d" % nid[0], "method": method, "params": params}
-    m.update(extra or {})
-    send(m)
-    for line in sys.stdin:
-        r = json.loads(line)
-        if r.get("id") == m["id"] and "method" not in r:
-            return r
-for line in sys.stdin:
-    m = json.loads(line)
-    meth, rid, p = m.get("method"), m.get("id"), m.get("params") or {}
-    if meth == "$/cancelRequest":
-        open("/service/cancelled", "a").write(json.dumps(p) + "\n"); continue
-    if rid is None: continue
-    if meth == "initialize": send({"jsonrpc": "2.0", "id": rid, "result": {}}); continue
-    if meth == "relay":
-        send({"jsonrpc": "2.0", "id": rid, "result": host(p["method"], p.get("params"), p.get("extra"))}); continue
-    if meth == "timed":
-        out = []
-        for i in range(p.get("n", 100)):
-            t = time.perf_counter()
-            host(p["method"], p.get("params"))
-            out.append(time.perf_counter() - t)
-        send({"jsonrpc": "2.0", "id": rid, "result": out}); continue
-    if meth == "hang": continue
-    if meth == "hang-noted": open("/service/hanging", "a").write(json.dumps(rid) + "\n"); continue
-    if meth == "die": os._exit(p.get("code", 3))
-    if meth == "flood": sys.stdout.write("x" * (2 << 20)); sys.stdout.flush(); continue
-    if meth == "spam":
-        for i in range(p.get("n", 1000)):
-            send({"jsonrpc": "2.0", "method": "lime.events.publish", "params": {"topic": "t", "payload": i}})
-        send({"jsonrpc": "2.0", "id": rid, "result": {"sent": p.get("n", 1000)}}); continue
-    if meth == "write": open("/service/" + p["name"], "w").write(p.get("text", "x")); send({"jsonrpc": "2.0", "id": rid, "result": True}); continue
-    send({"jsonrpc": "2.0", "id": rid, "result": {"echo": p}})
-"#;
+/// The relay service (fixtures/services/relay.py).
+const RELAY_PY: &str = include_str!("../../../../fixtures/services/relay.py");
 
 /// An app `name` with a `relay` service (required unless `optional`) and a `page` entry,
 /// declaring lime.storage + lime.services and a granted storage permission.

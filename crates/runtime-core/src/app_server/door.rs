@@ -222,6 +222,11 @@ async fn accept_loop(
                 // Reads the host's settings: off the accepting threads.
                 let _ = tokio::task::spawn_blocking(move || hook(&rt)).await;
             }
+            let mut config = config;
+            // Host methods ask it whether the client hung up (a copy: the halves keep theirs).
+            if let Ok(fd) = std::os::fd::AsFd::as_fd(&stream).try_clone_to_owned() {
+                config.caller = super::host_methods::Caller::on_socket(fd);
+            }
             let (r, w) = stream.into_split();
             if let Err(e) = serve_stdio(tokio::io::BufReader::new(r), w, config).await {
                 tracing::debug!(error = %e, "an App Server door connection ended");

@@ -117,6 +117,8 @@ pub struct Connection {
     close: bool,
     /// The host's extension methods (`host_methods`), tried after the standard table.
     host_methods: Option<std::sync::Arc<host_methods::HostMethods>>,
+    /// The client, as the host methods see it (whether it hung up).
+    caller: host_methods::Caller,
 }
 
 impl Drop for Connection {
@@ -150,7 +152,14 @@ impl Connection {
             token: None,
             close: false,
             host_methods: None,
+            caller: host_methods::Caller::default(),
         }
+    }
+
+    /// The same connection telling its host methods about `caller` (the door's socket).
+    pub fn with_caller(mut self, caller: host_methods::Caller) -> Self {
+        self.caller = caller;
+        self
     }
 
     /// The same connection also answering the host's extension methods.
@@ -267,7 +276,8 @@ impl Connection {
         let span = tracing::debug_span!("app_server.request", method = %method);
         let result = match self.host_method(&method) {
             Some(Ok(handler)) => {
-                let run = move || span.in_scope(|| handler(p));
+                let caller = self.caller.clone();
+                let run = move || span.in_scope(|| handler(p, &caller));
                 tokio::task::spawn_blocking(run).await.unwrap_or_else(|e| {
                     Err(RpcError::new(codes::INTERNAL_ERROR, "Internal error")
                         .with(json!({"detail": e.to_string()})))

@@ -26,6 +26,9 @@ pub struct ServeConfig {
     pub handshake_timeout: Option<std::time::Duration>,
     /// The host's extension methods (`host_methods`); `None`: only the standard ones.
     pub host_methods: Option<std::sync::Arc<super::host_methods::HostMethods>>,
+    /// The client as host methods see it: set per connection by the door (its socket);
+    /// the default (stdio) never hangs up.
+    pub caller: super::host_methods::Caller,
 }
 
 impl ServeConfig {
@@ -37,6 +40,7 @@ impl ServeConfig {
             token: None,
             handshake_timeout: None,
             host_methods: None,
+            caller: Default::default(),
         }
     }
 }
@@ -124,7 +128,8 @@ where
     let mut conn = Connection::new(config.runtime.clone(), tx.clone())
         .with_max_subscriptions(config.max_subscriptions)
         .with_token(config.token.clone())
-        .with_host_methods(config.host_methods.clone());
+        .with_host_methods(config.host_methods.clone())
+        .with_caller(config.caller.clone());
     let mut reader = reader;
     let mut buf = Vec::new();
     let deadline = config

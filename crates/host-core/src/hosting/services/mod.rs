@@ -14,6 +14,7 @@
 //! with the service as the caller), so this module knows nothing of capabilities.
 
 pub mod admin_policy;
+mod failure;
 mod health;
 mod host;
 mod id;

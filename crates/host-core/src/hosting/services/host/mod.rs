@@ -6,78 +6,18 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
-use service_sandbox::{CancelToken, Health, SandboxError};
+use service_sandbox::CancelToken;
 
+mod listing;
+
+pub use super::failure::{reserved_method, ServiceFailure};
 pub use super::id::{BackCalls, ServiceId};
 use super::slot::{Slot, SlotInput};
-use super::status::ServiceStatus;
-use crate::foundation::error::{ErrorCode, HostError};
 use crate::foundation::paths::DataDir;
 use crate::foundation::service_health;
 use crate::install::service_launch::{self, LaunchPlan};
 use crate::install::store::Store;
-
-/// A refusal or failure with its stable `service.*` code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServiceFailure {
-    pub code: &'static str,
-    pub message: String,
-    /// Worth trying again (a timeout, the restart backoff, an exit).
-    pub retryable: bool,
-}
-
-impl ServiceFailure {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        ServiceFailure {
-            code,
-            message: message.into(),
-            retryable: false,
-        }
-    }
-}
-
-impl ServiceFailure {
-    /// The CLI's and host API's error: `service.not_declared`, `service.call_failed` (the call
-    /// reached the service) or `service.cannot_run`, with the `service.*` cause.
-    pub fn host_error(&self) -> HostError {
-        let code = match self.code {
-            "service.not_declared" => ErrorCode::ServiceNotDeclared,
-            "service.timeout"
-            | "service.cancelled"
-            | "service.exited"
-            | "service.protocol"
-            | "service.error"
-            | "service.start_failed" => ErrorCode::ServiceCallFailed,
-            c if super::remote::is_call_failure(c) => ErrorCode::ServiceCallFailed,
-            _ => ErrorCode::ServiceCannotRun,
-        };
-        HostError::new(code, self.message.clone())
-            .with("cause", self.code)
-            .with("retryable", if self.retryable { "true" } else { "false" })
-    }
-}
-
-/// Method names nobody but the host may send to a service: its lifecycle and notifications,
-/// and the `lime.*` names that flow the other way.
-pub fn reserved_method(method: &str) -> bool {
-    matches!(method, "initialize" | "shutdown" | "exit")
-        || method.starts_with("$/")
-        || method.starts_with("lime.")
-}
-
-impl From<SandboxError> for ServiceFailure {
-    fn from(e: SandboxError) -> Self {
-        let retryable = matches!(
-            e,
-            SandboxError::Timeout | SandboxError::Backoff | SandboxError::Exited(_)
-        );
-        ServiceFailure {
-            code: e.code(),
-            message: e.to_string().chars().take(1024).collect(),
-            retryable,
-        }
-    }
-}
+pub use listing::read_log_file;
 
 /// A slot, the package it runs, and its stats (read without waiting for an in-flight call).
 #[derive(Clone)]
@@ -412,8 +352,8 @@ impl ServiceHost {
         })
     }
 
-    /// A call on the host's own behalf (the CLI, the host UI): audited `service.call` with who
-    /// asked, then [`ServiceHost::call`].
+    /// A call on the host's own behalf (the CLI, the host UI, a door client): audited
+    /// `service.call` with who asked, then [`ServiceHost::call_cancellable`].
     pub fn call_as(
         &self,
         store: &Store,
@@ -421,6 +361,7 @@ impl ServiceHost {
         method: &str,
         params: Value,
         by: &str,
+        cancel: &CancelToken,
     ) -> Result<Value, ServiceFailure> {
         if reserved_method(method) || method.is_empty() || method.len() > 128 {
             return Err(ServiceFailure::new(
@@ -432,7 +373,7 @@ impl ServiceHost {
         store
             .record_audit("service.call", Some(&id.app), None, &details)
             .map_err(|e| ServiceFailure::new("service.start_failed", e.message))?;
-        self.call(store, id, method, params)
+        self.call_cancellable(store, id, method, params, cancel)
     }
 
     /// Starts `app`'s service `key` now (the app opened, or the user asked).
@@ -574,158 +515,6 @@ impl ServiceHost {
         let reason = if gone { "uninstalled" } else { "app-closed" };
         self.stop_app(app, reason, gone);
     }
-
-    /// Every declared service of `app` with its state.
-    pub fn list(&self, store: &Store, app: &str) -> Result<Vec<ServiceStatus>, ServiceFailure> {
-        let active = store
-            .active_app(app)
-            .map_err(|e| ServiceFailure::new("service.not_found", e.message))?;
-        // None: host.db unreadable, the supervisors' own view stands.
-        let durable = store.service_health(app).ok();
-        let mut out = Vec::new();
-        for s in active.manifest.view().services() {
-            let key = s.key().unwrap_or("service").to_owned();
-            let id = ServiceId {
-                app: app.to_owned(),
-                key: key.clone(),
-            };
-            let mut st = ServiceStatus {
-                key: key.clone(),
-                required: s.required(),
-                state: "stopped".into(),
-                code: None,
-                reason: None,
-                pid: None,
-                restarts: 0,
-                last_exit: None,
-                last_stop: None,
-                protocol: s.protocol().unwrap_or("stdio-jsonrpc").to_owned(),
-                remote: None,
-                last_crash_at: None,
-                crashes_in_window: None,
-                last_error: None,
-            };
-            let plan = self.plan(store, &active, &key);
-            if let Err(f) = &plan {
-                st.state = "blocked".into();
-                st.code = Some(f.code.into());
-                st.reason = Some(f.message.clone());
-            }
-            super::remote::annotate(store, app, active.manifest.view(), &mut st);
-            // A `remote-allowed` service the admin's policy denies network: blocked, granted or
-            // not (a running one is taken away by the next tick or call).
-            if let Err(f) = plan
-                .as_ref()
-                .ok()
-                .filter(|p| p.network)
-                .map_or(Ok(()), |_| {
-                    super::admin_policy::check_network(&self.data, &id)
-                })
-            {
-                super::admin_policy::annotate(&mut st, f);
-                out.push(st);
-                continue;
-            }
-            let held = lock(&self.slots).get(&id).cloned();
-            if let Some(held) = held {
-                let stats = lock(&held.stats).clone();
-                st.restarts = stats.starts.saturating_sub(1);
-                st.last_exit = stats.last_exit;
-                st.last_stop = stats.last_stop;
-                let Ok(s) = held.slot.try_lock() else {
-                    // inside a call
-                    st.state = "running".into();
-                    st.pid = stats.pid;
-                    self.apply_durable(&mut st, durable.as_deref(), &active.version, app);
-                    out.push(st);
-                    continue;
-                };
-                match s.sup.health() {
-                    Health::Blocked(why) => {
-                        st.state = "blocked".into();
-                        st.code = Some("service.crash_loop".into());
-                        st.reason = Some(why);
-                    }
-                    Health::Degraded(why) if !s.sup.is_running() => {
-                        st.state = "degraded".into();
-                        st.reason = Some(why);
-                    }
-                    _ if s.sup.is_running() => {
-                        st.state = "running".into();
-                        st.pid = stats.pid;
-                    }
-                    _ => {}
-                }
-            }
-            self.apply_durable(&mut st, durable.as_deref(), &active.version, app);
-            out.push(st);
-        }
-        Ok(out)
-    }
-
-    fn apply_durable(
-        &self,
-        st: &mut ServiceStatus,
-        durable: Option<&[(String, crate::install::store::ServiceHealthRow)]>,
-        version: &str,
-        app: &str,
-    ) {
-        let Some(rows) = durable else { return };
-        let row = rows.iter().find(|(k, _)| *k == st.key).map(|(_, r)| r);
-        let disk = row
-            .filter(|r| r.disk_quota.is_some())
-            .and_then(|_| crate::install::service_disk::still_over(&self.data, app, &st.key));
-        super::health::apply(st, row, version, disk);
-    }
-
-    /// The service's log: the persisted file and the running process's stderr ring, at most the
-    /// last `max_bytes`.
-    pub fn logs(&self, id: &ServiceId, max_bytes: usize) -> String {
-        let held = lock(&self.slots).get(id).cloned();
-        let text = match held.map(|h| h.slot) {
-            Some(slot) => match slot.try_lock() {
-                Ok(s) => s.sup.logs(),
-                Err(_) => read_log_file(&self.data, id),
-            },
-            None => read_log_file(&self.data, id),
-        };
-        tail(&text, max_bytes)
-    }
-}
-
-/// The persisted log of a service no supervisor of this process holds.
-pub fn read_log_file(data: &DataDir, id: &ServiceId) -> String {
-    let Ok(Some(area)) =
-        runtime_core::app_area::AppArea::open_existing(&data.apps_data().join(&id.app))
-    else {
-        return String::new();
-    };
-    area.service_log(&id.key)
-        .and_then(|p| {
-            use std::io::Read;
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-                .open(p)
-                .ok()?;
-            let mut out = Vec::new();
-            f.take(4 << 20).read_to_end(&mut out).ok()?;
-            Some(String::from_utf8_lossy(&out).into_owned())
-        })
-        .unwrap_or_default()
-}
-
-use std::os::unix::fs::OpenOptionsExt;
-
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_owned()
 }
 
 fn spawn_idle_ticker(host: Weak<ServiceHost>) {
