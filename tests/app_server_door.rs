@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::{apphost_in, describe};
+use common::{apphost_in, describe, Serving};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -192,7 +192,7 @@ fn mode(p: &Path) -> u32 {
 struct Host {
     tmp: tempfile::TempDir,
     data: PathBuf,
-    serve: Option<Child>,
+    serve: Option<Serving>,
 }
 
 impl Host {
@@ -225,19 +225,7 @@ impl Host {
 
     /// Starts `apphost serve` and waits for its first line (the door is open by then).
     fn serve(&mut self) {
-        let mut child = self
-            .cmd()
-            .arg("serve")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains("\"url\""), "{line:?}");
-        self.serve = Some(child);
+        self.serve = Some(Serving::start(self.cmd()));
         assert!(socket(&self.data).exists(), "no door after serve started");
     }
 
@@ -254,15 +242,6 @@ impl Host {
         let stdin: ChildStdin = child.stdin.take().unwrap();
         let c = Client::new(child.stdout.take().unwrap(), stdin);
         (child, c)
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.serve {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 
@@ -572,8 +551,8 @@ fn a_crashed_hosts_socket_is_stale_stdio_owns_the_runtime_and_a_new_host_replace
     let s = start_session(&mut c);
     // The host crashes: its socket file stays behind.
     let mut serve = host.serve.take().unwrap();
-    serve.kill().unwrap();
-    serve.wait().unwrap();
+    serve.child.kill().unwrap();
+    serve.child.wait().unwrap();
     assert!(socket(&host.data).exists());
     // app-server --stdio finds nobody at the door: it owns the runtime (no runtime.busy) and
     // removes the stale file; the session started through the door is there.

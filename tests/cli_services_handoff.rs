@@ -7,13 +7,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::services_cli::ServicesHost;
-use common::{apphost_in, copy_dir, describe};
+use common::{apphost_in, copy_dir, describe, Serving};
 use host_core::foundation::paths::DataDir;
 use host_core::install::store::Store;
 use serde_json::Value;
@@ -41,34 +40,6 @@ fn relay_package(tmp: &Path) -> PathBuf {
         .replace("timeoutMs: 5000", "timeoutMs: 30000");
     std::fs::write(pkg.join("APP.md"), manifest).unwrap();
     pkg
-}
-
-/// `apphost serve` on the data dir, killed when dropped.
-struct Serve(Child);
-
-impl Serve {
-    fn start(h: &ServicesHost) -> Serve {
-        let mut child = apphost_in(h.tmp.path(), &h.data)
-            .arg("serve")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains("\"url\""), "{line:?}");
-        assert!(h.data.join("runtime/app-server.sock").exists());
-        Serve(child)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The JSON lines the relay service wrote to `/service/<name>`.
@@ -118,7 +89,8 @@ fn with_serve_running_services_commands_are_handed_to_it_and_ctrl_c_cancels_a_ca
     let pkg = relay_package(h.tmp.path());
     let out = h.run(&["install", pkg.to_str().unwrap(), "--yes", "--sideload"]);
     assert!(out.status.success(), "{}", describe(&out));
-    let _serve = Serve::start(&h);
+    let _serve = Serving::start(apphost_in(h.tmp.path(), &h.data));
+    assert!(h.data.join("runtime/app-server.sock").exists());
 
     // start: the host runs the service, and it outlives the command.
     h.json(&["services", "start", APP, "relay"]);

@@ -6,26 +6,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{apphost_in, copy_dir, describe};
+use common::{apphost_in, copy_dir, describe, Serving};
 use host_core::foundation::paths::DataDir;
 use host_core::hosting::workflow::schedule::{self, ScheduleRecord};
 use serde_json::Value;
 
 const APP: &str = "reply-workflow";
-
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn list(tmp: &Path, data: &Path) -> Vec<Value> {
     let out = apphost_in(tmp, data)
@@ -86,18 +75,7 @@ fn serve_starts_a_due_schedule_with_no_client_connected() {
     schedule::save(&schedule::records_path(&dir), &records).unwrap();
     assert!(list(tmp.path(), &data).is_empty());
 
-    let mut child = apphost_in(tmp.path(), &data)
-        .arg("serve")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _serve = Serve(child);
-    assert!(line.contains("\"url\""), "{line:?}");
+    let _serve = Serving::start(apphost_in(tmp.path(), &data));
     // Nobody opens the URL: the run appears anyway.
     let deadline = Instant::now() + Duration::from_secs(15);
     let runs = loop {

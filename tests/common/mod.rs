@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 pub mod services_cli;
 pub mod workflow_cli;
@@ -94,4 +95,41 @@ pub fn describe(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
+}
+
+/// A running `apphost serve`, killed and reaped when dropped.
+pub struct Serving {
+    pub child: Child,
+    /// The first line it printed (its URL, port and pid as JSON): by then the door is open.
+    pub first_line: String,
+}
+
+impl Serving {
+    /// Runs `cmd` (`apphost_in(..)`, with any env) with `serve` and waits for its first line.
+    pub fn start(mut cmd: Command) -> Serving {
+        let mut child = cmd
+            .arg("serve")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first_line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first_line)
+            .unwrap();
+        let serving = Serving { child, first_line };
+        assert!(
+            serving.first_line.contains("\"url\""),
+            "{:?}",
+            serving.first_line
+        );
+        serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

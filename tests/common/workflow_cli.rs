@@ -8,14 +8,14 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::Value;
 use tempfile::TempDir;
 
-use super::{apphost_in, describe};
+use super::{apphost_in, describe, Serving};
 
 pub const APP: &str = "reply-workflow";
 pub const WORKFLOW: &str = "draft-review-publish";
@@ -26,7 +26,7 @@ pub const DRAFT: &str = "Dear cats";
 pub struct Host {
     pub tmp: TempDir,
     pub data: PathBuf,
-    serve: Option<Child>,
+    serve: Option<Serving>,
     seen: Arc<AtomicUsize>,
 }
 
@@ -119,28 +119,15 @@ impl Host {
 
     /// Starts `apphost serve` (its door is open once its first line is out).
     pub fn serve(&mut self) {
-        let mut child = apphost_in(self.tmp.path(), &self.data)
-            .arg("serve")
-            .env("TEST_PROVIDER_KEY", "sk-test-workflow")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains("\"url\""), "{line:?}");
-        self.serve = Some(child);
+        let mut cmd = apphost_in(self.tmp.path(), &self.data);
+        cmd.env("TEST_PROVIDER_KEY", "sk-test-workflow");
+        self.serve = Some(Serving::start(cmd));
         assert!(self.runtime_dir().join("app-server.sock").exists());
     }
 
     /// Stops `apphost serve` if it runs.
     pub fn stop(&mut self) {
-        if let Some(mut c) = self.serve.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        self.serve = None;
     }
 }
 
