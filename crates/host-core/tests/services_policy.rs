@@ -526,3 +526,49 @@ fn a_running_service_the_policy_now_denies_is_stopped_without_any_call() {
     let (_, c) = h.service_readiness("net");
     assert_denied(&c, &h.dir);
 }
+
+#[test]
+fn deny_domains_refuses_a_running_services_next_connection_before_any_lookup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut h, _locked, pid) = granted_and_running(tmp.path());
+    let host = h.services.service_host(&h.store);
+    let proxied = |target: &str| {
+        host.call(
+            &h.store,
+            &id("net", "parser"),
+            "proxied",
+            json!({"target": target}),
+        )
+        .unwrap()
+    };
+    // The service declares api.example.com; the admin denies it while the service runs.
+    write_policy(
+        &h.dir,
+        br#"{"network": {"denyDomains": ["API.example.com", "*.other.example"]}}"#,
+    );
+    let out = proxied("api.example.com:443");
+    assert_eq!(out["error"], CODE, "{out}");
+    assert!(out["status"].as_str().unwrap().contains(" 403 "), "{out}");
+    // An undeclared domain is still refused by the declaration first.
+    let out = proxied("x.other.example:443");
+    assert_eq!(out["error"], "service.egress_domain_not_allowed", "{out}");
+    // The service keeps running (only the connection is refused), and each attempt is audited.
+    assert_eq!(running_pid(&mut h, "net"), pid);
+    let rows: Vec<Value> = h
+        .audit("net")
+        .into_iter()
+        .filter(|a| a["action"] == "service.egress")
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|a| a["details"]["target"] == "api.example.com:443"
+                && a["details"]["allowed"] == false
+                && a["details"]["code"] == CODE),
+        "{rows:?}"
+    );
+    // A denyDomains entry that is not a domain makes the file unusable: fail closed, and the
+    // service is taken away like any service whose network the policy denies.
+    write_policy(&h.dir, br#"{"network": {"denyDomains": ["10.0.0.1"]}}"#);
+    let (_, c) = h.service_readiness("net");
+    assert_denied(&c, &h.dir);
+}

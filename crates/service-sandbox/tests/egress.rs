@@ -131,6 +131,54 @@ fn ip_literals_are_refused_even_when_public() {
 }
 
 #[test]
+fn the_hosts_deny_probe_refuses_a_declared_domain_before_any_lookup_and_is_asked_each_time() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let denying = Arc::new(AtomicBool::new(true));
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (d, a) = (denying.clone(), asked.clone());
+    let p = policy(&["api.example.com", "*.example.net"]).with_deny(Arc::new(move |host| {
+        a.lock().unwrap().push(host.to_owned());
+        d.load(Ordering::SeqCst) && host.ends_with(".example.net")
+    }));
+    let lookups = AtomicUsize::new(0);
+    let counting = |h: &str, port: u16| {
+        lookups.fetch_add(1, Ordering::SeqCst);
+        public(h, port)
+    };
+    let e = p
+        .decide(&connect("CDN.Example.NET.:443"), counting)
+        .unwrap_err();
+    assert_eq!(e, Refusal::DomainDenied("cdn.example.net".into()));
+    assert_eq!((e.code(), e.status()), ("service.policy_denied", 403));
+    assert_eq!(
+        lookups.load(Ordering::SeqCst),
+        0,
+        "no lookup for a denied name"
+    );
+    // The probe gets the normalized name, and only for declared domains.
+    assert_eq!(
+        refused(&p, &connect("evil.example.org:443")),
+        "service.egress_domain_not_allowed"
+    );
+    assert_eq!(*asked.lock().unwrap(), ["cdn.example.net"]);
+    // A domain it does not name passes; lifting the deny applies to the next connection.
+    assert!(p.decide(&connect("api.example.com:443"), public).is_ok());
+    denying.store(false, Ordering::SeqCst);
+    assert!(p.decide(&connect("cdn.example.net:443"), counting).is_ok());
+    assert_eq!(lookups.load(Ordering::SeqCst), 1);
+    // Without the user's grant the probe is never asked.
+    let before = asked.lock().unwrap().len();
+    let ungranted = EgressPolicy::new(&["api.example.com".into()], false)
+        .with_deny(Arc::new(move |_| panic!("asked without a grant")));
+    assert_eq!(
+        refused(&ungranted, &connect("api.example.com:443")),
+        "service.egress_not_granted"
+    );
+    assert_eq!(asked.lock().unwrap().len(), before);
+}
+
+#[test]
 fn a_declared_domain_that_rebinds_to_an_internal_address_is_refused_after_resolution() {
     let p = policy(&["api.example.com"]);
     let cases: &[&'static [&'static str]] = &[

@@ -7,7 +7,7 @@
 //! ```json
 //! {"remote": {"allow": false, "allowOrigins": ["https://api.example.com"],
 //!             "denyOrigins": ["https://*.internal.example"]},
-//!  "network": {"allow": true, "denyApps": ["some.app"]},
+//!  "network": {"allow": true, "denyApps": ["some.app"], "denyDomains": ["*.tracker.example"]},
 //!  "deny": ["app.id/service_key", "other.app/*"]}
 //! ```
 //!
@@ -65,6 +65,10 @@ struct NetworkRules {
     allow_apps: BTreeSet<String>,
     #[serde(default)]
     deny_apps: BTreeSet<String>,
+    /// Domains no `remote-allowed` service may reach, whatever it declares: `example.com`, or
+    /// `*.example.com` for the strict subdomains (the `allowedDomains` rule).
+    #[serde(default)]
+    deny_domains: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -216,6 +220,27 @@ impl ServicesPolicy {
         None
     }
 
+    /// `Some(why)` when the policy denies `remote-allowed` service `key` of `app` a connection
+    /// to `host` (lowercase, no trailing dot: as the egress proxy normalized it): the service's
+    /// network is denied as a whole, or `network.denyDomains` names the host.
+    pub fn domain_denied(&self, app: &str, key: &str, host: &str) -> Option<String> {
+        if let Some(why) = self.network_denied(app, key) {
+            return Some(why);
+        }
+        let State::Loaded(rules) = &self.state else {
+            return None;
+        };
+        let pat = rules
+            .network
+            .deny_domains
+            .iter()
+            .find(|pat| domain_matches(pat, host))?;
+        Some(format!(
+            "the admin policy {} denies connections to {host} ({pat} in network.denyDomains)",
+            self.path.display()
+        ))
+    }
+
     fn broken_message(&self, why: &str) -> String {
         format!(
             "the admin policy {} cannot be used, so every remote service and network grant is denied: {why}",
@@ -240,6 +265,19 @@ fn origin_matches(pattern: &str, origin: &str) -> bool {
                 .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
         }
         None => p.1 == o.1,
+    }
+}
+
+/// `pattern` is a domain (`example.com`) or `*.domain` for its strict subdomains, as a service's
+/// `allowedDomains`; `host` is already lowercase without a trailing dot. Case-insensitive.
+fn domain_matches(pattern: &str, host: &str) -> bool {
+    let pattern = pattern.to_ascii_lowercase();
+    let pattern = pattern.strip_suffix('.').unwrap_or(&pattern);
+    match pattern.strip_prefix("*.") {
+        Some(base) => host
+            .strip_suffix(base)
+            .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        None => pattern == host,
     }
 }
 
@@ -298,6 +336,16 @@ fn check(rules: &Rules) -> Result<(), String> {
         if !ok {
             return Err(format!(
                 "deny entry {d:?} is not <app>/<service> or <app>/*"
+            ));
+        }
+    }
+    for d in &rules.network.deny_domains {
+        let lower = d.to_ascii_lowercase();
+        let lower = lower.strip_suffix('.').unwrap_or(&lower);
+        let base = lower.strip_prefix("*.").unwrap_or(lower);
+        if !service_sandbox::egress::policy::valid_dns_name(base) {
+            return Err(format!(
+                "denyDomains entry {d:?} is not a domain (example.com) or *.domain"
             ));
         }
     }
@@ -475,6 +523,11 @@ mod tests {
             r#"{"deny": ["noslash"]}"#,
             r#"{"deny": ["a/b/c"]}"#,
             r#"{"network": {"denyApps": [""]}}"#,
+            r#"{"network": {"denyDomains": ["https://x.example.com"]}}"#,
+            r#"{"network": {"denyDomains": ["a*.example.com"]}}"#,
+            r#"{"network": {"denyDomains": ["localhost"]}}"#,
+            r#"{"network": {"denyDomains": ["10.0.0.1"]}}"#,
+            r#"{"network": {"denyDomains": [""]}}"#,
             r#"{"network": {"allow": "no"}}"#,
             r#"{"other": 1}"#,
         ] {
@@ -486,5 +539,41 @@ mod tests {
         }
         let ok: Rules = serde_json::from_str("{}").unwrap();
         assert!(ok.remote.allow && ok.network.allow && check(&ok).is_ok());
+    }
+
+    #[test]
+    fn deny_domains_match_a_domain_or_its_strict_subdomains() {
+        let p = ServicesPolicy::from_bytes(
+            PathBuf::from("/p/services.json"),
+            br#"{"network": {"denyDomains": ["Tracker.example.", "*.ads.example"]}}"#,
+        );
+        assert!(p.broken().is_none(), "{:?}", p.broken());
+        let denied = |host: &str| p.domain_denied("a", "s", host);
+        let why = denied("tracker.example").unwrap();
+        assert!(
+            why.contains("Tracker.example. in network.denyDomains"),
+            "{why}"
+        );
+        assert!(why.contains("/p/services.json"), "{why}");
+        assert!(
+            denied("x.tracker.example").is_none(),
+            "exact entry: not subdomains"
+        );
+        assert!(denied("cdn.ads.example").is_some());
+        assert!(denied("a.b.ads.example").is_some());
+        assert!(denied("ads.example").is_none(), "*. is strict");
+        assert!(denied("badads.example").is_none());
+        assert!(denied("api.example.com").is_none());
+        // A service whose network is denied as a whole: every domain.
+        let whole = ServicesPolicy::from_bytes(
+            PathBuf::from("/p/services.json"),
+            br#"{"network": {"denyApps": ["a"]}}"#,
+        );
+        assert!(whole.domain_denied("a", "s", "api.example.com").is_some());
+        assert!(whole.domain_denied("b", "s", "api.example.com").is_none());
+        let broken = ServicesPolicy::from_bytes(PathBuf::from("/p/services.json"), b"{");
+        assert!(broken.domain_denied("b", "s", "api.example.com").is_some());
+        let absent = ServicesPolicy::absent(PathBuf::from("/p/services.json"));
+        assert!(absent.domain_denied("a", "s", "tracker.example").is_none());
     }
 }

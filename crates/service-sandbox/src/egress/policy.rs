@@ -3,11 +3,13 @@
 //!
 //! A connection is allowed only when ALL hold: the user granted network to the service; the
 //! request head is a well-formed `CONNECT host:443` within [`MAX_HEAD`]; `host` is a DNS name (never
-//! an IP literal) equal to a declared domain or a subdomain of a declared `*.` entry; and EVERY
+//! an IP literal) equal to a declared domain or a subdomain of a declared `*.` entry, and not
+//! one the host's deny probe names (the admin's policy, asked at each connection); and EVERY
 //! address it resolves to is public (no loopback, private, link-local, metadata, CGNAT, multicast
 //! or reserved range: a name that rebinds to `127.0.0.1` is refused after resolution).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 /// Largest accepted request head (request line + headers), bytes.
 pub const MAX_HEAD: usize = 8 * 1024;
@@ -24,6 +26,8 @@ pub enum Refusal {
     PortNotAllowed(u16),
     IpLiteral,
     DomainNotAllowed(String),
+    /// The host's deny probe (the admin's policy) refused the domain.
+    DomainDenied(String),
     ResolveFailed,
     AddressNotAllowed(IpAddr),
     TooManyConnections,
@@ -40,6 +44,7 @@ impl Refusal {
             Self::PortNotAllowed(_) => "service.egress_port_not_allowed",
             Self::IpLiteral => "service.egress_ip_literal",
             Self::DomainNotAllowed(_) => "service.egress_domain_not_allowed",
+            Self::DomainDenied(_) => "service.policy_denied",
             Self::ResolveFailed => "service.egress_resolve_failed",
             Self::AddressNotAllowed(_) => "service.egress_address_not_allowed",
             Self::TooManyConnections => "service.egress_too_many_connections",
@@ -60,12 +65,28 @@ impl Refusal {
     }
 }
 
+/// A host's answer to "may this service reach `host` now?" beyond its declaration: `true`
+/// refuses (`service.policy_denied`). Asked at each connection, before any lookup.
+pub type DomainDeny = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// What one service may reach.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct EgressPolicy {
     domains: Vec<String>,
     granted: bool,
     test_allow: Option<SocketAddr>,
+    deny: Option<DomainDeny>,
+}
+
+impl std::fmt::Debug for EgressPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EgressPolicy")
+            .field("domains", &self.domains)
+            .field("granted", &self.granted)
+            .field("test_allow", &self.test_allow)
+            .field("deny", &self.deny.is_some())
+            .finish()
+    }
 }
 
 impl EgressPolicy {
@@ -84,7 +105,15 @@ impl EgressPolicy {
             domains,
             granted,
             test_allow: None,
+            deny: None,
         }
+    }
+
+    /// The same policy refusing, at each connection, a declared domain `deny` names (the
+    /// admin's `network.denyDomains`, re-read by the host as it changes).
+    pub fn with_deny(mut self, deny: DomainDeny) -> Self {
+        self.deny = Some(deny);
+        self
     }
 
     pub fn granted(&self) -> bool {
@@ -144,6 +173,9 @@ impl EgressPolicy {
         }
         if !self.domain_allowed(&host) {
             return Err(Refusal::DomainNotAllowed(host));
+        }
+        if self.deny.as_ref().is_some_and(|deny| deny(&host)) {
+            return Err(Refusal::DomainDenied(host));
         }
         let addrs = resolve(&host, port).map_err(|_| Refusal::ResolveFailed)?;
         if addrs.is_empty() {

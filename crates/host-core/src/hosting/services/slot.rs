@@ -2,7 +2,8 @@
 //! (state, restarts, last exit), fed by the supervisor's audit sink, which also writes every
 //! start, stop, crash, limit hit and refusal to the audit log. A `remote-allowed` service gets
 //! the egress proxy under its declared domains and the grant read from host.db by the caller;
-//! each of its connections is audited `service.egress`.
+//! each of its connections is audited `service.egress`, and asks the admin's policy
+//! (`network.denyDomains`, re-read as it changes) before any lookup.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -94,10 +95,10 @@ impl Slot {
             // the service dir's total size (process planes; docs/services.md "Disk quota")
             .with_disk_quota(crate::install::service_disk::disk_quota());
         if i.plan.network {
-            let policy = service_sandbox::egress::policy_from_env(EgressPolicy::new(
-                &i.plan.domains,
-                i.network_granted,
-            ));
+            let policy = service_sandbox::egress::policy_from_env(
+                EgressPolicy::new(&i.plan.domains, i.network_granted)
+                    .with_deny(admin_deny(i.data.clone(), id.clone())),
+            );
             sup = sup.with_egress(
                 policy,
                 egress_sink(i.data.clone(), id, i.version.to_owned()),
@@ -158,6 +159,17 @@ fn audit_sink(
             }
             super::health::on_event(st, &id, &version, &event);
         }
+    })
+}
+
+/// The egress proxy's deny probe: the admin's policy as it is at each connection (the file is
+/// re-read when its `stat` moves), so an added `denyDomains` entry refuses the next CONNECT of a
+/// service already running.
+fn admin_deny(data: DataDir, id: ServiceId) -> service_sandbox::egress::policy::DomainDeny {
+    Arc::new(move |host: &str| {
+        crate::install::services_policy::load(&data)
+            .domain_denied(&id.app, &id.key, host)
+            .is_some()
     })
 }
 
