@@ -205,3 +205,62 @@ fn the_workflow_template_keeps_the_reviewers_edit() {
         ]
     );
 }
+
+/// Without a model the agent step cannot run: the run waits for a retry decision, and the text
+/// output says why (the entry's readiness, the setup to do) and how to answer.
+#[test]
+fn a_step_whose_entry_needs_setup_says_why_and_how_to_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let pkg = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/apps/reply-workflow");
+    let out = common::apphost_in(tmp.path(), &data)
+        .args(["install", pkg.to_str().unwrap(), "--yes", "--sideload"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::describe(&out));
+    // The same command as `apphost_in` but with text output.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_apphost"))
+        .arg("--data-dir")
+        .arg(&data)
+        .env("APPHOST_SECRET_STORE", "file")
+        .env(
+            "APPHOST_SECRET_KEY_FILE",
+            tmp.path().join("keys/secrets.key"),
+        )
+        .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+        .env_remove("APPHOST_CRASH_AT")
+        .args([
+            "workflow",
+            "start",
+            APP,
+            WORKFLOW,
+            "--input",
+            r#"{"topic": "cats"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("waiting for a retry decision (draft: entry.not_ready)"),
+        "{text}"
+    );
+    assert!(text.contains("entry reply is needs-setup: "), "{text}");
+    assert!(text.contains("(setup: Set up a model)"), "{text}");
+    let run = text.split_whitespace().nth(1).unwrap();
+    assert!(
+        text.contains(&format!(
+            "answer: apphost workflow respond {run} --approve (try the step again) | --reject (fail the run)"
+        )),
+        "{text}"
+    );
+    // --reject fails the run, as the hint says.
+    let out = common::apphost_in(tmp.path(), &data)
+        .args(["workflow", "respond", run, "--reject"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::describe(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["finished"], true, "{v}");
+    assert_eq!(v["state"]["status"]["status"], "failed", "{v}");
+}

@@ -267,13 +267,30 @@ fn describe(v: &RunView) {
         v.workflow,
         status(v)
     );
-    if let Some(Pending::Review { prompt, show, .. }) = &v.waiting {
-        out_line!("  {prompt}");
-        out_line!("  {show}");
-        out_line!(
-            "  answer: apphost workflow respond {} --approve | --reject",
-            v.run_id
-        );
+    match &v.waiting {
+        Some(Pending::Review { prompt, show, .. }) => {
+            out_line!("  {prompt}");
+            out_line!("  {show}");
+            out_line!(
+                "  answer: apphost workflow respond {} --approve | --reject",
+                v.run_id
+            );
+        }
+        Some(Pending::Input { prompt, .. }) => {
+            out_line!("  {prompt}");
+            out_line!(
+                "  answer: apphost workflow respond {} --input JSON",
+                v.run_id
+            );
+        }
+        Some(Pending::Decision { message, .. }) => {
+            out_line!("  {message}");
+            out_line!(
+                "  answer: apphost workflow respond {} --approve (try the step again) | --reject (fail the run)",
+                v.run_id
+            );
+        }
+        _ => {}
     }
     match &v.state.status {
         RunStatus::Succeeded { result } => out_line!("  result: {result}"),

@@ -81,7 +81,24 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
     // A revoked required permission makes the entry need setup: the next call is denied.
     assert!(store.revoke("hello-app", "notes_storage").unwrap());
     match dispatch(&store, &profile, &mount.caller(), &get, "t3", &mut answers) {
-        Verdict::Denied(e) => assert_eq!(e.cause_code, Some("entry.not_ready")),
+        Verdict::Denied(e) => {
+            assert_eq!(e.cause_code, Some("entry.not_ready"));
+            // The message says which entry, its readiness and why, for a person to act on.
+            let why = store.readiness("hello-app", &profile).unwrap();
+            let check = why
+                .checks
+                .iter()
+                .find(|c| c.outcome == host_core::install::readiness::Outcome::NeedsSetup)
+                .expect("a needs-setup check");
+            let entry = &mount.caller().entry_key;
+            assert!(
+                e.message
+                    .starts_with(&format!("entry {entry} is needs-setup: ")),
+                "{}",
+                e.message
+            );
+            assert!(e.message.contains(&check.message), "{}", e.message);
+        }
         other => panic!("expected deny, got {other:?}"),
     }
     store.grant("hello-app", "notes_storage").unwrap();

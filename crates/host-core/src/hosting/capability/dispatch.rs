@@ -26,6 +26,7 @@ use super::method::{ArtifactsMethod, Capability, Method};
 use super::registry::{self, MethodSpec};
 use crate::foundation::profile::HostProfile;
 use crate::install::manifest::Permission;
+use crate::install::readiness::Outcome;
 use crate::install::store::{ActiveApp, Store};
 
 /// The proof that one call was allowed. Its fields are private and it can only be made here.
@@ -316,6 +317,13 @@ pub fn dispatch_with(
                 ask_reason,
             })
         }
+        (Decision::Deny(DenyReason::EntryNotReady), Some(app), _) => Verdict::Denied(error(
+            call,
+            DenyReason::EntryNotReady.app_code(),
+            &not_ready_message(store, profile, &app, caller),
+            Some(DenyReason::EntryNotReady.as_str()),
+            false,
+        )),
         (Decision::Deny(r), _, _) => Verdict::Denied(error(
             call,
             r.app_code(),
@@ -324,6 +332,56 @@ pub fn dispatch_with(
             false,
         )),
     }
+}
+
+/// Why the caller's entry cannot run, for a person (a frame's error, a workflow step's
+/// decision, the CLI): disabled, a stale version, or the entry's readiness with the checks
+/// that keep it from `ready` and the setup the user can do. Computed only on this refusal.
+fn not_ready_message(
+    store: &Store,
+    profile: &HostProfile,
+    app: &ActiveApp,
+    caller: &Caller,
+) -> String {
+    let key = caller.entry_key.as_str();
+    if !app.enabled {
+        return format!("{} is disabled: enable it to run entry {key}", app.name);
+    }
+    if app.version != caller.version {
+        return format!(
+            "entry {key} is of version {}, but {} {} is active now: open it again",
+            caller.version, app.name, app.version
+        );
+    }
+    let Ok(r) = store.readiness(&app.name, profile) else {
+        return format!("entry {key} is not ready to run");
+    };
+    let status = r
+        .entries
+        .iter()
+        .find(|e| e.entry_key == key)
+        .map_or(r.status, |e| e.status);
+    let mut why: Vec<&str> = Vec::new();
+    // An app-wide check and the entry's own often say the same: each reason once.
+    for c in r.checks.iter().filter(|c| {
+        matches!(
+            c.outcome,
+            Outcome::NeedsSetup | Outcome::Blocked | Outcome::Unknown
+        ) && c.entry.as_deref().is_none_or(|e| e == key)
+    }) {
+        if why.len() < 3 && !why.contains(&c.message.as_str()) {
+            why.push(&c.message);
+        }
+    }
+    let mut text = format!("entry {key} is {}", status.as_str());
+    if !why.is_empty() {
+        text.push_str(&format!(": {}", why.join("; ")));
+    }
+    if !r.setup_actions.is_empty() {
+        let setup: Vec<&str> = r.setup_actions.iter().map(|a| a.title.as_str()).collect();
+        text.push_str(&format!(" (setup: {})", setup.join(", ")));
+    }
+    text
 }
 
 /// Whether `lime.artifacts.read` from this mount would be allowed without asking: the same
@@ -392,7 +450,7 @@ fn deny_message(r: DenyReason, call: &Call) -> String {
                 call.capability
             )
         }
-        DenyReason::EntryNotReady => "this entry is not ready to run".to_owned(),
+        DenyReason::EntryNotReady => "this entry is not ready to run".to_owned(), // no app
         DenyReason::PermissionNotDeclared => {
             format!("the app declares no permission that covers {what}")
         }
