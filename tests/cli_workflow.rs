@@ -218,17 +218,7 @@ fn a_step_whose_entry_needs_setup_says_why_and_how_to_answer() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", common::describe(&out));
-    // The same command as `apphost_in` but with text output.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_apphost"))
-        .arg("--data-dir")
-        .arg(&data)
-        .env("APPHOST_SECRET_STORE", "file")
-        .env(
-            "APPHOST_SECRET_KEY_FILE",
-            tmp.path().join("keys/secrets.key"),
-        )
-        .env("XDG_CONFIG_HOME", tmp.path().join("config"))
-        .env_remove("APPHOST_CRASH_AT")
+    let out = common::apphost_text_in(tmp.path(), &data)
         .args([
             "workflow",
             "start",

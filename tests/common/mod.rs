@@ -76,9 +76,15 @@ pub fn zip_contents(path: &Path) -> BTreeMap<String, Vec<u8>> {
 /// `apphost --json --data-dir <data>` with the secret store pinned to the encrypted file, its
 /// key and any config under `tmp` (no user keyring or config is touched), and no crash point.
 pub fn apphost_in(tmp: &Path, data: &Path) -> Command {
+    let mut cmd = apphost_text_in(tmp, data);
+    cmd.arg("--json");
+    cmd
+}
+
+/// [`apphost_in`] with text output (what a person sees).
+pub fn apphost_text_in(tmp: &Path, data: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apphost"));
-    cmd.arg("--json")
-        .arg("--data-dir")
+    cmd.arg("--data-dir")
         .arg(data)
         .env("APPHOST_SECRET_STORE", "file")
         .env("APPHOST_SECRET_KEY_FILE", tmp.join("keys/secrets.key"))
