@@ -84,7 +84,9 @@ fn shared() -> Result<&'static Shared, ServiceFailure> {
             let client = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .no_proxy()
-                .dns_resolver(std::sync::Arc::new(super::resolve::CheckedResolver))
+                .dns_resolver(std::sync::Arc::new(
+                    super::resolve::CheckedResolver::system(),
+                ))
                 .pool_max_idle_per_host(0)
                 .connect_timeout(Duration::from_secs(10))
                 .user_agent(concat!("AppHost/", env!("CARGO_PKG_VERSION")))
