@@ -83,7 +83,8 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
     match dispatch(&store, &profile, &mount.caller(), &get, "t3", &mut answers) {
         Verdict::Denied(e) => {
             assert_eq!(e.cause_code, Some("entry.not_ready"));
-            // The message says which entry, its readiness and why, for a person to act on.
+            // The message says which entry, its readiness and which checks, for a person to
+            // act on; never a check's own message (it can name host paths).
             let why = store.readiness("hello-app", &profile).unwrap();
             let check = why
                 .checks
@@ -93,11 +94,20 @@ fn storage_calls_pass_the_choke_point_and_reach_the_apps_own_file() {
             let entry = &mount.caller().entry_key;
             assert!(
                 e.message
-                    .starts_with(&format!("entry {entry} is needs-setup: ")),
+                    .starts_with(&format!("entry {entry} is needs-setup: not ready: ")),
                 "{}",
                 e.message
             );
-            assert!(e.message.contains(&check.message), "{}", e.message);
+            let bare = check
+                .key
+                .strip_prefix(&format!("{entry}:"))
+                .unwrap_or(&check.key);
+            assert!(
+                e.message.contains(&format!("{} {bare}", check.kind)),
+                "{}",
+                e.message
+            );
+            assert!(!e.message.contains(&check.message), "{}", e.message);
         }
         other => panic!("expected deny, got {other:?}"),
     }

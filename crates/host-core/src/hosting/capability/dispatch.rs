@@ -335,8 +335,11 @@ pub fn dispatch_with(
 }
 
 /// Why the caller's entry cannot run, for a person (a frame's error, a workflow step's
-/// decision, the CLI): disabled, a stale version, or the entry's readiness with the checks
-/// that keep it from `ready` and the setup the user can do. Computed only on this refusal.
+/// decision, the CLI): disabled, a stale version, or the entry's readiness with the checks that
+/// keep it from `ready` (kind and key) and the setup the user can do. It says no more than the
+/// frame's snapshot already does (status, check keys, setup titles): a check's message can name
+/// host paths (the admin policy file, a bound folder), so it is never sent to the app. Computed
+/// only on this refusal.
 fn not_ready_message(
     store: &Store,
     profile: &HostProfile,
@@ -361,21 +364,23 @@ fn not_ready_message(
         .iter()
         .find(|e| e.entry_key == key)
         .map_or(r.status, |e| e.status);
-    let mut why: Vec<&str> = Vec::new();
-    // An app-wide check and the entry's own often say the same: each reason once.
+    let mut why: Vec<String> = Vec::new();
+    let own = format!("{key}:");
+    // An app-wide check and the entry's own (`<entry>:<key>`) often name the same: each once.
     for c in r.checks.iter().filter(|c| {
         matches!(
             c.outcome,
             Outcome::NeedsSetup | Outcome::Blocked | Outcome::Unknown
         ) && c.entry.as_deref().is_none_or(|e| e == key)
     }) {
-        if why.len() < 3 && !why.contains(&c.message.as_str()) {
-            why.push(&c.message);
+        let item = format!("{} {}", c.kind, c.key.strip_prefix(&own).unwrap_or(&c.key));
+        if why.len() < 3 && !why.contains(&item) {
+            why.push(item);
         }
     }
     let mut text = format!("entry {key} is {}", status.as_str());
     if !why.is_empty() {
-        text.push_str(&format!(": {}", why.join("; ")));
+        text.push_str(&format!(": not ready: {}", why.join(", ")));
     }
     if !r.setup_actions.is_empty() {
         let setup: Vec<&str> = r.setup_actions.iter().map(|a| a.title.as_str()).collect();
