@@ -36,7 +36,7 @@ impl ServiceFailure {
             | "service.protocol"
             | "service.error"
             | "service.start_failed" => ErrorCode::ServiceCallFailed,
-            c if super::remote::is_call_failure(c) => ErrorCode::ServiceCallFailed,
+            c if is_remote_call_failure(c) => ErrorCode::ServiceCallFailed,
             _ => ErrorCode::ServiceCannotRun,
         };
         HostError::new(code, self.message.clone())
@@ -65,4 +65,17 @@ impl From<SandboxError> for ServiceFailure {
             retryable,
         }
     }
+}
+
+/// The failure codes of a remote call that reached (or tried to reach) the service, beside
+/// the ones a local call shares (`service.timeout`, `service.protocol`, `service.error`).
+pub fn is_remote_call_failure(code: &str) -> bool {
+    matches!(
+        code,
+        "service.http_status"
+            | "service.remote_redirect"
+            | "service.remote_too_large"
+            | "service.remote_content_type"
+            | "service.remote_unreachable"
+    )
 }

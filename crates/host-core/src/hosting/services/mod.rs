@@ -18,6 +18,7 @@ mod failure;
 mod health;
 mod host;
 mod id;
+mod log_file;
 pub mod network_grant;
 pub mod package;
 pub mod remote;
@@ -25,8 +26,10 @@ pub mod reset;
 mod slot;
 mod status;
 
+pub use failure::is_remote_call_failure;
 pub use host::{
-    read_log_file, reserved_method, BackCalls, PreparedCall, ServiceFailure, ServiceHost,
-    ServiceId, NETWORK_REVOKED,
+    reserved_method, BackCalls, PreparedCall, ServiceFailure, ServiceHost, ServiceId,
+    NETWORK_REVOKED,
 };
+pub use log_file::read_log_file;
 pub use status::ServiceStatus;

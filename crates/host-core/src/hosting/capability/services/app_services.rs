@@ -161,7 +161,7 @@ fn failure(a: &Allowed, f: &ServiceFailure) -> CallError {
         "service.not_declared" | "service.not_found" => ErrorCode::NotFound,
         "service.error" => ErrorCode::InvalidArgument,
         "service.exited" | "service.protocol" | "service.start_failed" => ErrorCode::UnknownError,
-        c if crate::hosting::services::remote::is_call_failure(c) => ErrorCode::UnknownError,
+        c if crate::hosting::services::is_remote_call_failure(c) => ErrorCode::UnknownError,
         _ => ErrorCode::CapabilityNotAvailable,
     };
     let mut e = err(a, code, &f.message, Some(f.code));

@@ -2,13 +2,11 @@
 //! readiness (this process's supervisors, the store's durable health and the admin policy), and
 //! their logs.
 
-use std::os::unix::fs::OpenOptionsExt;
-
 use service_sandbox::Health;
 
 use super::{lock, ServiceHost, ServiceId};
-use crate::foundation::paths::DataDir;
 use crate::hosting::services::failure::ServiceFailure;
+use crate::hosting::services::log_file::{read_log_file, tail};
 use crate::hosting::services::status::ServiceStatus;
 use crate::install::store::Store;
 
@@ -129,37 +127,4 @@ impl ServiceHost {
         };
         tail(&text, max_bytes)
     }
-}
-
-/// The persisted log of a service no supervisor of this process holds.
-pub fn read_log_file(data: &DataDir, id: &ServiceId) -> String {
-    let Ok(Some(area)) =
-        runtime_core::app_area::AppArea::open_existing(&data.apps_data().join(&id.app))
-    else {
-        return String::new();
-    };
-    area.service_log(&id.key)
-        .and_then(|p| {
-            use std::io::Read;
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-                .open(p)
-                .ok()?;
-            let mut out = Vec::new();
-            f.take(4 << 20).read_to_end(&mut out).ok()?;
-            Some(String::from_utf8_lossy(&out).into_owned())
-        })
-        .unwrap_or_default()
-}
-
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_owned()
 }

@@ -17,7 +17,6 @@ use crate::foundation::paths::DataDir;
 use crate::foundation::service_health;
 use crate::install::service_launch::{self, LaunchPlan};
 use crate::install::store::Store;
-pub use listing::read_log_file;
 
 /// A slot, the package it runs, and its stats (read without waiting for an in-flight call).
 #[derive(Clone)]

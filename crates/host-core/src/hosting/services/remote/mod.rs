@@ -329,19 +329,6 @@ impl RemoteCall {
     }
 }
 
-/// The failure codes of a remote call that reached (or tried to reach) the service, beside
-/// the ones a local call shares (`service.timeout`, `service.protocol`, `service.error`).
-pub fn is_call_failure(code: &str) -> bool {
-    matches!(
-        code,
-        "service.http_status"
-            | "service.remote_redirect"
-            | "service.remote_too_large"
-            | "service.remote_content_type"
-            | "service.remote_unreachable"
-    )
-}
-
 /// A remote service reached the local launch path (a caller skipped [`prepare`]).
 pub fn no_local_process(id: &ServiceId) -> ServiceFailure {
     ServiceFailure::new(
