@@ -40,9 +40,10 @@ fn would_block(e: &std::io::Error) -> bool {
 }
 
 fn io_err(e: std::io::Error) -> SandboxError {
-    match e.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => SandboxError::Timeout,
-        _ => SandboxError::Exited(format!("http: {e}")),
+    if would_block(&e) {
+        SandboxError::Timeout
+    } else {
+        SandboxError::Exited(format!("http: {e}"))
     }
 }
 
